@@ -1,0 +1,6 @@
+//! paseo-core: the lifecycle engine, durable storage, agent providers and MCP server of Paseo
+//! Desktop. No Tauri dependency: the desktop shell and headless mode both drive it through
+//! [`runtime`].
+
+pub mod model;
+pub mod providers;

@@ -1,0 +1,237 @@
+//! The provider seam: how the runtime starts agent sessions and hears back from them.
+//!
+//! A [`Provider`] starts a [`Session`] for one agent. The session's methods never block: they hand
+//! work to the session's own tasks, and everything the session has to say (ready, timeline items,
+//! turn outcomes, permission requests, the process dying) comes back as [`ProviderEvent`]s through
+//! the [`EventSink`] it was given. The sink is bounded, so a process that floods output is slowed
+//! down by backpressure instead of growing memory.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::model::{AgentConfig, AgentId, NewItem};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error("provider {provider:?} is unavailable: {reason}")]
+    Unavailable { provider: String, reason: String },
+    #[error("unknown provider {0:?}")]
+    Unknown(String),
+    #[error("could not start {what}: {source}")]
+    Spawn {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the agent session has ended")]
+    SessionGone,
+    #[error("{0}")]
+    Protocol(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// How an agent reaches the app's MCP server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpAccess {
+    pub url: String,
+    pub token: String,
+}
+
+/// Everything a provider needs to start (or resume) one agent's session.
+#[derive(Clone, Debug)]
+pub struct SessionSpec {
+    pub agent_id: AgentId,
+    pub provider: String,
+    pub cwd: PathBuf,
+    pub config: AgentConfig,
+    /// The provider session id to resume (from the record's `persistence`), if any.
+    pub resume: Option<String>,
+    /// Extra environment for the agent's processes (on top of the provider's config `env`).
+    pub env: BTreeMap<String, String>,
+    /// The MCP server and this agent's bearer token, once the MCP server runs.
+    pub mcp: Option<McpAccess>,
+}
+
+/// What a turn is started with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TurnInput {
+    /// A prompt from the user or from an agent through MCP.
+    Prompt(String),
+    /// A finish notice, already wrapped in its system tag, delivered as a turn's input.
+    Notice(String),
+}
+
+impl TurnInput {
+    pub fn text(&self) -> &str {
+        match self {
+            TurnInput::Prompt(t) | TurnInput::Notice(t) => t,
+        }
+    }
+}
+
+/// A permission request a provider surfaces (e.g. Claude Code's `can_use_tool`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRequest {
+    pub request_id: String,
+    pub tool_name: String,
+    pub input: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// How a turn ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TurnOutcome {
+    Completed,
+    Failed { message: String },
+    Canceled,
+}
+
+/// What a session reports. Turn events refer to the turn most recently sent.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProviderEvent {
+    /// The session is ready for turns. Providers that only know their session id later report it
+    /// with `SessionId`.
+    Ready,
+    /// The provider's own session id, to store in `persistence` for resume.
+    SessionId(String),
+    /// Timeline content, batched.
+    Items(Vec<NewItem>),
+    /// The latest assistant text (or output tail) of the current turn: what `wait_for_agent`
+    /// returns as `lastMessage`.
+    LastMessage(String),
+    TurnEnded(TurnOutcome),
+    Permission(PermissionRequest),
+    /// The provider resolved a pending permission request on its own (e.g. it was canceled).
+    PermissionResolved { request_id: String },
+    /// Status of an MCP server as the provider sees it (e.g. Claude Code's init event).
+    McpStatus { server: String, status: String },
+    /// The session's process is gone. `message` says why (exit code, signal, spawn error).
+    Exited { message: String },
+}
+
+/// The channel a session reports through. Bounded: `send` waits when the runtime is behind.
+#[derive(Clone, Debug)]
+pub struct EventSink {
+    agent_id: AgentId,
+    generation: u64,
+    tx: mpsc::Sender<SinkMessage>,
+}
+
+/// What travels from sessions to the runtime: the agent, the session generation (so a stale
+/// session's events are ignored), and the event.
+#[derive(Debug)]
+pub struct SinkMessage {
+    pub agent_id: AgentId,
+    pub generation: u64,
+    pub event: ProviderEvent,
+}
+
+impl EventSink {
+    pub fn new(agent_id: AgentId, generation: u64, tx: mpsc::Sender<SinkMessage>) -> Self {
+        EventSink {
+            agent_id,
+            generation,
+            tx,
+        }
+    }
+    pub fn agent_id(&self) -> AgentId {
+        self.agent_id
+    }
+    /// Sends one event; returns false when the runtime is gone (the session should wind down).
+    pub async fn send(&self, event: ProviderEvent) -> bool {
+        self.tx
+            .send(SinkMessage {
+                agent_id: self.agent_id,
+                generation: self.generation,
+                event,
+            })
+            .await
+            .is_ok()
+    }
+}
+
+/// What the UI and the MCP server show about a provider.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderInfo {
+    pub id: String,
+    pub label: String,
+    /// `shell`, `command`, `claude` or `codex`.
+    pub kind: String,
+    pub available: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Whether its agents read prompts (and so receive finish notices as turn input). A shell
+    /// agent cannot: its notices are only recorded in its timeline.
+    pub reads_prompts: bool,
+    /// Models the UI offers (free text is accepted too).
+    pub models: Vec<String>,
+}
+
+/// A live session of one agent.
+pub trait Session: Send {
+    /// Starts a turn with this input. The turn's events follow through the sink.
+    fn send(&mut self, input: TurnInput) -> Result<(), ProviderError>;
+    /// Asks the provider to stop the current turn; it answers with `TurnEnded(Canceled)`.
+    fn interrupt(&mut self) -> Result<(), ProviderError>;
+    /// Answers a permission request surfaced with `ProviderEvent::Permission`.
+    fn respond_permission(&mut self, request_id: &str, allow: bool) -> Result<(), ProviderError>;
+    /// Stops the session: the whole process tree is terminated (SIGTERM, grace, SIGKILL) and
+    /// reaped. Resolves once nothing of it is left.
+    fn close(self: Box<Self>) -> BoxFuture<'static, ()>;
+}
+
+/// A kind of agent.
+pub trait Provider: Send + Sync {
+    fn info(&self) -> ProviderInfo;
+    /// Starts a session. Resolves once the process runs (or failed to start); readiness and
+    /// everything after comes through `sink`.
+    fn start(
+        &self,
+        spec: SessionSpec,
+        sink: EventSink,
+    ) -> BoxFuture<'static, Result<Box<dyn Session>, ProviderError>>;
+}
+
+/// The providers the app offers, by id.
+#[derive(Clone, Default)]
+pub struct ProviderRegistry {
+    providers: BTreeMap<String, std::sync::Arc<dyn Provider>>,
+}
+
+impl ProviderRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn insert(&mut self, id: impl Into<String>, provider: std::sync::Arc<dyn Provider>) {
+        self.providers.insert(id.into(), provider);
+    }
+    pub fn get(&self, id: &str) -> Option<std::sync::Arc<dyn Provider>> {
+        self.providers.get(id).cloned()
+    }
+    pub fn infos(&self) -> Vec<ProviderInfo> {
+        self.providers.values().map(|p| p.info()).collect()
+    }
+    /// The provider for a new agent: it must exist and be available.
+    pub fn resolve(&self, id: &str) -> Result<std::sync::Arc<dyn Provider>, ProviderError> {
+        let p = self
+            .get(id)
+            .ok_or_else(|| ProviderError::Unknown(id.to_string()))?;
+        let info = p.info();
+        if !info.available {
+            return Err(ProviderError::Unavailable {
+                provider: id.to_string(),
+                reason: info.reason.unwrap_or_else(|| "not available".into()),
+            });
+        }
+        Ok(p)
+    }
+}

@@ -1,0 +1,2 @@
+//! The Tauri shell of Paseo Desktop (filled in by the foundation work).
+pub use paseo_core;
