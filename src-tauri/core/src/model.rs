@@ -251,9 +251,11 @@ impl FromStr for Status {
             "running" => Status::Running,
             "error" => Status::Error,
             "closed" => Status::Closed,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "unknown status {other:?} (expected initializing, idle, running, error or closed)"
-            )),
+            ))
+            }
         })
     }
 }

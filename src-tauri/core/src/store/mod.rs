@@ -1,0 +1,366 @@
+//! The on-disk format: agent records, the workspace and project registries, notice inboxes and
+//! timelines under the data root, loaded at start with quarantine of what cannot be read, and
+//! written atomically and durably (see [`atomic`] and [`writer`]).
+
+pub mod atomic;
+pub mod paths;
+pub mod timeline;
+pub mod writer;
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::Notice;
+use crate::model::{AgentId, AgentRecord, ProjectRecord, Timestamp, WorkspaceRecord};
+
+pub use paths::{cwd_with_dashes, Layout};
+pub use writer::{Ticket, WriteError, Writer};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot encode {what}: {message}")]
+    Encode { what: String, message: String },
+}
+
+/// A file moved aside because it could not be read or parsed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Quarantined {
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+}
+
+/// Everything found under `agents/`.
+#[derive(Debug, Default)]
+pub struct LoadedAgents {
+    /// Each record with the file it came from (rewrites go back to the same file).
+    pub records: Vec<(PathBuf, AgentRecord)>,
+    pub quarantined: Vec<Quarantined>,
+    /// Files that could not even be moved aside (reported, left in place).
+    pub problems: Vec<String>,
+}
+
+/// Lists every `agents/*/*.json`, removing temp files a crash left behind.
+fn list_record_files(layout: &Layout) -> Result<Vec<PathBuf>, StoreError> {
+    let dir = layout.agents_dir();
+    let mut files = Vec::new();
+    let top = match fs::read_dir(&dir) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(files),
+        Err(e) => {
+            return Err(StoreError::Read {
+                path: dir.display().to_string(),
+                source: e,
+            })
+        }
+    };
+    for entry in top.flatten() {
+        let sub = entry.path();
+        if !sub.is_dir() {
+            continue;
+        }
+        let Ok(inner) = fs::read_dir(&sub) else {
+            continue;
+        };
+        for f in inner.flatten() {
+            let p = f.path();
+            let name = f.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(atomic::TEMP_PREFIX) {
+                // A write that never reached its rename: the old record is intact.
+                let _ = fs::remove_file(&p);
+                continue;
+            }
+            if name.ends_with(".json") && p.is_file() {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Reads and parses one record; the error is the quarantine reason.
+fn read_record(path: &Path) -> Result<AgentRecord, String> {
+    let bytes = fs::read(path).map_err(|e| format!("unreadable: {e}"))?;
+    let rec: AgentRecord =
+        serde_json::from_slice(&bytes).map_err(|e| format!("invalid agent record: {e}"))?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if stem != rec.id.to_string() {
+        return Err(format!(
+            "file name {stem:?} does not match the record's id {}",
+            rec.id
+        ));
+    }
+    Ok(rec)
+}
+
+/// Loads every agent record with a bounded number of threads (each holds one file open at a
+/// time, so 50,000 records never exhaust file descriptors). Unreadable files are moved to
+/// `quarantine/` and reported, never dropped or deleted.
+pub fn load_agents(layout: &Layout) -> Result<LoadedAgents, StoreError> {
+    let files = list_record_files(layout)?;
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(2, 8);
+    let chunk = files.len().div_ceil(threads).max(1);
+    let results: Vec<Vec<(PathBuf, Result<AgentRecord, String>)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|p| (p.clone(), read_record(p)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut out = LoadedAgents::default();
+    for (path, r) in results.into_iter().flatten() {
+        match r {
+            Ok(rec) => out.records.push((path, rec)),
+            Err(reason) => match quarantine(layout, &path, &reason) {
+                Ok(q) => out.quarantined.push(q),
+                Err(e) => out.problems.push(format!(
+                    "{} could not be read ({reason}) nor moved to quarantine: {e}",
+                    path.display()
+                )),
+            },
+        }
+    }
+    Ok(out)
+}
+
+/// Moves `path` into `quarantine/`, named after where it was, never overwriting.
+pub fn quarantine(layout: &Layout, path: &Path, reason: &str) -> io::Result<Quarantined> {
+    let qdir = layout.quarantine_dir();
+    atomic::ensure_dir(&qdir)?;
+    let rel = path.strip_prefix(&layout.home).unwrap_or(path);
+    let flat: String = rel
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c == '/' || c == '\\' { '_' } else { c })
+        .collect();
+    let stamp = Timestamp::now().millis();
+    let mut target = qdir.join(format!("{stamp}-{flat}"));
+    let mut n = 1;
+    while target.exists() {
+        target = qdir.join(format!("{stamp}-{n}-{flat}"));
+        n += 1;
+    }
+    fs::rename(path, &target).or_else(|_| {
+        // Another file system: copy, then remove.
+        fs::copy(path, &target)?;
+        fs::remove_file(path)
+    })?;
+    atomic::sync_dir(&qdir)?;
+    if let Some(p) = path.parent() {
+        let _ = atomic::sync_dir(p);
+    }
+    tracing::warn!(from = %path.display(), to = %target.display(), reason, "quarantined");
+    Ok(Quarantined {
+        from: path.display().to_string(),
+        to: target.display().to_string(),
+        reason: reason.to_string(),
+    })
+}
+
+/// Keeps a copy of a damaged registry in quarantine (the original stays until it is rewritten
+/// with what could be read).
+fn quarantine_copy(layout: &Layout, path: &Path, reason: &str) -> io::Result<Quarantined> {
+    let qdir = layout.quarantine_dir();
+    atomic::ensure_dir(&qdir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "registry".into());
+    let target = qdir.join(format!("{}-{name}", Timestamp::now().millis()));
+    fs::copy(path, &target)?;
+    atomic::sync_dir(&qdir)?;
+    tracing::warn!(from = %path.display(), to = %target.display(), reason, "registry quarantined");
+    Ok(Quarantined {
+        from: path.display().to_string(),
+        to: target.display().to_string(),
+        reason: reason.to_string(),
+    })
+}
+
+/// A registry file: `{"<key>": [entries]}` (a bare array is accepted on read).
+fn load_list<T: for<'de> Deserialize<'de>>(
+    layout: &Layout,
+    path: &Path,
+    key: &str,
+) -> (Vec<T>, Vec<Quarantined>, Vec<String>) {
+    let mut q = Vec::new();
+    let mut problems = Vec::new();
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return (Vec::new(), q, problems),
+        Err(e) => {
+            problems.push(format!("cannot read {}: {e}", path.display()));
+            return (Vec::new(), q, problems);
+        }
+    };
+    let items = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Array(a)) => Ok(a),
+        Ok(Value::Object(mut o)) => match o.remove(key) {
+            Some(Value::Array(a)) => Ok(a),
+            _ => Err(format!("expected an object with a \"{key}\" array")),
+        },
+        Ok(_) => Err(format!("expected an object with a \"{key}\" array")),
+        Err(e) => Err(format!("invalid JSON: {e}")),
+    };
+    let mut out = Vec::new();
+    let mut bad = Vec::new();
+    match items {
+        Ok(items) => {
+            for (i, item) in items.into_iter().enumerate() {
+                match serde_json::from_value::<T>(item) {
+                    Ok(v) => out.push(v),
+                    Err(e) => bad.push(format!("{key}[{i}]: {e}")),
+                }
+            }
+        }
+        Err(e) => bad.push(e),
+    }
+    if !bad.is_empty() {
+        let reason = bad.join("; ");
+        match quarantine_copy(layout, path, &reason) {
+            Ok(x) => q.push(x),
+            Err(e) => problems.push(format!(
+                "{} is damaged ({reason}) and could not be copied to quarantine: {e}",
+                path.display()
+            )),
+        }
+    }
+    (out, q, problems)
+}
+
+/// The workspace and project registries.
+#[derive(Debug, Default)]
+pub struct LoadedRegistry {
+    pub workspaces: Vec<WorkspaceRecord>,
+    pub projects: Vec<ProjectRecord>,
+    pub quarantined: Vec<Quarantined>,
+    pub problems: Vec<String>,
+}
+
+pub fn load_registry(layout: &Layout) -> LoadedRegistry {
+    let (workspaces, mut q1, mut p1) = load_list(layout, &layout.workspaces_path(), "workspaces");
+    let (projects, q2, p2) = load_list(layout, &layout.projects_path(), "projects");
+    q1.extend(q2);
+    p1.extend(p2);
+    LoadedRegistry {
+        workspaces,
+        projects,
+        quarantined: q1,
+        problems: p1,
+    }
+}
+
+pub fn encode_workspaces<'a>(
+    ws: impl Iterator<Item = &'a WorkspaceRecord>,
+) -> Result<Vec<u8>, StoreError> {
+    let list: Vec<&WorkspaceRecord> = ws.collect();
+    encode(
+        &serde_json::json!({ "workspaces": list }),
+        "workspaces.json",
+    )
+}
+
+pub fn encode_projects<'a>(
+    ps: impl Iterator<Item = &'a ProjectRecord>,
+) -> Result<Vec<u8>, StoreError> {
+    let list: Vec<&ProjectRecord> = ps.collect();
+    encode(&serde_json::json!({ "projects": list }), "projects.json")
+}
+
+pub fn encode_record(rec: &AgentRecord) -> Result<Vec<u8>, StoreError> {
+    encode(rec, "agent record")
+}
+
+fn encode<T: Serialize + ?Sized>(v: &T, what: &str) -> Result<Vec<u8>, StoreError> {
+    let mut b = serde_json::to_vec_pretty(v).map_err(|e| StoreError::Encode {
+        what: what.to_string(),
+        message: e.to_string(),
+    })?;
+    b.push(b'\n');
+    Ok(b)
+}
+
+#[derive(Serialize, Deserialize)]
+struct InboxFile {
+    notices: Vec<Notice>,
+}
+
+pub fn encode_inbox(notices: &[Notice]) -> Result<Vec<u8>, StoreError> {
+    encode(
+        &InboxFile {
+            notices: notices.to_vec(),
+        },
+        "inbox",
+    )
+}
+
+/// Loads every `inbox/{id}.json`; damaged ones are quarantined.
+pub fn load_inboxes(layout: &Layout) -> (Vec<(AgentId, Vec<Notice>)>, Vec<Quarantined>) {
+    let mut out = Vec::new();
+    let mut q = Vec::new();
+    let Ok(rd) = fs::read_dir(layout.inbox_dir()) else {
+        return (out, q);
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(atomic::TEMP_PREFIX) {
+            let _ = fs::remove_file(&p);
+            continue;
+        }
+        let Some(stem) = name.strip_suffix(".json") else {
+            continue;
+        };
+        let parsed = stem
+            .parse::<AgentId>()
+            .map_err(|e| e.to_string())
+            .and_then(|id| {
+                fs::read(&p)
+                    .map_err(|e| e.to_string())
+                    .and_then(|b| {
+                        serde_json::from_slice::<InboxFile>(&b).map_err(|e| e.to_string())
+                    })
+                    .map(|f| (id, f.notices))
+            });
+        match parsed {
+            Ok(x) => out.push(x),
+            Err(reason) => {
+                if let Ok(x) = quarantine(layout, &p, &format!("invalid inbox: {reason}")) {
+                    q.push(x);
+                }
+            }
+        }
+    }
+    (out, q)
+}
+
+#[cfg(test)]
+mod tests;

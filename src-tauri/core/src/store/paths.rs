@@ -1,0 +1,158 @@
+//! Where things live under the data root, and the `{cwd-with-dashes}` derivation of SPEC 1.
+
+use std::path::{Path, PathBuf};
+
+use crate::model::AgentId;
+
+/// The layout of a data root (`$PASEO_HOME`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub home: PathBuf,
+}
+
+impl Layout {
+    pub fn new(home: impl Into<PathBuf>) -> Self {
+        Layout { home: home.into() }
+    }
+    pub fn agents_dir(&self) -> PathBuf {
+        self.home.join("agents")
+    }
+    /// `agents/{cwd-with-dashes}/{id}.json`.
+    pub fn record_path(&self, cwd: &str, id: AgentId) -> PathBuf {
+        self.agents_dir()
+            .join(cwd_with_dashes(cwd))
+            .join(format!("{id}.json"))
+    }
+    pub fn quarantine_dir(&self) -> PathBuf {
+        self.home.join("quarantine")
+    }
+    pub fn inbox_dir(&self) -> PathBuf {
+        self.home.join("inbox")
+    }
+    pub fn inbox_path(&self, id: AgentId) -> PathBuf {
+        self.inbox_dir().join(format!("{id}.json"))
+    }
+    pub fn timelines_dir(&self) -> PathBuf {
+        self.home.join("timelines")
+    }
+    pub fn timeline_path(&self, id: AgentId) -> PathBuf {
+        self.timelines_dir().join(format!("{id}.jsonl"))
+    }
+    pub fn projects_dir(&self) -> PathBuf {
+        self.home.join("projects")
+    }
+    pub fn workspaces_path(&self) -> PathBuf {
+        self.projects_dir().join("workspaces.json")
+    }
+    pub fn projects_path(&self) -> PathBuf {
+        self.projects_dir().join("projects.json")
+    }
+    pub fn worktrees_dir(&self) -> PathBuf {
+        self.home.join("worktrees")
+    }
+    pub fn config_path(&self) -> PathBuf {
+        self.home.join("config.json")
+    }
+    pub fn windows_path(&self) -> PathBuf {
+        self.home.join("windows.json")
+    }
+    pub fn logs_dir(&self) -> PathBuf {
+        self.home.join("logs")
+    }
+    pub fn mcp_json_path(&self) -> PathBuf {
+        self.home.join("mcp.json")
+    }
+    pub fn mcp_token_path(&self) -> PathBuf {
+        self.home.join("mcp-token")
+    }
+    /// Whether `p` lies inside the data root (lexically; callers pass normalized paths).
+    pub fn contains(&self, p: &Path) -> bool {
+        p.starts_with(&self.home)
+    }
+}
+
+/// `{cwd-with-dashes}`: the absolute cwd with its root removed, trailing separators removed, and
+/// every run of `/` or `\` replaced by one `-`. A Windows drive `C:\` becomes `C`, a UNC prefix
+/// `\\server\share` becomes `server-share`, and the bare root becomes `root`.
+///
+/// The result is always one safe path component: it never contains a separator, and the
+/// names `.` and `..` (which `/.` or `/..` would give) map to `root` like the root itself.
+pub fn cwd_with_dashes(cwd: &str) -> String {
+    let is_sep = |c: char| c == '/' || c == '\\';
+    let mut out = String::with_capacity(cwd.len());
+    let mut pending_sep = false;
+    let mut rest = cwd;
+    // A drive letter: keep the letter, drop the colon.
+    let b = cwd.as_bytes();
+    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        out.push(b[0] as char);
+        rest = &cwd[2..];
+        pending_sep = true;
+    }
+    for c in rest.chars() {
+        if is_sep(c) {
+            pending_sep = true;
+            continue;
+        }
+        if pending_sep && !out.is_empty() {
+            out.push('-');
+        }
+        pending_sep = false;
+        // NUL and other control characters cannot be in a file name portably.
+        out.push(if c.is_control() { '_' } else { c });
+    }
+    if out.is_empty() || out == "." || out == ".." {
+        return "root".to_string();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derivation_matches_spec_examples_and_edges() {
+        let cases = [
+            ("/home/me/src/app", "home-me-src-app"),
+            ("/home/me/src/app/", "home-me-src-app"),
+            ("/home//me///src/app//", "home-me-src-app"),
+            ("/", "root"),
+            ("//", "root"),
+            ("C:\\", "C"),
+            ("C:\\Users\\me\\src", "C-Users-me-src"),
+            ("C:/Users/me/", "C-Users-me"),
+            ("d:\\", "d"),
+            ("\\\\server\\share\\dir", "server-share-dir"),
+            ("\\\\server\\share\\", "server-share"),
+            ("/a\\b/c", "a-b-c"),
+            ("/tmp/my app", "tmp-my app"),
+            ("/.", "root"),
+            ("/..", "root"),
+            ("/a/../b", "a-..-b"),
+            ("/x\0y", "x_y"),
+        ];
+        for (cwd, want) in cases {
+            assert_eq!(cwd_with_dashes(cwd), want, "cwd {cwd:?}");
+        }
+    }
+
+    #[test]
+    fn record_path_stays_inside_the_agents_dir() {
+        let l = Layout::new("/data");
+        let id = AgentId::new();
+        for cwd in ["/..", "/../../etc", "/a/..", "\\\\..\\..", "C:..\\.."] {
+            let p = l.record_path(cwd, id);
+            assert_eq!(
+                p.parent().unwrap().parent().unwrap(),
+                l.agents_dir(),
+                "{cwd}"
+            );
+            let comp = p.parent().unwrap().file_name().unwrap().to_str().unwrap();
+            assert!(
+                comp != ".." && comp != "." && !comp.contains('/'),
+                "{cwd} -> {comp}"
+            );
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Store tests on real files in temp dirs.
+
+use super::*;
+use crate::model::{Status, WorkspaceKind};
+
+pub(crate) fn record(cwd: &str) -> AgentRecord {
+    let now = Timestamp::from_millis(1_700_000_000_000);
+    serde_json::from_value(serde_json::json!({
+        "id": AgentId::new().to_string(),
+        "provider": "shell",
+        "cwd": cwd,
+        "title": "t",
+        "lastStatus": "idle",
+        "createdAt": now.to_string(),
+        "updatedAt": now.to_string(),
+    }))
+    .unwrap()
+}
+
+fn write(layout: &Layout, r: &AgentRecord) -> PathBuf {
+    let p = layout.record_path(&r.cwd, r.id);
+    atomic::write_atomic(&p, &encode_record(r).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn loads_records_and_quarantines_what_it_cannot_read() {
+    let d = tempfile::tempdir().unwrap();
+    let l = Layout::new(d.path());
+    let good = record("/home/me/src/app");
+    let gp = write(&l, &good);
+    assert!(gp.ends_with(format!("agents/home-me-src-app/{}.json", good.id)));
+    // Corrupt JSON, a wrong id, a record whose file name disagrees, and a leftover temp file.
+    let dir = l.agents_dir().join("home-me-src-app");
+    let bad1 = dir.join(format!("{}.json", AgentId::new()));
+    fs::write(&bad1, b"{\"id\": \"trunc").unwrap();
+    let bad2 = dir.join(format!("{}.json", AgentId::new()));
+    fs::write(&bad2, b"{\"id\": \"../../x\"}").unwrap();
+    let other = record("/home/me/src/app");
+    let bad3 = dir.join(format!("{}.json", AgentId::new()));
+    fs::write(&bad3, encode_record(&other).unwrap()).unwrap();
+    let tmp = dir.join(format!("{}leftover", atomic::TEMP_PREFIX));
+    fs::write(&tmp, b"half").unwrap();
+
+    let loaded = load_agents(&l).unwrap();
+    assert_eq!(loaded.records.len(), 1);
+    assert_eq!(loaded.records[0].1, good);
+    assert_eq!(loaded.records[0].0, gp);
+    assert_eq!(loaded.quarantined.len(), 3);
+    for q in &loaded.quarantined {
+        assert!(Path::new(&q.to).exists(), "moved aside, not deleted");
+        assert!(!Path::new(&q.from).exists());
+        assert!(q.to.starts_with(l.quarantine_dir().to_str().unwrap()));
+    }
+    assert!(loaded
+        .quarantined
+        .iter()
+        .any(|q| q.reason.contains("does not match")));
+    assert!(!tmp.exists(), "temp leftovers are removed");
+}
+
+#[test]
+fn a_damaged_registry_is_copied_to_quarantine_and_its_good_entries_kept() {
+    let d = tempfile::tempdir().unwrap();
+    let l = Layout::new(d.path());
+    let now = Timestamp::from_millis(0);
+    let w = WorkspaceRecord {
+        workspace_id: "w1".parse().unwrap(),
+        project_id: "p1".parse().unwrap(),
+        cwd: "/src".into(),
+        kind: WorkspaceKind::Directory,
+        display_name: "src".into(),
+        created_at: now,
+        updated_at: now,
+        archived_at: None,
+        repo: None,
+        branch: None,
+        created_by_agent_id: None,
+        created_by_request: None,
+        extra: Default::default(),
+    };
+    let mut v = serde_json::json!({"workspaces": [w, {"workspaceId": "../bad"}]});
+    v["unknown"] = serde_json::json!(1);
+    atomic::write_atomic(&l.workspaces_path(), &serde_json::to_vec(&v).unwrap()).unwrap();
+    fs::write(l.projects_path(), b"not json").unwrap();
+    let reg = load_registry(&l);
+    assert_eq!(reg.workspaces, vec![w]);
+    assert!(reg.projects.is_empty());
+    assert_eq!(reg.quarantined.len(), 2);
+    assert!(reg.quarantined[0].reason.contains("workspaces[1]"));
+    assert!(l.projects_path().exists(), "never silently removed");
+    for q in &reg.quarantined {
+        assert!(Path::new(&q.to).exists());
+    }
+    // A bare array (older format) reads too.
+    fs::write(l.projects_path(), b"[]").unwrap();
+    assert!(load_registry(&l).quarantined.len() == 1);
+}
+
+#[test]
+fn inboxes_round_trip_and_damaged_ones_are_quarantined() {
+    let d = tempfile::tempdir().unwrap();
+    let l = Layout::new(d.path());
+    let parent = AgentId::new();
+    let n = Notice::new(
+        AgentId::new(),
+        1,
+        "kid",
+        "completed",
+        None,
+        Some("ok"),
+        Timestamp::from_millis(0),
+    );
+    atomic::write_atomic(&l.inbox_path(parent), &encode_inbox(&[n.clone()]).unwrap()).unwrap();
+    fs::write(l.inbox_dir().join(format!("{}.json", AgentId::new())), b"{").unwrap();
+    let (inboxes, q) = load_inboxes(&l);
+    assert_eq!(inboxes, vec![(parent, vec![n])]);
+    assert_eq!(q.len(), 1);
+}
+
+#[test]
+fn ten_thousand_records_with_some_corrupt_all_accounted_for() {
+    let d = tempfile::tempdir().unwrap();
+    let l = Layout::new(d.path());
+    let mut ids = std::collections::HashSet::new();
+    for i in 0..10_000 {
+        let r = record(&format!("/src/p{}", i % 50));
+        ids.insert(r.id);
+        let p = l.record_path(&r.cwd, r.id);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        if i % 97 == 0 {
+            fs::write(&p, b"{ corrupt").unwrap();
+        } else {
+            fs::write(&p, encode_record(&r).unwrap()).unwrap();
+        }
+    }
+    let loaded = load_agents(&l).unwrap();
+    let corrupt = (0..10_000).filter(|i| i % 97 == 0).count();
+    assert_eq!(loaded.quarantined.len(), corrupt);
+    assert_eq!(loaded.records.len(), 10_000 - corrupt);
+    assert!(loaded.records.iter().all(|(_, r)| ids.contains(&r.id)));
+    assert!(loaded
+        .records
+        .iter()
+        .all(|(_, r)| r.last_status == Status::Idle));
+}
