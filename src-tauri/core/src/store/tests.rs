@@ -111,7 +111,11 @@ fn inboxes_round_trip_and_damaged_ones_are_quarantined() {
         Some("ok"),
         Timestamp::from_millis(0),
     );
-    atomic::write_atomic(&l.inbox_path(parent), &encode_inbox(&[n.clone()]).unwrap()).unwrap();
+    atomic::write_atomic(
+        &l.inbox_path(parent),
+        &encode_inbox(std::slice::from_ref(&n)).unwrap(),
+    )
+    .unwrap();
     fs::write(l.inbox_dir().join(format!("{}.json", AgentId::new())), b"{").unwrap();
     let (inboxes, q) = load_inboxes(&l);
     assert_eq!(inboxes, vec![(parent, vec![n])]);

@@ -240,7 +240,7 @@ fn write_pending(path: &PathBuf, f: &mut AgentFile) -> io::Result<()> {
         // Keep the sparse index current with the lines just written.
         let mut off = start;
         for line in f.pending.split_inclusive(|b| *b == b'\n') {
-            if *lines % INDEX_STRIDE == 0 {
+            if lines.is_multiple_of(INDEX_STRIDE) {
                 idx.push(off);
             }
             *lines += 1;
@@ -270,7 +270,7 @@ fn build_index(path: &Path) -> io::Result<(u64, Vec<u64>, u64)> {
         if n == 0 {
             break;
         }
-        if lines % INDEX_STRIDE == 0 {
+        if lines.is_multiple_of(INDEX_STRIDE) {
             idx.push(off);
         }
         lines += 1;
