@@ -1,0 +1,317 @@
+//! Workspaces and projects: which directory an agent works in, which git repository (project)
+//! it belongs to, and git worktrees (see [`worktree`]).
+//!
+//! Everything here is I/O at the edge (the file system and the `git` CLI); the engine only
+//! stores the records these functions produce.
+
+pub mod worktree;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::model::{
+    ProjectId, ProjectRecord, Timestamp, WorkspaceId, WorkspaceKind, WorkspaceRecord,
+};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WorkspaceError {
+    #[error("{field}: the path must be absolute (got {path:?})")]
+    NotAbsolute { field: String, path: String },
+    #[error("{field}: {path} does not exist")]
+    Missing { field: String, path: String },
+    #[error("{field}: {path} is not a directory")]
+    NotADirectory { field: String, path: String },
+    #[error("{field}: {path} is outside the workspace {workspace} ({root})")]
+    OutsideWorkspace {
+        field: String,
+        path: String,
+        workspace: String,
+        root: String,
+    },
+    #[error("{field}: {path} is not inside a git repository")]
+    NotARepository { field: String, path: String },
+    #[error("git is not installed (or not on PATH)")]
+    GitMissing,
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    #[error("git {command} failed: {message}")]
+    Git { command: String, message: String },
+    #[error("{0}")]
+    Io(String),
+}
+
+/// What git says about a directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepoInfo {
+    /// The top of the working tree containing the directory.
+    pub root: PathBuf,
+    /// The main repository's working tree (differs from `root` inside a linked worktree).
+    pub common_root: PathBuf,
+    pub remote_url: Option<String>,
+    pub branch: Option<String>,
+}
+
+/// Runs git with `args` in `dir`; `Ok(None)` when git ran and failed (e.g. not a repository).
+pub fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, WorkspaceError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .output()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                WorkspaceError::GitMissing
+            } else {
+                WorkspaceError::Io(format!("cannot run git: {e}"))
+            }
+        })?;
+    if !out.status.success() {
+        return Ok(None);
+    }
+    Ok(Some(
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+    ))
+}
+
+/// Git facts about `dir`, or `None` when it is not in a repository (or git is missing).
+pub fn repo_info(dir: &Path) -> Option<RepoInfo> {
+    let root = git(dir, &["rev-parse", "--show-toplevel"]).ok()??;
+    let common = git(
+        dir,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )
+    .ok()
+    .flatten()
+    .map(PathBuf::from);
+    // The common dir is `<main worktree>/.git` for ordinary repositories.
+    let common_root = common
+        .as_deref()
+        .and_then(|c| {
+            if c.file_name().is_some_and(|n| n == ".git") {
+                c.parent().map(Path::to_path_buf)
+            } else {
+                None
+            }
+        })
+        .unwrap_or_else(|| PathBuf::from(&root));
+    let remote_url = git(dir, &["remote", "get-url", "origin"])
+        .ok()
+        .flatten()
+        .filter(|s| !s.is_empty());
+    let branch = git(dir, &["symbolic-ref", "--quiet", "--short", "HEAD"])
+        .ok()
+        .flatten()
+        .filter(|s| !s.is_empty());
+    Some(RepoInfo {
+        root: PathBuf::from(root),
+        common_root,
+        remote_url,
+        branch,
+    })
+}
+
+/// Checks that `path` is an absolute, existing directory and returns its canonical form.
+pub fn existing_dir(field: &str, path: &str) -> Result<PathBuf, WorkspaceError> {
+    let p = Path::new(path);
+    if !p.is_absolute() {
+        return Err(WorkspaceError::NotAbsolute {
+            field: field.into(),
+            path: path.into(),
+        });
+    }
+    let canon = p.canonicalize().map_err(|_| WorkspaceError::Missing {
+        field: field.into(),
+        path: path.into(),
+    })?;
+    if !canon.is_dir() {
+        return Err(WorkspaceError::NotADirectory {
+            field: field.into(),
+            path: path.into(),
+        });
+    }
+    Ok(canon)
+}
+
+/// Checks that `cwd` is an existing directory inside the workspace's directory.
+pub fn cwd_inside(field: &str, cwd: &str, ws: &WorkspaceRecord) -> Result<PathBuf, WorkspaceError> {
+    let c = existing_dir(field, cwd)?;
+    let root = Path::new(&ws.cwd)
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from(&ws.cwd));
+    if !c.starts_with(&root) {
+        return Err(WorkspaceError::OutsideWorkspace {
+            field: field.into(),
+            path: cwd.into(),
+            workspace: ws.workspace_id.to_string(),
+            root: ws.cwd.clone(),
+        });
+    }
+    Ok(c)
+}
+
+fn base_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// The project key of a directory: the remote URL when there is one, else the repository
+/// root, else the directory itself.
+pub fn project_key(dir: &Path, repo: Option<&RepoInfo>) -> (String, String) {
+    match repo {
+        Some(r) => {
+            let name = base_name(&r.common_root);
+            match &r.remote_url {
+                Some(u) => (u.clone(), name),
+                None => (r.common_root.display().to_string(), name),
+            }
+        }
+        None => (dir.display().to_string(), base_name(dir)),
+    }
+}
+
+/// Finds the project for `dir` among `existing`, or makes a new one.
+pub fn project_for(
+    dir: &Path,
+    repo: Option<&RepoInfo>,
+    existing: &[ProjectRecord],
+    now: Timestamp,
+) -> (ProjectRecord, bool) {
+    let (key, name) = project_key(dir, repo);
+    if let Some(p) = existing.iter().find(|p| p.key == key) {
+        return (p.clone(), false);
+    }
+    (
+        ProjectRecord {
+            project_id: ProjectId::new(),
+            display_name: name,
+            key,
+            repo_root: repo.map(|r| r.common_root.display().to_string()),
+            remote_url: repo.and_then(|r| r.remote_url.clone()),
+            created_at: now,
+            updated_at: now,
+            extra: Default::default(),
+        },
+        true,
+    )
+}
+
+/// A new workspace for a directory: `local_checkout` at the root of a git working tree,
+/// `directory` otherwise. Returns the project too when it is new.
+pub fn directory_workspace(
+    dir: &Path,
+    existing_projects: &[ProjectRecord],
+    now: Timestamp,
+) -> (WorkspaceRecord, Option<ProjectRecord>) {
+    let repo = repo_info(dir);
+    let (project, fresh) = project_for(dir, repo.as_ref(), existing_projects, now);
+    let is_checkout = repo.as_ref().is_some_and(|r| r.root == dir);
+    let display_name = match (&repo, is_checkout) {
+        (Some(r), true) => r.branch.clone().unwrap_or_else(|| base_name(dir)),
+        _ => base_name(dir),
+    };
+    let ws = WorkspaceRecord {
+        workspace_id: WorkspaceId::new(),
+        project_id: project.project_id.clone(),
+        cwd: dir.display().to_string(),
+        kind: if is_checkout {
+            WorkspaceKind::LocalCheckout
+        } else {
+            WorkspaceKind::Directory
+        },
+        display_name,
+        created_at: now,
+        updated_at: now,
+        archived_at: None,
+        repo: repo.as_ref().map(|r| r.root.display().to_string()),
+        branch: repo.as_ref().and_then(|r| r.branch.clone()),
+        created_by_agent_id: None,
+        created_by_request: None,
+        extra: Default::default(),
+    };
+    (ws, fresh.then_some(project))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn plain_directory_and_checkout_and_subdirectory() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let plain = root.join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        let (ws, p) = directory_workspace(&plain, &[], Timestamp::now());
+        assert_eq!(ws.kind, WorkspaceKind::Directory);
+        assert_eq!(p.as_ref().unwrap().key, plain.display().to_string());
+
+        let repo = root.join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        sh(&repo, &["init", "-q", "-b", "main"]);
+        sh(&repo, &["commit", "-q", "--allow-empty", "-m", "c"]);
+        let (ws, p) = directory_workspace(&repo, &[], Timestamp::now());
+        assert_eq!(ws.kind, WorkspaceKind::LocalCheckout);
+        assert_eq!(ws.branch.as_deref(), Some("main"));
+        let p = p.unwrap();
+        assert_eq!(p.key, repo.display().to_string());
+
+        // A subdirectory belongs to the same project.
+        let sub = repo.join("src");
+        std::fs::create_dir(&sub).unwrap();
+        let (ws2, p2) = directory_workspace(&sub, std::slice::from_ref(&p), Timestamp::now());
+        assert!(p2.is_none());
+        assert_eq!(ws2.project_id, p.project_id);
+        assert_eq!(ws2.kind, WorkspaceKind::Directory);
+
+        // With a remote, the remote URL is the key.
+        sh(
+            &repo,
+            &["remote", "add", "origin", "https://example.com/app.git"],
+        );
+        let (_, p3) = directory_workspace(&repo, &[], Timestamp::now());
+        assert_eq!(p3.unwrap().key, "https://example.com/app.git");
+    }
+
+    #[test]
+    fn path_validation_names_the_field() {
+        let d = tempfile::tempdir().unwrap();
+        let e = existing_dir("workspace.source.path", "rel/dir").unwrap_err();
+        assert!(e.to_string().starts_with("workspace.source.path:"), "{e}");
+        let missing = d.path().join("nope");
+        assert!(matches!(
+            existing_dir("x", missing.to_str().unwrap()),
+            Err(WorkspaceError::Missing { .. })
+        ));
+        let f = d.path().join("file");
+        std::fs::write(&f, b"").unwrap();
+        assert!(matches!(
+            existing_dir("x", f.to_str().unwrap()),
+            Err(WorkspaceError::NotADirectory { .. })
+        ));
+        let now = Timestamp::now();
+        let (ws, _) = directory_workspace(&d.path().canonicalize().unwrap(), &[], now);
+        let inner = d.path().join("in");
+        std::fs::create_dir(&inner).unwrap();
+        assert!(cwd_inside("workspace.cwd", inner.to_str().unwrap(), &ws).is_ok());
+        let e = cwd_inside("workspace.cwd", "/", &ws).unwrap_err();
+        assert!(matches!(e, WorkspaceError::OutsideWorkspace { .. }));
+    }
+}
