@@ -5,5 +5,6 @@
 pub mod engine;
 pub mod model;
 pub mod providers;
+pub mod runtime;
 pub mod store;
 pub mod workspaces;

@@ -43,6 +43,9 @@ enum Cmd {
     Stop,
 }
 
+/// Where a page read's answer arrives.
+pub type PageReply = oneshot::Receiver<Result<Vec<TimelineItem>, TimelineError>>;
+
 /// The handle the runtime holds.
 pub struct Timelines {
     layout: Layout,
@@ -92,6 +95,18 @@ impl Timelines {
         before: u64,
         limit: usize,
     ) -> Result<Vec<TimelineItem>, TimelineError> {
+        self.page_rx(agent, before, limit)?
+            .await
+            .map_err(|_| TimelineError::Stopped)?
+    }
+
+    /// The same without waiting: the answer arrives on the returned channel.
+    pub fn page_rx(
+        &self,
+        agent: AgentId,
+        before: u64,
+        limit: usize,
+    ) -> Result<PageReply, TimelineError> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Cmd::Page {
@@ -101,7 +116,7 @@ impl Timelines {
                 reply,
             })
             .map_err(|_| TimelineError::Stopped)?;
-        rx.await.map_err(|_| TimelineError::Stopped)?
+        Ok(rx)
     }
 
     pub async fn flush(&self) {

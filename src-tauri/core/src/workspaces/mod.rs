@@ -205,7 +205,16 @@ pub fn directory_workspace(
     existing_projects: &[ProjectRecord],
     now: Timestamp,
 ) -> (WorkspaceRecord, Option<ProjectRecord>) {
-    let repo = repo_info(dir);
+    directory_workspace_with(dir, repo_info(dir), existing_projects, now)
+}
+
+/// The same from git facts already gathered (pure: the runtime gathers them off its thread).
+pub fn directory_workspace_with(
+    dir: &Path,
+    repo: Option<RepoInfo>,
+    existing_projects: &[ProjectRecord],
+    now: Timestamp,
+) -> (WorkspaceRecord, Option<ProjectRecord>) {
     let (project, fresh) = project_for(dir, repo.as_ref(), existing_projects, now);
     let is_checkout = repo.as_ref().is_some_and(|r| r.root == dir);
     let display_name = match (&repo, is_checkout) {
@@ -229,6 +238,38 @@ pub fn directory_workspace(
         branch: repo.as_ref().and_then(|r| r.branch.clone()),
         created_by_agent_id: None,
         created_by_request: None,
+        extra: Default::default(),
+    };
+    (ws, fresh.then_some(project))
+}
+
+/// The workspace record of a worktree just created (pure).
+pub fn worktree_workspace(
+    created: &worktree::CreatedWorktree,
+    existing_projects: &[ProjectRecord],
+    created_by: Option<crate::model::AgentId>,
+    request: Option<String>,
+    now: Timestamp,
+) -> (WorkspaceRecord, Option<ProjectRecord>) {
+    let (project, fresh) = project_for(
+        &created.repo.common_root,
+        Some(&created.repo),
+        existing_projects,
+        now,
+    );
+    let ws = WorkspaceRecord {
+        workspace_id: WorkspaceId::new(),
+        project_id: project.project_id.clone(),
+        cwd: created.path.display().to_string(),
+        kind: WorkspaceKind::Worktree,
+        display_name: created.branch.clone(),
+        created_at: now,
+        updated_at: now,
+        archived_at: None,
+        repo: Some(created.repo.common_root.display().to_string()),
+        branch: Some(created.branch.clone()),
+        created_by_agent_id: created_by,
+        created_by_request: request,
         extra: Default::default(),
     };
     (ws, fresh.then_some(project))
