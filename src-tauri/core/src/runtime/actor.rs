@@ -653,7 +653,7 @@ impl Actor {
         })
     }
 
-    fn push_item(&mut self, agent: AgentId, item: NewItem) {
+    pub(crate) fn push_item(&mut self, agent: AgentId, item: NewItem) {
         let turn = self
             .engine
             .agent(agent)

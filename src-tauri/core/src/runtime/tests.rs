@@ -1,1 +1,610 @@
+//! Runtime tests: the actor with real files, driven through a scripted provider that lives only
+//! in this test code (the app never ships it). The prompt text is the script:
+//! `ok <text>` completes with <text>, `fail <msg>` fails, `hang` runs until interrupted,
+//! `stubborn` ignores interrupts, `perm` asks for a permission, `die` exits mid-turn.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use tokio::sync::mpsc;
+
+use super::*;
+use crate::model::{ItemKind, NewItem};
+use crate::providers::{
+    EventSink, PermissionRequest, Provider, ProviderEvent, ProviderInfo, Session, SessionSpec,
+    TurnInput, TurnOutcome,
+};
+
+#[derive(Default)]
+pub(crate) struct Log {
+    pub starts: Vec<(AgentId, Option<String>)>,
+    pub inputs: Vec<(AgentId, TurnInput)>,
+    pub closes: Vec<AgentId>,
+}
+
+pub(crate) struct Scripted {
+    pub id: &'static str,
+    pub reads: bool,
+    pub log: Arc<Mutex<Log>>,
+}
+
+enum Ctl {
+    Turn(TurnInput),
+    Interrupt,
+    Permission(bool),
+}
+
+struct ScriptedSession {
+    tx: mpsc::UnboundedSender<Ctl>,
+    agent: AgentId,
+    log: Arc<Mutex<Log>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Provider for Scripted {
+    fn info(&self) -> ProviderInfo {
+        ProviderInfo {
+            id: self.id.into(),
+            label: self.id.into(),
+            kind: "test".into(),
+            available: true,
+            reason: None,
+            reads_prompts: self.reads,
+            models: vec![],
+        }
+    }
+
+    fn start(
+        &self,
+        spec: SessionSpec,
+        sink: EventSink,
+    ) -> BoxFuture<'static, Result<Box<dyn Session>, crate::providers::ProviderError>> {
+        let log = self.log.clone();
+        async move {
+            let agent = spec.agent_id;
+            log.lock()
+                .unwrap()
+                .starts
+                .push((agent, spec.resume.clone()));
+            let session_id = spec
+                .resume
+                .clone()
+                .unwrap_or_else(|| format!("sess-{agent}"));
+            let (tx, mut rx) = mpsc::unbounded_channel::<Ctl>();
+            let log2 = log.clone();
+            let task = tokio::spawn(async move {
+                sink.send(ProviderEvent::SessionId(session_id)).await;
+                sink.send(ProviderEvent::Ready).await;
+                while let Some(c) = rx.recv().await {
+                    let Ctl::Turn(input) = c else { continue };
+                    log2.lock().unwrap().inputs.push((agent, input.clone()));
+                    let text = input.text().to_string();
+                    let (cmd, arg) = text.split_once(' ').unwrap_or((text.as_str(), ""));
+                    match cmd {
+                        "fail" => {
+                            sink.send(ProviderEvent::TurnEnded(TurnOutcome::Failed {
+                                message: arg.to_string(),
+                            }))
+                            .await;
+                        }
+                        "die" => {
+                            sink.send(ProviderEvent::Exited {
+                                message: "exit code 3".into(),
+                            })
+                            .await;
+                            return;
+                        }
+                        "hang" | "stubborn" => loop {
+                            match rx.recv().await {
+                                Some(Ctl::Interrupt) if cmd == "hang" => {
+                                    sink.send(ProviderEvent::TurnEnded(TurnOutcome::Canceled))
+                                        .await;
+                                    break;
+                                }
+                                None => return,
+                                _ => {}
+                            }
+                        },
+                        "perm" => {
+                            sink.send(ProviderEvent::Permission(PermissionRequest {
+                                request_id: "p1".into(),
+                                tool_name: "Bash".into(),
+                                input: serde_json::json!({"command": "rm -rf /tmp/x"}),
+                                description: None,
+                            }))
+                            .await;
+                            loop {
+                                match rx.recv().await {
+                                    Some(Ctl::Permission(allow)) => {
+                                        let t = if allow { "allowed" } else { "denied" };
+                                        sink.send(ProviderEvent::LastMessage(t.into())).await;
+                                        sink.send(ProviderEvent::TurnEnded(TurnOutcome::Completed))
+                                            .await;
+                                        break;
+                                    }
+                                    None => return,
+                                    _ => {}
+                                }
+                            }
+                        }
+                        _ => {
+                            // "ok <text>", notices and anything else: answer and complete.
+                            let reply = if cmd == "ok" {
+                                arg.to_string()
+                            } else {
+                                format!("echo: {text}")
+                            };
+                            sink.send(ProviderEvent::Items(vec![NewItem::new(
+                                ItemKind::Assistant,
+                                reply.clone(),
+                            )]))
+                            .await;
+                            sink.send(ProviderEvent::LastMessage(reply)).await;
+                            sink.send(ProviderEvent::TurnEnded(TurnOutcome::Completed))
+                                .await;
+                        }
+                    }
+                }
+            });
+            Ok(Box::new(ScriptedSession {
+                tx,
+                agent,
+                log,
+                task,
+            }) as Box<dyn Session>)
+        }
+        .boxed()
+    }
+}
+
+impl Session for ScriptedSession {
+    fn send(&mut self, input: TurnInput) -> Result<(), crate::providers::ProviderError> {
+        self.tx
+            .send(Ctl::Turn(input))
+            .map_err(|_| crate::providers::ProviderError::SessionGone)
+    }
+    fn interrupt(&mut self) -> Result<(), crate::providers::ProviderError> {
+        self.tx
+            .send(Ctl::Interrupt)
+            .map_err(|_| crate::providers::ProviderError::SessionGone)
+    }
+    fn respond_permission(
+        &mut self,
+        _request_id: &str,
+        allow: bool,
+    ) -> Result<(), crate::providers::ProviderError> {
+        self.tx
+            .send(Ctl::Permission(allow))
+            .map_err(|_| crate::providers::ProviderError::SessionGone)
+    }
+    fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
+        self.log.lock().unwrap().closes.push(self.agent);
+        self.task.abort();
+        async {}.boxed()
+    }
+}
+
+pub(crate) struct Env {
+    pub dir: tempfile::TempDir,
+    pub work: std::path::PathBuf,
+    pub log: Arc<Mutex<Log>>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        Env {
+            work: work.canonicalize().unwrap(),
+            dir,
+            log: Default::default(),
+        }
+    }
+
+    pub fn home(&self) -> std::path::PathBuf {
+        self.dir.path().join("home")
+    }
+
+    pub async fn start(&self) -> Runtime {
+        let mut reg = ProviderRegistry::new();
+        reg.insert(
+            "script",
+            Arc::new(Scripted {
+                id: "script",
+                reads: true,
+                log: self.log.clone(),
+            }),
+        );
+        reg.insert(
+            "mute",
+            Arc::new(Scripted {
+                id: "mute",
+                reads: false,
+                log: self.log.clone(),
+            }),
+        );
+        let mut opts = RuntimeOptions::new(self.home(), reg);
+        opts.cancel_timeout = Duration::from_millis(300);
+        let rt = Runtime::start(opts, None).await.unwrap();
+        rt.handle.deliver_pending().await.unwrap();
+        rt
+    }
+}
+
+async fn workspace(h: &RuntimeHandle, env: &Env) -> WorkspaceId {
+    h.add_workspace(env.work.display().to_string())
+        .await
+        .unwrap()
+        .record
+        .workspace_id
+}
+
+fn req(ws: &WorkspaceId, prompt: &str) -> CreateAgent {
+    let mut r = CreateAgent::new(
+        "script",
+        WorkspaceTarget::Existing {
+            id: ws.clone(),
+            cwd: None,
+        },
+    );
+    r.initial_prompt = Some(prompt.to_string());
+    r
+}
+
+const T: Duration = Duration::from_secs(10);
+
+fn on_disk(h: &RuntimeHandle, a: &AgentSnapshot) -> serde_json::Value {
+    let p = h.layout().record_path(&a.record.cwd, a.id());
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn an_agent_runs_its_first_prompt_and_its_state_is_on_disk() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let a = h.create(req(&ws, "ok hello there")).await.unwrap();
+    assert_eq!(a.status, Status::Initializing);
+    assert_eq!(a.record.title, "ok hello there");
+    let w = h.wait(a.id(), T).await.unwrap();
+    assert!(!w.timed_out);
+    assert_eq!(w.agent.status, Status::Idle);
+    assert_eq!(w.agent.record.last_message.as_deref(), Some("hello there"));
+    h.flush().await;
+    let disk = on_disk(&h, &a);
+    assert_eq!(disk["lastStatus"], "idle");
+    assert_eq!(disk["attentionReason"], "finished");
+    assert_eq!(disk["persistence"]["sessionId"], format!("sess-{}", a.id()));
+    let items = h.timeline(a.id(), 0, 50).await.unwrap();
+    let kinds: Vec<_> = items.iter().map(|i| i.kind).collect();
+    assert_eq!(kinds, vec![ItemKind::User, ItemKind::Assistant]);
+    assert_eq!(items[0].seq, 1);
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_the_field_and_changes_nothing() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let mut r = req(&ws, "ok");
+    r.provider = "nope".into();
+    assert!(h.create(r).await.is_err());
+    let r = req(&ws, &"x".repeat(MAX_PROMPT_BYTES + 1));
+    let e = h.create(r).await.unwrap_err();
+    assert!(e.to_string().starts_with("initialPrompt:"), "{e}");
+    let mut r = req(&ws, "ok");
+    r.workspace = WorkspaceTarget::Existing {
+        id: ws.clone(),
+        cwd: Some("/".into()),
+    };
+    let e = h.create(r).await.unwrap_err();
+    assert!(e.to_string().starts_with("workspace.cwd:"), "{e}");
+    let mut r = req(&ws, "ok");
+    r.workspace = WorkspaceTarget::Directory {
+        path: "relative/path".into(),
+    };
+    let e = h.create(r).await.unwrap_err();
+    assert!(e.to_string().starts_with("workspace.source.path:"), "{e}");
+    assert!(h
+        .prompt(AgentId::new(), "ok".into(), TurnOrigin::User, None)
+        .await
+        .is_err());
+    let (all, total) = h.list(Default::default(), 100).await.unwrap();
+    assert!(all.is_empty() && total == 0);
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn archive_cascades_durably_and_closes_every_session() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let root = h.create(req(&ws, "hang")).await.unwrap();
+    let mut k = req(&ws, "ok kid");
+    k.parent = Some(root.id());
+    k.created_by = Some(root.id());
+    let kid = h.create(k).await.unwrap();
+    h.wait(kid.id(), T).await.unwrap();
+    let mut d = req(&ws, "ok detached");
+    d.created_by = Some(root.id());
+    let detached = h.create(d).await.unwrap();
+    h.wait(detached.id(), T).await.unwrap();
+    let mut rx = h.subscribe();
+    let archived = h.archive(root.id()).await.unwrap();
+    assert_eq!(archived, vec![root.id(), kid.id()]);
+    // Durable before the call returned.
+    for a in [&root, &kid] {
+        assert!(on_disk(&h, a)["archivedAt"].is_string());
+        assert_eq!(on_disk(&h, a)["lastStatus"], "closed");
+    }
+    assert!(on_disk(&h, &detached)["archivedAt"].is_null());
+    let closes = env.log.lock().unwrap().closes.clone();
+    assert!(closes.contains(&root.id()) && closes.contains(&kid.id()));
+    // Every window hears of it.
+    let mut seen = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let Event::AgentArchived { agent } = ev {
+            seen.push(agent.id());
+        }
+    }
+    assert!(seen.contains(&root.id()) && seen.contains(&kid.id()));
+    // Restore brings the batch back, closed, linked.
+    let restored = h.restore(kid.id(), false).await.unwrap();
+    assert_eq!(restored.len(), 2);
+    let k = h.get(kid.id()).await.unwrap();
+    assert_eq!(k.parent_agent_id, Some(root.id()));
+    assert_eq!(k.status, Status::Closed);
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn finish_notice_reaches_the_parent_as_its_next_turn() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let parent = h.create(req(&ws, "ok planning")).await.unwrap();
+    h.wait(parent.id(), T).await.unwrap();
+    let mut k = req(&ws, "ok tests pass");
+    k.parent = Some(parent.id());
+    k.created_by = Some(parent.id());
+    k.notify = Some(parent.id());
+    k.title = Some("kid-1".into());
+    let kid = h.create(k).await.unwrap();
+    // The notice becomes the parent's next turn; wait until it has run.
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let inputs = env.log.lock().unwrap().inputs.clone();
+        if inputs
+            .iter()
+            .any(|(a, i)| *a == parent.id() && matches!(i, TurnInput::Notice(_)))
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no notice delivered"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let inputs = env.log.lock().unwrap().inputs.clone();
+    let notice = inputs
+        .iter()
+        .find_map(|(a, i)| match i {
+            TurnInput::Notice(t) if *a == parent.id() => Some(t.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(notice.contains(&kid.id().to_string()));
+    assert!(notice.contains("kid-1"));
+    assert!(notice.contains("tests pass"));
+    h.wait(parent.id(), T).await.unwrap();
+    let items = h.timeline(parent.id(), 0, 100).await.unwrap();
+    assert!(items
+        .iter()
+        .any(|i| i.kind == ItemKind::System && i.text.contains("paseo-notice")));
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn restart_normalizes_and_resumes_the_same_session() {
+    let env = Env::new();
+    let (id, parent) = {
+        let rt = env.start().await;
+        let h = rt.handle();
+        let ws = workspace(&h, &env).await;
+        let parent = h.create(req(&ws, "ok p")).await.unwrap();
+        h.wait(parent.id(), T).await.unwrap();
+        let a = h.create(req(&ws, "ok first")).await.unwrap();
+        h.wait(a.id(), T).await.unwrap();
+        // A running armed child at quit: the parent hears of it after the restart.
+        h.prompt(
+            a.id(),
+            "hang".into(),
+            TurnOrigin::Agent(parent.id()),
+            Some(parent.id()),
+        )
+        .await
+        .unwrap();
+        rt.shutdown().await;
+        (a.id(), parent.id())
+    };
+    let rt = env.start().await;
+    let h = rt.handle();
+    let a = h.get(id).await.unwrap();
+    assert_eq!(a.status, Status::Closed);
+    h.prompt(id, "ok again".into(), TurnOrigin::User, None)
+        .await
+        .unwrap();
+    let w = h.wait(id, T).await.unwrap();
+    assert_eq!(w.agent.record.last_message.as_deref(), Some("again"));
+    let starts = env.log.lock().unwrap().starts.clone();
+    let resumed = starts.iter().rev().find(|(a, _)| *a == id).unwrap();
+    assert_eq!(resumed.1, Some(format!("sess-{id}")));
+    // The parent was woken with the notice of the interrupted turn.
+    let inputs = env.log.lock().unwrap().inputs.clone();
+    let got = inputs
+        .iter()
+        .any(|(a, i)| *a == parent && matches!(i, TurnInput::Notice(t) if t.contains("canceled")));
+    let deadline = tokio::time::Instant::now() + T;
+    let mut got = got;
+    while !got && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        got = env.log.lock().unwrap().inputs.iter().any(|(a, i)| {
+            *a == parent && matches!(i, TurnInput::Notice(t) if t.contains("canceled"))
+        });
+    }
+    assert!(got, "the parent received the notice after the restart");
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crash_leaves_records_that_load_normalized() {
+    let env = Env::new();
+    let layout = Layout::new(env.home());
+    let mut rec = crate::store::tests::record(&env.work.display().to_string());
+    rec.last_status = Status::Running;
+    let p = layout.record_path(&rec.cwd, rec.id);
+    crate::store::atomic::write_atomic(&p, &crate::store::encode_record(&rec).unwrap()).unwrap();
+    std::fs::write(
+        p.with_file_name(format!("{}.json", AgentId::new())),
+        b"{oops",
+    )
+    .unwrap();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let a = h.get(rec.id).await.unwrap();
+    assert_eq!(a.status, Status::Error);
+    assert_eq!(
+        a.record.last_error.as_deref(),
+        Some(crate::engine::INTERRUPTED)
+    );
+    // It got a workspace for its cwd (it had none).
+    assert!(a.record.workspace_id.is_some());
+    let snap = h.snapshot().await.unwrap();
+    assert_eq!(snap.quarantined.len(), 1);
+    assert!(snap.notices.iter().any(|n| n.contains("moved to")));
+    assert_eq!(snap.workspaces.len(), 1);
+    h.flush().await;
+    let disk: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    assert_eq!(disk["lastStatus"], "error");
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn cancel_returns_once_the_turn_has_ended_and_times_out_a_stubborn_provider() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let a = h.create(req(&ws, "hang")).await.unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    while h.get(a.id()).await.unwrap().status != Status::Running {
+        assert!(tokio::time::Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(h.cancel(a.id()).await.unwrap(), Status::Idle);
+    let b = h.create(req(&ws, "stubborn")).await.unwrap();
+    while h.get(b.id()).await.unwrap().status != Status::Running {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(h.cancel(b.id()).await.unwrap(), Status::Idle);
+    assert!(env.log.lock().unwrap().closes.contains(&b.id()));
+    // The next prompt starts a fresh session.
+    h.prompt(b.id(), "ok back".into(), TurnOrigin::User, None)
+        .await
+        .unwrap();
+    assert_eq!(h.wait(b.id(), T).await.unwrap().agent.status, Status::Idle);
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn permission_and_process_death() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let a = h.create(req(&ws, "perm")).await.unwrap();
+    let w = h.wait(a.id(), T).await.unwrap();
+    assert_eq!(w.agent.status, Status::Running);
+    let p = w.agent.pending_permission.clone().unwrap();
+    assert_eq!(p.tool_name, "Bash");
+    let snap = h.snapshot().await.unwrap();
+    assert_eq!(
+        snap.workspaces[0].bucket,
+        Some(crate::model::Bucket::NeedsInput)
+    );
+    h.answer_permission(a.id(), p.request_id, false)
+        .await
+        .unwrap();
+    let w = h.wait(a.id(), T).await.unwrap();
+    assert_eq!(w.agent.record.last_message.as_deref(), Some("denied"));
+
+    let b = h.create(req(&ws, "die")).await.unwrap();
+    let w = h.wait(b.id(), T).await.unwrap();
+    assert_eq!(w.agent.status, Status::Error);
+    assert!(w.agent.record.last_error.unwrap().contains("exit code 3"));
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn wait_times_out_on_a_long_turn() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let a = h.create(req(&ws, "hang")).await.unwrap();
+    let w = h.wait(a.id(), Duration::from_millis(200)).await.unwrap();
+    assert!(w.timed_out);
+    assert!(w.agent.status.is_active());
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn timeline_pages_back_beyond_the_in_memory_tail() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let a = h.create(req(&ws, "ok x")).await.unwrap();
+    h.wait(a.id(), T).await.unwrap();
+    let id = a.id();
+    h.call(move |act| {
+        for i in 0..5_000 {
+            act.push_item(id, NewItem::new(ItemKind::Output, format!("line {i}")));
+        }
+    })
+    .await
+    .unwrap();
+    let last = h.timeline(id, 0, 10).await.unwrap();
+    assert_eq!(last.last().unwrap().seq, 5_002);
+    let old = h.timeline(id, 101, 100).await.unwrap();
+    assert_eq!(old.len(), 100);
+    assert_eq!(old[0].seq, 1);
+    assert_eq!(old[0].kind, ItemKind::User);
+    assert_eq!(old[99].seq, 100);
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn labels_cannot_forge_the_parent_link() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let mut r = req(&ws, "ok");
+    r.labels = BTreeMap::from([(
+        crate::model::PARENT_LABEL.to_string(),
+        AgentId::new().to_string(),
+    )]);
+    let e = h.create(r).await.unwrap_err();
+    assert!(e.to_string().contains("labels."), "{e}");
+    rt.shutdown().await;
+}

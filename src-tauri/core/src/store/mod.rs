@@ -363,4 +363,4 @@ pub fn load_inboxes(layout: &Layout) -> (Vec<(AgentId, Vec<Notice>)>, Vec<Quaran
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
