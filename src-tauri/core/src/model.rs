@@ -296,6 +296,9 @@ pub struct Persistence {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotifyArm {
+    /// Unique per armed turn: the id of the notice it will send, so a notice re-derived after a
+    /// crash is recognised as the same one.
+    pub id: String,
     pub target_agent_id: AgentId,
     /// The armed turn's number (`turnCount` after it started); 0 while it has not started yet.
     #[serde(default)]
@@ -364,6 +367,16 @@ pub struct AgentRecord {
     pub auto_archive_done: bool,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl NotifyArm {
+    pub fn new(target: AgentId) -> NotifyArm {
+        NotifyArm {
+            id: Uuid::new_v4().to_string(),
+            target_agent_id: target,
+            turn: 0,
+        }
+    }
 }
 
 impl AgentRecord {

@@ -92,7 +92,8 @@ pub enum SessionState {
 pub struct Queued {
     pub input: TurnInput,
     pub origin: TurnOrigin,
-    pub notify: Option<AgentId>,
+    /// The finish notice this turn owes, if armed.
+    pub arm: Option<NotifyArm>,
 }
 
 /// One agent as the engine holds it: the durable record plus what only lives while the app runs.
@@ -621,9 +622,6 @@ impl Engine {
                     r.attention_reason = Some(AttentionReason::Error);
                     r.attention_timestamp = Some(now);
                     r.updated_at = now;
-                    if let Some(arm) = r.notify_arm.take() {
-                        armed_failures.push((*id, arm));
-                    }
                     report.normalized.push(*id);
                     self.out.agents.insert(*id);
                 }
@@ -642,6 +640,14 @@ impl Engine {
             if r.requires_attention && r.attention_reason == Some(AttentionReason::Permission) {
                 // The request died with the process; what is left is an interrupted turn.
                 r.attention_reason = Some(AttentionReason::Error);
+                self.out.agents.insert(*id);
+            }
+            // An arm outlives only a turn that was pending or running when the app died: it
+            // owes its notice now (archived agents' arms are dropped with them).
+            if let Some(arm) = r.notify_arm.take() {
+                if !archived {
+                    armed_failures.push((*id, arm));
+                }
                 self.out.agents.insert(*id);
             }
         }
@@ -702,8 +708,7 @@ impl Engine {
             }
         }
         for (child, arm) in armed_failures {
-            let turn = arm.turn;
-            self.send_notice(child, arm, turn, "failed", Some(INTERRUPTED.to_string()));
+            self.send_notice(child, arm, "failed", Some(INTERRUPTED.to_string()));
         }
         self.out.notices.extend(report.problems.iter().cloned());
         report
@@ -848,15 +853,10 @@ impl Engine {
                 Some(c) => TurnOrigin::Agent(c),
                 None => TurnOrigin::User,
             },
-            notify: new.notify,
+            arm: new.notify.map(NotifyArm::new),
         });
         if let Some(q) = &queued {
-            if let Some(target) = q.notify {
-                record.notify_arm = Some(NotifyArm {
-                    target_agent_id: target,
-                    turn: 0,
-                });
-            }
+            record.notify_arm = q.arm.clone();
         }
         self.agents.insert(
             id,
@@ -915,8 +915,7 @@ impl Engine {
         self.touch(id);
         self.timeline(id, NewItem::new(ItemKind::Error, message.to_string()));
         if let (Some(arm), Some(_)) = (arm, queued) {
-            let turn = arm.turn;
-            self.send_notice(id, arm, turn, "failed", Some(message.to_string()));
+            self.send_notice(id, arm, "failed", Some(message.to_string()));
         }
         Ok(())
     }
@@ -967,13 +966,12 @@ impl Engine {
         let arm = a.record.notify_arm.take();
         let msg = format!("the agent process exited: {message}");
         set_error(&mut a.record, &msg, now);
-        let turn = a.record.turn_count;
         self.touch(id);
         self.timeline(id, NewItem::new(ItemKind::Error, msg.clone()));
         // An arm only exists while its turn is pending or running, and this ended it.
         let _ = queued;
         if let Some(arm) = arm {
-            self.send_notice(id, arm, turn, "failed", Some(msg));
+            self.send_notice(id, arm, "failed", Some(msg));
         }
         self.after_terminal_turn(id, was == Status::Running);
         Ok(())
@@ -1014,7 +1012,7 @@ impl Engine {
         let q = Queued {
             input: TurnInput::Prompt(text),
             origin,
-            notify,
+            arm: notify.map(NotifyArm::new),
         };
         self.begin(id, q);
         Ok(())
@@ -1031,12 +1029,7 @@ impl Engine {
             self.start_turn(id, q);
             return;
         }
-        if let Some(t) = q.notify {
-            a.record.notify_arm = Some(NotifyArm {
-                target_agent_id: t,
-                turn: 0,
-            });
-        }
+        a.record.notify_arm = q.arm.clone();
         a.queued = Some(q);
         if a.session == SessionState::None {
             a.session = SessionState::Starting;
@@ -1066,10 +1059,7 @@ impl Engine {
         a.record.last_message = None;
         a.record.last_activity_at = Some(now);
         a.cancel_requested = false;
-        a.record.notify_arm = q.notify.map(|t| NotifyArm {
-            target_agent_id: t,
-            turn,
-        });
+        a.record.notify_arm = q.arm.clone().map(|arm| NotifyArm { turn, ..arm });
         a.turn_origin = Some(q.origin.clone());
         let item = match &q.input {
             TurnInput::Prompt(p) => NewItem::new(ItemKind::User, p.clone()),
@@ -1118,7 +1108,6 @@ impl Engine {
                 a.record.attention_timestamp = Some(now);
             }
         }
-        let turn = a.record.turn_count;
         let arm = a.record.notify_arm.take();
         self.touch(id);
         if let TurnOutcome::Failed { message } = &outcome {
@@ -1127,7 +1116,7 @@ impl Engine {
             self.timeline(id, NewItem::new(ItemKind::System, "Turn canceled"));
         }
         if let Some(arm) = arm {
-            self.send_notice(id, arm, turn, outcome_name, error);
+            self.send_notice(id, arm, outcome_name, error);
         }
         self.after_terminal_turn(id, true);
         Ok(())
@@ -1150,10 +1139,9 @@ impl Engine {
                 // Nothing runs yet: the waiting input is dropped, the session still comes up.
                 a.queued = None;
                 let arm = a.record.notify_arm.take();
-                let turn = a.record.turn_count;
                 self.touch(id);
                 if let Some(arm) = arm {
-                    self.send_notice(id, arm, turn, "canceled", None);
+                    self.send_notice(id, arm, "canceled", None);
                 }
                 Ok(false)
             }
@@ -1198,7 +1186,6 @@ impl Engine {
         a.record.requires_attention = true;
         a.record.attention_reason = Some(AttentionReason::Permission);
         a.record.attention_timestamp = Some(now);
-        let turn = a.record.turn_count;
         let arm = a.record.notify_arm.take();
         self.touch(id);
         self.timeline(id, item);
@@ -1206,7 +1193,6 @@ impl Engine {
             self.send_notice(
                 id,
                 arm,
-                turn,
                 "needs_permission",
                 Some(format!("waiting for permission to use {}", req.tool_name)),
             );
@@ -1300,7 +1286,6 @@ impl Engine {
         if was != Status::Error {
             a.record.last_status = Status::Closed;
         }
-        let turn = a.record.turn_count;
         let arm = if was == Status::Running || queued.is_some() {
             a.record.notify_arm.take()
         } else {
@@ -1313,13 +1298,7 @@ impl Engine {
             self.out.effects.push(Effect::CloseSession { agent: id });
         }
         if let Some(arm) = arm {
-            self.send_notice(
-                id,
-                arm,
-                turn,
-                "canceled",
-                Some("the agent was stopped".into()),
-            );
+            self.send_notice(id, arm, "canceled", Some("the agent was stopped".into()));
         }
         Ok(())
     }
@@ -1431,7 +1410,6 @@ impl Engine {
             let queued = a.queued.take();
             let had_session = a.session != SessionState::None;
             a.session = SessionState::None;
-            let turn = a.record.turn_count;
             let arm = a
                 .record
                 .notify_arm
@@ -1456,7 +1434,7 @@ impl Engine {
             self.out.effects.push(Effect::RevokeAccess { agent: cur });
             // A turn armed for someone outside this archive tells them it was archived.
             if let Some(arm) = arm {
-                self.send_notice(cur, arm, turn, "archived", None);
+                self.send_notice(cur, arm, "archived", None);
             }
             // (5) cascade.
             if let Some(kids) = self.children.get(&cur) {
@@ -1548,7 +1526,6 @@ impl Engine {
         &mut self,
         child: AgentId,
         arm: NotifyArm,
-        turn: u64,
         outcome: &str,
         error: Option<String>,
     ) {
@@ -1558,8 +1535,8 @@ impl Engine {
             return;
         };
         let notice = Notice::new(
+            &arm.id,
             child,
-            turn,
             &c.record.title,
             outcome,
             error,
@@ -1617,7 +1594,7 @@ impl Engine {
         let q = Queued {
             input: TurnInput::Notice(notice.wrapped()),
             origin: TurnOrigin::Notice(notice.id.clone()),
-            notify: None,
+            arm: None,
         };
         self.begin(id, q);
     }

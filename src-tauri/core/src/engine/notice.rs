@@ -7,8 +7,8 @@ use crate::model::{AgentId, Timestamp};
 /// Longest excerpt of the child's last message carried in a notice.
 pub const EXCERPT_CHARS: usize = 2_000;
 
-/// One queued notice. `id` is deterministic (child id + turn) so a notice re-derived after a
-/// crash is recognised as the same one and never queued twice.
+/// One queued notice. `id` is the arm's id, so a notice re-derived after a crash is recognised
+/// as the same one and never queued twice.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Notice {
@@ -26,8 +26,8 @@ pub struct Notice {
 
 impl Notice {
     pub fn new(
+        id: &str,
         child_id: AgentId,
-        turn: u64,
         child_title: &str,
         outcome: &str,
         error: Option<String>,
@@ -35,7 +35,7 @@ impl Notice {
         now: Timestamp,
     ) -> Notice {
         Notice {
-            id: format!("{child_id}:{turn}"),
+            id: id.to_string(),
             child_id,
             child_title: child_title.to_string(),
             outcome: outcome.to_string(),
@@ -67,7 +67,8 @@ impl Notice {
     /// system tag so the model cannot mistake it for the user's words.
     pub fn wrapped(&self) -> String {
         let mut body = format!(
-            "<paseo-notice agent-id=\"{}\" title=\"{}\" outcome=\"{}\">\n",
+            "<paseo-notice id=\"{}\" agent-id=\"{}\" title=\"{}\" outcome=\"{}\">\n",
+            attr(&self.id),
             self.child_id,
             attr(&self.child_title),
             self.outcome
@@ -115,15 +116,15 @@ mod tests {
         let id = AgentId::new();
         let long = "x".repeat(10_000);
         let n = Notice::new(
+            "arm-1",
             id,
-            3,
             "kid \"1\"",
             "completed",
             None,
             Some(&long),
             Timestamp::from_millis(0),
         );
-        assert_eq!(n.id, format!("{id}:3"));
+        assert_eq!(n.id, "arm-1");
         let w = n.wrapped();
         assert!(w.starts_with("<paseo-notice"));
         assert!(w.contains(&id.to_string()));

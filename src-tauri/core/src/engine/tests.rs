@@ -520,13 +520,8 @@ fn finish_notice_waits_for_the_parents_idle_boundary_and_never_interrupts() {
     n.notify = Some(parent);
     let kid = f.e.create(n).unwrap();
     f.e.session_ready(kid).unwrap();
-    assert_eq!(
-        f.e.agent(kid).unwrap().record.notify_arm,
-        Some(NotifyArm {
-            target_agent_id: parent,
-            turn: 1
-        })
-    );
+    let arm = f.e.agent(kid).unwrap().record.notify_arm.clone().unwrap();
+    assert_eq!((arm.target_agent_id, arm.turn), (parent, 1));
     f.e.last_message(kid, "all tests pass".into()).unwrap();
     let _ = f.e.take_outcome();
     f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();

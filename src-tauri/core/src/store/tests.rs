@@ -103,8 +103,8 @@ fn inboxes_round_trip_and_damaged_ones_are_quarantined() {
     let l = Layout::new(d.path());
     let parent = AgentId::new();
     let n = Notice::new(
+        "arm-1",
         AgentId::new(),
-        1,
         "kid",
         "completed",
         None,
