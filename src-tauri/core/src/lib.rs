@@ -3,6 +3,7 @@
 //! [`runtime`].
 
 pub mod engine;
+pub mod mcp;
 pub mod model;
 pub mod providers;
 pub mod runtime;

@@ -1,0 +1,194 @@
+//! Bearer tokens: who is calling the MCP server.
+//!
+//! Each agent session gets a fresh random token when it starts ([`AgentAccess::issue`]); the
+//! previous one stops working at once, and archive revokes it. Agent tokens live only in memory,
+//! so a restart invalidates every old one (resumed sessions get new ones). The user token is the
+//! exception: it is created once in `$PASEO_HOME/mcp-token` (mode 0600) and kept across
+//! restarts, so scripts can rely on it.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::Path;
+use std::sync::RwLock;
+
+use crate::model::AgentId;
+use crate::providers::McpAccess;
+use crate::runtime::AgentAccess;
+use crate::store::atomic::write_private;
+
+/// Random bytes per token: 256 bits, well above the 128 the spec asks for.
+const TOKEN_BYTES: usize = 32;
+
+/// Who a request comes from, as its bearer token says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// The user token: a non-agent session.
+    User,
+    /// An agent's own token: an agent-scoped session.
+    Agent(AgentId),
+}
+
+/// A new random token, hex encoded.
+pub fn new_token() -> io::Result<String> {
+    let mut bytes = [0u8; TOKEN_BYTES];
+    getrandom::fill(&mut bytes).map_err(|e| io::Error::other(format!("no randomness: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn plausible_token(s: &str) -> bool {
+    s.len() >= 32 && s.len() <= 512 && s.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// Reads the user token from `path`, creating it (0600) when it is missing or unusable. An
+/// existing file keeps its token; its mode is tightened to 0600 if something loosened it.
+pub fn ensure_user_token(path: &Path) -> io::Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(s) => {
+            let t = s.trim();
+            if plausible_token(t) {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+                    if mode != 0o600 {
+                        tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "the MCP user token file was not private; setting mode 0600");
+                        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+                    }
+                }
+                return Ok(t.to_string());
+            }
+            tracing::warn!(path = %path.display(), "the MCP user token file holds no usable token; writing a new one");
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let token = new_token()?;
+    write_private(path, format!("{token}\n").as_bytes())?;
+    Ok(token)
+}
+
+#[derive(Default)]
+struct Agents {
+    by_token: HashMap<String, AgentId>,
+    by_agent: HashMap<AgentId, String>,
+}
+
+/// The token registry: the user token and the live agent tokens. Cheap to query from the
+/// runtime's actor (a short lock, no I/O).
+pub struct Tokens {
+    url: String,
+    user: String,
+    agents: RwLock<Agents>,
+}
+
+impl Tokens {
+    pub fn new(url: String, user: String) -> Tokens {
+        Tokens {
+            url,
+            user,
+            agents: RwLock::new(Agents::default()),
+        }
+    }
+
+    /// Who `token` belongs to, if anyone.
+    pub fn caller(&self, token: &str) -> Option<Caller> {
+        if constant_time_eq(token.as_bytes(), self.user.as_bytes()) {
+            return Some(Caller::User);
+        }
+        let agents = self.agents.read().unwrap_or_else(|e| e.into_inner());
+        agents.by_token.get(token).map(|a| Caller::Agent(*a))
+    }
+
+    pub fn user_token(&self) -> &str {
+        &self.user
+    }
+
+    /// The live token of `agent`, if it has one (tests use it to act as that agent).
+    pub fn agent_token(&self, agent: AgentId) -> Option<String> {
+        let agents = self.agents.read().unwrap_or_else(|e| e.into_inner());
+        agents.by_agent.get(&agent).cloned()
+    }
+}
+
+impl AgentAccess for Tokens {
+    fn issue(&self, agent: AgentId) -> Option<McpAccess> {
+        let token = match new_token() {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::error!(%agent, "cannot make an MCP token: {e}; the agent runs without MCP");
+                return None;
+            }
+        };
+        let mut agents = self.agents.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = agents.by_agent.insert(agent, token.clone()) {
+            agents.by_token.remove(&old);
+        }
+        agents.by_token.insert(token.clone(), agent);
+        Some(McpAccess {
+            url: self.url.clone(),
+            token,
+        })
+    }
+
+    fn revoke(&self, agent: AgentId) {
+        let mut agents = self.agents.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = agents.by_agent.remove(&agent) {
+            agents.by_token.remove(&old);
+        }
+    }
+
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+}
+
+/// Compares without an early exit, so response timing says nothing about how much of a
+/// guessed user token was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_replaces_and_revoke_removes() {
+        let t = Tokens::new("http://127.0.0.1:1/mcp".into(), "u".repeat(64));
+        let a = AgentId::new();
+        let first = t.issue(a).unwrap();
+        assert_eq!(first.token.len(), 64);
+        assert_eq!(t.caller(&first.token), Some(Caller::Agent(a)));
+        let second = t.issue(a).unwrap();
+        assert_ne!(first.token, second.token);
+        assert_eq!(t.caller(&first.token), None);
+        assert_eq!(t.caller(&second.token), Some(Caller::Agent(a)));
+        t.revoke(a);
+        assert_eq!(t.caller(&second.token), None);
+        assert_eq!(t.caller(&"u".repeat(64)), Some(Caller::User));
+        assert_eq!(t.caller(""), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn user_token_is_created_once_private_and_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("mcp-token");
+        let a = ensure_user_token(&p).unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(ensure_user_token(&p).unwrap(), a);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(ensure_user_token(&p).unwrap(), a);
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        std::fs::write(&p, "").unwrap();
+        let b = ensure_user_token(&p).unwrap();
+        assert_ne!(a, b);
+        assert!(b.len() >= 64);
+    }
+}
