@@ -685,4 +685,4 @@ async fn blocking<T: Send + 'static>(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
