@@ -90,6 +90,24 @@ impl<T: JsonSchema> JsonSchema for Args<T> {
     }
 }
 
+/// The JSON Schema of a tool input, with every subschema inlined: no `$ref`/`$defs`, which some
+/// clients' schema converters do not follow.
+pub fn input_schema<T: JsonSchema>() -> std::sync::Arc<Map<String, Value>> {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+    });
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    let mut map = match schema.to_value() {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    // The wrapper type's own title and doc are noise to a model.
+    map.remove("title");
+    map.remove("description");
+    map.remove("$schema");
+    std::sync::Arc::new(map)
+}
+
 // ------------------------------------------------------------------ the walker
 
 fn join(path: &str, name: &str) -> String {

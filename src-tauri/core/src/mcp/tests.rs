@@ -322,6 +322,15 @@ async fn tools_are_listed_with_schemas_from_the_rust_types() {
         assert!(s.contains(k), "{k} missing from the create_agent schema");
     }
     assert!(create.output_schema.is_some());
+    // Inlined: some clients' schema converters do not follow references.
+    for t in &tools {
+        let s = Value::Object((*t.input_schema).clone()).to_string();
+        assert!(
+            !s.contains("$ref") && !s.contains("$defs"),
+            "{}: {s}",
+            t.name
+        );
+    }
     drop(c);
     h.stop().await;
 }
@@ -1561,4 +1570,45 @@ async fn the_configured_port_is_used_or_a_free_one_when_taken() {
     .unwrap();
     let _s = McpServer::bind(&layout, None).unwrap();
     assert!(!layout.mcp_json_path().exists());
+}
+
+#[tokio::test]
+async fn the_docs_show_the_served_schemas() {
+    let h = Harness::start().await;
+    let c = h.user().await;
+    let tools = c.list_all_tools().await.unwrap();
+    let order = [
+        "create_agent",
+        "send_agent_prompt",
+        "wait_for_agent",
+        "get_agent",
+        "list_agents",
+        "cancel_agent",
+        "archive_agent",
+        "create_worktree",
+    ];
+    let mut want = String::new();
+    for name in order {
+        let t = tools.iter().find(|t| t.name == name).unwrap();
+        let schema =
+            serde_json::to_string_pretty(&Value::Object((*t.input_schema).clone())).unwrap();
+        want.push_str(&format!("\n### {name}\n\n```json\n{schema}\n```\n"));
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/mcp.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) = ("<!-- schemas:begin -->\n", "<!-- schemas:end -->");
+    let a = doc.find(begin).unwrap() + begin.len();
+    let b = doc.find(end).unwrap();
+    if std::env::var_os("UPDATE_MCP_DOCS").is_some() {
+        let new = format!("{}{}\n{}", &doc[..a], want.trim_start(), &doc[b..]);
+        std::fs::write(&path, new).unwrap();
+    } else {
+        assert_eq!(
+            doc[a..b].trim(),
+            want.trim(),
+            "docs/mcp.md is out of date: run UPDATE_MCP_DOCS=1 cargo test -p paseo-core --lib the_docs_show"
+        );
+    }
+    drop(c);
+    h.stop().await;
 }

@@ -19,8 +19,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::input::{
-    AgentInput, Args, CreateAgentInput, CreateWorktreeInput, FieldError, ListInput, Relationship,
-    SendPromptInput, SourceInput, WaitInput, WorkspaceInput, DEFAULT_LIST_LIMIT,
+    input_schema, AgentInput, Args, CreateAgentInput, CreateWorktreeInput, FieldError, ListInput,
+    Relationship, SendPromptInput, SourceInput, WaitInput, WorkspaceInput, DEFAULT_LIST_LIMIT,
     DEFAULT_WAIT_SECONDS,
 };
 use super::tokens::Caller;
@@ -713,6 +713,7 @@ impl PaseoTools {
     /// agent's id, workspace and cwd; its first prompt runs in the background.
     #[tool(
         name = "create_agent",
+        input_schema = input_schema::<CreateAgentInput>(),
         output_schema = schema_for_output::<CreatedOutput>()
     )]
     async fn create_agent(
@@ -729,6 +730,7 @@ impl PaseoTools {
     /// background: false it waits for the turn (up to 300 s) and returns its last message.
     #[tool(
         name = "send_agent_prompt",
+        input_schema = input_schema::<SendPromptInput>(),
         output_schema = schema_for_output::<PromptOutput>()
     )]
     async fn send_agent_prompt(
@@ -744,6 +746,7 @@ impl PaseoTools {
     /// (timeoutSeconds: default 30, at most 600). Returns its status and last message.
     #[tool(
         name = "wait_for_agent",
+        input_schema = input_schema::<WaitInput>(),
         output_schema = schema_for_output::<WaitOutput>(),
         annotations(read_only_hint = true)
     )]
@@ -756,7 +759,8 @@ impl PaseoTools {
     }
 
     /// Returns one agent: its record's fields plus parentAgentId and its live status.
-    #[tool(name = "get_agent", annotations(read_only_hint = true))]
+    #[tool(name = "get_agent",
+        input_schema = input_schema::<AgentInput>(), annotations(read_only_hint = true))]
     async fn get_agent(
         &self,
         Parameters(args): Parameters<Args<AgentInput>>,
@@ -767,7 +771,8 @@ impl PaseoTools {
 
     /// Lists agents, oldest first, filtered by parent, workspace and status (archived ones
     /// only with includeArchived). limit: default 200, at most 10,000; total counts every match.
-    #[tool(name = "list_agents", annotations(read_only_hint = true))]
+    #[tool(name = "list_agents",
+        input_schema = input_schema::<ListInput>(), annotations(read_only_hint = true))]
     async fn list_agents(
         &self,
         Parameters(args): Parameters<Args<ListInput>>,
@@ -780,6 +785,7 @@ impl PaseoTools {
     /// returns its status once the turn has ended.
     #[tool(
         name = "cancel_agent",
+        input_schema = input_schema::<AgentInput>(),
         output_schema = schema_for_output::<CancelOutput>()
     )]
     async fn cancel_agent(
@@ -796,6 +802,7 @@ impl PaseoTools {
     /// archive is durable. Detached agents it created are not archived.
     #[tool(
         name = "archive_agent",
+        input_schema = input_schema::<AgentInput>(),
         output_schema = schema_for_output::<ArchiveOutput>(),
         annotations(destructive_hint = true)
     )]
@@ -813,6 +820,7 @@ impl PaseoTools {
     /// (checkout-branch). Returns the workspace id, its cwd and the branch.
     #[tool(
         name = "create_worktree",
+        input_schema = input_schema::<CreateWorktreeInput>(),
         output_schema = schema_for_output::<WorktreeOutput>()
     )]
     async fn create_worktree(
