@@ -878,7 +878,7 @@ impl Engine {
         if let Some(a) = self.agents.get_mut(&id) {
             a.root = root;
         }
-        self.refresh(id);
+        self.touch(id);
         self.out.effects.push(Effect::StartSession {
             agent: id,
             resume: None,
@@ -1572,7 +1572,7 @@ impl Engine {
         if self.shutting_down || self.delivery_paused {
             return;
         }
-        let Some(a) = self.agents.get(&id) else {
+        let Some(a) = self.agents.get_mut(&id) else {
             return;
         };
         if a.record.is_archived() || a.queued.is_some() {
@@ -1583,6 +1583,29 @@ impl Engine {
             Status::Idle | Status::Error | Status::Closed
         ) {
             return;
+        }
+        if !self.inbox.get(&id).is_some_and(|q| !q.is_empty()) {
+            return;
+        }
+        match a.session {
+            SessionState::Live => {}
+            SessionState::Starting => return, // delivered once it is ready
+            SessionState::None => {
+                // Resume it first; the notice stays in the durable inbox until its turn starts,
+                // so a crash meanwhile loses nothing.
+                a.session = SessionState::Starting;
+                a.record.last_status = Status::Initializing;
+                let resume = a
+                    .record
+                    .persistence
+                    .as_ref()
+                    .and_then(|p| p.session_id.clone());
+                self.out
+                    .effects
+                    .push(Effect::StartSession { agent: id, resume });
+                self.touch(id);
+                return;
+            }
         }
         let Some(notice) = self.inbox.get_mut(&id).and_then(|q| q.pop_front()) else {
             return;
@@ -1596,7 +1619,7 @@ impl Engine {
             origin: TurnOrigin::Notice(notice.id.clone()),
             arm: None,
         };
-        self.begin(id, q);
+        self.start_turn(id, q);
     }
 
     /// What happens at an idle boundary: waiting input runs first, then notices.
