@@ -2,5 +2,6 @@
 //! Desktop. No Tauri dependency: the desktop shell and headless mode both drive it through
 //! [`runtime`].
 
+pub mod config;
 pub mod model;
 pub mod providers;

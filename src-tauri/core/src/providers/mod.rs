@@ -6,14 +6,23 @@
 //! the [`EventSink`] it was given. The sink is bounded, so a process that floods output is slowed
 //! down by backpressure instead of growing memory.
 
+pub mod claude;
+pub mod codex;
+pub mod command;
+pub mod oneshot;
+pub mod process;
+pub mod shell;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::config::{Config, ProviderKind};
 use crate::model::{AgentConfig, AgentId, NewItem};
 
 #[derive(Debug, thiserror::Error)]
@@ -210,6 +219,21 @@ pub struct ProviderRegistry {
 impl ProviderRegistry {
     pub fn new() -> Self {
         Self::default()
+    }
+    /// The providers a configuration defines: the built-in `shell`, `claude` and `codex` (with
+    /// the user's overrides) and every user-defined provider.
+    pub fn from_config(config: &Config) -> Self {
+        let mut reg = Self::new();
+        for (id, pc) in &config.providers {
+            let provider: Arc<dyn Provider> = match pc.kind {
+                ProviderKind::Shell => Arc::new(shell::ShellProvider::new(id, pc.clone())),
+                ProviderKind::Command => Arc::new(command::CommandProvider::new(id, pc.clone())),
+                ProviderKind::Claude => Arc::new(claude::ClaudeProvider::new(id, pc.clone())),
+                ProviderKind::Codex => Arc::new(codex::CodexProvider::new(id, pc.clone())),
+            };
+            reg.insert(id.clone(), provider);
+        }
+        reg
     }
     pub fn insert(&mut self, id: impl Into<String>, provider: std::sync::Arc<dyn Provider>) {
         self.providers.insert(id.into(), provider);
