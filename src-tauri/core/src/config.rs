@@ -173,12 +173,10 @@ impl Config {
                     for (k, v) in mcp {
                         match k.as_str() {
                             "port" => {
-                                let port = v
-                                    .as_u64()
-                                    .and_then(|n| u16::try_from(n).ok())
-                                    .ok_or_else(|| {
-                                        p.err("mcp.port", "expected a port number (0 to 65535)")
-                                    })?;
+                                let port =
+                                    v.as_u64().and_then(|n| u16::try_from(n).ok()).ok_or_else(
+                                        || p.err("mcp.port", "expected a port number (0 to 65535)"),
+                                    )?;
                                 config.mcp.port = Some(port);
                             }
                             other => {
@@ -430,7 +428,10 @@ mod tests {
                 r#"{"mcp": {"port": 70000}}"#,
                 "config.json: mcp.port: expected a port number",
             ),
-            (r#"{"providers": 3}"#, "config.json: providers: expected an object"),
+            (
+                r#"{"providers": 3}"#,
+                "config.json: providers: expected an object",
+            ),
         ];
         for (text, want) in cases {
             let err = parse(text).unwrap_err();

@@ -133,7 +133,12 @@ pub fn claude_argv(
         push("--permission-mode");
         push(mode);
     }
-    if let Some(sp) = spec.config.system_prompt.as_deref().filter(|m| !m.is_empty()) {
+    if let Some(sp) = spec
+        .config
+        .system_prompt
+        .as_deref()
+        .filter(|m| !m.is_empty())
+    {
         push("--append-system-prompt");
         push(sp);
     }
@@ -185,7 +190,12 @@ impl Provider for ClaudeProvider {
         spec: SessionSpec,
         sink: EventSink,
     ) -> BoxFuture<'static, Result<Box<dyn Session>, ProviderError>> {
-        let env = AgentEnv::new(spec.agent_id, &self.config.env, &spec.env, spec.mcp.as_ref());
+        let env = AgentEnv::new(
+            spec.agent_id,
+            &self.config.env,
+            &spec.env,
+            spec.mcp.as_ref(),
+        );
         let prefix = self.prefix();
         let id = self.id.clone();
         Box::pin(async move {
@@ -312,11 +322,9 @@ impl Session for ClaudeSession {
             self.stdin.take();
             if let Some(proc) = self.proc.take() {
                 let mut exit = proc.exit_watch();
-                let _ = tokio::time::timeout(
-                    Duration::from_secs(1),
-                    exit.wait_for(|s| s.is_some()),
-                )
-                .await;
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(1), exit.wait_for(|s| s.is_some()))
+                        .await;
                 proc.terminate(TERM_GRACE).await;
             }
             if let Some(reader) = self.reader.take() {
@@ -326,7 +334,10 @@ impl Session for ClaudeSession {
     }
 }
 
-async fn write_stdin(mut stdin: tokio::process::ChildStdin, mut rx: mpsc::UnboundedReceiver<String>) {
+async fn write_stdin(
+    mut stdin: tokio::process::ChildStdin,
+    mut rx: mpsc::UnboundedReceiver<String>,
+) {
     while let Some(mut line) = rx.recv().await {
         line.push('\n');
         if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
@@ -373,11 +384,7 @@ async fn read_stdout(
             }
         }
     }
-    let status = exit
-        .wait_for(|s| s.is_some())
-        .await
-        .ok()
-        .and_then(|s| *s);
+    let status = exit.wait_for(|s| s.is_some()).await.ok().and_then(|s| *s);
     let _ = tokio::time::timeout(Duration::from_secs(1), stderr_task).await;
     exited.store(true, Ordering::SeqCst);
     if closing.load(Ordering::SeqCst) {
@@ -586,7 +593,11 @@ impl ClaudeStream {
     fn on_assistant(&mut self, v: &Value, step: &mut Step) {
         // Messages of subagents (the Task tool) are nested under a tool use: not this agent's
         // own words.
-        if !v.get("parent_tool_use_id").unwrap_or(&Value::Null).is_null() {
+        if !v
+            .get("parent_tool_use_id")
+            .unwrap_or(&Value::Null)
+            .is_null()
+        {
             return;
         }
         let mut items = Vec::new();
@@ -629,7 +640,11 @@ impl ClaudeStream {
     }
 
     fn on_user(&mut self, v: &Value, step: &mut Step) {
-        if !v.get("parent_tool_use_id").unwrap_or(&Value::Null).is_null() {
+        if !v
+            .get("parent_tool_use_id")
+            .unwrap_or(&Value::Null)
+            .is_null()
+        {
             return;
         }
         let mut items = Vec::new();
@@ -638,9 +653,15 @@ impl ClaudeStream {
                 continue;
             }
             items.push(NewItem::tool_result(
-                block.get("tool_use_id").and_then(Value::as_str).unwrap_or(""),
+                block
+                    .get("tool_use_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
                 content_text(block.get("content").unwrap_or(&Value::Null)),
-                block.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                block
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
             ));
         }
         if !items.is_empty() {
@@ -682,19 +703,20 @@ impl ClaudeStream {
             "can_use_tool" => {
                 let input = req.get("input").cloned().unwrap_or(json!({}));
                 self.pending.insert(request_id.to_string(), input.clone());
-                step.events.push(ProviderEvent::Permission(PermissionRequest {
-                    request_id: request_id.to_string(),
-                    tool_name: req
-                        .get("tool_name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    input,
-                    description: req
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                }));
+                step.events
+                    .push(ProviderEvent::Permission(PermissionRequest {
+                        request_id: request_id.to_string(),
+                        tool_name: req
+                            .get("tool_name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                        input,
+                        description: req
+                            .get("description")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                    }));
             }
             other => {
                 // We register no hooks or in-process MCP servers; say so rather than let the
@@ -716,7 +738,11 @@ impl ClaudeStream {
 }
 
 fn result_message(v: &Value, subtype: &str) -> String {
-    if let Some(r) = v.get("result").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+    if let Some(r) = v
+        .get("result")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+    {
         return r.to_string();
     }
     let errors: Vec<&str> = v

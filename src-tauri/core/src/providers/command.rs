@@ -9,7 +9,9 @@ use futures::future::BoxFuture;
 
 use super::oneshot::{OneShotSession, TurnCommand};
 use super::process::{find_program, AgentEnv, Emitter};
-use super::{EventSink, Provider, ProviderError, ProviderEvent, ProviderInfo, Session, SessionSpec};
+use super::{
+    EventSink, Provider, ProviderError, ProviderEvent, ProviderInfo, Session, SessionSpec,
+};
 use crate::config::ProviderConfig;
 
 pub const PROMPT_PLACEHOLDER: &str = "{prompt}";
@@ -84,7 +86,12 @@ impl Provider for CommandProvider {
         spec: SessionSpec,
         sink: EventSink,
     ) -> BoxFuture<'static, Result<Box<dyn Session>, ProviderError>> {
-        let env = AgentEnv::new(spec.agent_id, &self.config.env, &spec.env, spec.mcp.as_ref());
+        let env = AgentEnv::new(
+            spec.agent_id,
+            &self.config.env,
+            &spec.env,
+            spec.mcp.as_ref(),
+        );
         let template = self.template();
         let stdin = self.config.stdin;
         let id = self.id.clone();

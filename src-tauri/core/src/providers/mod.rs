@@ -119,11 +119,18 @@ pub enum ProviderEvent {
     TurnEnded(TurnOutcome),
     Permission(PermissionRequest),
     /// The provider resolved a pending permission request on its own (e.g. it was canceled).
-    PermissionResolved { request_id: String },
+    PermissionResolved {
+        request_id: String,
+    },
     /// Status of an MCP server as the provider sees it (e.g. Claude Code's init event).
-    McpStatus { server: String, status: String },
+    McpStatus {
+        server: String,
+        status: String,
+    },
     /// The session's process is gone. `message` says why (exit code, signal, spawn error).
-    Exited { message: String },
+    Exited {
+        message: String,
+    },
 }
 
 /// The channel a session reports through. Bounded: `send` waits when the runtime is behind.

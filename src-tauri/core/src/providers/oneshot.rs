@@ -131,7 +131,8 @@ impl Session for OneShotSession {
                 let _ = task.await;
             }
             // Background processes of earlier turns live on in those turns' groups.
-            let groups = std::mem::take(&mut *this.groups.lock().unwrap_or_else(|e| e.into_inner()));
+            let groups =
+                std::mem::take(&mut *this.groups.lock().unwrap_or_else(|e| e.into_inner()));
             for pgid in groups {
                 process::terminate_group(pgid, TERM_GRACE, None).await;
             }

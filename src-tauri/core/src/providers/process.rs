@@ -718,7 +718,10 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             self.reader.consume(used);
             if done.is_some() {
                 if overlong {
-                    tracing::warn!(max = self.max, "skipped an overlong line from an agent process");
+                    tracing::warn!(
+                        max = self.max,
+                        "skipped an overlong line from an agent process"
+                    );
                     overlong = false;
                     continue;
                 }

@@ -8,7 +8,9 @@ use futures::future::BoxFuture;
 
 use super::oneshot::{OneShotSession, TurnCommand};
 use super::process::{find_program, AgentEnv, Emitter};
-use super::{EventSink, Provider, ProviderError, ProviderEvent, ProviderInfo, Session, SessionSpec};
+use super::{
+    EventSink, Provider, ProviderError, ProviderEvent, ProviderInfo, Session, SessionSpec,
+};
 use crate::config::ProviderConfig;
 
 pub struct ShellProvider {
