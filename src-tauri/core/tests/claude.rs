@@ -17,6 +17,11 @@ use support::*;
 async fn standin() -> AnthropicStandIn {
     AnthropicStandIn::start(|req| match req.input() {
         Input::Text(t) if t.contains("be slow") => Reply::slow(300, Duration::from_millis(20)),
+        Input::Text(t) if t.contains("start a tree") => Reply::tool_use(
+            "Bash",
+            json!({"command": "nohup sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; echo $$ > fg.pid; sleep 300",
+                   "description": "start processes"}),
+        ),
         Input::Text(t) if t.contains("use bash") => {
             let file = t.rsplit(' ').next().unwrap_or("x").to_string();
             Reply::tool_use(
@@ -320,4 +325,31 @@ async fn a_missing_binary_makes_the_provider_unavailable() {
     let (sink, _ev) = sink(spec.agent_id, 4);
     let err = p.start(spec, sink).await.err().unwrap().to_string();
     assert!(err.contains("does not exist"), "{err}");
+}
+
+#[tokio::test]
+async fn close_mid_turn_kills_the_tools_processes_too() {
+    let st = Setup::new().await;
+    let spec = st.spec();
+    let work = st.work.path().to_path_buf();
+    let (sink, mut ev) = sink(spec.agent_id, 64);
+    let mut s = st.provider().start(spec, sink).await.unwrap();
+    ev.ready().await;
+    s.send(prompt("please start a tree")).unwrap();
+    let mut events = ev
+        .until(|e| matches!(e, ProviderEvent::Permission(_)))
+        .await;
+    let Some(ProviderEvent::Permission(req)) = events.pop() else {
+        unreachable!()
+    };
+    s.respond_permission(&req.request_id, true).unwrap();
+    let fg = read_pid(&work.join("fg.pid")).await;
+    let bg = read_pid(&work.join("bg.pid")).await;
+    assert!(alive(fg) && alive(bg));
+    s.close().await;
+    assert!(!alive(fg), "the tool's shell {fg} survived close");
+    assert!(
+        !alive(bg),
+        "the tool's background process {bg} survived close"
+    );
 }

@@ -16,6 +16,14 @@ use support::*;
 async fn standin() -> OpenAiStandIn {
     OpenAiStandIn::start(|req| match req.input() {
         Input::Text(t) if t.contains("be slow") => Reply::slow(300, Duration::from_millis(20)),
+        Input::Text(t) if t.contains("start a tree") => Reply::function_call(
+            None,
+            "exec_command",
+            json!({"cmd": "nohup sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; echo $$ > fg.pid; sleep 300",
+                   "sandbox_permissions": "require_escalated",
+                   "justification": "start processes",
+                   "yield_time_ms": 500}),
+        ),
         Input::Text(t) if t.contains("run escalated") => {
             let file = t.rsplit(' ').next().unwrap_or("x").to_string();
             Reply::function_call(
@@ -280,5 +288,33 @@ async fn bad_modes_and_missing_binaries_are_refused() {
     assert_eq!(
         info.reason.as_deref(),
         Some("Codex is not installed: `codex` was not found on PATH")
+    );
+}
+
+#[tokio::test]
+async fn close_kills_the_commands_codex_started() {
+    let st = Setup::new().await;
+    let mut spec = st.spec();
+    spec.config.mode = Some("on-request".into());
+    let work = st.work.path().to_path_buf();
+    let (sink, mut ev) = sink(spec.agent_id, 64);
+    let mut s = st.provider().start(spec, sink).await.unwrap();
+    ev.ready().await;
+    s.send(prompt("please start a tree")).unwrap();
+    let mut events = ev
+        .until(|e| matches!(e, ProviderEvent::Permission(_)))
+        .await;
+    let Some(ProviderEvent::Permission(req)) = events.pop() else {
+        unreachable!()
+    };
+    s.respond_permission(&req.request_id, true).unwrap();
+    let fg = read_pid(&work.join("fg.pid")).await;
+    let bg = read_pid(&work.join("bg.pid")).await;
+    assert!(alive(fg) && alive(bg));
+    s.close().await;
+    assert!(!alive(fg), "the command's shell {fg} survived close");
+    assert!(
+        !alive(bg),
+        "the command's background process {bg} survived close"
     );
 }

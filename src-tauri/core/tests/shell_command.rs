@@ -98,17 +98,19 @@ async fn close_kills_the_whole_process_tree() {
     assert_eq!(ev.turn().await.outcome(), &TurnOutcome::Completed);
     let bg = read_pid(&dir.path().join("bg.pid")).await;
     // Turn 2 is running, with a grandchild, when the session is closed.
+    // One grandchild escaped into its own session (setsid): only the process tree knows it.
     s.send(prompt(
-        "sh -c 'sleep 300 & echo $! > gc.pid; wait' & echo $$ > leader.pid; wait",
+        "sh -c 'sleep 300 & echo $! > gc.pid; wait' & setsid sleep 300 & echo $! > setsid.pid; echo $$ > leader.pid; wait",
     ))
     .await_ok();
     let gc = read_pid(&dir.path().join("gc.pid")).await;
+    let escaped = read_pid(&dir.path().join("setsid.pid")).await;
     let leader = read_pid(&dir.path().join("leader.pid")).await;
-    for pid in [bg, gc, leader] {
+    for pid in [bg, gc, escaped, leader] {
         assert!(alive(pid), "{pid} should run before close");
     }
     s.close().await;
-    for pid in [bg, gc, leader] {
+    for pid in [bg, gc, escaped, leader] {
         assert!(!alive(pid), "{pid} survived close");
     }
 }
