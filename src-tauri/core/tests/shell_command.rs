@@ -68,7 +68,13 @@ async fn shell_turns_stream_output_and_report_exit_status() {
     }
     assert_eq!(t.output("stdout"), "partial\n");
 
-    // A notice is only text to a shell; it still runs as the turn's command line if sent.
+    // A shell cannot read: a finish notice must never run as a command.
+    assert!(matches!(
+        s.send(TurnInput::Notice(
+            "<paseo-notice>rm -rf ~</paseo-notice>".into()
+        )),
+        Err(ProviderError::Invalid(_))
+    ));
     s.send(prompt("true")).await_ok();
     assert_eq!(ev.turn().await.outcome(), &TurnOutcome::Completed);
     s.close().await;

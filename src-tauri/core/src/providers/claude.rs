@@ -409,23 +409,6 @@ async fn read_stdout(
     }
 }
 
-impl Emitter {
-    /// Items go through the batcher; everything else as an event.
-    pub(crate) async fn event_or_items(&self, event: ProviderEvent) -> bool {
-        match event {
-            ProviderEvent::Items(items) => {
-                for item in items {
-                    if !self.item(item).await {
-                        return false;
-                    }
-                }
-                true
-            }
-            other => self.event(other).await,
-        }
-    }
-}
-
 /// What one stdout line leads to.
 #[derive(Debug, Default, PartialEq)]
 pub struct Step {
@@ -691,6 +674,10 @@ impl ClaudeStream {
             }
         };
         self.interrupt_requested = false;
+        if self.last_text.is_none() {
+            // A turn without assistant text has an empty last message, not the previous one.
+            step.events.push(ProviderEvent::LastMessage(String::new()));
+        }
         step.events.push(ProviderEvent::TurnEnded(outcome));
     }
 
@@ -883,7 +870,10 @@ mod tests {
             .unwrap();
         assert_eq!(
             p.on_line(result).events,
-            vec![ProviderEvent::TurnEnded(TurnOutcome::Canceled)]
+            vec![
+                ProviderEvent::LastMessage(String::new()),
+                ProviderEvent::TurnEnded(TurnOutcome::Canceled)
+            ]
         );
     }
 
@@ -1000,11 +990,14 @@ mod tests {
         let events = p.on_line(UNKNOWN_SESSION.lines().next().unwrap()).events;
         assert_eq!(
             events,
-            vec![ProviderEvent::TurnEnded(TurnOutcome::Failed {
-                message:
-                    "No conversation found with session ID: 11111111-2222-4333-8444-555555555555"
-                        .into()
-            })]
+            vec![
+                ProviderEvent::LastMessage(String::new()),
+                ProviderEvent::TurnEnded(TurnOutcome::Failed {
+                    message:
+                        "No conversation found with session ID: 11111111-2222-4333-8444-555555555555"
+                            .into()
+                })
+            ]
         );
         // A result with no turn running (nothing was sent) is not a turn end.
         assert!(p

@@ -341,6 +341,9 @@ pub struct ThreadParams {
     pub model: Option<String>,
     pub approval_policy: Option<String>,
     pub developer_instructions: Option<String>,
+    /// Codex's sandbox mode (`read-only`, `workspace-write`, `danger-full-access`), from the
+    /// agent config's `sandbox` extra; unset leaves Codex's own default.
+    pub sandbox: Option<String>,
     pub resume: Option<String>,
 }
 
@@ -352,6 +355,13 @@ impl ThreadParams {
             model: nonempty(&spec.config.model),
             approval_policy: nonempty(&spec.config.mode),
             developer_instructions: nonempty(&spec.config.system_prompt),
+            sandbox: spec
+                .config
+                .extra
+                .get("sandbox")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
             resume: nonempty(&spec.resume),
         }
     }
@@ -378,6 +388,7 @@ struct TurnState {
     id: Option<String>,
     interrupt_requested: bool,
     error: Option<String>,
+    said_something: bool,
 }
 
 /// What one line leads to.
@@ -563,6 +574,9 @@ impl CodexStream {
                 if let Some(d) = &p.developer_instructions {
                     params["developerInstructions"] = json!(d);
                 }
+                if let Some(sb) = &p.sandbox {
+                    params["sandbox"] = json!(sb);
+                }
                 let msg = match p.resume.clone() {
                     Some(thread) => {
                         params["threadId"] = json!(thread);
@@ -687,6 +701,9 @@ impl CodexStream {
                 if item["type"] == "agentMessage" {
                     let text = item["text"].as_str().unwrap_or("");
                     if !text.is_empty() {
+                        if let Some(turn) = self.turn.as_mut() {
+                            turn.said_something = true;
+                        }
                         step.events.push(ProviderEvent::Items(vec![NewItem::new(
                             ItemKind::Assistant,
                             text,
@@ -726,6 +743,10 @@ impl CodexStream {
                             .unwrap_or_else(|| "the Codex turn failed".into()),
                     },
                 };
+                if !turn.said_something {
+                    // A turn without assistant text has an empty last message.
+                    step.events.push(ProviderEvent::LastMessage(String::new()));
+                }
                 step.events.push(ProviderEvent::TurnEnded(outcome));
             }
             "serverRequest/resolved" => {
@@ -920,6 +941,7 @@ mod tests {
             model: Some("m".into()),
             approval_policy: Some("on-request".into()),
             developer_instructions: None,
+            sandbox: None,
             resume: None,
         }
     }
@@ -1008,7 +1030,10 @@ mod tests {
         );
         assert_eq!(
             step.events,
-            vec![ProviderEvent::TurnEnded(TurnOutcome::Canceled)]
+            vec![
+                ProviderEvent::LastMessage(String::new()),
+                ProviderEvent::TurnEnded(TurnOutcome::Canceled)
+            ]
         );
     }
 
@@ -1147,9 +1172,12 @@ mod tests {
         );
         assert_eq!(
             step.events,
-            vec![ProviderEvent::TurnEnded(TurnOutcome::Failed {
-                message: "stream disconnected".into()
-            })]
+            vec![
+                ProviderEvent::LastMessage(String::new()),
+                ProviderEvent::TurnEnded(TurnOutcome::Failed {
+                    message: "stream disconnected".into()
+                })
+            ]
         );
         s.send_turn("y").unwrap();
         assert_eq!(

@@ -94,6 +94,7 @@ impl Provider for CommandProvider {
         );
         let template = self.template();
         let stdin = self.config.stdin;
+        let reads_prompts = self.config.reads_prompts.unwrap_or(stdin);
         let id = self.id.clone();
         Box::pin(async move {
             let Some(program) = template.first() else {
@@ -115,7 +116,7 @@ impl Provider for CommandProvider {
             let build = Arc::new(move |prompt: &str| build_turn(&template, stdin, prompt));
             let emitter = Emitter::spawn(sink);
             emitter.event(ProviderEvent::Ready).await;
-            let session = OneShotSession::new(id, spec.cwd, env, build, emitter);
+            let session = OneShotSession::new(id, reads_prompts, spec.cwd, env, build, emitter);
             Ok(Box::new(session) as Box<dyn Session>)
         })
     }

@@ -42,6 +42,8 @@ impl TurnState {
 
 pub struct OneShotSession {
     name: String,
+    /// Whether the agent reads its input (else a finish notice must never run as a command).
+    reads_prompts: bool,
     cwd: PathBuf,
     env: AgentEnv,
     build: BuildTurn,
@@ -54,6 +56,7 @@ pub struct OneShotSession {
 impl OneShotSession {
     pub fn new(
         name: String,
+        reads_prompts: bool,
         cwd: PathBuf,
         env: AgentEnv,
         build: BuildTurn,
@@ -61,6 +64,7 @@ impl OneShotSession {
     ) -> Self {
         OneShotSession {
             name,
+            reads_prompts,
             cwd,
             env,
             build,
@@ -74,6 +78,12 @@ impl OneShotSession {
 
 impl Session for OneShotSession {
     fn send(&mut self, input: TurnInput) -> Result<(), ProviderError> {
+        if matches!(input, TurnInput::Notice(_)) && !self.reads_prompts {
+            return Err(ProviderError::Invalid(format!(
+                "{} agents do not read prompts: a finish notice is only recorded in the timeline",
+                self.name
+            )));
+        }
         if let Some((state, _)) = &self.current {
             if !state.finished.load(Ordering::SeqCst) {
                 return Err(ProviderError::Invalid("a turn is already running".into()));

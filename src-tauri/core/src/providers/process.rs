@@ -565,6 +565,20 @@ impl Emitter {
     pub async fn event(&self, event: ProviderEvent) -> bool {
         self.tx.send(Emit::Event(event)).await.is_ok()
     }
+    /// Items go through the batcher; everything else as an event.
+    pub async fn event_or_items(&self, event: ProviderEvent) -> bool {
+        match event {
+            ProviderEvent::Items(items) => {
+                for item in items {
+                    if !self.item(item).await {
+                        return false;
+                    }
+                }
+                true
+            }
+            other => self.event(other).await,
+        }
+    }
     /// The tail of all output since the last call (what a shell turn's last message is) and
     /// the tail of its stderr; resets both.
     pub async fn take_tails(&self) -> (String, String) {

@@ -91,7 +91,7 @@ impl Provider for ShellProvider {
             });
             let emitter = Emitter::spawn(sink);
             emitter.event(ProviderEvent::Ready).await;
-            let session = OneShotSession::new(id, spec.cwd, env, build, emitter);
+            let session = OneShotSession::new(id, false, spec.cwd, env, build, emitter);
             Ok(Box::new(session) as Box<dyn Session>)
         })
     }
