@@ -318,3 +318,47 @@ async fn close_kills_the_commands_codex_started() {
         "the command's background process {bg} survived close"
     );
 }
+
+#[tokio::test]
+async fn a_process_dying_mid_turn_fails_the_turn_and_reports_the_exit() {
+    let st = Setup::new().await;
+    let spec = st.spec();
+    let agent = spec.agent_id;
+    let (sink, mut ev) = sink(agent, 64);
+    let mut s = st.provider().start(spec, sink).await.unwrap();
+    ev.ready().await;
+    s.send(prompt("be slow please")).unwrap();
+    poll("the model call", || {
+        st.api
+            .requests()
+            .iter()
+            .any(|r| r.input() == Input::Text("be slow please".into()))
+            .then_some(())
+    })
+    .await;
+    crash_agent(agent);
+    let events = ev
+        .until(|e| matches!(e, ProviderEvent::Exited { .. }))
+        .await;
+    let failed: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            ProviderEvent::TurnEnded(TurnOutcome::Failed { message }) => Some(message.clone()),
+            ProviderEvent::TurnEnded(other) => panic!("turn ended {other:?}"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed.len(), 1, "{events:?}");
+    assert!(
+        failed[0].starts_with("Codex was killed by signal 9 (SIGKILL)"),
+        "{}",
+        failed[0]
+    );
+    let ProviderEvent::Exited { message } = events.last().unwrap() else {
+        unreachable!()
+    };
+    assert_eq!(message, &failed[0]);
+    assert!(s.send(prompt("again")).is_err());
+    s.close().await;
+    assert!(agent_pids(agent).is_empty());
+}

@@ -374,3 +374,16 @@ impl AwaitOk for Result<(), ProviderError> {
         self.unwrap()
     }
 }
+
+#[tokio::test]
+async fn close_does_not_wait_for_a_sink_nobody_drains() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, _ev, _) = shell_session(dir.path(), 1).await;
+    s.send(prompt("echo $$ > flood.pid; yes")).await_ok();
+    let pid = read_pid(&dir.path().join("flood.pid")).await;
+    // Nothing reads the events: the flood fills the sink and the session's tasks block on it.
+    tokio::time::timeout(WAIT, s.close())
+        .await
+        .expect("close resolved although the sink is full");
+    assert!(!alive(pid));
+}

@@ -327,8 +327,15 @@ impl Session for ClaudeSession {
                         .await;
                 proc.terminate(TERM_GRACE).await;
             }
-            if let Some(reader) = self.reader.take() {
-                let _ = reader.await;
+            // The reader may be blocked on a full sink that the caller of close drains: it
+            // has nothing left to report after a close, so it is not waited for long.
+            if let Some(mut reader) = self.reader.take() {
+                if tokio::time::timeout(Duration::from_millis(500), &mut reader)
+                    .await
+                    .is_err()
+                {
+                    reader.abort();
+                }
             }
         })
     }

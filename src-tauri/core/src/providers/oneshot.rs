@@ -138,7 +138,16 @@ impl Session for OneShotSession {
                 if let Some(pgid) = state.pgid() {
                     process::terminate_group(pgid, TERM_GRACE, None).await;
                 }
-                let _ = task.await;
+                // The turn task reaps the leader promptly once it is dead; it may then be
+                // blocked on a full sink that the caller of close drains, so it is not waited
+                // for long (it reports nothing after a close anyway).
+                let mut task = task;
+                if tokio::time::timeout(std::time::Duration::from_secs(2), &mut task)
+                    .await
+                    .is_err()
+                {
+                    task.abort();
+                }
             }
             // Background processes of earlier turns live on in those turns' groups.
             let groups =

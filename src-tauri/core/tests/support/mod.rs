@@ -229,3 +229,36 @@ pub fn agent_cli(name: &str) -> PathBuf {
     );
     bin.canonicalize().unwrap()
 }
+
+/// Live processes whose environment carries `PASEO_AGENT_ID=<agent>`: an agent's process tree.
+pub fn agent_pids(agent: AgentId) -> Vec<i32> {
+    let needle = format!("PASEO_AGENT_ID={agent}");
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if environ.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) && alive(pid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Kills an agent's whole process tree with SIGKILL, as a crash or the OOM killer would.
+pub fn crash_agent(agent: AgentId) {
+    let pids = agent_pids(agent);
+    assert!(!pids.is_empty(), "no process of agent {agent} found");
+    for pid in pids {
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
