@@ -253,8 +253,8 @@ impl FromStr for Status {
             "closed" => Status::Closed,
             other => {
                 return Err(format!(
-                "unknown status {other:?} (expected initializing, idle, running, error or closed)"
-            ))
+                    "unknown status {other:?} (expected initializing, idle, running, error or closed)"
+                ))
             }
         })
     }
@@ -566,11 +566,7 @@ impl NewItem {
             ..NewItem::new(ItemKind::ToolCall, "")
         }
     }
-    pub fn tool_result(
-        call_id: impl Into<String>,
-        text: impl Into<String>,
-        is_error: bool,
-    ) -> Self {
+    pub fn tool_result(call_id: impl Into<String>, text: impl Into<String>, is_error: bool) -> Self {
         NewItem {
             call_id: Some(call_id.into()),
             is_error,
@@ -599,9 +595,7 @@ mod tests {
 
     #[test]
     fn agent_id_accepts_only_canonical_uuids() {
-        assert!("2f1c0d5e-8f9a-4a7b-9c2d-1e2f3a4b5c6d"
-            .parse::<AgentId>()
-            .is_ok());
+        assert!("2f1c0d5e-8f9a-4a7b-9c2d-1e2f3a4b5c6d".parse::<AgentId>().is_ok());
         for bad in [
             "",
             "..",

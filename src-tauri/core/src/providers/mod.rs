@@ -106,15 +106,16 @@ pub enum TurnOutcome {
 /// What a session reports. Turn events refer to the turn most recently sent.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProviderEvent {
-    /// The session is ready for turns. Providers that only know their session id later report it
-    /// with `SessionId`.
+    /// The session is ready for turns. Providers that know their session id up front (claude,
+    /// codex) report `SessionId` before `Ready`; the others never have one.
     Ready,
     /// The provider's own session id, to store in `persistence` for resume.
     SessionId(String),
     /// Timeline content, batched.
     Items(Vec<NewItem>),
     /// The latest assistant text (or output tail) of the current turn: what `wait_for_agent`
-    /// returns as `lastMessage`.
+    /// returns as `lastMessage`. Sent at least once per turn before its `TurnEnded` (empty
+    /// when the turn produced no text).
     LastMessage(String),
     TurnEnded(TurnOutcome),
     Permission(PermissionRequest),
@@ -122,12 +123,18 @@ pub enum ProviderEvent {
     PermissionResolved {
         request_id: String,
     },
-    /// Status of an MCP server as the provider sees it (e.g. Claude Code's init event).
+    /// Status of an MCP server as the provider sees it, sent when it changes. Claude Code says
+    /// `connected` / `failed` / `pending` / `needs-auth`; Codex `starting` / `ready` / `failed` /
+    /// `cancelled`. `failed` for the `paseo` server means the agent cannot orchestrate.
     McpStatus {
         server: String,
         status: String,
     },
-    /// The session's process is gone. `message` says why (exit code, signal, spawn error).
+    /// The session's process is gone (or the session cannot go on, e.g. a thread that cannot
+    /// be resumed). `message` says why (exit code or signal, and the end of its stderr). If a
+    /// turn was running, `TurnEnded(Failed)` with the same message comes first, so every turn
+    /// still ends exactly once; pending permission requests are reported resolved before that.
+    /// Not sent after `close`.
     Exited {
         message: String,
     },
@@ -192,7 +199,8 @@ pub struct ProviderInfo {
     pub models: Vec<String>,
 }
 
-/// A live session of one agent.
+/// A live session of one agent. Its methods must be called from within a tokio runtime (they
+/// hand work to tasks of their own and never block).
 pub trait Session: Send {
     /// Starts a turn with this input. The turn's events follow through the sink.
     fn send(&mut self, input: TurnInput) -> Result<(), ProviderError>;
@@ -201,7 +209,8 @@ pub trait Session: Send {
     /// Answers a permission request surfaced with `ProviderEvent::Permission`.
     fn respond_permission(&mut self, request_id: &str, allow: bool) -> Result<(), ProviderError>;
     /// Stops the session: the whole process tree is terminated (SIGTERM, grace, SIGKILL) and
-    /// reaped. Resolves once nothing of it is left.
+    /// reaped. Resolves once nothing of it is left. It does not wait for the sink to be
+    /// drained, so the runtime may await it from the task that drains the sink.
     fn close(self: Box<Self>) -> BoxFuture<'static, ()>;
 }
 
