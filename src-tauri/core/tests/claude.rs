@@ -17,6 +17,10 @@ use support::*;
 async fn standin() -> AnthropicStandIn {
     AnthropicStandIn::start(|req| match req.input() {
         Input::Text(t) if t.contains("be slow") => Reply::slow(300, Duration::from_millis(20)),
+        Input::Text(t) if t.contains("orchestrate") => Reply::tool_use(
+            "mcp__paseo__create_agent",
+            json!({"provider": "shell", "initialPrompt": "echo hi"}),
+        ),
         Input::Text(t) if t.contains("start a tree") => Reply::tool_use(
             "Bash",
             json!({"command": "nohup sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; echo $$ > fg.pid; sleep 300",
@@ -396,4 +400,59 @@ async fn a_process_dying_mid_turn_fails_the_turn_and_reports_the_exit() {
     assert!(s.send(prompt("again")).is_err());
     s.close().await;
     assert!(agent_pids(agent).is_empty());
+}
+
+#[tokio::test]
+async fn the_apps_mcp_tools_are_loaded_and_called_without_a_permission_prompt() {
+    let st = Setup::new().await;
+    let mcp = support::mcp_echo::McpEcho::start("agent-token-1").await;
+    let mut spec = st.spec();
+    spec.mcp = Some(mcp.access());
+    let (sink, mut ev) = sink(spec.agent_id, 64);
+    let mut s = st.provider().start(spec, sink).await.unwrap();
+    ev.ready().await;
+    s.send(prompt("please orchestrate")).unwrap();
+    let t = ev.turn().await;
+    assert_eq!(t.outcome(), &TurnOutcome::Completed);
+    assert!(
+        !t.other
+            .iter()
+            .any(|e| matches!(e, ProviderEvent::Permission(_))),
+        "{:?}",
+        t.other
+    );
+    assert!(t.other.contains(&ProviderEvent::McpStatus {
+        server: "paseo".into(),
+        status: "connected".into()
+    }));
+    let call = t
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::ToolCall)
+        .unwrap();
+    assert_eq!(call.tool_name.as_deref(), Some("mcp__paseo__create_agent"));
+    let result = t
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::ToolResult)
+        .unwrap();
+    assert!(!result.is_error, "{result:?}");
+    assert!(
+        result.text.starts_with("called create_agent with"),
+        "{result:?}"
+    );
+    assert_eq!(
+        mcp.calls(),
+        [support::mcp_echo::Call {
+            tool: "create_agent".into(),
+            arguments: json!({"provider": "shell", "initialPrompt": "echo hi"})
+        }]
+    );
+    assert_eq!(mcp.unauthorized(), 0);
+    // alwaysLoad: the model sees the tools themselves, not only their names behind a search.
+    let tools = st.api.requests()[0].tool_names();
+    for tool in support::mcp_echo::TOOLS {
+        assert!(tools.contains(&format!("mcp__paseo__{tool}")), "{tools:?}");
+    }
+    s.close().await;
 }

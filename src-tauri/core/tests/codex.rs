@@ -16,6 +16,11 @@ use support::*;
 async fn standin() -> OpenAiStandIn {
     OpenAiStandIn::start(|req| match req.input() {
         Input::Text(t) if t.contains("be slow") => Reply::slow(300, Duration::from_millis(20)),
+        Input::Text(t) if t.contains("orchestrate") => Reply::function_call(
+            Some("mcp__paseo"),
+            "create_agent",
+            json!({"provider": "shell", "initialPrompt": "echo hi"}),
+        ),
         Input::Text(t) if t.contains("start a tree") => Reply::function_call(
             None,
             "exec_command",
@@ -361,4 +366,65 @@ async fn a_process_dying_mid_turn_fails_the_turn_and_reports_the_exit() {
     assert!(s.send(prompt("again")).is_err());
     s.close().await;
     assert!(agent_pids(agent).is_empty());
+}
+
+#[tokio::test]
+async fn the_apps_mcp_tools_are_declared_and_called() {
+    mcp_tools_are_called_without_a_prompt(None).await;
+}
+
+#[tokio::test]
+async fn the_apps_mcp_tools_need_no_approval_even_when_everything_else_does() {
+    mcp_tools_are_called_without_a_prompt(Some("untrusted")).await;
+}
+
+async fn mcp_tools_are_called_without_a_prompt(mode: Option<&str>) {
+    let st = Setup::new().await;
+    let mcp = support::mcp_echo::McpEcho::start("agent-token-2").await;
+    let mut spec = st.spec();
+    spec.config.mode = mode.map(str::to_string);
+    spec.mcp = Some(mcp.access());
+    let (sink, mut ev) = sink(spec.agent_id, 64);
+    let mut s = st.provider().start(spec, sink).await.unwrap();
+    ev.ready().await;
+    s.send(prompt("please orchestrate")).unwrap();
+    let t = ev.turn().await;
+    assert_eq!(t.outcome(), &TurnOutcome::Completed, "{t:?}");
+    assert!(
+        !t.other
+            .iter()
+            .any(|e| matches!(e, ProviderEvent::Permission(_))),
+        "{:?}",
+        t.other
+    );
+    let call = t
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::ToolCall)
+        .expect("an MCP tool call item");
+    assert_eq!(call.tool_name.as_deref(), Some("mcp__paseo__create_agent"));
+    let result = t
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::ToolResult)
+        .unwrap();
+    assert!(!result.is_error, "{result:?}");
+    assert!(
+        result.text.starts_with("called create_agent with"),
+        "{result:?}"
+    );
+    assert_eq!(
+        mcp.calls(),
+        [support::mcp_echo::Call {
+            tool: "create_agent".into(),
+            arguments: json!({"provider": "shell", "initialPrompt": "echo hi"})
+        }]
+    );
+    assert_eq!(mcp.unauthorized(), 0);
+    let tools = st.api.requests()[0].tool_names();
+    assert!(
+        tools.contains(&"mcp__paseo/create_agent".to_string()),
+        "{tools:?}"
+    );
+    s.close().await;
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod anthropic;
+pub mod mcp_echo;
 pub mod openai;
 
 use std::collections::BTreeMap;
