@@ -291,8 +291,12 @@ impl Session for ClaudeSession {
             "message": {"role": "user", "content": input.text()},
         })
         .to_string();
-        self.write(line)?;
+        // The turn starts before the line is written: the answer may come back at once.
         self.stream().start_turn();
+        if let Err(e) = self.write(line) {
+            self.stream().abandon_turn();
+            return Err(e);
+        }
         Ok(())
     }
 
@@ -453,6 +457,11 @@ impl ClaudeStream {
         self.turn_active = true;
         self.interrupt_requested = false;
         self.last_text = None;
+    }
+
+    /// Forgets a turn whose prompt could not be sent.
+    pub fn abandon_turn(&mut self) {
+        self.turn_active = false;
     }
 
     /// Marks the running turn as interrupted; false when there is no turn to interrupt.
