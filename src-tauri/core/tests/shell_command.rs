@@ -387,3 +387,53 @@ async fn close_does_not_wait_for_a_sink_nobody_drains() {
         .expect("close resolved although the sink is full");
     assert!(!alive(pid));
 }
+
+#[tokio::test]
+async fn the_builtin_shell_takes_command_and_env_from_the_config_file() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.json"),
+        r#"{"providers": {"shell": {"command": ["/bin/sh"], "env": {"GREETING": "hi from config"}}}}"#,
+    )
+    .unwrap();
+    let reg = ProviderRegistry::from_config(&Config::load(home.path()).unwrap());
+    let sp = spec(home.path());
+    let (sink1, mut ev) = sink(sp.agent_id, 16);
+    let mut s = reg
+        .resolve("shell")
+        .unwrap()
+        .start(sp, sink1)
+        .await
+        .unwrap();
+    ev.ready().await;
+    s.send(prompt("echo \"$GREETING from $0\"")).await_ok();
+    let t = ev.turn().await;
+    assert_eq!(t.output("stdout"), "hi from config from /bin/sh\n");
+    s.close().await;
+
+    std::fs::write(
+        home.path().join("config.json"),
+        r#"{"providers": {"shell": {"command": ["/no/such/shell"]}}}"#,
+    )
+    .unwrap();
+    let reg = ProviderRegistry::from_config(&Config::load(home.path()).unwrap());
+    let info = reg.get("shell").unwrap().info();
+    assert!(!info.available);
+    assert_eq!(
+        info.reason.as_deref(),
+        Some("/no/such/shell does not exist")
+    );
+
+    std::fs::write(
+        home.path().join("config.json"),
+        r#"{"providers": {"shell": {"command": "sh"}}}"#,
+    )
+    .unwrap();
+    let err = Config::load(home.path()).unwrap_err().to_string();
+    assert!(
+        err.ends_with(
+            "config.json: providers.shell.command: expected a non-empty array of strings"
+        ),
+        "{err}"
+    );
+}

@@ -690,6 +690,11 @@ impl ClaudeStream {
             }
         };
         self.interrupt_requested = false;
+        // A question left open when its turn ended can no longer be answered.
+        for request_id in std::mem::take(&mut self.pending).into_keys() {
+            step.events
+                .push(ProviderEvent::PermissionResolved { request_id });
+        }
         if self.last_text.is_none() {
             // A turn without assistant text has an empty last message, not the previous one.
             step.events.push(ProviderEvent::LastMessage(String::new()));

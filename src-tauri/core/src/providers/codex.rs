@@ -750,6 +750,11 @@ impl CodexStream {
                             .unwrap_or_else(|| "the Codex turn failed".into()),
                     },
                 };
+                // A question left open when its turn ended can no longer be answered.
+                for request_id in std::mem::take(&mut self.approvals).into_keys() {
+                    step.events
+                        .push(ProviderEvent::PermissionResolved { request_id });
+                }
                 if !turn.said_something {
                     // A turn without assistant text has an empty last message.
                     step.events.push(ProviderEvent::LastMessage(String::new()));
