@@ -965,11 +965,13 @@ impl Engine {
         let queued = a.queued.take();
         let arm = a.record.notify_arm.take();
         let msg = format!("the agent process exited: {message}");
-        set_error(&mut a.record, &msg, now);
+        // A turn that just failed already carries its message (providers report the failed
+        // turn, then the exit): keep it and only note that the process is gone.
+        if was != Status::Error || queued.is_some() {
+            set_error(&mut a.record, &msg, now);
+        }
         self.touch(id);
         self.timeline(id, NewItem::new(ItemKind::Error, msg.clone()));
-        // An arm only exists while its turn is pending or running, and this ended it.
-        let _ = queued;
         if let Some(arm) = arm {
             self.send_notice(id, arm, "failed", Some(msg));
         }
@@ -1584,7 +1586,7 @@ impl Engine {
         ) {
             return;
         }
-        if !self.inbox.get(&id).is_some_and(|q| !q.is_empty()) {
+        if self.inbox.get(&id).is_none_or(|q| q.is_empty()) {
             return;
         }
         match a.session {

@@ -819,7 +819,9 @@ impl Actor {
                 self.engine.permission_resolved(agent, &request_id)
             }
             ProviderEvent::McpStatus { server, status } => {
-                if server == "paseo" && status != "connected" {
+                if server == "paseo"
+                    && matches!(status.as_str(), "failed" | "cancelled" | "needs-auth")
+                {
                     tracing::warn!(%agent, %status, "the agent could not connect to the paseo MCP server");
                     self.push_item(
                         agent,
