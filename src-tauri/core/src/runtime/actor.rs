@@ -477,7 +477,7 @@ impl Actor {
                 request_id,
                 allow,
             } => self.with_session(agent, Buffered::Permission(request_id, allow)),
-            Effect::Timeline { agent, item } => self.push_item(agent, item),
+            Effect::Timeline { agent, item } => self.push_item(agent, *item),
             Effect::ArchiveWorktree {
                 workspace,
                 requested_by,
