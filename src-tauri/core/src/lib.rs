@@ -2,6 +2,7 @@
 //! Desktop. No Tauri dependency: the desktop shell and headless mode both drive it through
 //! [`runtime`].
 
+pub mod config;
 pub mod engine;
 pub mod mcp;
 pub mod model;

@@ -97,13 +97,14 @@ fn valid_opaque(s: &str) -> bool {
 
 macro_rules! opaque_id {
     ($name:ident, $kind:literal) => {
-        /// An opaque id (we mint UUIDs; other tools' ids of a safe shape are accepted).
+        /// An opaque id (we mint UUIDs; other tools' ids of a safe shape are accepted). Shared,
+        /// so the engine's indexes clone it without allocating.
         #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(String);
+        pub struct $name(std::sync::Arc<str>);
 
         impl $name {
             pub fn new() -> Self {
-                $name(Uuid::new_v4().hyphenated().to_string())
+                $name(Uuid::new_v4().hyphenated().to_string().into())
             }
             pub fn as_str(&self) -> &str {
                 &self.0
@@ -120,7 +121,7 @@ macro_rules! opaque_id {
             type Err = ModelError;
             fn from_str(s: &str) -> Result<Self, Self::Err> {
                 if valid_opaque(s) {
-                    Ok($name(s.to_string()))
+                    Ok($name(s.into()))
                 } else {
                     Err(ModelError::InvalidOpaqueId {
                         kind: $kind,

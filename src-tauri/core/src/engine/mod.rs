@@ -10,6 +10,7 @@
 //! and each workspace's activity bucket counts. [`Engine::recompute_activity`] computes the buckets
 //! from scratch for tests to compare against.
 
+pub mod fxhash;
 pub mod notice;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
@@ -23,6 +24,7 @@ use crate::model::{
 };
 use crate::providers::{PermissionRequest, TurnInput, TurnOutcome};
 
+pub use fxhash::{FxHashMap, FxHashSet};
 pub use notice::Notice;
 
 /// The message a record left running by a crash carries after load.
@@ -108,6 +110,8 @@ pub struct AgentState {
     pub mcp_status: Option<String>,
     /// Whether its provider reads prompts (and so takes finish notices as turn input).
     pub reads_prompts: bool,
+    /// The parent label, parsed once (kept in step with `record.labels`).
+    pub parent: Option<AgentId>,
     /// The top of its live parent chain (itself for a root agent).
     root: AgentId,
     /// The bucket it contributes, and where (SPEC 6).
@@ -151,7 +155,7 @@ pub enum Effect {
     },
     Timeline {
         agent: AgentId,
-        item: NewItem,
+        item: Box<NewItem>,
     },
     /// Remove the worktree of this workspace with git and archive it (autoArchive, SPEC 5).
     ArchiveWorktree {
@@ -168,15 +172,15 @@ pub enum Effect {
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
     /// Agents whose record or live state changed: persist and re-render.
-    pub agents: BTreeSet<AgentId>,
+    pub agents: FxHashSet<AgentId>,
     /// Agents whose inbox changed: persist it.
-    pub inboxes: BTreeSet<AgentId>,
+    pub inboxes: FxHashSet<AgentId>,
     /// Workspaces whose bucket or record changed.
-    pub workspaces: BTreeSet<WorkspaceId>,
+    pub workspaces: FxHashSet<WorkspaceId>,
     pub workspaces_registry: bool,
     pub projects_registry: bool,
     /// Parents whose track (membership or a member's state) changed.
-    pub tracks: BTreeSet<AgentId>,
+    pub tracks: FxHashSet<AgentId>,
     pub effects: Vec<Effect>,
     /// Human-readable problems found (load repairs, refused notices): log and show in the UI.
     pub notices: Vec<String>,
@@ -247,16 +251,16 @@ pub struct LoadReport {
 
 #[derive(Default)]
 pub struct Engine {
-    agents: HashMap<AgentId, AgentState>,
+    agents: FxHashMap<AgentId, AgentState>,
     /// Unarchived children of each agent, oldest first.
-    children: HashMap<AgentId, BTreeSet<(Timestamp, AgentId)>>,
+    children: FxHashMap<AgentId, BTreeSet<(Timestamp, AgentId)>>,
     workspaces: BTreeMap<WorkspaceId, WorkspaceRecord>,
     projects: BTreeMap<ProjectId, ProjectRecord>,
     /// Per workspace, how many agents contribute each bucket.
-    activity: HashMap<WorkspaceId, [u32; 5]>,
-    inbox: HashMap<AgentId, VecDeque<Notice>>,
+    activity: FxHashMap<WorkspaceId, [u32; 5]>,
+    inbox: FxHashMap<AgentId, VecDeque<Notice>>,
     /// Archived agents by the batch they were archived in.
-    batches: HashMap<BatchId, Vec<AgentId>>,
+    batches: FxHashMap<BatchId, Vec<AgentId>>,
     out: Outcome,
     fixed_now: Option<Timestamp>,
     /// Set while the app quits: no notice wakes a parent then.
@@ -326,7 +330,7 @@ impl Engine {
     /// The live parent: the labelled parent if it exists and is not archived.
     pub fn live_parent(&self, id: AgentId) -> Option<AgentId> {
         let a = self.agents.get(&id)?;
-        let p = a.record.parent_agent_id()?;
+        let p = a.parent?;
         let pa = self.agents.get(&p)?;
         (p != id && !pa.record.is_archived()).then_some(p)
     }
@@ -404,11 +408,7 @@ impl Engine {
     pub fn is_descendant(&self, id: AgentId, ancestor: AgentId) -> bool {
         let mut seen = HashSet::new();
         let mut cur = id;
-        while let Some(p) = self
-            .agents
-            .get(&cur)
-            .and_then(|a| a.record.parent_agent_id())
-        {
+        while let Some(p) = self.agents.get(&cur).and_then(|a| a.parent) {
             if p == ancestor {
                 return true;
             }
@@ -425,11 +425,7 @@ impl Engine {
             .agents
             .values()
             .filter(|a| filter.include_archived || !a.record.is_archived())
-            .filter(|a| {
-                filter
-                    .parent
-                    .is_none_or(|p| a.record.parent_agent_id() == Some(p))
-            })
+            .filter(|a| filter.parent.is_none_or(|p| a.parent == Some(p)))
             .filter(|a| {
                 filter
                     .workspace
@@ -488,6 +484,7 @@ impl Engine {
                 }
             }
             let reads = reads_prompts(&rec.provider);
+            let parent = rec.parent_agent_id();
             self.agents.insert(
                 id,
                 AgentState {
@@ -499,6 +496,7 @@ impl Engine {
                     cancel_requested: false,
                     mcp_status: None,
                     reads_prompts: reads,
+                    parent,
                     root: id,
                     contribution: None,
                 },
@@ -529,6 +527,7 @@ impl Engine {
                             .unwrap_or(&c);
                         if let Some(a) = self.agents.get_mut(&victim) {
                             a.record.labels.remove(PARENT_LABEL);
+                            a.parent = None;
                         }
                         report.problems.push(format!(
                             "agent {victim} was part of a cycle of parent links; its parent link was removed"
@@ -547,6 +546,7 @@ impl Engine {
                 if cur == Some(c) {
                     if let Some(a) = self.agents.get_mut(&c) {
                         a.record.labels.remove(PARENT_LABEL);
+                        a.parent = None;
                     }
                     report.problems.push(format!(
                         "agent {c} named itself as its parent; link removed"
@@ -573,7 +573,7 @@ impl Engine {
         // archived with the nearest archived ancestor's batch (one pass, top down).
         let mut kids: HashMap<AgentId, Vec<AgentId>> = HashMap::new();
         for id in &ids {
-            if let Some(p) = self.agents[id].record.parent_agent_id() {
+            if let Some(p) = self.agents[id].parent {
                 if p != *id && self.agents.contains_key(&p) {
                     kids.entry(p).or_default().push(*id);
                 }
@@ -869,6 +869,7 @@ impl Engine {
                 cancel_requested: false,
                 mcp_status: None,
                 reads_prompts: new.reads_prompts,
+                parent: new.parent,
                 root: id,
                 contribution: None,
             },
@@ -878,7 +879,7 @@ impl Engine {
         if let Some(a) = self.agents.get_mut(&id) {
             a.root = root;
         }
-        self.refresh(id);
+        self.touch(id);
         self.out.effects.push(Effect::StartSession {
             agent: id,
             resume: None,
@@ -965,11 +966,13 @@ impl Engine {
         let queued = a.queued.take();
         let arm = a.record.notify_arm.take();
         let msg = format!("the agent process exited: {message}");
-        set_error(&mut a.record, &msg, now);
+        // A turn that just failed already carries its message (providers report the failed
+        // turn, then the exit): keep it and only note that the process is gone.
+        if was != Status::Error || queued.is_some() {
+            set_error(&mut a.record, &msg, now);
+        }
         self.touch(id);
         self.timeline(id, NewItem::new(ItemKind::Error, msg.clone()));
-        // An arm only exists while its turn is pending or running, and this ended it.
-        let _ = queued;
         if let Some(arm) = arm {
             self.send_notice(id, arm, "failed", Some(msg));
         }
@@ -1332,12 +1335,13 @@ impl Engine {
     /// Removes the parent label only: nothing stops, moves or restarts.
     pub fn detach(&mut self, id: AgentId) -> Result<AgentId, EngineError> {
         let a = self.live_mut(id)?;
-        let Some(parent) = a.record.parent_agent_id() else {
+        let Some(parent) = a.parent else {
             return Err(EngineError::NotASubagent(id));
         };
         self.unindex_child(id);
         if let Some(a) = self.agents.get_mut(&id) {
             a.record.labels.remove(PARENT_LABEL);
+            a.parent = None;
         }
         self.touch(id);
         self.out.tracks.insert(parent);
@@ -1419,7 +1423,7 @@ impl Engine {
             self.batches.entry(batch.clone()).or_default().push(cur);
             // (3) every window hears of it through the outcome.
             self.touch(cur);
-            if let Some(p) = self.agents[&cur].record.parent_agent_id() {
+            if let Some(p) = self.agents[&cur].parent {
                 self.out.tracks.insert(p);
             }
             self.unindex_child(cur);
@@ -1459,7 +1463,8 @@ impl Engine {
         let in_batch: HashSet<AgentId> = members.iter().copied().collect();
         let mut detach = Vec::new();
         for m in &members {
-            let r = &self.agents[m].record;
+            let st = &self.agents[m];
+            let r = &st.record;
             if let Some(ws) = &r.workspace_id {
                 if self.workspaces.get(ws).is_some_and(|w| w.is_archived()) {
                     return Err(EngineError::RestoreWorkspaceArchived {
@@ -1468,7 +1473,7 @@ impl Engine {
                     });
                 }
             }
-            if let Some(p) = r.parent_agent_id() {
+            if let Some(p) = st.parent {
                 if !in_batch.contains(&p)
                     && self
                         .agents
@@ -1498,12 +1503,13 @@ impl Engine {
             a.record.last_status = Status::Closed;
             if detach.contains(m) {
                 a.record.labels.remove(PARENT_LABEL);
+                a.parent = None;
             }
             self.touch(*m);
         }
         for m in &members {
             self.index_child(*m);
-            if let Some(p) = self.agents[m].record.parent_agent_id() {
+            if let Some(p) = self.agents[m].parent {
                 self.out.tracks.insert(p);
             }
         }
@@ -1572,7 +1578,7 @@ impl Engine {
         if self.shutting_down || self.delivery_paused {
             return;
         }
-        let Some(a) = self.agents.get(&id) else {
+        let Some(a) = self.agents.get_mut(&id) else {
             return;
         };
         if a.record.is_archived() || a.queued.is_some() {
@@ -1583,6 +1589,29 @@ impl Engine {
             Status::Idle | Status::Error | Status::Closed
         ) {
             return;
+        }
+        if self.inbox.get(&id).is_none_or(|q| q.is_empty()) {
+            return;
+        }
+        match a.session {
+            SessionState::Live => {}
+            SessionState::Starting => return, // delivered once it is ready
+            SessionState::None => {
+                // Resume it first; the notice stays in the durable inbox until its turn starts,
+                // so a crash meanwhile loses nothing.
+                a.session = SessionState::Starting;
+                a.record.last_status = Status::Initializing;
+                let resume = a
+                    .record
+                    .persistence
+                    .as_ref()
+                    .and_then(|p| p.session_id.clone());
+                self.out
+                    .effects
+                    .push(Effect::StartSession { agent: id, resume });
+                self.touch(id);
+                return;
+            }
         }
         let Some(notice) = self.inbox.get_mut(&id).and_then(|q| q.pop_front()) else {
             return;
@@ -1596,7 +1625,7 @@ impl Engine {
             origin: TurnOrigin::Notice(notice.id.clone()),
             arm: None,
         };
-        self.begin(id, q);
+        self.start_turn(id, q);
     }
 
     /// What happens at an idle boundary: waiting input runs first, then notices.
@@ -1669,7 +1698,10 @@ impl Engine {
     }
 
     fn timeline(&mut self, id: AgentId, item: NewItem) {
-        self.out.effects.push(Effect::Timeline { agent: id, item });
+        self.out.effects.push(Effect::Timeline {
+            agent: id,
+            item: Box::new(item),
+        });
     }
 
     fn index_child(&mut self, id: AgentId) {
@@ -1677,7 +1709,7 @@ impl Engine {
         if a.record.is_archived() {
             return;
         }
-        if let Some(p) = a.record.parent_agent_id() {
+        if let Some(p) = a.parent {
             if p != id && self.agents.contains_key(&p) {
                 let key = (a.record.created_at, id);
                 self.children.entry(p).or_default().insert(key);
@@ -1688,7 +1720,7 @@ impl Engine {
 
     fn unindex_child(&mut self, id: AgentId) {
         let a = &self.agents[&id];
-        if let Some(p) = a.record.parent_agent_id() {
+        if let Some(p) = a.parent {
             let key = (a.record.created_at, id);
             if let Some(set) = self.children.get_mut(&p) {
                 if set.remove(&key) {

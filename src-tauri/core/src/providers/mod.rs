@@ -6,14 +6,23 @@
 //! the [`EventSink`] it was given. The sink is bounded, so a process that floods output is slowed
 //! down by backpressure instead of growing memory.
 
+pub mod claude;
+pub mod codex;
+pub mod command;
+pub mod oneshot;
+pub mod process;
+pub mod shell;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::config::{Config, ProviderKind};
 use crate::model::{AgentConfig, AgentId, NewItem};
 
 #[derive(Debug, thiserror::Error)]
@@ -97,15 +106,16 @@ pub enum TurnOutcome {
 /// What a session reports. Turn events refer to the turn most recently sent.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProviderEvent {
-    /// The session is ready for turns. Providers that only know their session id later report it
-    /// with `SessionId`.
+    /// The session is ready for turns. Providers that know their session id up front (claude,
+    /// codex) report `SessionId` before `Ready`; the others never have one.
     Ready,
     /// The provider's own session id, to store in `persistence` for resume.
     SessionId(String),
     /// Timeline content, batched.
     Items(Vec<NewItem>),
     /// The latest assistant text (or output tail) of the current turn: what `wait_for_agent`
-    /// returns as `lastMessage`.
+    /// returns as `lastMessage`. Sent at least once per turn before its `TurnEnded` (empty
+    /// when the turn produced no text).
     LastMessage(String),
     TurnEnded(TurnOutcome),
     Permission(PermissionRequest),
@@ -113,12 +123,18 @@ pub enum ProviderEvent {
     PermissionResolved {
         request_id: String,
     },
-    /// Status of an MCP server as the provider sees it (e.g. Claude Code's init event).
+    /// Status of an MCP server as the provider sees it, sent when it changes. Claude Code says
+    /// `connected` / `failed` / `pending` / `needs-auth`; Codex `starting` / `ready` / `failed` /
+    /// `cancelled`. `failed` for the `paseo` server means the agent cannot orchestrate.
     McpStatus {
         server: String,
         status: String,
     },
-    /// The session's process is gone. `message` says why (exit code, signal, spawn error).
+    /// The session's process is gone (or the session cannot go on, e.g. a thread that cannot
+    /// be resumed). `message` says why (exit code or signal, and the end of its stderr). If a
+    /// turn was running, `TurnEnded(Failed)` with the same message comes first, so every turn
+    /// still ends exactly once; pending permission requests are reported resolved before that.
+    /// Not sent after `close`.
     Exited {
         message: String,
     },
@@ -183,7 +199,8 @@ pub struct ProviderInfo {
     pub models: Vec<String>,
 }
 
-/// A live session of one agent.
+/// A live session of one agent. Its methods must be called from within a tokio runtime (they
+/// hand work to tasks of their own and never block).
 pub trait Session: Send {
     /// Starts a turn with this input. The turn's events follow through the sink.
     fn send(&mut self, input: TurnInput) -> Result<(), ProviderError>;
@@ -192,7 +209,8 @@ pub trait Session: Send {
     /// Answers a permission request surfaced with `ProviderEvent::Permission`.
     fn respond_permission(&mut self, request_id: &str, allow: bool) -> Result<(), ProviderError>;
     /// Stops the session: the whole process tree is terminated (SIGTERM, grace, SIGKILL) and
-    /// reaped. Resolves once nothing of it is left.
+    /// reaped. Resolves once nothing of it is left. It does not wait for the sink to be
+    /// drained, so the runtime may await it from the task that drains the sink.
     fn close(self: Box<Self>) -> BoxFuture<'static, ()>;
 }
 
@@ -217,6 +235,21 @@ pub struct ProviderRegistry {
 impl ProviderRegistry {
     pub fn new() -> Self {
         Self::default()
+    }
+    /// The providers a configuration defines: the built-in `shell`, `claude` and `codex` (with
+    /// the user's overrides) and every user-defined provider.
+    pub fn from_config(config: &Config) -> Self {
+        let mut reg = Self::new();
+        for (id, pc) in &config.providers {
+            let provider: Arc<dyn Provider> = match pc.kind {
+                ProviderKind::Shell => Arc::new(shell::ShellProvider::new(id, pc.clone())),
+                ProviderKind::Command => Arc::new(command::CommandProvider::new(id, pc.clone())),
+                ProviderKind::Claude => Arc::new(claude::ClaudeProvider::new(id, pc.clone())),
+                ProviderKind::Codex => Arc::new(codex::CodexProvider::new(id, pc.clone())),
+            };
+            reg.insert(id.clone(), provider);
+        }
+        reg
     }
     pub fn insert(&mut self, id: impl Into<String>, provider: std::sync::Arc<dyn Provider>) {
         self.providers.insert(id.into(), provider);

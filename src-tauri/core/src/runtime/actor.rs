@@ -477,7 +477,7 @@ impl Actor {
                 request_id,
                 allow,
             } => self.with_session(agent, Buffered::Permission(request_id, allow)),
-            Effect::Timeline { agent, item } => self.push_item(agent, item),
+            Effect::Timeline { agent, item } => self.push_item(agent, *item),
             Effect::ArchiveWorktree {
                 workspace,
                 requested_by,
@@ -819,7 +819,9 @@ impl Actor {
                 self.engine.permission_resolved(agent, &request_id)
             }
             ProviderEvent::McpStatus { server, status } => {
-                if server == "paseo" && status != "connected" {
+                if server == "paseo"
+                    && matches!(status.as_str(), "failed" | "cancelled" | "needs-auth")
+                {
                     tracing::warn!(%agent, %status, "the agent could not connect to the paseo MCP server");
                     self.push_item(
                         agent,

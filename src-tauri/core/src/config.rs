@@ -1,0 +1,449 @@
+//! The user's configuration file, `$PASEO_HOME/config.json`: which providers exist, how their
+//! binaries are launched, and the MCP server's port.
+//!
+//! A missing file means defaults. Anything wrong in the file is an error that names the file and
+//! the field path (`config.json: providers.mybot.command: expected a non-empty array of strings`),
+//! so the user can fix it; nothing is half-applied.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// The ids of the providers that exist without any configuration.
+pub const BUILTIN_PROVIDERS: [(&str, ProviderKind); 3] = [
+    ("shell", ProviderKind::Shell),
+    ("claude", ProviderKind::Claude),
+    ("codex", ProviderKind::Codex),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: invalid JSON: {message}")]
+    Json { file: String, message: String },
+    #[error("{file}: {path}: {message}")]
+    Field {
+        file: String,
+        path: String,
+        message: String,
+    },
+}
+
+/// What kind of agent a provider runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProviderKind {
+    Shell,
+    Command,
+    Claude,
+    Codex,
+}
+
+impl ProviderKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ProviderKind::Shell => "shell",
+            ProviderKind::Command => "command",
+            ProviderKind::Claude => "claude",
+            ProviderKind::Codex => "codex",
+        }
+    }
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "shell" => ProviderKind::Shell,
+            "command" => ProviderKind::Command,
+            "claude" => ProviderKind::Claude,
+            "codex" => ProviderKind::Codex,
+            _ => return None,
+        })
+    }
+}
+
+/// One provider's settings after validation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub label: Option<String>,
+    /// The argv prefix that replaces the default binary (for `command`: the whole template).
+    pub command: Option<Vec<String>>,
+    /// `command` providers: write the prompt to stdin instead of substituting `{prompt}`.
+    pub stdin: bool,
+    /// `command` providers: whether the agent reads its prompts (and so receives finish notices
+    /// as turn input). Defaults to `stdin`.
+    pub reads_prompts: Option<bool>,
+    pub env: BTreeMap<String, String>,
+    pub models: Vec<String>,
+}
+
+impl ProviderConfig {
+    pub fn new(kind: ProviderKind) -> Self {
+        ProviderConfig {
+            kind,
+            label: None,
+            command: None,
+            stdin: false,
+            reads_prompts: None,
+            env: BTreeMap::new(),
+            models: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpConfig {
+    pub port: Option<u16>,
+}
+
+/// The whole configuration. `providers` always holds the built-in providers (possibly
+/// overridden) plus the user's own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub providers: BTreeMap<String, ProviderConfig>,
+    pub mcp: McpConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let providers = BUILTIN_PROVIDERS
+            .iter()
+            .map(|(id, kind)| (id.to_string(), ProviderConfig::new(*kind)))
+            .collect();
+        Config {
+            providers,
+            mcp: McpConfig::default(),
+        }
+    }
+}
+
+impl Config {
+    /// The configuration file of a data root.
+    pub fn path(paseo_home: &Path) -> PathBuf {
+        paseo_home.join("config.json")
+    }
+
+    /// Loads `$PASEO_HOME/config.json`; a missing file gives the defaults.
+    pub fn load(paseo_home: &Path) -> Result<Config, ConfigError> {
+        let path = Self::path(paseo_home);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::parse(&text, &path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(source) => Err(ConfigError::Read {
+                file: path.display().to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// Parses the text of a configuration file; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        let root: Value = serde_json::from_str(text).map_err(|e| ConfigError::Json {
+            file: file.to_string(),
+            message: e.to_string(),
+        })?;
+        let p = Parser { file };
+        let root = p.object(&root, "(top level)")?;
+        let mut config = Config::default();
+        for (key, value) in root {
+            match key.as_str() {
+                "providers" => {
+                    let providers = p.object(value, "providers")?;
+                    for (id, entry) in providers {
+                        let path = format!("providers.{id}");
+                        if !valid_provider_id(id) {
+                            return Err(p.err(
+                                &path,
+                                "invalid provider id: expected 1 to 64 letters, digits, '-' or '_'",
+                            ));
+                        }
+                        let builtin = BUILTIN_PROVIDERS
+                            .iter()
+                            .find(|(b, _)| b == id)
+                            .map(|(_, k)| *k);
+                        let parsed = p.provider(entry, &path, builtin)?;
+                        config.providers.insert(id.clone(), parsed);
+                    }
+                }
+                "mcp" => {
+                    let mcp = p.object(value, "mcp")?;
+                    for (k, v) in mcp {
+                        match k.as_str() {
+                            "port" => {
+                                let port =
+                                    v.as_u64().and_then(|n| u16::try_from(n).ok()).ok_or_else(
+                                        || p.err("mcp.port", "expected a port number (0 to 65535)"),
+                                    )?;
+                                config.mcp.port = Some(port);
+                            }
+                            other => {
+                                return Err(p.err(&format!("mcp.{other}"), "unknown field"));
+                            }
+                        }
+                    }
+                }
+                other => return Err(p.err(other, "unknown field (expected providers or mcp)")),
+            }
+        }
+        Ok(config)
+    }
+}
+
+fn valid_provider_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+struct Parser<'a> {
+    file: &'a str,
+}
+
+impl Parser<'_> {
+    fn err(&self, path: &str, message: &str) -> ConfigError {
+        ConfigError::Field {
+            file: self.file.to_string(),
+            path: path.to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    fn object<'v>(&self, v: &'v Value, path: &str) -> Result<&'v Map<String, Value>, ConfigError> {
+        v.as_object()
+            .ok_or_else(|| self.err(path, "expected an object"))
+    }
+
+    fn string(&self, v: &Value, path: &str) -> Result<String, ConfigError> {
+        v.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| self.err(path, "expected a string"))
+    }
+
+    fn strings(&self, v: &Value, path: &str, non_empty: bool) -> Result<Vec<String>, ConfigError> {
+        let what = if non_empty {
+            "expected a non-empty array of strings"
+        } else {
+            "expected an array of strings"
+        };
+        let arr = v.as_array().ok_or_else(|| self.err(path, what))?;
+        if non_empty && arr.is_empty() {
+            return Err(self.err(path, what));
+        }
+        arr.iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| self.err(path, what))
+    }
+
+    fn provider(
+        &self,
+        v: &Value,
+        path: &str,
+        builtin: Option<ProviderKind>,
+    ) -> Result<ProviderConfig, ConfigError> {
+        let obj = self.object(v, path)?;
+        let kind = match obj.get("kind") {
+            Some(k) => {
+                let s = self.string(k, &format!("{path}.kind"))?;
+                let kind = ProviderKind::parse(&s).ok_or_else(|| {
+                    self.err(
+                        &format!("{path}.kind"),
+                        &format!(
+                            "unknown kind {s:?} (expected \"shell\", \"command\", \"claude\" or \"codex\")"
+                        ),
+                    )
+                })?;
+                if let Some(b) = builtin {
+                    if b != kind {
+                        return Err(self.err(
+                            &format!("{path}.kind"),
+                            &format!(
+                                "the built-in provider is of kind {:?}; use another id for a {:?} provider",
+                                b.as_str(),
+                                kind.as_str()
+                            ),
+                        ));
+                    }
+                }
+                kind
+            }
+            None => builtin.ok_or_else(|| {
+                self.err(
+                    &format!("{path}.kind"),
+                    "missing (expected \"shell\", \"command\", \"claude\" or \"codex\")",
+                )
+            })?,
+        };
+        let mut cfg = ProviderConfig::new(kind);
+        for (key, value) in obj {
+            let field = format!("{path}.{key}");
+            match key.as_str() {
+                "kind" => {}
+                "label" => cfg.label = Some(self.string(value, &field)?),
+                "command" => {
+                    let argv = self.strings(value, &field, true)?;
+                    if argv[0].trim().is_empty() {
+                        return Err(self.err(&format!("{field}[0]"), "the program is empty"));
+                    }
+                    cfg.command = Some(argv);
+                }
+                "stdin" => {
+                    cfg.stdin = value
+                        .as_bool()
+                        .ok_or_else(|| self.err(&field, "expected true or false"))?
+                }
+                "readsPrompts" => {
+                    cfg.reads_prompts = Some(
+                        value
+                            .as_bool()
+                            .ok_or_else(|| self.err(&field, "expected true or false"))?,
+                    )
+                }
+                "env" => {
+                    let env = self.object(value, &field)?;
+                    for (k, v) in env {
+                        let p = format!("{field}.{k}");
+                        if k.is_empty() || k.contains('=') || k.contains('\0') {
+                            return Err(self.err(&p, "invalid variable name"));
+                        }
+                        let s = self.string(v, &p)?;
+                        if s.contains('\0') {
+                            return Err(self.err(&p, "contains a NUL character"));
+                        }
+                        cfg.env.insert(k.clone(), s);
+                    }
+                }
+                "models" => cfg.models = self.strings(value, &field, false)?,
+                other => {
+                    return Err(self.err(
+                        &format!("{path}.{other}"),
+                        "unknown field (expected kind, label, command, stdin, readsPrompts, env or models)",
+                    ))
+                }
+            }
+        }
+        if kind == ProviderKind::Command && cfg.command.is_none() {
+            return Err(self.err(
+                &format!("{path}.command"),
+                "expected a non-empty array of strings",
+            ));
+        }
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, "config.json").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn missing_file_gives_the_builtin_providers() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Config::load(dir.path()).unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(
+            c.providers.keys().collect::<Vec<_>>(),
+            ["claude", "codex", "shell"]
+        );
+        assert_eq!(c.providers["claude"].kind, ProviderKind::Claude);
+    }
+
+    #[test]
+    fn builtins_take_overrides_and_command_providers_are_added() {
+        let c = parse(
+            r#"{"providers": {
+                "claude": {"command": ["/opt/wrap", "claude"], "env": {"ANTHROPIC_BASE_URL": "http://x"}},
+                "mybot": {"kind": "command", "label": "My bot", "command": ["bot", "--go", "{prompt}"],
+                          "stdin": false, "env": {}, "models": ["a", "b"]}
+             }, "mcp": {"port": 7777}}"#,
+        )
+        .unwrap();
+        let claude = &c.providers["claude"];
+        assert_eq!(claude.kind, ProviderKind::Claude);
+        assert_eq!(claude.command.as_deref().unwrap(), ["/opt/wrap", "claude"]);
+        assert_eq!(claude.env["ANTHROPIC_BASE_URL"], "http://x");
+        let bot = &c.providers["mybot"];
+        assert_eq!(bot.kind, ProviderKind::Command);
+        assert_eq!(bot.label.as_deref(), Some("My bot"));
+        assert_eq!(bot.models, ["a", "b"]);
+        assert!(c.providers.contains_key("shell"));
+        assert_eq!(c.mcp.port, Some(7777));
+    }
+
+    #[test]
+    fn bad_configs_name_the_file_and_the_field() {
+        let cases = [
+            ("{", "config.json: invalid JSON"),
+            ("[]", "config.json: (top level): expected an object"),
+            (
+                r#"{"providers": {"mybot": {"kind": "command"}}}"#,
+                "config.json: providers.mybot.command: expected a non-empty array of strings",
+            ),
+            (
+                r#"{"providers": {"mybot": {"kind": "command", "command": []}}}"#,
+                "config.json: providers.mybot.command: expected a non-empty array of strings",
+            ),
+            (
+                r#"{"providers": {"mybot": {"kind": "command", "command": ["a", 3]}}}"#,
+                "config.json: providers.mybot.command: expected a non-empty array of strings",
+            ),
+            (
+                r#"{"providers": {"mybot": {"kind": "robot", "command": ["a"]}}}"#,
+                "config.json: providers.mybot.kind: unknown kind \"robot\"",
+            ),
+            (
+                r#"{"providers": {"mybot": {"command": ["a"]}}}"#,
+                "config.json: providers.mybot.kind: missing",
+            ),
+            (
+                r#"{"providers": {"mybot": {"kind": "command", "command": ["a"], "stdin": "yes"}}}"#,
+                "config.json: providers.mybot.stdin: expected true or false",
+            ),
+            (
+                r#"{"providers": {"claude": {"env": {"A": 1}}}}"#,
+                "config.json: providers.claude.env.A: expected a string",
+            ),
+            (
+                r#"{"providers": {"claude": {"kind": "codex"}}}"#,
+                "config.json: providers.claude.kind: the built-in provider is of kind",
+            ),
+            (
+                r#"{"providers": {"a/b": {"kind": "shell"}}}"#,
+                "config.json: providers.a/b: invalid provider id",
+            ),
+            (
+                r#"{"providers": {"shell": {"colour": "red"}}}"#,
+                "config.json: providers.shell.colour: unknown field",
+            ),
+            (
+                r#"{"mcp": {"port": 70000}}"#,
+                "config.json: mcp.port: expected a port number",
+            ),
+            (
+                r#"{"providers": 3}"#,
+                "config.json: providers: expected an object",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = parse(text).unwrap_err();
+            assert!(err.starts_with(want), "{text}: got {err:?}, want {want:?}");
+        }
+    }
+
+    #[test]
+    fn an_unreadable_file_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("config.json")).unwrap();
+        let err = Config::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("config.json"), "{err}");
+    }
+}

@@ -1,0 +1,265 @@
+//! Sessions whose every turn is one process (the `shell` and `command` providers): each turn
+//! spawns the turn's command in its own process group in the agent's cwd, streams its output,
+//! and ends with the exit status. Interrupt sends SIGINT to the group and escalates to SIGTERM
+//! and SIGKILL if the turn ignores it; close stops the running turn and anything earlier turns
+//! left running in the background.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use tokio::io::AsyncWriteExt;
+use tokio::task::JoinHandle;
+
+use super::process::{
+    self, describe_exit, drain_readers, pump_output, signal_group, AgentEnv, Emitter, Launch,
+    INTERRUPT_GRACE, TERM_GRACE,
+};
+use super::{ProviderError, ProviderEvent, Session, TurnInput, TurnOutcome};
+
+/// The process one turn runs.
+pub struct TurnCommand {
+    pub argv: Vec<String>,
+    /// Written to the process's stdin, which is then closed. `None`: stdin is /dev/null.
+    pub stdin: Option<String>,
+}
+
+pub type BuildTurn = Arc<dyn Fn(&str) -> TurnCommand + Send + Sync>;
+
+#[derive(Default)]
+struct TurnState {
+    pgid: Mutex<Option<i32>>,
+    canceled: AtomicBool,
+    finished: AtomicBool,
+}
+
+impl TurnState {
+    fn pgid(&self) -> Option<i32> {
+        *self.pgid.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+pub struct OneShotSession {
+    name: String,
+    /// Whether the agent reads its input (else a finish notice must never run as a command).
+    reads_prompts: bool,
+    cwd: PathBuf,
+    env: AgentEnv,
+    build: BuildTurn,
+    emitter: Emitter,
+    current: Option<(Arc<TurnState>, JoinHandle<()>)>,
+    groups: Arc<Mutex<Vec<i32>>>,
+    closing: Arc<AtomicBool>,
+}
+
+impl OneShotSession {
+    pub fn new(
+        name: String,
+        reads_prompts: bool,
+        cwd: PathBuf,
+        env: AgentEnv,
+        build: BuildTurn,
+        emitter: Emitter,
+    ) -> Self {
+        OneShotSession {
+            name,
+            reads_prompts,
+            cwd,
+            env,
+            build,
+            emitter,
+            current: None,
+            groups: Arc::default(),
+            closing: Arc::default(),
+        }
+    }
+}
+
+impl Session for OneShotSession {
+    fn send(&mut self, input: TurnInput) -> Result<(), ProviderError> {
+        if matches!(input, TurnInput::Notice(_)) && !self.reads_prompts {
+            return Err(ProviderError::Invalid(format!(
+                "{} agents do not read prompts: a finish notice is only recorded in the timeline",
+                self.name
+            )));
+        }
+        if let Some((state, _)) = &self.current {
+            if !state.finished.load(Ordering::SeqCst) {
+                return Err(ProviderError::Invalid("a turn is already running".into()));
+            }
+        }
+        // Forget groups whose processes are all gone, so a recycled id is never signalled.
+        self.groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|g| process::group_alive(*g));
+        let cmd = (self.build)(input.text());
+        let state = Arc::new(TurnState::default());
+        let task = tokio::spawn(run_turn(
+            self.name.clone(),
+            cmd,
+            self.cwd.clone(),
+            self.env.clone(),
+            self.emitter.clone(),
+            state.clone(),
+            self.groups.clone(),
+            self.closing.clone(),
+        ));
+        self.current = Some((state, task));
+        Ok(())
+    }
+
+    fn interrupt(&mut self) -> Result<(), ProviderError> {
+        let Some((state, _)) = &self.current else {
+            return Ok(());
+        };
+        if state.finished.load(Ordering::SeqCst) || state.canceled.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        if let Some(pgid) = state.pgid() {
+            escalate(pgid, state.clone());
+        }
+        Ok(())
+    }
+
+    fn respond_permission(&mut self, request_id: &str, _allow: bool) -> Result<(), ProviderError> {
+        Err(ProviderError::Invalid(format!(
+            "no pending permission request {request_id:?}: {} agents do not ask for permissions",
+            self.name
+        )))
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
+        let this = *self;
+        Box::pin(async move {
+            this.closing.store(true, Ordering::SeqCst);
+            if let Some((state, task)) = this.current {
+                if let Some(pgid) = state.pgid() {
+                    process::terminate_group(pgid, TERM_GRACE, None).await;
+                }
+                // The turn task reaps the leader promptly once it is dead; it may then be
+                // blocked on a full sink that the caller of close drains, so it is not waited
+                // for long (it reports nothing after a close anyway).
+                let mut task = task;
+                if tokio::time::timeout(std::time::Duration::from_secs(2), &mut task)
+                    .await
+                    .is_err()
+                {
+                    task.abort();
+                }
+            }
+            // Background processes of earlier turns live on in those turns' groups.
+            let groups =
+                std::mem::take(&mut *this.groups.lock().unwrap_or_else(|e| e.into_inner()));
+            for pgid in groups {
+                process::terminate_group(pgid, TERM_GRACE, None).await;
+            }
+        })
+    }
+}
+
+/// SIGINT now; SIGTERM and then SIGKILL if the turn is still running after a grace period each.
+fn escalate(pgid: i32, state: Arc<TurnState>) {
+    signal_group(pgid, libc::SIGINT);
+    tokio::spawn(async move {
+        for sig in [libc::SIGTERM, libc::SIGKILL] {
+            tokio::time::sleep(INTERRUPT_GRACE).await;
+            if state.finished.load(Ordering::SeqCst) {
+                return;
+            }
+            tracing::debug!(pgid, sig, "interrupted turn still running; escalating");
+            signal_group(pgid, sig);
+        }
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_turn(
+    name: String,
+    cmd: TurnCommand,
+    cwd: PathBuf,
+    env: AgentEnv,
+    emitter: Emitter,
+    state: Arc<TurnState>,
+    groups: Arc<Mutex<Vec<i32>>>,
+    closing: Arc<AtomicBool>,
+) {
+    let spawned = process::spawn(Launch {
+        argv: &cmd.argv,
+        cwd: &cwd,
+        env: &env,
+        stdin: cmd.stdin.is_some(),
+    });
+    let spawned = match spawned {
+        Ok(s) => s,
+        Err(e) => {
+            state.finished.store(true, Ordering::SeqCst);
+            if !closing.load(Ordering::SeqCst) {
+                let message = format!("{name}: {e}");
+                emitter
+                    .event(ProviderEvent::TurnEnded(TurnOutcome::Failed { message }))
+                    .await;
+            }
+            return;
+        }
+    };
+    let pgid = spawned.proc.pgid();
+    *state.pgid.lock().unwrap_or_else(|e| e.into_inner()) = Some(pgid);
+    groups.lock().unwrap_or_else(|e| e.into_inner()).push(pgid);
+    if closing.load(Ordering::SeqCst) {
+        state.finished.store(true, Ordering::SeqCst);
+        spawned.proc.terminate(TERM_GRACE).await;
+        return;
+    }
+    if state.canceled.load(Ordering::SeqCst) {
+        escalate(pgid, state.clone());
+    }
+    if let (Some(text), Some(mut stdin)) = (cmd.stdin, spawned.stdin) {
+        tokio::spawn(async move {
+            // A command that exits without reading its input is not an error.
+            let _ = stdin.write_all(text.as_bytes()).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let progress = Arc::new(AtomicU64::new(0));
+    let readers = vec![
+        tokio::spawn(pump_output(
+            spawned.stdout,
+            "stdout",
+            emitter.clone(),
+            progress.clone(),
+        )),
+        tokio::spawn(pump_output(
+            spawned.stderr,
+            "stderr",
+            emitter.clone(),
+            progress.clone(),
+        )),
+    ];
+    let status = spawned.proc.wait().await;
+    spawned.proc.disarm();
+    drain_readers(readers, &progress).await;
+    if closing.load(Ordering::SeqCst) {
+        state.finished.store(true, Ordering::SeqCst);
+        return;
+    }
+    let (tail, err_tail) = emitter.take_tails().await;
+    let outcome = if state.canceled.load(Ordering::SeqCst) {
+        TurnOutcome::Canceled
+    } else if status.success() {
+        TurnOutcome::Completed
+    } else {
+        let mut message = format!("the command {}", describe_exit(&status));
+        let err_tail = err_tail.trim();
+        if !err_tail.is_empty() {
+            message.push_str(": ");
+            message.push_str(err_tail);
+        }
+        TurnOutcome::Failed { message }
+    };
+    // Finished before the outcome is reported, so the runtime may start the next turn at once.
+    state.finished.store(true, Ordering::SeqCst);
+    emitter.event(ProviderEvent::LastMessage(tail)).await;
+    emitter.event(ProviderEvent::TurnEnded(outcome)).await;
+}
