@@ -55,7 +55,11 @@ fn fifty_thousand_records_load_under_a_small_fd_limit() {
         libc::setrlimit(libc::RLIMIT_NOFILE, &old);
     }
     let loaded = loaded.unwrap();
-    assert!(loaded.quarantined.is_empty(), "{:?}", &loaded.quarantined[..1]);
+    assert!(
+        loaded.quarantined.is_empty(),
+        "{:?}",
+        &loaded.quarantined[..1]
+    );
     assert!(loaded.problems.is_empty());
     assert_eq!(loaded.records.len(), 50_000);
     let got: HashSet<AgentId> = loaded.records.iter().map(|(_, r)| r.id).collect();
