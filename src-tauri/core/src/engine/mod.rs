@@ -1448,18 +1448,56 @@ impl Engine {
         archived
     }
 
-    /// Restores the batch `id` was archived in: the agents come back closed, links intact.
-    /// When a restored agent's parent (outside the batch) is still archived, the restore is
-    /// refused, unless `as_root` asks to restore those agents as root agents (detached).
-    pub fn restore(&mut self, id: AgentId, as_root: bool) -> Result<Vec<AgentId>, EngineError> {
+    /// The agents a restore of `id` brings back (its archive batch).
+    pub fn restore_batch(&self, id: AgentId) -> Result<Vec<AgentId>, EngineError> {
         let a = self.agents.get(&id).ok_or(EngineError::UnknownAgent(id))?;
         if !a.record.is_archived() {
             return Err(EngineError::NotArchived(id));
         }
-        let members: Vec<AgentId> = match &a.record.archive_batch_id {
+        Ok(match &a.record.archive_batch_id {
             Some(b) => self.batches.get(b).cloned().unwrap_or_else(|| vec![id]),
             None => vec![id],
-        };
+        })
+    }
+
+    /// The archived workspaces a restore of `id` needs back first.
+    pub fn restore_workspaces(&self, id: AgentId) -> Result<Vec<WorkspaceRecord>, EngineError> {
+        let mut out: Vec<WorkspaceRecord> = Vec::new();
+        for m in self.restore_batch(id)? {
+            if let Some(w) = self.agents[&m]
+                .record
+                .workspace_id
+                .as_ref()
+                .and_then(|w| self.workspaces.get(w))
+            {
+                if w.is_archived() && !out.iter().any(|x| x.workspace_id == w.workspace_id) {
+                    out.push(w.clone());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Brings an archived workspace back (its directory exists again).
+    pub fn unarchive_workspace(&mut self, ws: &WorkspaceId) -> Result<(), EngineError> {
+        let now = self.now();
+        let w = self
+            .workspaces
+            .get_mut(ws)
+            .ok_or_else(|| EngineError::UnknownWorkspace(ws.clone()))?;
+        if w.archived_at.take().is_some() {
+            w.updated_at = now;
+            self.out.workspaces.insert(ws.clone());
+            self.out.workspaces_registry = true;
+        }
+        Ok(())
+    }
+
+    /// Restores the batch `id` was archived in: the agents come back closed, links intact.
+    /// When a restored agent's parent (outside the batch) is still archived, the restore is
+    /// refused, unless `as_root` asks to restore those agents as root agents (detached).
+    pub fn restore(&mut self, id: AgentId, as_root: bool) -> Result<Vec<AgentId>, EngineError> {
+        let members = self.restore_batch(id)?;
         let in_batch: HashSet<AgentId> = members.iter().copied().collect();
         let mut detach = Vec::new();
         for m in &members {

@@ -1022,6 +1022,12 @@ impl Actor {
         Ok((ids, self.durable(&[])))
     }
 
+    pub(crate) fn unarchive_workspace(&mut self, ws: &WorkspaceId) -> Result<(), RuntimeError> {
+        self.engine.unarchive_workspace(ws)?;
+        self.apply();
+        Ok(())
+    }
+
     pub(crate) fn answer_permission(
         &mut self,
         id: AgentId,

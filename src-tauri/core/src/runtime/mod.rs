@@ -19,7 +19,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::engine::{Engine, EngineError, ListFilter, NewAgent, TurnOrigin};
 use crate::model::{
-    AgentConfig, AgentId, Status, TimelineItem, Timestamp, WorkspaceId, PARENT_LABEL,
+    AgentConfig, AgentId, Status, TimelineItem, Timestamp, WorkspaceId, WorkspaceKind, PARENT_LABEL,
 };
 use crate::providers::{McpAccess, ProviderError, ProviderInfo, ProviderRegistry};
 use crate::store::timeline::TimelineError;
@@ -559,8 +559,26 @@ impl RuntimeHandle {
         self.call(move |a| a.detach(id)).await?
     }
 
-    /// Restores the batch `id` was archived in (closed, links intact).
+    /// Restores the batch `id` was archived in (closed, links intact). Archived workspaces the
+    /// batch lives in come back first: a removed worktree is re-added from its kept branch.
     pub async fn restore(&self, id: AgentId, as_root: bool) -> Result<Vec<AgentId>, RuntimeError> {
+        let archived_ws = self.query(move |e| e.restore_workspaces(id)).await??;
+        for w in archived_ws {
+            let layout = self.layout.clone();
+            let rec = w.clone();
+            blocking(move || match rec.kind {
+                WorkspaceKind::Worktree => crate::workspaces::worktree::readd(
+                    &layout,
+                    rec.repo.as_deref().unwrap_or_default(),
+                    &rec.cwd,
+                    rec.branch.as_deref().unwrap_or_default(),
+                ),
+                _ => workspaces::existing_dir("workspace.cwd", &rec.cwd).map(|_| ()),
+            })
+            .await??;
+            let wid = w.workspace_id.clone();
+            self.call(move |a| a.unarchive_workspace(&wid)).await??;
+        }
         let (ids, wait) = self.call(move |a| a.restore(id, as_root)).await??;
         wait.wait(&self.writer).await?;
         Ok(ids)

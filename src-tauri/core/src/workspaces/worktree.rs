@@ -160,7 +160,14 @@ pub fn create(
     repo: &str,
     target: &WorktreeTarget,
 ) -> Result<CreatedWorktree, WorkspaceError> {
-    let repo_field = format!("{field}.repo");
+    let join = |name: &str| {
+        if field.is_empty() {
+            name.to_string()
+        } else {
+            format!("{field}.{name}")
+        }
+    };
+    let repo_field = join("repo");
     let dir = super::existing_dir(&repo_field, repo)?;
     // Distinguish "git missing" from "not a repository".
     git(&dir, &["--version"])?;
@@ -172,7 +179,7 @@ pub fn create(
     let branch = target.branch().to_string();
     match target {
         WorktreeTarget::BranchOff { new_branch, base } => {
-            let f = format!("{field}.target.newBranch");
+            let f = join("target.newBranch");
             validate_branch(&f, new_branch)?;
             if branch_exists(&main, new_branch)? {
                 return Err(WorkspaceError::Invalid {
@@ -195,7 +202,7 @@ pub fn create(
                     .is_some();
                 if !ok {
                     return Err(WorkspaceError::Invalid {
-                        field: format!("{field}.target.base"),
+                        field: join("target.base"),
                         message: format!("{b:?} is not a commit, branch or tag of this repository"),
                     });
                 }
@@ -206,13 +213,13 @@ pub fn create(
             .is_none()
             {
                 return Err(WorkspaceError::Invalid {
-                    field: format!("{field}.target.base"),
+                    field: join("target.base"),
                     message: "the repository has no commits yet; give a base".into(),
                 });
             }
         }
         WorktreeTarget::CheckoutBranch { branch } => {
-            let f = format!("{field}.target.branch");
+            let f = join("target.branch");
             validate_branch(&f, branch)?;
             if !branch_exists(&main, branch)? {
                 return Err(WorkspaceError::Invalid {
@@ -257,6 +264,45 @@ pub fn create(
         branch,
         repo: info,
     })
+}
+
+/// Puts a removed worktree back at `path` with its kept `branch` (restoring its agents).
+pub fn readd(layout: &Layout, repo: &str, path: &str, branch: &str) -> Result<(), WorkspaceError> {
+    let root = layout.worktrees_dir();
+    let p = Path::new(path);
+    if !p.is_absolute() || !p.starts_with(&root) {
+        return Err(WorkspaceError::Invalid {
+            field: "workspace".into(),
+            message: format!(
+                "{path} is not inside the worktrees folder {}",
+                root.display()
+            ),
+        });
+    }
+    if p.is_dir() {
+        return Ok(());
+    }
+    let repo = Path::new(repo);
+    run_git(repo, &["worktree", "prune"])?;
+    if !branch_exists(repo, branch)? {
+        return Err(WorkspaceError::Invalid {
+            field: "workspace.branch".into(),
+            message: format!("branch {branch:?} no longer exists; the worktree cannot be restored"),
+        });
+    }
+    if let Some(at) = checked_out_at(repo, branch)? {
+        return Err(WorkspaceError::Invalid {
+            field: "workspace.branch".into(),
+            message: format!(
+                "branch {branch:?} is checked out at {at}; the worktree cannot be restored"
+            ),
+        });
+    }
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| WorkspaceError::Io(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    run_git(repo, &["worktree", "add", "--quiet", path, branch])
 }
 
 /// Removes the worktree at `path` (made from `repo`) with git, then prunes. `force` also

@@ -1,0 +1,377 @@
+//! Workspaces and git worktrees through the runtime, with real git repositories in temp dirs
+//! and real shell agents.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use paseo_core::config::{ProviderConfig, ProviderKind};
+use paseo_core::model::{Bucket, Status, WorkspaceKind};
+use paseo_core::providers::shell::ShellProvider;
+use paseo_core::providers::ProviderRegistry;
+use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
+use paseo_core::workspaces::worktree::WorktreeTarget;
+
+const T: Duration = Duration::from_secs(30);
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+struct Fx {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+    rt: Runtime,
+}
+
+impl Fx {
+    async fn new() -> Fx {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let repo = root.join("app");
+        std::fs::create_dir(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("README"), "hello\n").unwrap();
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-q", "-m", "first"]);
+        git(&repo, &["branch", "dev"]);
+        git(&repo, &["tag", "v1"]);
+        let home = root.join("home");
+        let mut reg = ProviderRegistry::new();
+        reg.insert(
+            "shell",
+            Arc::new(ShellProvider::new(
+                "shell",
+                ProviderConfig::new(ProviderKind::Shell),
+            )),
+        );
+        let rt = Runtime::start(RuntimeOptions::new(&home, reg), None)
+            .await
+            .unwrap();
+        rt.handle.deliver_pending().await.unwrap();
+        Fx {
+            _dir: dir,
+            home,
+            repo,
+            rt,
+        }
+    }
+    fn h(&self) -> RuntimeHandle {
+        self.rt.handle()
+    }
+    fn repo(&self) -> String {
+        self.repo.display().to_string()
+    }
+}
+
+fn branch_off(b: &str, base: Option<&str>) -> WorktreeTarget {
+    WorktreeTarget::BranchOff {
+        new_branch: b.into(),
+        base: base.map(Into::into),
+    }
+}
+
+#[tokio::test]
+async fn each_target_makes_a_worktree_under_the_data_root() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let a = h
+        .create_worktree(f.repo(), branch_off("feat/login", None), None, None)
+        .await
+        .unwrap();
+    let path = PathBuf::from(&a.record.cwd);
+    assert!(path.starts_with(f.home.join("worktrees")), "{path:?}");
+    assert!(path.ends_with("feat-login"));
+    assert!(path.join("README").exists());
+    assert_eq!(a.record.kind, WorkspaceKind::Worktree);
+    assert_eq!(a.record.branch.as_deref(), Some("feat/login"));
+    assert_eq!(git(&path, &["branch", "--show-current"]), "feat/login");
+
+    let b = h
+        .create_worktree(f.repo(), branch_off("from-tag", Some("v1")), None, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        git(Path::new(&b.record.cwd), &["branch", "--show-current"]),
+        "from-tag"
+    );
+
+    let c = h
+        .create_worktree(
+            f.repo(),
+            WorktreeTarget::CheckoutBranch {
+                branch: "dev".into(),
+            },
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        git(Path::new(&c.record.cwd), &["branch", "--show-current"]),
+        "dev"
+    );
+    // All three belong to the repository's project.
+    let snap = h.snapshot().await.unwrap();
+    assert_eq!(snap.projects.len(), 1);
+    assert!(snap
+        .workspaces
+        .iter()
+        .all(|w| w.record.project_id == a.record.project_id));
+    f.rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn each_error_is_clear_and_changes_nothing() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let err = |e: paseo_core::runtime::RuntimeError| e.to_string();
+    // The branch exists.
+    let e = h
+        .create_worktree(f.repo(), branch_off("dev", None), None, None)
+        .await
+        .unwrap_err();
+    assert!(err(e).starts_with("target.newBranch: branch \"dev\" already exists"));
+    // Checked out elsewhere (main is checked out in the repository itself).
+    let e = h
+        .create_worktree(
+            f.repo(),
+            WorktreeTarget::CheckoutBranch {
+                branch: "main".into(),
+            },
+            None,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err(e).contains("already checked out at"),
+        "checked out elsewhere"
+    );
+    // A missing branch, a bad name, a bad base.
+    let e = h
+        .create_worktree(
+            f.repo(),
+            WorktreeTarget::CheckoutBranch {
+                branch: "nope".into(),
+            },
+            None,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert!(err(e).contains("does not exist"));
+    let e = h
+        .create_worktree(f.repo(), branch_off("a..b", None), None, None)
+        .await
+        .unwrap_err();
+    assert!(err(e).contains("not a valid git branch name"));
+    let e = h
+        .create_worktree(f.repo(), branch_off("x", Some("no-such-ref")), None, None)
+        .await
+        .unwrap_err();
+    assert!(err(e).contains("target.base"));
+    // Not a git repository.
+    let plain = f.home.parent().unwrap().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let msg = h
+        .create_worktree(
+            plain.display().to_string(),
+            branch_off("x", None),
+            None,
+            None,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("repo: ") && msg.contains("is not inside a git repository"),
+        "{msg}"
+    );
+    // Nothing was created.
+    let snap = h.snapshot().await.unwrap();
+    assert!(snap.workspaces.is_empty());
+    assert!(
+        !f.home.join("worktrees").exists()
+            || walk_dirs(&f.home.join("worktrees")).iter().all(|d| d
+                .read_dir()
+                .unwrap()
+                .next()
+                .is_none())
+    );
+    assert_eq!(git(&f.repo, &["worktree", "list"]).lines().count(), 1);
+    f.rt.shutdown().await;
+}
+
+fn walk_dirs(p: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(p)
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn shell(ws: WorkspaceTarget, prompt: &str) -> CreateAgent {
+    let mut c = CreateAgent::new("shell", ws);
+    c.initial_prompt = Some(prompt.into());
+    c
+}
+
+#[tokio::test]
+async fn archiving_a_worktree_archives_its_agents_removes_it_keeps_the_branch_and_restores() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let w = h
+        .create_worktree(f.repo(), branch_off("feature", None), None, None)
+        .await
+        .unwrap();
+    let wid = w.record.workspace_id.clone();
+    let path = PathBuf::from(&w.record.cwd);
+    let a = h
+        .create(shell(
+            WorkspaceTarget::Existing { id: wid.clone(), cwd: None },
+            "echo work > notes.txt && git add notes.txt && git -c user.name=t -c user.email=t@t commit -qm notes",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(h.wait(a.id(), T).await.unwrap().agent.status, Status::Idle);
+    let b = h
+        .create(shell(
+            WorkspaceTarget::Existing {
+                id: wid.clone(),
+                cwd: None,
+            },
+            "sleep 30",
+        ))
+        .await
+        .unwrap();
+    // A live agent: refused unless confirmed.
+    let e = h
+        .archive_workspace(wid.clone(), false, false)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "busy");
+    assert!(path.exists());
+    let archived = h.archive_workspace(wid.clone(), true, false).await.unwrap();
+    assert_eq!(archived.len(), 2);
+    for id in [a.id(), b.id()] {
+        assert!(h.get(id).await.unwrap().record.archived_at.is_some());
+    }
+    // Removal happens once the agents' processes are gone.
+    let deadline = tokio::time::Instant::now() + T;
+    while path.exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "worktree not removed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(git(&f.repo, &["branch", "--list", "feature"]), "feature");
+    assert_eq!(
+        git(&f.repo, &["worktree", "list"]).lines().count(),
+        1,
+        "pruned"
+    );
+    assert!(h.snapshot().await.unwrap().workspaces.is_empty());
+    // Restorable: the worktree comes back from its branch, with the committed work.
+    let restored = h.restore(a.id(), false).await.unwrap();
+    assert_eq!(restored.len(), 2);
+    assert!(path.join("notes.txt").exists());
+    assert_eq!(h.get(a.id()).await.unwrap().status, Status::Closed);
+    assert_eq!(h.snapshot().await.unwrap().workspaces.len(), 1);
+    f.rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn auto_archive_of_an_agent_that_created_a_worktree_removes_the_worktree() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let mut c = shell(
+        WorkspaceTarget::Worktree {
+            repo: f.repo(),
+            target: branch_off("auto", None),
+        },
+        // Runs until the test says go, so the other agent joins the worktree first.
+        "while [ ! -f ../go-auto ]; do sleep 0.02; done; echo done",
+    );
+    c.auto_archive = true;
+    let a = h.create(c).await.unwrap();
+    let path = PathBuf::from(&a.record.cwd);
+    assert!(path.starts_with(f.home.join("worktrees")));
+    // Another agent someone else started in that worktree is archived with it.
+    let other = h
+        .create(shell(
+            WorkspaceTarget::Existing {
+                id: a.record.workspace_id.clone().unwrap(),
+                cwd: None,
+            },
+            "sleep 30",
+        ))
+        .await
+        .unwrap();
+    std::fs::write(path.parent().unwrap().join("go-auto"), b"").unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    while path.exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "worktree not removed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(h.get(a.id()).await.unwrap().record.archived_at.is_some());
+    assert!(h
+        .get(other.id())
+        .await
+        .unwrap()
+        .record
+        .archived_at
+        .is_some());
+    assert_eq!(git(&f.repo, &["branch", "--list", "auto"]), "auto");
+    f.rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn workspaces_sharing_a_directory_have_separate_activity() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let dir = WorkspaceTarget::Directory { path: f.repo() };
+    let a = h.create(shell(dir.clone(), "sleep 30")).await.unwrap();
+    let b = h.create(shell(dir, "exit 3")).await.unwrap();
+    assert_ne!(a.record.workspace_id, b.record.workspace_id);
+    assert_eq!(a.record.cwd, b.record.cwd);
+    assert_eq!(h.wait(b.id(), T).await.unwrap().agent.status, Status::Error);
+    let snap = h.snapshot().await.unwrap();
+    let bucket = |id| {
+        snap.workspaces
+            .iter()
+            .find(|w| Some(&w.record.workspace_id) == id)
+            .unwrap()
+            .bucket
+    };
+    assert_eq!(
+        bucket(a.record.workspace_id.as_ref()),
+        Some(Bucket::Running)
+    );
+    assert_eq!(bucket(b.record.workspace_id.as_ref()), Some(Bucket::Failed));
+    f.rt.shutdown().await;
+}
