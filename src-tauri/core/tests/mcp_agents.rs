@@ -1,0 +1,433 @@
+//! Agents launching agents through the real MCP server, end to end: a shell agent whose prompt
+//! calls the server with its own token (curl speaking streamable HTTP), and the real Claude Code
+//! and Codex CLIs whose scripted stand-in models call `mcp__paseo__create_agent`. The children
+//! are real shell agents; finish notices come back to the parent as its next turn.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use paseo_core::config::{ProviderConfig, ProviderKind};
+use paseo_core::mcp::{McpServer, RunningMcp};
+use paseo_core::model::{AgentId, ItemKind, Status, WorkspaceId, PARENT_LABEL};
+use paseo_core::providers::claude::ClaudeProvider;
+use paseo_core::providers::codex::CodexProvider;
+use paseo_core::providers::shell::ShellProvider;
+use paseo_core::providers::ProviderRegistry;
+use paseo_core::runtime::{
+    AgentSnapshot, CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
+};
+use paseo_core::store::Layout;
+use serde_json::json;
+use support::anthropic::{self, AnthropicStandIn};
+use support::openai::{self, OpenAiStandIn};
+use support::*;
+
+const T: Duration = Duration::from_secs(60);
+
+/// What the scripted models create: a shell child that prints a marker and finishes.
+fn create_args() -> serde_json::Value {
+    json!({
+        "provider": "shell",
+        "title": "helper",
+        "initialPrompt": "echo helper-finished",
+        "relationship": {"kind": "subagent"},
+        "workspace": {"kind": "current"}
+    })
+}
+
+struct Fixture {
+    home: tempfile::TempDir,
+    work: tempfile::TempDir,
+    cli_home: tempfile::TempDir,
+    claude_api: AnthropicStandIn,
+    codex_api: OpenAiStandIn,
+    rt: Option<Runtime>,
+    mcp: Option<RunningMcp>,
+    ws: Option<WorkspaceId>,
+}
+
+impl Fixture {
+    async fn start() -> Fixture {
+        let claude_api = AnthropicStandIn::start(|req| match req.input() {
+            anthropic::Input::Text(t) if t.contains("<paseo-notice") => {
+                anthropic::Reply::text("noted: the helper finished")
+            }
+            anthropic::Input::Text(t) if t.contains("spawn a helper") => {
+                anthropic::Reply::tool_use("mcp__paseo__create_agent", create_args())
+            }
+            anthropic::Input::ToolResult {
+                content, is_error, ..
+            } => anthropic::Reply::text(format!("spawned (error: {is_error}): {content}")),
+            anthropic::Input::Text(t) => anthropic::Reply::text(format!("echo: {t}")),
+        })
+        .await;
+        let codex_api = OpenAiStandIn::start(|req| match req.input() {
+            openai::Input::Text(t) if t.contains("<paseo-notice") => {
+                openai::Reply::text("noted: the helper finished")
+            }
+            openai::Input::Text(t) if t.contains("spawn a helper") => {
+                openai::Reply::function_call(Some("mcp__paseo"), "create_agent", create_args())
+            }
+            openai::Input::FunctionOutput { output, .. } => {
+                openai::Reply::text(format!("spawned: {output}"))
+            }
+            other => openai::Reply::text(format!("got {other:?}")),
+        })
+        .await;
+        let mut f = Fixture {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+            cli_home: tempfile::tempdir().unwrap(),
+            claude_api,
+            codex_api,
+            rt: None,
+            mcp: None,
+            ws: None,
+        };
+        let server = McpServer::bind(&Layout::new(f.home.path()), None).unwrap();
+        let rt = Runtime::start(
+            RuntimeOptions::new(f.home.path(), f.registry()),
+            Some(server.access()),
+        )
+        .await
+        .unwrap();
+        let mcp = server.serve(rt.handle()).await.unwrap();
+        rt.handle.deliver_pending().await.unwrap();
+        let ws = rt
+            .handle
+            .add_workspace(f.work.path().display().to_string())
+            .await
+            .unwrap()
+            .record
+            .workspace_id;
+        f.rt = Some(rt);
+        f.mcp = Some(mcp);
+        f.ws = Some(ws);
+        f
+    }
+
+    fn registry(&self) -> ProviderRegistry {
+        let mut r = ProviderRegistry::new();
+        r.insert(
+            "shell",
+            Arc::new(ShellProvider::new(
+                "shell",
+                ProviderConfig::new(ProviderKind::Shell),
+            )),
+        );
+        r.insert(
+            "claude",
+            Arc::new(ClaudeProvider::new(
+                "claude",
+                ProviderConfig {
+                    command: Some(vec![agent_cli("claude").display().to_string()]),
+                    env: self.claude_api.claude_env(self.cli_home.path()),
+                    ..ProviderConfig::new(ProviderKind::Claude)
+                },
+            )),
+        );
+        let mut codex = vec![agent_cli("codex").display().to_string()];
+        codex.extend(self.codex_api.codex_args());
+        r.insert(
+            "codex",
+            Arc::new(CodexProvider::new(
+                "codex",
+                ProviderConfig {
+                    command: Some(codex),
+                    env: self.codex_api.codex_env(self.cli_home.path()),
+                    ..ProviderConfig::new(ProviderKind::Codex)
+                },
+            )),
+        );
+        r
+    }
+
+    fn h(&self) -> RuntimeHandle {
+        self.rt.as_ref().unwrap().handle()
+    }
+
+    fn create(&self, provider: &str, prompt: &str) -> CreateAgent {
+        let mut c = CreateAgent::new(
+            provider,
+            WorkspaceTarget::Existing {
+                id: self.ws.clone().unwrap(),
+                cwd: None,
+            },
+        );
+        c.initial_prompt = Some(prompt.into());
+        c.title = Some(format!("{provider} parent"));
+        match provider {
+            "claude" => c.model = Some("standin-model".into()),
+            "codex" => c.model = Some(openai::MODEL.into()),
+            _ => {}
+        }
+        c
+    }
+
+    /// The unarchived children of `parent`, once there are `n`.
+    async fn children(&self, parent: AgentId, n: usize) -> Vec<AgentSnapshot> {
+        let deadline = tokio::time::Instant::now() + T;
+        loop {
+            let f = paseo_core::engine::ListFilter {
+                parent: Some(parent),
+                ..Default::default()
+            };
+            let (kids, _) = self.h().list(f, 100).await.unwrap();
+            if kids.len() >= n {
+                return kids;
+            }
+            if tokio::time::Instant::now() > deadline {
+                let p = self.h().get(parent).await.unwrap();
+                let items = self.h().timeline(parent, 0, 50).await.unwrap();
+                panic!(
+                    "{parent} has {} children, not {n}; status {:?}, error {:?}, timeline {items:#?}",
+                    kids.len(),
+                    p.status,
+                    p.record.last_error
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits until the agent's timeline has a system notice naming `child`.
+    async fn notice_in_timeline(&self, parent: AgentId, child: AgentId) {
+        let deadline = tokio::time::Instant::now() + T;
+        loop {
+            let items = self.h().timeline(parent, 0, 200).await.unwrap();
+            if items.iter().any(|i| {
+                i.kind == ItemKind::System
+                    && i.text.contains(&child.to_string())
+                    && i.text.contains("completed")
+            }) {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no notice of {child} in {parent}'s timeline: {items:#?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn stop(mut self) {
+        self.mcp.take().unwrap().shutdown().await;
+        self.rt.take().unwrap().shutdown().await;
+    }
+}
+
+/// Waits until the agent is idle with no notice left to run.
+async fn settled(h: &RuntimeHandle, id: AgentId) -> AgentSnapshot {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let w = h.wait(id, T).await.unwrap();
+        if w.agent.status != Status::Running
+            && w.agent.status != Status::Initializing
+            && w.agent.queued_notices == 0
+        {
+            return w.agent;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{id} never settled");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_shell_agent_creates_subagents_with_its_own_token_and_archiving_it_archives_them() {
+    let f = Fixture::start().await;
+    let h = f.h();
+    // The prompt is a script: two create_agent calls over streamable HTTP with curl, using the
+    // URL and token the agent's environment carries. A 401 would fail the turn.
+    let call = |title: &str, prompt: &str| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "create_agent", "arguments": {"provider": "shell", "title": title,
+                "initialPrompt": prompt, "relationship": {"kind": "subagent"},
+                "workspace": {"kind": "current"}}}});
+        format!(
+            "curl -sS -N --fail-with-body \"$PASEO_MCP_URL\" -H \"Authorization: Bearer $PASEO_MCP_TOKEN\" \
+             -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+             -d '{body}' | sed -n 's/^data: //p'\n"
+        )
+    };
+    let script = format!(
+        "set -e\ntest -n \"$PASEO_MCP_TOKEN\"\n{}{}echo created-both",
+        call("quick child", "echo child-done"),
+        call("sleepy child", "sleep 300")
+    );
+    let parent = h.create(f.create("shell", &script)).await.unwrap();
+    let p = settled(&h, parent.id()).await;
+    assert_eq!(p.status, Status::Idle, "{:?}", p.record.last_error);
+    let out = p.record.last_message.clone().unwrap_or_default();
+    assert!(out.contains("created-both"), "{out}");
+    assert!(out.contains("\"agentId\""), "the tool answered: {out}");
+
+    let kids = f.children(parent.id(), 2).await;
+    assert_eq!(kids.len(), 2);
+    for k in &kids {
+        assert_eq!(k.record.labels[PARENT_LABEL], parent.id().to_string());
+        assert_eq!(k.parent_agent_id, Some(parent.id()));
+        assert_eq!(
+            k.record.created_by,
+            Some(parent.id()),
+            "the token named the parent"
+        );
+        assert_eq!(k.record.cwd, p.record.cwd);
+        assert_eq!(k.record.provider, "shell");
+    }
+    let quick = kids
+        .iter()
+        .find(|k| k.record.title == "quick child")
+        .unwrap();
+    let sleepy = kids
+        .iter()
+        .find(|k| k.record.title == "sleepy child")
+        .unwrap();
+    let q = settled(&h, quick.id()).await;
+    assert_eq!(q.status, Status::Idle);
+    assert!(q
+        .record
+        .last_message
+        .as_deref()
+        .unwrap_or("")
+        .contains("child-done"));
+    // A shell parent cannot read: the notice is recorded in its timeline only.
+    f.notice_in_timeline(parent.id(), quick.id()).await;
+    let s = h.get(sleepy.id()).await.unwrap();
+    assert!(
+        s.status.is_active(),
+        "the sleepy child runs: {:?}",
+        s.status
+    );
+    poll("the sleepy child's process", || {
+        (!agent_pids(sleepy.id()).is_empty()).then_some(())
+    })
+    .await;
+
+    // Archiving the parent archives both children and stops the running one's processes.
+    let archived = h.archive(parent.id()).await.unwrap();
+    assert_eq!(archived.len(), 3, "{archived:?}");
+    for id in [parent.id(), quick.id(), sleepy.id()] {
+        assert!(archived.contains(&id));
+        assert!(h.get(id).await.unwrap().record.archived_at.is_some());
+    }
+    assert!(
+        agent_pids(sleepy.id()).is_empty(),
+        "the sleepy child survived"
+    );
+    f.stop().await;
+}
+
+/// The end-to-end check for a prompt-reading CLI: the model's create_agent call made a shell
+/// subagent in the parent's workspace; it finished; the parent got the notice as its next turn
+/// and the stand-in model saw it.
+async fn cli_parent_hears_from_its_subagent(f: &Fixture, provider: &str) {
+    let h = f.h();
+    let parent = h
+        .create(f.create(provider, "spawn a helper, please"))
+        .await
+        .unwrap();
+    let kids = f.children(parent.id(), 1).await;
+    let kid = &kids[0];
+    assert_eq!(kid.record.title, "helper");
+    assert_eq!(kid.record.provider, "shell");
+    assert_eq!(kid.record.labels[PARENT_LABEL], parent.id().to_string());
+    assert_eq!(kid.record.created_by, Some(parent.id()));
+    assert_eq!(kid.record.workspace_id, f.ws);
+    let k = settled(&h, kid.id()).await;
+    assert_eq!(k.status, Status::Idle, "{:?}", k.record.last_error);
+    assert!(k
+        .record
+        .last_message
+        .as_deref()
+        .unwrap_or("")
+        .contains("helper-finished"));
+
+    // The parent's next turn is the notice, and the model received it.
+    let deadline = tokio::time::Instant::now() + T;
+    let p = loop {
+        let p = h.get(parent.id()).await.unwrap();
+        if p.record.last_message.as_deref() == Some("noted: the helper finished") {
+            break p;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{provider} parent never ran the notice turn: {:?} {:?} {:?}",
+            p.status,
+            p.record.last_message,
+            p.record.last_error
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(p.record.turn_count >= 2);
+    let kid_id = kid.id().to_string();
+    let saw_notice = |body: &str| {
+        body.contains("<paseo-notice") && body.contains(&kid_id) && body.contains("helper-finished")
+    };
+    match provider {
+        "claude" => {
+            let reqs = f.claude_api.requests();
+            assert!(
+                reqs.iter()
+                    .any(|r| matches!(r.input(), anthropic::Input::Text(t) if saw_notice(&t))),
+                "the model never saw the notice"
+            );
+            // The tool call itself succeeded and its result named the child.
+            let result = reqs
+                .iter()
+                .find_map(|r| match r.input() {
+                    anthropic::Input::ToolResult {
+                        content, is_error, ..
+                    } => Some((content, is_error)),
+                    _ => None,
+                })
+                .expect("a tool result");
+            assert!(!result.1, "create_agent failed: {}", result.0);
+            assert!(result.0.contains(&kid_id), "{}", result.0);
+            assert!(reqs[0]
+                .tool_names()
+                .contains(&"mcp__paseo__create_agent".to_string()));
+        }
+        _ => {
+            let reqs = f.codex_api.requests();
+            assert!(
+                reqs.iter()
+                    .any(|r| matches!(r.input(), openai::Input::Text(t) if saw_notice(&t))),
+                "the model never saw the notice"
+            );
+            let output = reqs
+                .iter()
+                .find_map(|r| match r.input() {
+                    openai::Input::FunctionOutput { output, .. } => Some(output),
+                    _ => None,
+                })
+                .expect("a function output");
+            assert!(output.contains(&kid_id), "{output}");
+        }
+    }
+    let items = h.timeline(parent.id(), 0, 200).await.unwrap();
+    assert!(
+        items.iter().any(|i| i.kind == ItemKind::System
+            && i.text.contains("<paseo-notice")
+            && i.text.contains(&kid_id)),
+        "the parent's timeline shows the notice as a system item"
+    );
+    // The child's archive goes with the parent's.
+    let archived = h.archive(parent.id()).await.unwrap();
+    assert!(archived.contains(&kid.id()));
+}
+
+#[tokio::test]
+async fn claude_code_creates_a_subagent_through_mcp_and_gets_its_finish_notice() {
+    let f = Fixture::start().await;
+    cli_parent_hears_from_its_subagent(&f, "claude").await;
+    f.stop().await;
+}
+
+#[tokio::test]
+async fn codex_creates_a_subagent_through_mcp_and_gets_its_finish_notice() {
+    let f = Fixture::start().await;
+    cli_parent_hears_from_its_subagent(&f, "codex").await;
+    f.stop().await;
+}
