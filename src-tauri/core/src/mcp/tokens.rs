@@ -102,12 +102,6 @@ impl Tokens {
     pub fn user_token(&self) -> &str {
         &self.user
     }
-
-    /// The live token of `agent`, if it has one (tests use it to act as that agent).
-    pub fn agent_token(&self, agent: AgentId) -> Option<String> {
-        let agents = self.agents.read().unwrap_or_else(|e| e.into_inner());
-        agents.by_agent.get(&agent).cloned()
-    }
 }
 
 impl AgentAccess for Tokens {
