@@ -338,7 +338,18 @@ async fn tools_are_listed_with_schemas_from_the_rust_types() {
 #[tokio::test]
 async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes() {
     let h = Harness::start().await;
-    let parent = h.root("ok planning").await;
+    let mut r = CreateAgent::new(
+        "script",
+        WorkspaceTarget::Existing {
+            id: h.ws.clone(),
+            cwd: None,
+        },
+    );
+    r.initial_prompt = Some("ok planning".into());
+    r.model = Some("m-parent".into());
+    r.mode = Some("plan".into());
+    let parent = h.h().create(r).await.unwrap();
+    h.idle(parent.id()).await;
     let sub = h.env.work.join("sub");
     std::fs::create_dir_all(&sub).unwrap();
     let c = h.as_agent(parent.id()).await;
@@ -364,6 +375,9 @@ async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes
     assert_eq!(snap.record.labels[PARENT_LABEL], parent.id().to_string());
     assert_eq!(snap.record.created_by, Some(parent.id()));
     assert_eq!(snap.record.title, "kid-1");
+    // Same provider: the caller's model and mode are inherited.
+    assert_eq!(snap.record.config.model.as_deref(), Some("m-parent"));
+    assert_eq!(snap.record.config.mode.as_deref(), Some("plan"));
     // The parent gets the finish notice as its next turn.
     let deadline = tokio::time::Instant::now() + T;
     loop {
@@ -387,7 +401,8 @@ async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes
             "relationship": {"kind": "subagent"},
             "workspace": {"kind": "current", "cwd": sub.display().to_string()},
             "notifyOnFinish": false,
-            "labels": {"team": "qa"}
+            "labels": {"team": "qa"},
+            "model": "m-own"
         }),
     )
     .await;
@@ -398,6 +413,25 @@ async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes
     let second = h.h().get(id_of(&out)).await.unwrap();
     assert!(!second.record.notify_on_finish);
     assert_eq!(second.record.labels["team"], "qa");
+    assert_eq!(second.record.config.model.as_deref(), Some("m-own"));
+    assert_eq!(second.record.config.mode.as_deref(), Some("plan"));
+    // Another provider: its own defaults.
+    let out = ok(
+        &c,
+        "create_agent",
+        json!({"provider": "mute", "initialPrompt": "ok third", "relationship": {"kind": "detached"},
+               "workspace": {"kind": "current"}, "notifyOnFinish": false}),
+    )
+    .await;
+    let third = h.h().get(id_of(&out)).await.unwrap();
+    assert_eq!(third.record.config.model, None);
+    assert_eq!(third.record.config.mode, None);
+    assert_eq!(third.parent_agent_id, None);
+    assert_eq!(
+        third.record.workspace_id.as_ref(),
+        Some(&h.ws),
+        "detached, in the caller's workspace"
+    );
     h.stop().await;
 }
 
@@ -1376,7 +1410,7 @@ async fn a_user_token_session_cannot_use_subagent_or_current() {
     h.stop().await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_agents_create_subagents_concurrently() {
     let h = Harness::start().await;
     let mut roots = Vec::new();

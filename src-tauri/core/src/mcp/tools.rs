@@ -364,15 +364,17 @@ impl PaseoTools {
                 }
             },
         };
-        // A new agent of the caller's own provider inherits its model and mode unless told
-        // otherwise (subagents and detached agents alike): "another one like me".
-        let (model, mode) = match (&input.model, &me) {
-            (Some(m), _) => (Some(m.clone()), None),
-            (None, Some((_, info))) if info.provider == input.provider => {
-                (info.model.clone(), info.mode.clone())
-            }
-            _ => (None, None),
-        };
+        // A new agent of the caller's own provider inherits its mode, and its model unless one
+        // is given (subagents and detached agents alike): "another one like me".
+        let same = me
+            .as_ref()
+            .filter(|(_, info)| info.provider == input.provider)
+            .map(|(_, info)| info);
+        let model = input
+            .model
+            .clone()
+            .or_else(|| same.and_then(|i| i.model.clone()));
+        let mode = same.and_then(|i| i.mode.clone());
         let mut req = CreateAgent::new(&input.provider, workspace);
         req.title = input.title;
         req.model = model;
