@@ -9,7 +9,8 @@ fn main() {
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")
         .app_manifest(
-            tauri_build::AppManifest::new().permissions_path_pattern("./src-tauri/permissions/**/*"),
+            tauri_build::AppManifest::new()
+                .permissions_path_pattern("./src-tauri/permissions/**/*"),
         );
     if let Err(error) = tauri_build::try_build(attributes) {
         // Print the whole chain: tauri-build's errors name the offending file or permission.

@@ -2,6 +2,7 @@
 
 use crate::backend;
 use crate::cli::Mode;
+use crate::headless::StopSignals;
 use crate::state::AppState;
 use crate::tray::{self, Tray, MAIN_WINDOW};
 use std::path::{Path, PathBuf};
@@ -66,6 +67,15 @@ pub fn run(data_root: PathBuf) -> ExitCode {
 fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugin<R> {
     tauri::plugin::Builder::new("paseo-backend")
         .setup(move |app, _api| {
+            // Listen before taking the root (see headless.rs); a signal then quits the event
+            // loop, whose exit path shuts the backend down.
+            let mut signals = tauri::async_runtime::block_on(async { StopSignals::install() })?;
+            let handle = app.clone();
+            tauri::async_runtime::spawn(async move {
+                let signal = signals.recv().await;
+                tracing::info!(signal, "stop signal: quitting");
+                handle.exit(0);
+            });
             let state = app.state::<AppState>();
             match backend::start(state.data_root(), Mode::Window) {
                 Ok(started) => {
@@ -83,7 +93,7 @@ fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugi
         .build()
 }
 
-/// Starts the tray, the signal handler and the main window once the backend owns the data root.
+/// Starts the tray and the main window once the backend owns the data root.
 fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
     let state = app.state::<AppState>();
     match tray::build(app, &state.counts()) {
@@ -93,17 +103,6 @@ fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
         // The app stays usable without a tray; closing the window then quits.
         Err(error) => tracing::warn!(%error, "no tray icon"),
     }
-
-    let handle = app.clone();
-    tauri::async_runtime::spawn(async move {
-        match crate::headless::wait_for_stop_signal().await {
-            Ok(signal) => {
-                tracing::info!(signal, "stop signal: quitting");
-                handle.exit(0);
-            }
-            Err(error) => tracing::warn!(%error, "cannot listen for stop signals"),
-        }
-    });
 
     if let Err(error) = open_main_window(app) {
         tracing::error!(%error, "cannot open the main window; quitting");

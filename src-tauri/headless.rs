@@ -19,6 +19,15 @@ pub fn run(data_root: PathBuf) -> ExitCode {
         }
     };
     runtime.block_on(async move {
+        // Listen before taking the root: a stop signal that arrives once the lock file names us
+        // must still mean a clean stop, not the default "killed by signal".
+        let mut signals = match StopSignals::install() {
+            Ok(signals) => signals,
+            Err(error) => {
+                eprintln!("paseo-desktop: cannot listen for stop signals: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
         let started = match backend::start(&data_root, Mode::Headless) {
             Ok(started) => started,
             Err(error) => {
@@ -27,30 +36,48 @@ pub fn run(data_root: PathBuf) -> ExitCode {
             }
         };
         tracing::info!("running headless; stop with SIGINT or SIGTERM");
-        match wait_for_stop_signal().await {
-            Ok(signal) => tracing::info!(signal, "stop signal"),
-            Err(error) => tracing::error!(%error, "cannot listen for stop signals; stopping"),
-        }
+        let signal = signals.recv().await;
+        tracing::info!(signal, "stop signal");
         started.shutdown();
         ExitCode::SUCCESS
     })
 }
 
-/// Resolves with the name of the first SIGINT or SIGTERM received.
-pub async fn wait_for_stop_signal() -> std::io::Result<&'static str> {
+/// SIGINT and SIGTERM, listened to from creation on (must be created inside a tokio runtime).
+pub struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        let mut terminate = signal(SignalKind::terminate())?;
-        tokio::select! {
-            _ = interrupt.recv() => Ok("SIGINT"),
-            _ = terminate.recv() => Ok("SIGTERM"),
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    pub fn install() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Self {
+                interrupt: signal(SignalKind::interrupt())?,
+                terminate: signal(SignalKind::terminate())?,
+            })
         }
+        #[cfg(not(unix))]
+        Ok(Self {})
     }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await?;
-        Ok("Ctrl-C")
+
+    /// Resolves with the name of the next SIGINT or SIGTERM.
+    pub async fn recv(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.interrupt.recv() => "SIGINT",
+                _ = self.terminate.recv() => "SIGTERM",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
     }
 }

@@ -12,9 +12,12 @@ use tauri::webview::InvokeRequest;
 use tauri::{App, Manager, WebviewWindow, WebviewWindowBuilder};
 
 fn app(root: &Path) -> App<MockRuntime> {
-    paseo_desktop::configure(mock_builder(), AppState::new(root.to_path_buf(), Mode::Window))
-        .build(tauri::generate_context!("tauri.conf.json", test = true))
-        .unwrap()
+    paseo_desktop::configure(
+        mock_builder(),
+        AppState::new(root.to_path_buf(), Mode::Window),
+    )
+    .build(tauri::generate_context!("tauri.conf.json", test = true))
+    .unwrap()
 }
 
 fn window(app: &App<MockRuntime>, label: &str) -> WebviewWindow<MockRuntime> {
@@ -38,8 +41,8 @@ fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result
     let window = window.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let response = get_ipc_response(&window, request)
-            .map(|body| body.deserialize::<Value>().unwrap());
+        let response =
+            get_ipc_response(&window, request).map(|body| body.deserialize::<Value>().unwrap());
         let _ = tx.send(response);
     });
     rx.recv_timeout(Duration::from_secs(10))
@@ -90,7 +93,10 @@ fn app_info_follows_the_backend_and_the_counts() {
         info["startedAt"],
         json!(started.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
     );
-    assert_eq!(info["countsLine"], json!("3 running · 1 needs you · 7 total"));
+    assert_eq!(
+        info["countsLine"],
+        json!("3 running · 1 needs you · 7 total")
+    );
 
     state.take_backend().unwrap().shutdown();
     let info = invoke(&main, "app_info", json!({})).unwrap();

@@ -28,7 +28,10 @@ async fn window_shows_the_shell_with_backend_data() {
         .wait_for_text(&tid("status-line"), |text| text.contains("Backend running"))
         .await;
     assert!(status.contains(&format!("pid {pid}")), "{status}");
-    assert!(status.contains("0 running · 0 need you · 0 total"), "{status}");
+    assert!(
+        status.contains("0 running · 0 need you · 0 total"),
+        "{status}"
+    );
     assert_eq!(app.text(&tid("fact-pid")).await, format!("pid {pid}"));
 
     // The same data straight from the command, through the one UI seam.
@@ -51,7 +54,10 @@ async fn confirm_dialog_ok_reaches_the_ui() {
     let app = h.launch(&[]).await;
     let title = "Archive running agent?";
     let (answer, ()) = tokio::join!(
-        app.confirm(title, "This agent is still running. Archiving it will stop it."),
+        app.confirm(
+            title,
+            "This agent is still running. Archiving it will stop it."
+        ),
         h.answer_dialog(title, Answer::Ok),
     );
     assert_eq!(answer, json!(true));

@@ -629,6 +629,15 @@ impl Harness {
             .ok()
     }
 
+    /// Waits until `$PASEO_HOME/lock` names `pid` (the process owns the data root).
+    pub async fn wait_for_lock_holder(&self, pid: u32) {
+        poll(&format!("pid {pid} to hold the data root"), TIMEOUT, || {
+            let holder = self.lock_holder();
+            async move { (holder == Some(pid)).then_some(()) }
+        })
+        .await
+    }
+
     /// Whether the data-root lock is free right now (tries to take it, then lets it go).
     pub fn lock_is_free(&self) -> bool {
         use std::os::fd::AsRawFd;
@@ -791,6 +800,11 @@ impl Harness {
 
     // --- teardown -----------------------------------------------------------------------------
 
+    /// Every live process started through this harness, directly or not (pid, command line).
+    pub fn processes(&self) -> Vec<(u32, String)> {
+        processes_with_marker(&self.shared.marker)
+    }
+
     /// Kills everything this harness started and returns what survived (pid, command line):
     /// any process carrying this harness' marker in its environment. Empty means clean.
     pub fn shutdown(mut self) -> Vec<(u32, String)> {
@@ -816,7 +830,10 @@ impl Drop for Harness {
         self.stop();
         let left = processes_with_marker(&self.shared.marker);
         if !left.is_empty() {
-            eprintln!("harness {}: processes left behind: {left:?}", self.shared.test);
+            eprintln!(
+                "harness {}: processes left behind: {left:?}",
+                self.shared.test
+            );
         }
     }
 }
