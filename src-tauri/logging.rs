@@ -28,20 +28,27 @@ pub struct LogGuard {
     _worker: Option<WorkerGuard>,
 }
 
-/// Builds the filter from `RUST_LOG`. A value that does not parse is reported on stderr and
-/// replaced by the default rather than silently ignored.
-fn filter() -> EnvFilter {
-    let builder = EnvFilter::builder().with_default_directive(LevelFilter::INFO.into());
+/// The filter directives: `RUST_LOG` when it parses, else `info`. A value that does not parse is
+/// reported on stderr rather than silently ignored.
+fn directives() -> String {
     match std::env::var("RUST_LOG") {
-        Ok(value) if !value.trim().is_empty() => match builder.parse(&value) {
-            Ok(filter) => filter,
+        Ok(value) if !value.trim().is_empty() => match EnvFilter::builder().parse(&value) {
+            Ok(_) => value,
             Err(error) => {
-                eprintln!("paseo-desktop: RUST_LOG='{value}' is not a valid filter ({error}); using 'info'");
-                EnvFilter::new("info")
+                eprintln!(
+                        "paseo-desktop: RUST_LOG='{value}' is not a valid filter ({error}); using 'info'"
+                    );
+                "info".to_string()
             }
         },
-        _ => builder.parse_lossy(""),
+        _ => "info".to_string(),
     }
+}
+
+fn filter(directives: &str) -> EnvFilter {
+    EnvFilter::builder()
+        .with_default_directive(LevelFilter::INFO.into())
+        .parse_lossy(directives)
 }
 
 /// Installs the global subscriber writing to `log_dir`. When a subscriber is already installed
@@ -62,13 +69,14 @@ pub fn init(log_dir: &Path) -> Result<LogGuard, LoggingError> {
             source,
         })?;
     let (writer, worker) = tracing_appender::non_blocking(appender);
+    let directives = directives();
     let file_layer = tracing_subscriber::fmt::layer()
         .with_ansi(false)
         .with_writer(writer)
-        .with_filter(filter());
+        .with_filter(filter(&directives));
     let stderr_layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_filter(filter());
+        .with_filter(filter(&directives));
     let installed = tracing_subscriber::registry()
         .with(file_layer)
         .with(stderr_layer)

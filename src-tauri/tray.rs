@@ -174,3 +174,21 @@ pub fn host_available() -> bool {
 pub fn host_available() -> bool {
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn icon_state_puts_attention_before_running_before_idle() {
+        let counts = |running, needs_you| FleetCounts {
+            running,
+            needs_you,
+            total: running + needs_you,
+        };
+        assert_eq!(TrayState::of(&counts(0, 0)), TrayState::Idle);
+        assert_eq!(TrayState::of(&counts(2, 0)), TrayState::Running);
+        assert_eq!(TrayState::of(&counts(2, 1)), TrayState::Attention);
+        assert_eq!(TrayState::of(&counts(0, 1)), TrayState::Attention);
+    }
+}

@@ -87,3 +87,28 @@ async fn confirm_dialog_cancel_reaches_the_ui() {
     assert_eq!(info["backend"], json!("running"));
     app.quit().await;
 }
+
+#[tokio::test]
+async fn the_shell_follows_a_dark_system_theme() {
+    let h = Harness::builder("dark_theme")
+        .env("GTK_THEME", "Adwaita:dark")
+        .build();
+    let app = h.launch(&[]).await;
+    app.wait_for_attr("body", "data-ready", "true").await;
+    let dark = app
+        .execute(
+            "return matchMedia('(prefers-color-scheme: dark)').matches",
+            vec![],
+        )
+        .await;
+    assert_eq!(dark, json!(true));
+    let background = app
+        .execute(
+            "return getComputedStyle(document.body).backgroundColor",
+            vec![],
+        )
+        .await;
+    assert_eq!(background, json!("rgb(22, 24, 29)"));
+    app.screenshot("shell-dark").await;
+    app.quit().await;
+}

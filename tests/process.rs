@@ -33,6 +33,34 @@ async fn headless_runs_without_a_display_and_stops_cleanly_on_sigterm_and_sigint
 }
 
 #[tokio::test]
+async fn rust_log_sets_the_log_level_and_a_bad_value_is_reported() {
+    let cases = [
+        ("warn", false, false),
+        ("paseo_desktop=debug", true, false),
+        ("paseo_desktop=loud", true, true),
+    ];
+    for (value, expect_info, expect_warning) in cases {
+        let h = Harness::builder("rust_log")
+            .display(false)
+            .env("RUST_LOG", value)
+            .build();
+        let mut app = h.spawn_app(&["--headless"]);
+        h.wait_for_lock_holder(app.pid()).await;
+        app.signal(libc::SIGTERM);
+        assert_eq!(app.wait_exit(TIMEOUT).await.code(), Some(0));
+        let log = h.log_text();
+        assert_eq!(log.contains("INFO"), expect_info, "RUST_LOG={value}: {log}");
+        assert_eq!(
+            app.stderr()
+                .contains(&format!("RUST_LOG='{value}' is not a valid filter")),
+            expect_warning,
+            "RUST_LOG={value}: {}",
+            app.stderr()
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_second_process_on_the_same_data_root_is_refused_until_the_first_exits() {
     let h = Harness::new("data_root_lock");
     let mut first = h.spawn_app(&["--headless"]);

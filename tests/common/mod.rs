@@ -567,16 +567,24 @@ impl Harness {
         }
         let mut driver = self.spawn("tauri-driver", command);
         let address = format!("127.0.0.1:{port}");
-        poll("tauri-driver to listen", TIMEOUT, || {
-            let up = std::net::TcpStream::connect(&address).is_ok();
-            let exited = driver.exited();
-            async move {
-                if let Some(status) = exited {
-                    panic!("tauri-driver exited early: {status}");
+        let native = format!("127.0.0.1:{native_port}");
+        // tauri-driver listens at once but forwards to WebKitWebDriver, which may still be
+        // starting: a session is only possible once both accept connections.
+        poll(
+            "tauri-driver and WebKitWebDriver to listen",
+            TIMEOUT,
+            || {
+                let up = std::net::TcpStream::connect(&address).is_ok()
+                    && std::net::TcpStream::connect(&native).is_ok();
+                let exited = driver.exited();
+                async move {
+                    if let Some(status) = exited {
+                        panic!("tauri-driver exited early: {status}");
+                    }
+                    up.then_some(())
                 }
-                up.then_some(())
-            }
-        })
+            },
+        )
         .await;
 
         let mut capabilities = serde_json::Map::new();
