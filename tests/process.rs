@@ -239,3 +239,35 @@ async fn the_harness_leaves_no_process_behind() {
     assert!(left.is_empty(), "left behind: {left:?}");
     assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
 }
+
+/// The environment WebKit's web process got from the app (it inherits the app's settings).
+fn web_process_env(h: &Harness, name: &str) -> Option<String> {
+    let (pid, _) = h
+        .processes()
+        .into_iter()
+        .find(|(_, cmd)| cmd.contains("WebKitWebProcess"))?;
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    environ
+        .split(|byte| *byte == 0)
+        .filter_map(|var| std::str::from_utf8(var).ok())
+        .find_map(|var| var.strip_prefix(&format!("{name}=")).map(str::to_string))
+}
+
+#[tokio::test]
+async fn the_dmabuf_renderer_is_off_unless_the_user_chose() {
+    for (user, expected) in [(None, "1"), (Some("0"), "0")] {
+        let mut builder = Harness::builder("dmabuf");
+        if let Some(value) = user {
+            builder = builder.env("WEBKIT_DISABLE_DMABUF_RENDERER", value);
+        }
+        let h = builder.build();
+        let _app = h.spawn_app(&[]);
+        h.wait_window_visible("Paseo", true).await;
+        let value = common::poll("WebKit's web process", TIMEOUT, || {
+            let value = web_process_env(&h, "WEBKIT_DISABLE_DMABUF_RENDERER");
+            async move { value }
+        })
+        .await;
+        assert_eq!(value, expected, "user setting {user:?}");
+    }
+}

@@ -526,7 +526,11 @@ impl Harness {
     /// A command with the harness environment (and no DISPLAY when there is no display).
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = Command::new(program);
-        command.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+        // Start from the runner's environment minus what the harness decides per test.
+        command
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("WEBKIT_DISABLE_DMABUF_RENDERER");
         for (key, value) in self.env() {
             command.env(key, value);
         }
