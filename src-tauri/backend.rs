@@ -31,7 +31,9 @@ pub struct Backend {
 
 /// Starts the backend on `data_root` (an existing, canonical folder: see [`data_root::resolve`]).
 /// Takes the lock first, so a refused process writes nothing into the root, not even a log line.
-pub fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError> {
+/// Async because the core runtime's start (loading records, binding the MCP server) will be;
+/// window mode runs it with `tauri::async_runtime::block_on`, headless mode awaits it.
+pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError> {
     let lock = DataRootLock::acquire(data_root)?;
     let log = logging::init(&data_root::log_dir(data_root))?;
     let backend = Backend {
@@ -67,9 +69,10 @@ impl Backend {
     }
 
     /// Stops in order: (runtime: stop agents, persist every record), then release the lock, then
-    /// flush the logs.
-    pub fn shutdown(mut self) {
+    /// flush the logs. Async for the same reason as [`start`].
+    pub async fn shutdown(mut self) {
         tracing::info!(data_root = %self.data_root.display(), "backend stopping");
+        // Runtime shutdown goes here, before the lock is released: stop agents, flush records.
         if let Some(lock) = self.lock.take() {
             lock.release();
         }

@@ -53,7 +53,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
     let code = app.run_return(|app, event| {
         if let RunEvent::Exit = event {
             if let Some(backend) = app.state::<AppState>().take_backend() {
-                backend.shutdown();
+                tauri::async_runtime::block_on(backend.shutdown());
             }
         }
     });
@@ -77,7 +77,7 @@ fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugi
                 handle.exit(0);
             });
             let state = app.state::<AppState>();
-            match backend::start(state.data_root(), Mode::Window) {
+            match tauri::async_runtime::block_on(backend::start(state.data_root(), Mode::Window)) {
                 Ok(started) => {
                     state.attach_backend(started);
                     Ok(())

@@ -28,7 +28,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let started = match backend::start(&data_root, Mode::Headless) {
+        let started = match backend::start(&data_root, Mode::Headless).await {
             Ok(started) => started,
             Err(error) => {
                 eprintln!("paseo-desktop: {error}");
@@ -38,7 +38,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
         tracing::info!("running headless; stop with SIGINT or SIGTERM");
         let signal = signals.recv().await;
         tracing::info!(signal, "stop signal");
-        started.shutdown();
+        started.shutdown().await;
         ExitCode::SUCCESS
     })
 }

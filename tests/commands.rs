@@ -79,7 +79,9 @@ fn app_info_follows_the_backend_and_the_counts() {
     let main = window(&app, "main");
     let state = app.state::<AppState>();
 
-    let backend = paseo_desktop::backend::start(dir.path(), Mode::Window).unwrap();
+    let backend =
+        tauri::async_runtime::block_on(paseo_desktop::backend::start(dir.path(), Mode::Window))
+            .unwrap();
     let started = backend.started_at();
     state.attach_backend(backend);
     state.set_counts(FleetCounts {
@@ -98,7 +100,7 @@ fn app_info_follows_the_backend_and_the_counts() {
         json!("3 running · 1 needs you · 7 total")
     );
 
-    state.take_backend().unwrap().shutdown();
+    tauri::async_runtime::block_on(state.take_backend().unwrap().shutdown());
     let info = invoke(&main, "app_info", json!({})).unwrap();
     assert_eq!(info["backend"], json!("stopped"));
     // The lock went with the backend: the root can be taken again.
