@@ -216,9 +216,7 @@ async fn the_harness_leaves_no_process_behind() {
     let mut command = h.command("sleep");
     command.arg("600");
     let sleeper = h.spawn("sleep", command);
-    let running = h.processes();
-    let names: Vec<&str> = running.iter().map(|(_, cmd)| cmd.as_str()).collect();
-    for expected in [
+    let expected = [
         "Xvfb",
         "dbus-daemon",
         "tauri-driver",
@@ -227,12 +225,17 @@ async fn the_harness_leaves_no_process_behind() {
         "WebKitWebProcess",
         "WebKitNetworkProcess",
         "sleep 600",
-    ] {
-        assert!(
-            names.iter().any(|name| name.contains(expected)),
-            "{expected} not running: {names:?}"
-        );
-    }
+    ];
+    // Wait until every kind is up (a child shows its environment only once it has exec'd), so
+    // the check below cannot pass vacuously.
+    common::poll("every kind of process to run", TIMEOUT, || {
+        let running = h.processes();
+        let all = expected
+            .iter()
+            .all(|kind| running.iter().any(|(_, cmd)| cmd.contains(kind)));
+        async move { all.then_some(()) }
+    })
+    .await;
     drop(app);
     drop(sleeper);
     let left = h.shutdown();
