@@ -1,0 +1,174 @@
+//! Window mode: the Tauri app with the main window, the tray and single instance.
+
+use crate::backend;
+use crate::cli::Mode;
+use crate::headless::StopSignals;
+use crate::state::AppState;
+use crate::tray::{self, Tray, MAIN_WINDOW};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use tauri::plugin::TauriPlugin;
+use tauri::{Manager, RunEvent, Runtime, WebviewWindowBuilder, WindowEvent};
+
+/// Runs the desktop app until it quits; returns the process exit code.
+pub fn run(data_root: PathBuf) -> ExitCode {
+    let context = tauri::generate_context!("tauri.conf.json");
+    let builder = tauri::Builder::default().plugin(
+        // Registered first: a second launch on the same data root hands over to the first one
+        // here and exits 0, before it could touch the root (whose lock would refuse it).
+        tauri_plugin_single_instance::Builder::new()
+            .dbus_id(single_instance_id(&data_root))
+            .callback(|app, argv, _cwd| {
+                tracing::info!(
+                    ?argv,
+                    "another launch on this data root: focusing the window"
+                );
+                tray::show_main_window(app);
+            })
+            .build(),
+    );
+    let refusal = Arc::new(Mutex::new(None));
+    let app = crate::configure(builder, AppState::new(data_root, Mode::Window))
+        .plugin(backend_plugin(refusal.clone()))
+        .setup(|app| {
+            setup(app.handle());
+            Ok(())
+        })
+        .on_window_event(on_window_event)
+        .build(context);
+    let app = match app {
+        Ok(app) => app,
+        Err(error) => {
+            // Prefer the backend's own words ("the data root … is in use … (pid N)") over
+            // Tauri's plugin-initialisation wrapper.
+            let taken = refusal.lock().ok().and_then(|mut slot| slot.take());
+            eprintln!(
+                "paseo-desktop: {}",
+                taken.unwrap_or_else(|| error.to_string())
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = app.run_return(|app, event| {
+        if let RunEvent::Exit = event {
+            if let Some(backend) = app.state::<AppState>().take_backend() {
+                tauri::async_runtime::block_on(backend.shutdown());
+            }
+        }
+    });
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// Starts the backend as a plugin: plugins initialise inside `Builder::build` in registration
+/// order, so this runs after single instance had its say and before anything is shown, and a
+/// failure (data root in use) makes `build` fail cleanly. (The setup hook runs later, inside the
+/// event loop on Linux, where an error can only panic.)
+fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugin<R> {
+    tauri::plugin::Builder::new("paseo-backend")
+        .setup(move |app, _api| {
+            // Listen before taking the root (see headless.rs); a signal then quits the event
+            // loop, whose exit path shuts the backend down.
+            let mut signals = tauri::async_runtime::block_on(async { StopSignals::install() })?;
+            let handle = app.clone();
+            tauri::async_runtime::spawn(async move {
+                let signal = signals.recv().await;
+                tracing::info!(signal, "stop signal: quitting");
+                handle.exit(0);
+            });
+            let state = app.state::<AppState>();
+            match tauri::async_runtime::block_on(backend::start(state.data_root(), Mode::Window)) {
+                Ok(started) => {
+                    state.attach_backend(started);
+                    Ok(())
+                }
+                Err(error) => {
+                    if let Ok(mut slot) = refusal.lock() {
+                        *slot = Some(error.to_string());
+                    }
+                    Err(error.into())
+                }
+            }
+        })
+        .build()
+}
+
+/// Starts the tray and the main window once the backend owns the data root.
+fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let state = app.state::<AppState>();
+    match tray::build(app, &state.counts()) {
+        Ok(built) => {
+            app.manage::<Tray<R>>(built);
+        }
+        // The app stays usable without a tray; closing the window then quits.
+        Err(error) => tracing::warn!(%error, "no tray icon"),
+    }
+
+    if let Err(error) = open_main_window(app) {
+        tracing::error!(%error, "cannot open the main window; quitting");
+        eprintln!("paseo-desktop: cannot open the main window: {error}");
+        app.exit(1);
+    }
+}
+
+fn open_main_window<R: Runtime>(
+    app: &tauri::AppHandle<R>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let config = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|window| window.label == MAIN_WINDOW)
+        .ok_or("tauri.conf.json has no window labelled 'main'")?
+        .clone();
+    WebviewWindowBuilder::from_config(app, &config)?.build()?;
+    tracing::info!("main window open");
+    Ok(())
+}
+
+fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
+    if let WindowEvent::CloseRequested { api, .. } = event {
+        if window.label() != MAIN_WINDOW {
+            return;
+        }
+        let app = window.app_handle();
+        if app.try_state::<Tray<R>>().is_some() && tray::host_available() {
+            api.prevent_close();
+            tray::hide_main_window(app);
+            tracing::info!("main window hidden to the tray");
+        } else {
+            tracing::info!("main window closed with no tray host: quitting");
+        }
+    }
+}
+
+/// A D-Bus name element unique to the data root, so single instance means "one app per data
+/// root" (the same rule as the lock) rather than one per user.
+fn single_instance_id(data_root: &Path) -> String {
+    // FNV-1a: stable across builds and processes, unlike std's hasher.
+    let hash = data_root
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    format!("dev.paseo.desktop.root_{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_instance_id_is_a_valid_bus_name_per_root() {
+        let a = single_instance_id(Path::new("/home/me/.paseo"));
+        let b = single_instance_id(Path::new("/tmp/other"));
+        assert_ne!(a, b);
+        assert_eq!(a, single_instance_id(Path::new("/home/me/.paseo")));
+        assert!(a
+            .split('.')
+            .all(|part| !part.is_empty() && !part.starts_with(|c: char| c.is_ascii_digit())));
+    }
+}

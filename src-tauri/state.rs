@@ -1,0 +1,112 @@
+//! The state the Tauri shell manages: the data root, the running backend, and the fleet counts
+//! the tray and the UI show.
+
+use crate::backend::Backend;
+use crate::cli::Mode;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// How many agents are in each state, as the tray's first menu line and the UI show them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetCounts {
+    pub running: usize,
+    pub needs_you: usize,
+    pub total: usize,
+}
+
+impl FleetCounts {
+    /// One line, the same wording everywhere (tray menu, tooltip, track header).
+    pub fn summary(&self) -> String {
+        format!(
+            "{} running · {} need{} you · {} total",
+            self.running,
+            self.needs_you,
+            if self.needs_you == 1 { "s" } else { "" },
+            self.total
+        )
+    }
+}
+
+/// Managed by the Tauri app (`app.manage`); commands get it as `State<'_, AppState>`.
+pub struct AppState {
+    data_root: PathBuf,
+    mode: Mode,
+    created_at: DateTime<Utc>,
+    backend: Mutex<Option<Backend>>,
+    counts: Mutex<FleetCounts>,
+}
+
+impl AppState {
+    pub fn new(data_root: PathBuf, mode: Mode) -> Self {
+        Self {
+            data_root,
+            mode,
+            created_at: Utc::now(),
+            backend: Mutex::new(None),
+            counts: Mutex::new(FleetCounts::default()),
+        }
+    }
+
+    pub fn data_root(&self) -> &Path {
+        &self.data_root
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Hands the started backend to the app; it lives until [`AppState::take_backend`] at exit.
+    pub fn attach_backend(&self, backend: Backend) {
+        *lock(&self.backend) = Some(backend);
+    }
+
+    pub fn take_backend(&self) -> Option<Backend> {
+        lock(&self.backend).take()
+    }
+
+    /// When the backend started, or `None` when it is not running.
+    pub fn backend_started_at(&self) -> Option<DateTime<Utc>> {
+        lock(&self.backend).as_ref().map(Backend::started_at)
+    }
+
+    pub fn created_at(&self) -> DateTime<Utc> {
+        self.created_at
+    }
+
+    pub fn counts(&self) -> FleetCounts {
+        *lock(&self.counts)
+    }
+
+    pub fn set_counts(&self, counts: FleetCounts) {
+        *lock(&self.counts) = counts;
+    }
+}
+
+/// A panic while holding one of these locks leaves plain data behind, still valid: keep going.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_reads_naturally() {
+        assert_eq!(
+            FleetCounts::default().summary(),
+            "0 running · 0 need you · 0 total"
+        );
+        let counts = FleetCounts {
+            running: 2,
+            needs_you: 1,
+            total: 5,
+        };
+        assert_eq!(counts.summary(), "2 running · 1 needs you · 5 total");
+    }
+}

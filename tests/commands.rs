@@ -1,0 +1,130 @@
+//! The app's commands through Tauri's mock runtime, with the real config and ACL
+//! (`generate_context!(test = true)`): what the webview gets back, and what it may not call.
+
+use paseo_desktop::cli::Mode;
+use paseo_desktop::state::{AppState, FleetCounts};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::Duration;
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::{App, Manager, WebviewWindow, WebviewWindowBuilder};
+
+fn app(root: &Path) -> App<MockRuntime> {
+    paseo_desktop::configure(
+        mock_builder(),
+        AppState::new(root.to_path_buf(), Mode::Window),
+    )
+    .build(tauri::generate_context!("tauri.conf.json", test = true))
+    .unwrap()
+}
+
+fn window(app: &App<MockRuntime>, label: &str) -> WebviewWindow<MockRuntime> {
+    WebviewWindowBuilder::new(app, label, Default::default())
+        .build()
+        .unwrap()
+}
+
+/// Invokes `cmd` as the page would; a call that does not answer within 10 s fails the test
+/// rather than hanging the suite.
+fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(body),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    let window = window.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let response =
+            get_ipc_response(&window, request).map(|body| body.deserialize::<Value>().unwrap());
+        let _ = tx.send(response);
+    });
+    rx.recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("{cmd} did not answer"))
+}
+
+#[test]
+fn app_info_reports_the_data_root_version_and_a_stopped_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path());
+    let main = window(&app, "main");
+    let info = invoke(&main, "app_info", json!({})).unwrap();
+    assert_eq!(info["product"], json!("Paseo"));
+    assert_eq!(info["version"], json!(env!("CARGO_PKG_VERSION")));
+    assert_eq!(info["mode"], json!("window"));
+    assert_eq!(info["pid"], json!(std::process::id()));
+    assert_eq!(info["dataRoot"], json!(dir.path().display().to_string()));
+    assert_eq!(
+        info["logDir"],
+        json!(dir.path().join("logs").display().to_string())
+    );
+    assert_eq!(info["backend"], json!("stopped"));
+    assert_eq!(
+        info["counts"],
+        json!({"running": 0, "needsYou": 0, "total": 0})
+    );
+    chrono::DateTime::parse_from_rfc3339(info["startedAt"].as_str().unwrap()).unwrap();
+}
+
+#[test]
+fn app_info_follows_the_backend_and_the_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path());
+    let main = window(&app, "main");
+    let state = app.state::<AppState>();
+
+    let backend =
+        tauri::async_runtime::block_on(paseo_desktop::backend::start(dir.path(), Mode::Window))
+            .unwrap();
+    let started = backend.started_at();
+    state.attach_backend(backend);
+    state.set_counts(FleetCounts {
+        running: 3,
+        needs_you: 1,
+        total: 7,
+    });
+    let info = invoke(&main, "app_info", json!({})).unwrap();
+    assert_eq!(info["backend"], json!("running"));
+    assert_eq!(
+        info["startedAt"],
+        json!(started.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    );
+    assert_eq!(
+        info["countsLine"],
+        json!("3 running · 1 needs you · 7 total")
+    );
+
+    tauri::async_runtime::block_on(state.take_backend().unwrap().shutdown());
+    let info = invoke(&main, "app_info", json!({})).unwrap();
+    assert_eq!(info["backend"], json!("stopped"));
+    // The lock went with the backend: the root can be taken again.
+    paseo_desktop::lock::DataRootLock::acquire(dir.path())
+        .unwrap()
+        .release();
+}
+
+#[test]
+fn the_acl_grants_only_what_the_capability_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path());
+    let main = window(&app, "main");
+    let other = window(&app, "other");
+
+    // A window the capability does not name gets nothing, not even app_info.
+    let refused = invoke(&other, "app_info", json!({})).unwrap_err();
+    assert!(refused.to_string().contains("not allowed"), "{refused}");
+
+    // The main window may confirm but not open file dialogs (the call is refused before any
+    // dialog could appear, which is why it cannot hang here).
+    let refused = invoke(&main, "plugin:dialog|open", json!({"options": {}})).unwrap_err();
+    assert!(refused.to_string().contains("not allowed"), "{refused}");
+
+    // Unknown commands are refused too.
+    assert!(invoke(&main, "no_such_command", json!({})).is_err());
+}
