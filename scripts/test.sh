@@ -9,7 +9,6 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 
-# paseo-core joins the format check once its files are rustfmt-clean (then: cargo fmt --all --check).
-cargo fmt -p paseo-desktop --check
+cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
