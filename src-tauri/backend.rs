@@ -1,12 +1,17 @@
 //! "The backend": what both modes (window and `--headless`) start before anything else and stop
-//! last. Today it owns the data-root lock and the log writer; the core runtime (engine, store,
-//! providers, MCP server) starts and flushes here too, so both modes get it the same way.
+//! last: the data-root lock, the log writer, and the core runtime (engine, store, providers) with
+//! the MCP server, so both modes get them the same way.
 
 use crate::cli::Mode;
 use crate::data_root;
 use crate::lock::{DataRootLock, LockError};
 use crate::logging::{self, LogGuard, LoggingError};
 use chrono::{DateTime, Utc};
+use paseo_core::config::Config;
+use paseo_core::mcp::{McpError, McpServer, RunningMcp};
+use paseo_core::providers::ProviderRegistry;
+use paseo_core::runtime::{Runtime, RuntimeError, RuntimeHandle, RuntimeOptions};
+use paseo_core::store::Layout;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -16,6 +21,16 @@ pub enum BackendError {
     Lock(#[from] LockError),
     #[error(transparent)]
     Logging(#[from] LoggingError),
+    #[error("cannot start the MCP server: {0}")]
+    Mcp(#[from] McpError),
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[from] RuntimeError),
+}
+
+/// The core: the runtime and the MCP server agents talk to.
+struct Core {
+    runtime: Runtime,
+    mcp: RunningMcp,
 }
 
 /// A started backend. Dropping it without [`Backend::shutdown`] still releases the lock, but
@@ -24,6 +39,8 @@ pub struct Backend {
     data_root: PathBuf,
     mode: Mode,
     started_at: DateTime<Utc>,
+    core: Option<Core>,
+    handle: RuntimeHandle,
     // Field order matters on drop: the lock goes before the log writer is flushed.
     lock: Option<DataRootLock>,
     log: Option<LogGuard>,
@@ -36,10 +53,39 @@ pub struct Backend {
 pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError> {
     let lock = DataRootLock::acquire(data_root)?;
     let log = logging::init(&data_root::log_dir(data_root))?;
+    let layout = Layout::new(data_root);
+    // A bad config.json must not lock the user out of their fleet: the defaults run, and the
+    // error (naming the file and the field) is shown in the UI and the log.
+    let mut notices = Vec::new();
+    let config = match Config::load(data_root) {
+        Ok(config) => config,
+        Err(error) => {
+            tracing::error!(%error, "config.json ignored");
+            notices.push(format!("{error} (using the default configuration)"));
+            Config::default()
+        }
+    };
+    // The MCP listener first: agents resumed by the runtime need its URL and their tokens.
+    let mcp = McpServer::bind(&layout, config.mcp.port)?;
+    let mut options = RuntimeOptions::new(data_root, ProviderRegistry::from_config(&config));
+    options.notices = notices;
+    let runtime = Runtime::start(options, Some(mcp.access())).await?;
+    let handle = runtime.handle();
+    let mcp = match mcp.serve(handle.clone()).await {
+        Ok(mcp) => mcp,
+        Err(error) => {
+            runtime.shutdown().await;
+            return Err(error.into());
+        }
+    };
+    // Only now may queued finish notices wake their parents: the server they talk to is up.
+    handle.deliver_pending().await?;
     let backend = Backend {
         data_root: data_root.to_path_buf(),
         mode,
         started_at: Utc::now(),
+        core: Some(Core { runtime, mcp }),
+        handle,
         lock: Some(lock),
         log: Some(log),
     };
@@ -50,8 +96,6 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
         version = env!("CARGO_PKG_VERSION"),
         "backend started"
     );
-    // Runtime start goes here (paseo-core): load records, start the MCP server, and hand the
-    // runtime handle to `Backend` so commands and the tray can reach it.
     Ok(backend)
 }
 
@@ -68,11 +112,21 @@ impl Backend {
         self.started_at
     }
 
+    /// The runtime, for commands, the event forwarder and the tray.
+    pub fn handle(&self) -> RuntimeHandle {
+        self.handle.clone()
+    }
+
     /// Stops in order: (runtime: stop agents, persist every record), then release the lock, then
     /// flush the logs. Async for the same reason as [`start`].
     pub async fn shutdown(mut self) {
         tracing::info!(data_root = %self.data_root.display(), "backend stopping");
-        // Runtime shutdown goes here, before the lock is released: stop agents, flush records.
+        // Before the lock is released: no new tool calls, then every agent stopped and every
+        // record persisted.
+        if let Some(core) = self.core.take() {
+            core.mcp.shutdown().await;
+            core.runtime.shutdown().await;
+        }
         if let Some(lock) = self.lock.take() {
             lock.release();
         }

@@ -3,8 +3,57 @@
 
 use crate::data_root;
 use crate::state::{AppState, FleetCounts};
-use serde::Serialize;
+use paseo_core::engine::TurnOrigin;
+use paseo_core::model::{AgentId, Status, TimelineItem, WorkspaceId};
+use paseo_core::runtime::{
+    AgentSnapshot, CreateAgent, FleetSnapshot, RuntimeError, RuntimeHandle, WorkspaceSnapshot,
+    WorkspaceTarget,
+};
+use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime, State};
+
+/// What a failed command answers: a stable code the UI can act on and a message for the user.
+#[derive(Debug, Clone, Serialize, thiserror::Error)]
+#[error("{message}")]
+pub struct CommandError {
+    pub code: String,
+    pub message: String,
+}
+
+impl CommandError {
+    fn new(code: &str, message: impl Into<String>) -> Self {
+        CommandError {
+            code: code.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<RuntimeError> for CommandError {
+    fn from(e: RuntimeError) -> Self {
+        CommandError::new(e.code(), e.to_string())
+    }
+}
+
+type Answer<T> = Result<T, CommandError>;
+
+fn runtime(state: &AppState) -> Answer<RuntimeHandle> {
+    state
+        .runtime()
+        .ok_or_else(|| CommandError::new("stopped", "the backend is not running"))
+}
+
+fn agent_id(field: &str, s: &str) -> Answer<AgentId> {
+    s.parse().map_err(|e: paseo_core::model::ModelError| {
+        CommandError::new("invalid", format!("{field}: {e}"))
+    })
+}
+
+fn workspace_id(field: &str, s: &str) -> Answer<WorkspaceId> {
+    s.parse().map_err(|e: paseo_core::model::ModelError| {
+        CommandError::new("invalid", format!("{field}: {e}"))
+    })
+}
 
 /// What the shell shows about the running app.
 #[derive(Debug, Clone, Serialize)]
@@ -22,6 +71,8 @@ pub struct AppInfo {
     pub started_at: String,
     pub counts: FleetCounts,
     pub counts_line: String,
+    /// Where agents reach the MCP server (from `$PASEO_HOME/mcp.json`), once it runs.
+    pub mcp_url: Option<String>,
 }
 
 #[tauri::command]
@@ -29,6 +80,10 @@ pub fn app_info<R: Runtime>(app: AppHandle<R>, state: State<'_, AppState>) -> Ap
     let package = app.package_info();
     let started = state.backend_started_at();
     let counts = state.counts();
+    let mcp_url = std::fs::read(paseo_core::store::Layout::new(state.data_root()).mcp_json_path())
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v["url"].as_str().map(String::from));
     AppInfo {
         product: package.name.clone(),
         version: package.version.to_string(),
@@ -46,10 +101,212 @@ pub fn app_info<R: Runtime>(app: AppHandle<R>, state: State<'_, AppState>) -> Ap
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         counts,
         counts_line: counts.summary(),
+        mcp_url,
     }
+}
+
+/// Everything a window needs to render; events (`paseo://event`) keep it current.
+#[tauri::command]
+pub async fn fleet_snapshot(state: State<'_, AppState>) -> Answer<FleetSnapshot> {
+    Ok(runtime(&state)?.snapshot().await?)
+}
+
+/// Archived agents, most recently archived first.
+#[tauri::command]
+pub async fn archived_agents(
+    state: State<'_, AppState>,
+    limit: Option<usize>,
+) -> Answer<Vec<AgentSnapshot>> {
+    Ok(runtime(&state)?
+        .archived(limit.unwrap_or(500).min(10_000))
+        .await?)
+}
+
+/// The new-agent form.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewAgentForm {
+    pub provider: String,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// An existing workspace…
+    #[serde(default)]
+    pub workspace_id: Option<String>,
+    /// …or a directory (a new workspace is registered for it).
+    #[serde(default)]
+    pub directory: Option<String>,
+    #[serde(default)]
+    pub auto_archive: bool,
+}
+
+#[tauri::command]
+pub async fn create_agent(state: State<'_, AppState>, form: NewAgentForm) -> Answer<AgentSnapshot> {
+    let rt = runtime(&state)?;
+    let workspace = match (form.workspace_id.as_deref(), form.directory.as_deref()) {
+        (Some(w), None) if !w.is_empty() => WorkspaceTarget::Existing {
+            id: workspace_id("workspaceId", w)?,
+            cwd: None,
+        },
+        (None, Some(d)) if !d.trim().is_empty() => WorkspaceTarget::Directory {
+            path: d.trim().to_string(),
+        },
+        _ => {
+            return Err(CommandError::new(
+                "invalid",
+                "workspace: choose a workspace or a directory",
+            ))
+        }
+    };
+    let mut req = CreateAgent::new(form.provider.trim(), workspace);
+    req.model = form.model;
+    req.mode = form.mode;
+    req.title = form.title;
+    req.initial_prompt = form.prompt.filter(|p| !p.trim().is_empty());
+    req.auto_archive = form.auto_archive;
+    Ok(rt.create(req).await?)
+}
+
+#[tauri::command]
+pub async fn send_prompt(
+    state: State<'_, AppState>,
+    agent_id: String,
+    prompt: String,
+) -> Answer<AgentSnapshot> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?
+        .prompt(id, prompt, TurnOrigin::User, None)
+        .await?)
+}
+
+/// Interrupts the current turn; answers once it has ended.
+#[tauri::command]
+pub async fn cancel_agent(state: State<'_, AppState>, agent_id: String) -> Answer<Status> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?.cancel(id).await?)
+}
+
+/// Stops the agent's process (it stays resumable).
+#[tauri::command]
+pub async fn stop_agent(state: State<'_, AppState>, agent_id: String) -> Answer<()> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?.stop(id).await?)
+}
+
+/// Archives the agent and its subagents; answers once that is durable.
+#[tauri::command]
+pub async fn archive_agent(state: State<'_, AppState>, agent_id: String) -> Answer<Vec<AgentId>> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?.archive(id).await?)
+}
+
+/// "Archive finished": every child of the parent that is not running, as one batch.
+#[tauri::command]
+pub async fn archive_finished(
+    state: State<'_, AppState>,
+    parent_id: String,
+) -> Answer<Vec<AgentId>> {
+    let id = self::agent_id("parentId", &parent_id)?;
+    Ok(runtime(&state)?.archive_finished(id).await?)
+}
+
+#[tauri::command]
+pub async fn detach_agent(state: State<'_, AppState>, agent_id: String) -> Answer<AgentSnapshot> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?.detach(id).await?)
+}
+
+/// Restores the archive batch the agent was archived in. `asRoot` restores agents whose parent
+/// is still archived as root agents (after the user confirmed).
+#[tauri::command]
+pub async fn restore_agent(
+    state: State<'_, AppState>,
+    agent_id: String,
+    as_root: Option<bool>,
+) -> Answer<Vec<AgentId>> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?
+        .restore(id, as_root.unwrap_or(false))
+        .await?)
+}
+
+#[tauri::command]
+pub async fn answer_permission(
+    state: State<'_, AppState>,
+    agent_id: String,
+    request_id: String,
+    allow: bool,
+) -> Answer<()> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?
+        .answer_permission(id, request_id, allow)
+        .await?)
+}
+
+/// The user opened the agent: its "finished" or "error" attention is seen.
+#[tauri::command]
+pub async fn mark_seen(state: State<'_, AppState>, agent_id: String) -> Answer<()> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?.mark_seen(id).await?)
+}
+
+/// Timeline items with `seq < before` (0 or absent: the newest), at most `limit`, oldest first.
+#[tauri::command]
+pub async fn timeline(
+    state: State<'_, AppState>,
+    agent_id: String,
+    before: Option<u64>,
+    limit: Option<usize>,
+) -> Answer<Vec<TimelineItem>> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?
+        .timeline(id, before.unwrap_or(0), limit.unwrap_or(200))
+        .await?)
+}
+
+/// Registers a workspace for a directory (an existing one for the same directory is reused).
+#[tauri::command]
+pub async fn add_workspace(state: State<'_, AppState>, path: String) -> Answer<WorkspaceSnapshot> {
+    Ok(runtime(&state)?.add_workspace(path).await?)
+}
+
+/// Archives a workspace; refused (code `busy`) while agents run in it unless `confirmed`.
+#[tauri::command]
+pub async fn archive_workspace(
+    state: State<'_, AppState>,
+    workspace_id: String,
+    confirmed: Option<bool>,
+) -> Answer<Vec<AgentId>> {
+    let id = self::workspace_id("workspaceId", &workspace_id)?;
+    let confirmed = confirmed.unwrap_or(false);
+    Ok(runtime(&state)?
+        .archive_workspace(id, confirmed, confirmed)
+        .await?)
 }
 
 /// The invoke handler with every command, for `Builder::invoke_handler`.
 pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
-    tauri::generate_handler![app_info]
+    tauri::generate_handler![
+        app_info,
+        fleet_snapshot,
+        archived_agents,
+        create_agent,
+        send_prompt,
+        cancel_agent,
+        stop_agent,
+        archive_agent,
+        archive_finished,
+        detach_agent,
+        restore_agent,
+        answer_permission,
+        mark_seen,
+        timeline,
+        add_workspace,
+        archive_workspace
+    ]
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use tauri::plugin::TauriPlugin;
-use tauri::{Manager, RunEvent, Runtime, WebviewWindowBuilder, WindowEvent};
+use tauri::{Emitter, Manager, RunEvent, Runtime, WebviewWindowBuilder, WindowEvent};
 
 /// Runs the desktop app until it quits; returns the process exit code.
 pub fn run(data_root: PathBuf) -> ExitCode {
@@ -93,6 +93,50 @@ fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugi
         .build()
 }
 
+/// Forwards every runtime event to every window (`paseo://event`) and keeps the counts the tray
+/// and `app_info` show. A window that fell behind is told to reload (`paseo://resync`).
+fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let Some(rt) = app.state::<AppState>().runtime() else {
+        return;
+    };
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let mut rx = rt.subscribe();
+        if let Ok(c) = rt.counts().await {
+            set_counts(&app, c.into());
+        }
+        loop {
+            match rx.recv().await {
+                Ok(event) => {
+                    if let paseo_core::runtime::Event::CountsChanged { counts } = &event {
+                        set_counts(&app, (*counts).into());
+                    }
+                    if let Err(error) = app.emit("paseo://event", &event) {
+                        tracing::warn!(%error, "cannot forward an event to the windows");
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "windows fell behind; asking them to resync");
+                    let _ = app.emit("paseo://resync", n);
+                    if let Ok(c) = rt.counts().await {
+                        set_counts(&app, c.into());
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
+}
+
+fn set_counts<R: Runtime>(app: &tauri::AppHandle<R>, counts: crate::state::FleetCounts) {
+    app.state::<AppState>().set_counts(counts);
+    if let Some(tray) = app.try_state::<Tray<R>>() {
+        if let Err(error) = tray.set_counts(&counts) {
+            tracing::warn!(%error, "cannot update the tray");
+        }
+    }
+}
+
 /// Starts the tray and the main window once the backend owns the data root.
 fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
     let state = app.state::<AppState>();
@@ -103,6 +147,8 @@ fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
         // The app stays usable without a tray; closing the window then quits.
         Err(error) => tracing::warn!(%error, "no tray icon"),
     }
+
+    forward_events(app);
 
     if let Err(error) = open_main_window(app) {
         tracing::error!(%error, "cannot open the main window; quitting");

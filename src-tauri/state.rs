@@ -4,9 +4,10 @@
 use crate::backend::Backend;
 use crate::cli::Mode;
 use chrono::{DateTime, Utc};
+use paseo_core::runtime::RuntimeHandle;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// How many agents are in each state, as the tray's first menu line and the UI show them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -15,6 +16,16 @@ pub struct FleetCounts {
     pub running: usize,
     pub needs_you: usize,
     pub total: usize,
+}
+
+impl From<paseo_core::runtime::FleetCounts> for FleetCounts {
+    fn from(c: paseo_core::runtime::FleetCounts) -> Self {
+        FleetCounts {
+            running: c.running,
+            needs_you: c.needs_you,
+            total: c.agents,
+        }
+    }
 }
 
 impl FleetCounts {
@@ -36,6 +47,8 @@ pub struct AppState {
     mode: Mode,
     created_at: DateTime<Utc>,
     backend: Mutex<Option<Backend>>,
+    /// The runtime, once the backend runs: cheap to clone, so commands never hold a lock.
+    runtime: OnceLock<RuntimeHandle>,
     counts: Mutex<FleetCounts>,
 }
 
@@ -46,6 +59,7 @@ impl AppState {
             mode,
             created_at: Utc::now(),
             backend: Mutex::new(None),
+            runtime: OnceLock::new(),
             counts: Mutex::new(FleetCounts::default()),
         }
     }
@@ -60,7 +74,13 @@ impl AppState {
 
     /// Hands the started backend to the app; it lives until [`AppState::take_backend`] at exit.
     pub fn attach_backend(&self, backend: Backend) {
+        let _ = self.runtime.set(backend.handle());
         *lock(&self.backend) = Some(backend);
+    }
+
+    /// The runtime, or `None` before the backend started.
+    pub fn runtime(&self) -> Option<RuntimeHandle> {
+        self.runtime.get().cloned()
     }
 
     pub fn take_backend(&self) -> Option<Backend> {

@@ -274,3 +274,87 @@ async fn the_dmabuf_renderer_is_off_unless_the_user_chose() {
         assert_eq!(value, expected, "user setting {user:?}");
     }
 }
+
+/// Calls one MCP tool on the running app with the user token (curl speaking streamable HTTP),
+/// returning the tool result's structured content.
+fn mcp_call(home: &std::path::Path, tool: &str, args: serde_json::Value) -> serde_json::Value {
+    let url: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.join("mcp.json")).expect("mcp.json")).unwrap();
+    let token = std::fs::read_to_string(home.join("mcp-token")).unwrap();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": tool, "arguments": args}});
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sS",
+            "-N",
+            "--fail-with-body",
+            url["url"].as_str().unwrap(),
+        ])
+        .args(["-H", &format!("Authorization: Bearer {}", token.trim())])
+        .args(["-H", "Content-Type: application/json"])
+        .args(["-H", "Accept: application/json, text/event-stream"])
+        .args(["-d", &body.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "curl: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let data = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or_else(|| panic!("no SSE data in {text}"));
+    let v: serde_json::Value = serde_json::from_str(data).unwrap();
+    assert_ne!(v["result"]["isError"], true, "{v}");
+    v["result"]["structuredContent"].clone()
+}
+
+#[tokio::test]
+async fn headless_serves_mcp_with_the_user_token_and_keeps_state_across_restarts() {
+    let h = Harness::builder("headless_mcp").display(false).build();
+    let work = h.home().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut app = h.spawn_app(&["--headless"]);
+    h.wait_for_log("running headless").await;
+    let created = mcp_call(
+        h.home(),
+        "create_agent",
+        serde_json::json!({"provider": "shell", "title": "headless agent",
+            "initialPrompt": "echo from-headless",
+            "relationship": {"kind": "detached"},
+            "workspace": {"kind": "create", "source": {"kind": "directory", "path": work}}}),
+    );
+    let id = created["agentId"].as_str().unwrap().to_string();
+    let waited = mcp_call(
+        h.home(),
+        "wait_for_agent",
+        serde_json::json!({"agentId": id, "timeoutSeconds": 30}),
+    );
+    assert_eq!(waited["status"], "idle", "{waited}");
+    assert!(waited["lastMessage"]
+        .as_str()
+        .unwrap()
+        .contains("from-headless"));
+    let token = std::fs::read_to_string(h.home().join("mcp-token")).unwrap();
+    app.signal(libc::SIGTERM);
+    assert_eq!(app.wait_exit(TIMEOUT).await.code(), Some(0));
+
+    let mut app = h.spawn_app(&["--headless"]);
+    h.wait_for_log_count("running headless", 2).await;
+    assert_eq!(
+        std::fs::read_to_string(h.home().join("mcp-token")).unwrap(),
+        token,
+        "the user token is kept"
+    );
+    let got = mcp_call(h.home(), "get_agent", serde_json::json!({"agentId": id}));
+    assert_eq!(got["title"], "headless agent");
+    assert_eq!(got["status"], "closed", "{got}");
+    assert!(got["lastMessage"]
+        .as_str()
+        .unwrap()
+        .contains("from-headless"));
+    app.signal(libc::SIGTERM);
+    assert_eq!(app.wait_exit(TIMEOUT).await.code(), Some(0));
+}

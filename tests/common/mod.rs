@@ -688,6 +688,15 @@ impl Harness {
         .await
     }
 
+    /// Waits until `needle` occurs at least `n` times in the log (e.g. the second start).
+    pub async fn wait_for_log_count(&self, needle: &str, n: usize) {
+        poll(&format!("{n} log lines {needle:?}"), TIMEOUT, || {
+            let found = self.log_text().matches(needle).count() >= n;
+            async move { found.then_some(()) }
+        })
+        .await
+    }
+
     // --- X windows and native dialogs ---------------------------------------------------------
 
     fn xdotool(&self) -> tokio::process::Command {

@@ -141,7 +141,7 @@ pub(crate) async fn start(
     .await
     .map_err(|_| RuntimeError::Stopped)??;
 
-    let mut notices: Vec<String> = Vec::new();
+    let mut notices: Vec<String> = opts.notices.clone();
     let mut quarantined = agents.quarantined.clone();
     quarantined.extend(registry.quarantined.iter().cloned());
     quarantined.extend(inbox_q);

@@ -4,7 +4,8 @@ use serde::Serialize;
 
 use crate::engine::{AgentState, Engine, TrackCounts};
 use crate::model::{
-    AgentId, AgentRecord, Bucket, ProjectRecord, Status, TimelineItem, WorkspaceRecord,
+    AgentId, AgentRecord, AttentionReason, Bucket, ProjectRecord, Status, TimelineItem,
+    WorkspaceRecord,
 };
 use crate::providers::{PermissionRequest, ProviderInfo};
 use crate::store::Quarantined;
@@ -82,10 +83,16 @@ pub struct TrackSnapshot {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FleetCounts {
+    /// Unarchived agents.
     pub agents: usize,
+    /// Initializing or running.
     pub running: usize,
+    /// A pending permission, or an error the user has not seen yet.
     pub needs_you: usize,
+    /// In the error state (seen or not).
     pub failed: usize,
+    /// Finished turns the user has not seen yet.
+    pub finished_unseen: usize,
     pub archived: usize,
 }
 
@@ -101,8 +108,15 @@ impl FleetCounts {
             if a.status().is_active() {
                 c.running += 1;
             }
-            if a.pending_permission.is_some() {
+            let reason = a
+                .record
+                .attention_reason
+                .filter(|_| a.record.requires_attention);
+            if a.pending_permission.is_some() || reason == Some(AttentionReason::Error) {
                 c.needs_you += 1;
+            }
+            if reason == Some(AttentionReason::Finished) {
+                c.finished_unseen += 1;
             }
             if a.status() == Status::Error {
                 c.failed += 1;

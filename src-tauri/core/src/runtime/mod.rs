@@ -110,6 +110,9 @@ pub struct RuntimeOptions {
     pub cancel_timeout: Duration,
     /// Extra environment for every agent (tests use it to isolate CLIs).
     pub agent_env: BTreeMap<String, String>,
+    /// Problems found before the runtime started (e.g. a bad config.json), shown like load
+    /// problems.
+    pub notices: Vec<String>,
 }
 
 impl RuntimeOptions {
@@ -119,6 +122,7 @@ impl RuntimeOptions {
             providers,
             cancel_timeout: Duration::from_secs(5),
             agent_env: BTreeMap::new(),
+            notices: Vec::new(),
         }
     }
 }
