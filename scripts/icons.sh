@@ -8,4 +8,4 @@ png app 32 32x32.png
 png app 128 128x128.png
 png app 256 128x128@2x.png
 png app 512 icon.png
-for s in idle running attention; do png "tray-$s" 64 "tray-$s.png"; done
+for s in idle running needs-input failed finished; do png "tray-$s" 64 "tray-$s.png"; done

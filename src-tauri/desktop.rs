@@ -3,6 +3,7 @@
 use crate::backend;
 use crate::cli::Mode;
 use crate::headless::StopSignals;
+use crate::quit;
 use crate::state::AppState;
 use crate::tray::{self, Tray, MAIN_WINDOW};
 use std::path::{Path, PathBuf};
@@ -50,10 +51,15 @@ pub fn run(data_root: PathBuf) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Every way out (Quit, a stop signal, the last window closed) ends the event loop and passes
+    // here: the one place agents are stopped and records persisted before the root is released.
     let code = app.run_return(|app, event| {
         if let RunEvent::Exit = event {
             if let Some(backend) = app.state::<AppState>().take_backend() {
                 tauri::async_runtime::block_on(backend.shutdown());
+            }
+            if let Some(tray) = app.try_state::<Tray<tauri::Wry>>() {
+                tray.remove_icon_files();
             }
         }
     });
@@ -93,8 +99,9 @@ fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugi
         .build()
 }
 
-/// Forwards every runtime event to every window (`paseo://event`) and keeps the counts the tray
-/// and `app_info` show. A window that fell behind is told to reload (`paseo://resync`).
+/// Forwards every runtime event to every window (`paseo://event`), keeps the counts `app_info`
+/// shows, and asks the tray to catch up when an agent or the counts changed (the tray coalesces;
+/// timeline items never reach it). A window that fell behind is told to reload (`paseo://resync`).
 fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
     let Some(rt) = app.state::<AppState>().runtime() else {
         return;
@@ -108,8 +115,16 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
         loop {
             match rx.recv().await {
                 Ok(event) => {
-                    if let paseo_core::runtime::Event::CountsChanged { counts } = &event {
-                        set_counts(&app, (*counts).into());
+                    use paseo_core::runtime::Event;
+                    match &event {
+                        Event::CountsChanged { counts } => {
+                            set_counts(&app, (*counts).into());
+                            tray::refresh(&app);
+                        }
+                        Event::AgentUpdated { .. } | Event::AgentArchived { .. } => {
+                            tray::refresh(&app);
+                        }
+                        _ => {}
                     }
                     if let Err(error) = app.emit("paseo://event", &event) {
                         tracing::warn!(%error, "cannot forward an event to the windows");
@@ -118,6 +133,7 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                     tracing::warn!(missed = n, "windows fell behind; asking them to resync");
                     let _ = app.emit("paseo://resync", n);
+                    tray::refresh(&app);
                     if let Ok(c) = rt.counts().await {
                         set_counts(&app, c.into());
                     }
@@ -130,19 +146,16 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
 
 fn set_counts<R: Runtime>(app: &tauri::AppHandle<R>, counts: crate::state::FleetCounts) {
     app.state::<AppState>().set_counts(counts);
-    if let Some(tray) = app.try_state::<Tray<R>>() {
-        if let Err(error) = tray.set_counts(&counts) {
-            tracing::warn!(%error, "cannot update the tray");
-        }
-    }
 }
 
 /// Starts the tray and the main window once the backend owns the data root.
 fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
-    let state = app.state::<AppState>();
-    match tray::build(app, &state.counts()) {
+    match tray::build(app) {
         Ok(built) => {
             app.manage::<Tray<R>>(built);
+            if let Some(runtime) = app.state::<AppState>().runtime() {
+                tray::spawn_updater(app, runtime);
+            }
         }
         // The app stays usable without a tray; closing the window then quits.
         Err(error) => tracing::warn!(%error, "no tray icon"),
@@ -183,8 +196,14 @@ fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
             api.prevent_close();
             tray::hide_main_window(app);
             tracing::info!("main window hidden to the tray");
+        } else if app.webview_windows().len() > 1 {
+            tracing::info!("main window closed with no tray host; other windows stay open");
         } else {
+            // Closing the last window quits: the same gesture as the tray's Quit, so the same
+            // confirm when agents are running (Cancel keeps the window).
+            api.prevent_close();
             tracing::info!("main window closed with no tray host: quitting");
+            quit::request(app);
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod desktop;
 pub mod headless;
 pub mod lock;
 pub mod logging;
+pub mod quit;
 pub mod state;
 pub mod tray;
 

@@ -1,98 +1,453 @@
-//! The system tray: an icon whose variant shows the fleet's state (idle / running / needs you), a
-//! first menu line with the counts, Show/Hide window, and Quit.
+//! The system tray: an icon whose variant shows the fleet's state, a first menu line with the
+//! counts, one entry per agent that needs the user (click: show the window and open that agent),
+//! Show/Hide window, and Quit.
+//!
+//! The menu model ([`TrayModel`]) is computed by pure functions from agent snapshots, so its
+//! rules are tested without a display; [`Tray`] only renders it. The model is rebuilt from
+//! runtime events, coalesced: at most one rebuild per [`COALESCE`], never one per timeline item.
+//!
+//! Which agents get an entry (most urgent first, newest first within a group, at most
+//! [`MAX_ENTRIES`], then an "and N more" line):
+//! - `◉ title — needs permission`: a pending permission request (any agent, subagents too: only
+//!   the user can answer it);
+//! - `✕ title — failed`: an error the user has not seen (any agent: what the "needs you" count
+//!   counts, so that count always has entries to click);
+//! - `✓ title — finished`: a root agent whose finished turn the user has not seen and that is not
+//!   running again. A subagent's finish goes to its parent (finish notice) and its track, not here.
+//!
+//! Archived agents never appear. Opening the agent in the UI marks it seen, which removes the
+//! entry. The icon follows the same rules: the most urgent entry's colour (amber, red, green as in
+//! UI.md's status language), else blue while any agent runs, else grey.
 
-use crate::state::FleetCounts;
+use crate::quit;
+use paseo_core::engine::{AgentState, Engine};
+use paseo_core::model::{AgentId, AttentionReason, Status};
+use paseo_core::runtime::{AgentSnapshot, FleetCounts, RuntimeHandle};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tauri::image::Image;
-use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
+use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
-use tauri::{AppHandle, Manager, Runtime};
+use tauri::{AppHandle, Emitter, Manager, Runtime};
+use tokio::sync::Notify;
 
 pub const MAIN_WINDOW: &str = "main";
+/// Sent to the main window when the user picks an agent in the tray: `{agentId}`. The UI opens
+/// that agent's tab (and opening it marks it seen).
+pub const OPEN_AGENT_EVENT: &str = "paseo://open-agent";
+/// Agent entries shown at most; the rest are summed up in one "and N more" line.
+pub const MAX_ENTRIES: usize = 10;
+/// Longest agent title shown in an entry (characters), so the menu stays narrow.
+pub const MAX_TITLE_CHARS: usize = 40;
+/// Minimum time between two rebuilds: a burst of events costs one rebuild.
+pub const COALESCE: Duration = Duration::from_millis(200);
+
 const ID_COUNTS: &str = "counts";
 const ID_TOGGLE: &str = "toggle-window";
 const ID_QUIT: &str = "quit";
+const ID_MORE: &str = "more-agents";
+const AGENT_PREFIX: &str = "agent:";
+
+// ---------------------------------------------------------------------------------------------
+// The model (pure)
+
+/// Why an agent needs the user, most urgent first (the order of SPEC 6's buckets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Attention {
+    Permission,
+    Failed,
+    Finished,
+}
+
+impl Attention {
+    /// The glyph and words of UI.md's status language (never colour alone).
+    fn glyph(self) -> &'static str {
+        match self {
+            Attention::Permission => "◉",
+            Attention::Failed => "✕",
+            Attention::Finished => "✓",
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            Attention::Permission => "needs permission",
+            Attention::Failed => "failed",
+            Attention::Finished => "finished",
+        }
+    }
+}
+
+/// The rule behind every entry, on the few facts it needs (shared by snapshots and the engine's
+/// own state, so the live query and the tests cannot drift apart).
+fn classify(
+    archived: bool,
+    is_root: bool,
+    status: Status,
+    permission_pending: bool,
+    attention: Option<AttentionReason>,
+) -> Option<Attention> {
+    if archived {
+        return None;
+    }
+    if permission_pending {
+        return Some(Attention::Permission);
+    }
+    match attention? {
+        AttentionReason::Error => Some(Attention::Failed),
+        AttentionReason::Finished if is_root && !status.is_active() => Some(Attention::Finished),
+        // A permission reason with no pending request (the provider went away) has nothing
+        // left to answer; the runtime's "needs you" count skips it too.
+        _ => None,
+    }
+}
+
+/// Whether (and why) `agent` gets a tray entry.
+pub fn attention_of(agent: &AgentSnapshot) -> Option<Attention> {
+    let r = &agent.record;
+    classify(
+        r.is_archived(),
+        agent.parent_agent_id.is_none(),
+        agent.status,
+        agent.pending_permission.is_some(),
+        r.attention_reason.filter(|_| r.requires_attention),
+    )
+}
+
+fn attention_of_state(agent: &AgentState) -> Option<Attention> {
+    let r = &agent.record;
+    classify(
+        r.is_archived(),
+        agent.parent.is_none(),
+        agent.status(),
+        agent.pending_permission.is_some(),
+        r.attention_reason.filter(|_| r.requires_attention),
+    )
+}
 
 /// Which icon the tray shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrayState {
     Idle,
     Running,
-    Attention,
+    /// Something needs the user; the most urgent reason picks the colour.
+    Attention(Attention),
 }
 
 impl TrayState {
-    /// Attention wins over running: what needs the user matters most at a glance.
-    pub fn of(counts: &FleetCounts) -> Self {
-        if counts.needs_you > 0 {
-            TrayState::Attention
-        } else if counts.running > 0 {
-            TrayState::Running
-        } else {
-            TrayState::Idle
-        }
-    }
-
     fn icon(self) -> Image<'static> {
         match self {
             TrayState::Idle => tauri::include_image!("icons/tray-idle.png"),
             TrayState::Running => tauri::include_image!("icons/tray-running.png"),
-            TrayState::Attention => tauri::include_image!("icons/tray-attention.png"),
+            TrayState::Attention(Attention::Permission) => {
+                tauri::include_image!("icons/tray-needs-input.png")
+            }
+            TrayState::Attention(Attention::Failed) => {
+                tauri::include_image!("icons/tray-failed.png")
+            }
+            TrayState::Attention(Attention::Finished) => {
+                tauri::include_image!("icons/tray-finished.png")
+            }
         }
     }
 }
 
-/// The tray and the menu items it updates; managed by the app as `Tray<R>`.
-pub struct Tray<R: Runtime> {
-    icon: TrayIcon<R>,
-    counts: MenuItem<R>,
-    toggle: MenuItem<R>,
+/// One agent in the menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub agent_id: AgentId,
+    pub attention: Attention,
+    /// What the user reads, e.g. `✕ lead — failed`.
+    pub label: String,
 }
 
-pub fn build<R: Runtime>(app: &AppHandle<R>, counts: &FleetCounts) -> tauri::Result<Tray<R>> {
-    let counts_item = MenuItem::with_id(app, ID_COUNTS, counts.summary(), false, None::<&str>)?;
+/// Everything the tray shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrayModel {
+    pub state: TrayState,
+    /// The first, disabled menu line, e.g. `1 running · 1 needs you · 4 total`.
+    pub counts_line: String,
+    pub tooltip: String,
+    pub entries: Vec<Entry>,
+    /// Agents that need the user but did not fit ([`MAX_ENTRIES`]).
+    pub more: usize,
+}
+
+impl TrayModel {
+    /// The model for a fleet with `counts` (the runtime's, over every unarchived agent) whose
+    /// agents include `agents`. `agents` may hold any agents: those without a reason to be in
+    /// the menu are skipped, so the live code passes only the candidates.
+    pub fn of(counts: &FleetCounts, agents: &[AgentSnapshot]) -> TrayModel {
+        let mut listed: Vec<(Attention, &AgentSnapshot)> = agents
+            .iter()
+            .filter_map(|agent| attention_of(agent).map(|why| (why, agent)))
+            .collect();
+        listed.sort_by(|(a_why, a), (b_why, b)| {
+            let when =
+                |s: &AgentSnapshot| s.record.attention_timestamp.unwrap_or(s.record.updated_at);
+            a_why
+                .cmp(b_why)
+                .then_with(|| when(b).cmp(&when(a)))
+                .then_with(|| a.id().cmp(&b.id()))
+        });
+        let finished = listed
+            .iter()
+            .filter(|(why, _)| *why == Attention::Finished)
+            .count();
+        let state = match listed.first() {
+            Some((why, _)) => TrayState::Attention(*why),
+            None if counts.running > 0 => TrayState::Running,
+            None => TrayState::Idle,
+        };
+        let more = listed.len().saturating_sub(MAX_ENTRIES);
+        let entries = listed
+            .into_iter()
+            .take(MAX_ENTRIES)
+            .map(|(why, agent)| Entry {
+                agent_id: agent.id(),
+                attention: why,
+                label: format!("{} {} — {}", why.glyph(), display_title(agent), why.words()),
+            })
+            .collect();
+        let counts_line = counts_line(counts, finished);
+        TrayModel {
+            state,
+            tooltip: format!("Paseo — {counts_line}"),
+            counts_line,
+            entries,
+            more,
+        }
+    }
+
+    /// The model of an empty fleet (before the runtime answered).
+    pub fn empty() -> TrayModel {
+        TrayModel::of(&FleetCounts::default(), &[])
+    }
+}
+
+/// The shared counts wording (see [`crate::state::FleetCounts::summary`]), plus the unseen
+/// finished root agents when there are any: they have entries but are not "needs you".
+fn counts_line(counts: &FleetCounts, finished: usize) -> String {
+    let c = crate::state::FleetCounts::from(*counts);
+    if finished == 0 {
+        return c.summary();
+    }
+    format!(
+        "{} running · {} need{} you · {finished} finished · {} total",
+        c.running,
+        c.needs_you,
+        if c.needs_you == 1 { "s" } else { "" },
+        c.total
+    )
+}
+
+/// The agent's title on one short line; the provider's name when it has none.
+pub fn display_title(agent: &AgentSnapshot) -> String {
+    let words: Vec<&str> = agent.record.title.split_whitespace().collect();
+    let title = if words.is_empty() {
+        format!("{} agent", agent.record.provider)
+    } else {
+        words.join(" ")
+    };
+    if title.chars().count() <= MAX_TITLE_CHARS {
+        return title;
+    }
+    let mut short: String = title.chars().take(MAX_TITLE_CHARS - 1).collect();
+    short.truncate(short.trim_end().len());
+    short.push('…');
+    short
+}
+
+/// A label as the menu library takes it: `&` marks a mnemonic there, `&&` is a literal `&`.
+fn menu_text(label: &str) -> String {
+    label.replace('&', "&&")
+}
+
+/// The "and N more" line.
+fn more_label(more: usize) -> String {
+    format!("and {more} more…")
+}
+
+/// The runtime's counts and the agents that may have an entry, from one consistent view.
+fn query(engine: &Engine) -> (FleetCounts, Vec<AgentSnapshot>) {
+    let candidates = engine
+        .agents()
+        .filter(|agent| attention_of_state(agent).is_some())
+        .map(|agent| AgentSnapshot::of(engine, agent))
+        .collect();
+    (FleetCounts::of(engine), candidates)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The live tray
+
+/// Position of the agents section in the menu (entries, "and N more", and a separator when
+/// there is something to separate): after the counts line and its separator.
+const SECTION_AT: usize = 2;
+
+/// The tray and what it updates; managed by the app as `Tray<R>`.
+pub struct Tray<R: Runtime> {
+    icon: TrayIcon<R>,
+    menu: Menu<R>,
+    counts: MenuItem<R>,
+    toggle: MenuItem<R>,
+    /// How many menu lines the agents section has now.
+    section_len: Mutex<usize>,
+    shown: Mutex<TrayModel>,
+    wake: Arc<Notify>,
+    icon_dir: PathBuf,
+}
+
+/// Payload of [`OPEN_AGENT_EVENT`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenAgent {
+    pub agent_id: AgentId,
+}
+
+pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Tray<R>> {
+    let model = TrayModel::empty();
+    let counts = MenuItem::with_id(app, ID_COUNTS, &model.counts_line, false, None::<&str>)?;
     let toggle = MenuItem::with_id(app, ID_TOGGLE, "Hide window", true, None::<&str>)?;
     let quit = MenuItem::with_id(app, ID_QUIT, "Quit Paseo", true, None::<&str>)?;
     let menu = Menu::with_items(
         app,
         &[
-            &counts_item,
+            &counts,
             &PredefinedMenuItem::separator(app)?,
             &toggle,
             &PredefinedMenuItem::separator(app)?,
             &quit,
         ],
     )?;
+    let icon_dir = icon_dir();
     let icon = TrayIconBuilder::with_id("main")
-        .icon(TrayState::of(counts).icon())
-        .tooltip(tooltip(counts))
+        .icon(model.state.icon())
+        .tooltip(&model.tooltip)
+        // The library's default folder is shared by every process: two Paseo instances (other
+        // data roots) would overwrite and delete each other's icon files.
+        .temp_dir_path(&icon_dir)
         .menu(&menu)
         .show_menu_on_left_click(true)
-        .on_menu_event(|app, event| match event.id().as_ref() {
-            ID_TOGGLE => toggle_main_window(app),
-            ID_QUIT => {
-                tracing::info!("quit from the tray");
-                app.exit(0);
-            }
-            _ => {}
-        })
+        .on_menu_event(|app, event| on_menu_event(app, event.id().as_ref()))
         .build(app)?;
     Ok(Tray {
         icon,
-        counts: counts_item,
+        menu,
+        counts,
         toggle,
+        section_len: Mutex::new(0),
+        shown: Mutex::new(model),
+        wake: Arc::new(Notify::new()),
+        icon_dir,
     })
 }
 
-fn tooltip(counts: &FleetCounts) -> String {
-    format!("Paseo — {}", counts.summary())
+/// Where the tray library writes the icon it hands to the panel: per process, in the user's
+/// runtime folder when there is one.
+fn icon_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute() && dir.is_dir())
+        .unwrap_or_else(std::env::temp_dir);
+    base.join(format!("paseo-tray-{}", std::process::id()))
+}
+
+fn on_menu_event<R: Runtime>(app: &AppHandle<R>, id: &str) {
+    match id {
+        ID_TOGGLE => toggle_main_window(app),
+        ID_QUIT => {
+            tracing::info!("quit from the tray");
+            quit::request(app);
+        }
+        ID_MORE => show_main_window(app),
+        _ => match id.strip_prefix(AGENT_PREFIX).map(str::parse::<AgentId>) {
+            Some(Ok(agent_id)) => open_agent(app, agent_id),
+            Some(Err(error)) => tracing::warn!(%error, id, "tray entry with a bad agent id"),
+            None => {}
+        },
+    }
+}
+
+/// Shows the main window and asks it to open `agent_id`.
+fn open_agent<R: Runtime>(app: &AppHandle<R>, agent_id: AgentId) {
+    tracing::info!(agent = %agent_id, "opening an agent from the tray");
+    show_main_window(app);
+    if let Err(error) = app.emit_to(MAIN_WINDOW, OPEN_AGENT_EVENT, OpenAgent { agent_id }) {
+        tracing::warn!(%error, "cannot ask the main window to open the agent");
+    }
 }
 
 impl<R: Runtime> Tray<R> {
-    /// Re-renders the icon, tooltip and counts line (the runtime's event forwarder calls this).
-    pub fn set_counts(&self, counts: &FleetCounts) -> tauri::Result<()> {
-        self.icon.set_icon(Some(TrayState::of(counts).icon()))?;
-        self.icon.set_tooltip(Some(tooltip(counts)))?;
-        self.counts.set_text(counts.summary())
+    /// Asks for a rebuild from the runtime's current state (cheap; bursts coalesce).
+    pub fn refresh(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Renders `model`, touching only what changed. Runs on the main thread (the menu library's
+    /// calls are then direct, never a round trip that could wait on a busy event loop).
+    fn render(&self, model: TrayModel) -> tauri::Result<()> {
+        let mut shown = lock(&self.shown);
+        if *shown == model {
+            return Ok(());
+        }
+        if shown.state != model.state {
+            self.icon.set_icon(Some(model.state.icon()))?;
+        }
+        if shown.tooltip != model.tooltip {
+            self.icon.set_tooltip(Some(&model.tooltip))?;
+        }
+        if shown.counts_line != model.counts_line {
+            self.counts.set_text(&model.counts_line)?;
+        }
+        if shown.entries != model.entries || shown.more != model.more {
+            self.render_section(&model)?;
+        }
+        *shown = model;
+        Ok(())
+    }
+
+    fn render_section(&self, model: &TrayModel) -> tauri::Result<()> {
+        let app = self.menu.app_handle();
+        let mut section_len = lock(&self.section_len);
+        for _ in 0..*section_len {
+            self.menu.remove_at(SECTION_AT)?;
+        }
+        *section_len = 0;
+        let mut items: Vec<MenuItem<R>> = Vec::new();
+        for entry in &model.entries {
+            let id = format!("{AGENT_PREFIX}{}", entry.agent_id);
+            items.push(MenuItem::with_id(
+                app,
+                id,
+                menu_text(&entry.label),
+                true,
+                None::<&str>,
+            )?);
+        }
+        if model.more > 0 {
+            items.push(MenuItem::with_id(
+                app,
+                ID_MORE,
+                more_label(model.more),
+                true,
+                None::<&str>,
+            )?);
+        }
+        if items.is_empty() {
+            return Ok(());
+        }
+        let separator = PredefinedMenuItem::separator(app)?;
+        let mut lines: Vec<&dyn IsMenuItem<R>> = items.iter().map(|item| item as _).collect();
+        lines.push(&separator);
+        // One by one, so the count stays right even if an insert fails halfway.
+        for line in lines {
+            self.menu.insert(line, SECTION_AT + *section_len)?;
+            *section_len += 1;
+        }
+        Ok(())
     }
 
     /// Keeps the Show/Hide item's wording in step with the window.
@@ -103,9 +458,52 @@ impl<R: Runtime> Tray<R> {
             "Show window"
         })
     }
+
+    /// Removes the folder of icon files handed to the panel (at exit).
+    pub fn remove_icon_files(&self) {
+        if let Err(error) = std::fs::remove_dir_all(&self.icon_dir) {
+            if error.kind() != std::io::ErrorKind::NotFound {
+                tracing::debug!(%error, dir = %self.icon_dir.display(), "tray icon folder left");
+            }
+        }
+    }
 }
 
-/// Shows, unminimizes and focuses the main window (tray "Show", second launch).
+/// Keeps the tray in step with the runtime: rebuilds the model whenever [`Tray::refresh`] was
+/// called, at most once per [`COALESCE`], until the runtime stops. Starts with one rebuild.
+pub fn spawn_updater<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
+    let Some(tray) = app.try_state::<Tray<R>>() else {
+        return;
+    };
+    let wake = tray.wake.clone();
+    wake.notify_one();
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            wake.notified().await;
+            let (counts, candidates) = match runtime.query(query).await {
+                Ok(found) => found,
+                // The runtime stopped: the app is quitting.
+                Err(_) => return,
+            };
+            let model = TrayModel::of(&counts, &candidates);
+            let handle = app.clone();
+            let posted = app.run_on_main_thread(move || {
+                if let Some(tray) = handle.try_state::<Tray<R>>() {
+                    if let Err(error) = tray.render(model) {
+                        tracing::warn!(%error, "cannot update the tray");
+                    }
+                }
+            });
+            if posted.is_err() {
+                return;
+            }
+            tokio::time::sleep(COALESCE).await;
+        }
+    });
+}
+
+/// Shows, unminimizes and focuses the main window (tray "Show", second launch, an agent entry).
 pub fn show_main_window<R: Runtime>(app: &AppHandle<R>) {
     if let Some(window) = app.get_webview_window(MAIN_WINDOW) {
         let shown = window
@@ -148,6 +546,13 @@ fn note_visibility<R: Runtime>(app: &AppHandle<R>, visible: bool) {
     }
 }
 
+/// Asks the tray (if there is one) to catch up with the runtime.
+pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(tray) = app.try_state::<Tray<R>>() {
+        tray.refresh();
+    }
+}
+
 /// Whether a tray host (a StatusNotifier watcher: KDE, GNOME's AppIndicator extension, XFCE, …)
 /// is on the session bus right now. Without one the tray icon is invisible, so hiding the window
 /// would leave the user no way back: closing must quit instead. Asked at close time because
@@ -175,20 +580,12 @@ pub fn host_available() -> bool {
     true
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn icon_state_puts_attention_before_running_before_idle() {
-        let counts = |running, needs_you| FleetCounts {
-            running,
-            needs_you,
-            total: running + needs_you,
-        };
-        assert_eq!(TrayState::of(&counts(0, 0)), TrayState::Idle);
-        assert_eq!(TrayState::of(&counts(2, 0)), TrayState::Running);
-        assert_eq!(TrayState::of(&counts(2, 1)), TrayState::Attention);
-        assert_eq!(TrayState::of(&counts(0, 1)), TrayState::Attention);
-    }
+/// A panic while holding one of these locks leaves plain data behind, still valid: keep going.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+#[cfg(test)]
+mod tests;

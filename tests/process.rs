@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Harness, APP, TIMEOUT};
+use common::{mcp_call, Harness, APP, TIMEOUT};
 
 #[tokio::test]
 async fn headless_runs_without_a_display_and_stops_cleanly_on_sigterm_and_sigint() {
@@ -273,42 +273,6 @@ async fn the_dmabuf_renderer_is_off_unless_the_user_chose() {
         .await;
         assert_eq!(value, expected, "user setting {user:?}");
     }
-}
-
-/// Calls one MCP tool on the running app with the user token (curl speaking streamable HTTP),
-/// returning the tool result's structured content.
-fn mcp_call(home: &std::path::Path, tool: &str, args: serde_json::Value) -> serde_json::Value {
-    let url: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(home.join("mcp.json")).expect("mcp.json")).unwrap();
-    let token = std::fs::read_to_string(home.join("mcp-token")).unwrap();
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": tool, "arguments": args}});
-    let out = std::process::Command::new("curl")
-        .args([
-            "-sS",
-            "-N",
-            "--fail-with-body",
-            url["url"].as_str().unwrap(),
-        ])
-        .args(["-H", &format!("Authorization: Bearer {}", token.trim())])
-        .args(["-H", "Content-Type: application/json"])
-        .args(["-H", "Accept: application/json, text/event-stream"])
-        .args(["-d", &body.to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "curl: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let data = text
-        .lines()
-        .find_map(|l| l.strip_prefix("data: "))
-        .unwrap_or_else(|| panic!("no SSE data in {text}"));
-    let v: serde_json::Value = serde_json::from_str(data).unwrap();
-    assert_ne!(v["result"]["isError"], true, "{v}");
-    v["result"]["structuredContent"].clone()
 }
 
 #[tokio::test]

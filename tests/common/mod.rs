@@ -1121,6 +1121,45 @@ impl Drop for App {
 }
 
 // ---------------------------------------------------------------------------------------------
+// MCP
+
+/// Calls one MCP tool on the running app with the user token (curl speaking streamable HTTP),
+/// returning the tool result's structured content.
+pub fn mcp_call(home: &std::path::Path, tool: &str, args: serde_json::Value) -> serde_json::Value {
+    let url: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.join("mcp.json")).expect("mcp.json")).unwrap();
+    let token = std::fs::read_to_string(home.join("mcp-token")).unwrap();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": tool, "arguments": args}});
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sS",
+            "-N",
+            "--fail-with-body",
+            url["url"].as_str().unwrap(),
+        ])
+        .args(["-H", &format!("Authorization: Bearer {}", token.trim())])
+        .args(["-H", "Content-Type: application/json"])
+        .args(["-H", "Accept: application/json, text/event-stream"])
+        .args(["-d", &body.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "curl: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let data = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or_else(|| panic!("no SSE data in {text}"));
+    let v: serde_json::Value = serde_json::from_str(data).unwrap();
+    assert_ne!(v["result"]["isError"], true, "{v}");
+    v["result"]["structuredContent"].clone()
+}
+
+// ---------------------------------------------------------------------------------------------
 // Tray over D-Bus
 
 async fn gdbus(bus: &str, args: &[&str]) -> Option<String> {
@@ -1188,6 +1227,7 @@ pub struct TrayMenu {
     dest: String,
 }
 
+const TRAY_ITEM_PATH: &str = "/org/ayatana/NotificationItem/tray_icon_tray_app_main";
 const TRAY_MENU_PATH: &str = "/org/ayatana/NotificationItem/tray_icon_tray_app_main/Menu";
 
 impl TrayMenu {
@@ -1250,6 +1290,28 @@ impl TrayMenu {
         )
         .await
         .unwrap_or_else(|| panic!("clicking tray item {label:?} failed"));
+    }
+
+    /// The icon file the tray item shows now (the StatusNotifierItem's `IconName`, which
+    /// libayatana-appindicator sets to the path of the PNG it was handed).
+    pub async fn icon_file(&self) -> Option<PathBuf> {
+        let reply = gdbus(
+            &self.bus,
+            &[
+                "--dest",
+                &self.dest,
+                "--object-path",
+                TRAY_ITEM_PATH,
+                "--method",
+                "org.freedesktop.DBus.Properties.Get",
+                "org.kde.StatusNotifierItem",
+                "IconName",
+            ],
+        )
+        .await?;
+        // "(<'/run/user/0/paseo-tray-123/tray-icon-main-1.png'>,)"
+        let path = reply.split('\'').nth(1)?;
+        Some(PathBuf::from(path))
     }
 
     /// Waits until the menu has an item labelled `label`.

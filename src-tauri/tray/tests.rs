@@ -1,0 +1,279 @@
+//! The tray's menu model, computed from snapshots without a display.
+
+use super::*;
+use paseo_core::model::{AgentRecord, Timestamp, PARENT_LABEL};
+use paseo_core::providers::PermissionRequest;
+use serde_json::json;
+
+fn at(minute: i64) -> Timestamp {
+    // 2026-12-02T10:00:00Z plus `minute` minutes.
+    Timestamp::from_millis(1_796_205_600_000 + minute * 60_000)
+}
+
+/// A root shell agent, idle, nothing to see.
+fn agent(title: &str) -> AgentSnapshot {
+    let record: AgentRecord = serde_json::from_value(json!({
+        "id": AgentId::new().to_string(),
+        "provider": "shell",
+        "cwd": "/tmp/work",
+        "title": title,
+        "lastStatus": "idle",
+        "createdAt": "2026-12-02T09:00:00.000Z",
+        "updatedAt": "2026-12-02T09:00:00.000Z",
+    }))
+    .unwrap();
+    AgentSnapshot {
+        record,
+        parent_agent_id: None,
+        status: Status::Idle,
+        pending_permission: None,
+        mcp_status: None,
+        reads_prompts: false,
+        cancel_requested: false,
+        queued_notices: 0,
+    }
+}
+
+trait Make {
+    fn status(self, status: Status) -> Self;
+    fn attention(self, reason: AttentionReason, minute: i64) -> Self;
+    fn failed(self, minute: i64) -> Self;
+    fn finished(self, minute: i64) -> Self;
+    fn asking(self, minute: i64) -> Self;
+    fn child_of(self, parent: &AgentSnapshot) -> Self;
+    fn archived(self) -> Self;
+}
+
+impl Make for AgentSnapshot {
+    fn status(mut self, status: Status) -> Self {
+        self.status = status;
+        self.record.last_status = status;
+        self
+    }
+    fn attention(mut self, reason: AttentionReason, minute: i64) -> Self {
+        self.record.requires_attention = true;
+        self.record.attention_reason = Some(reason);
+        self.record.attention_timestamp = Some(at(minute));
+        self
+    }
+    fn failed(self, minute: i64) -> Self {
+        self.status(Status::Error)
+            .attention(AttentionReason::Error, minute)
+    }
+    fn finished(self, minute: i64) -> Self {
+        self.attention(AttentionReason::Finished, minute)
+    }
+    fn asking(mut self, minute: i64) -> Self {
+        self.pending_permission = Some(PermissionRequest {
+            request_id: "r1".into(),
+            tool_name: "Bash".into(),
+            input: json!({"command": "rm -rf build"}),
+            description: None,
+        });
+        self.status(Status::Running)
+            .attention(AttentionReason::Permission, minute)
+    }
+    fn child_of(mut self, parent: &AgentSnapshot) -> Self {
+        self.parent_agent_id = Some(parent.id());
+        self.record
+            .labels
+            .insert(PARENT_LABEL.to_string(), parent.id().to_string());
+        self
+    }
+    fn archived(mut self) -> Self {
+        self.record.archived_at = Some(at(100));
+        self
+    }
+}
+
+fn counts(running: usize, needs_you: usize, agents: usize) -> FleetCounts {
+    FleetCounts {
+        running,
+        needs_you,
+        agents,
+        ..FleetCounts::default()
+    }
+}
+
+fn labels(model: &TrayModel) -> Vec<&str> {
+    model.entries.iter().map(|e| e.label.as_str()).collect()
+}
+
+#[test]
+fn an_empty_fleet_is_idle_with_only_the_counts_line() {
+    let model = TrayModel::empty();
+    assert_eq!(model.state, TrayState::Idle);
+    assert_eq!(model.counts_line, "0 running · 0 need you · 0 total");
+    assert_eq!(model.tooltip, "Paseo — 0 running · 0 need you · 0 total");
+    assert!(model.entries.is_empty());
+    assert_eq!(model.more, 0);
+}
+
+#[test]
+fn running_agents_make_the_icon_running_and_list_nothing() {
+    let a = agent("build").status(Status::Running);
+    let b = agent("boot").status(Status::Initializing);
+    let model = TrayModel::of(&counts(2, 0, 3), &[a, b, agent("idle one")]);
+    assert_eq!(model.state, TrayState::Running);
+    assert!(model.entries.is_empty());
+    assert_eq!(model.counts_line, "2 running · 0 need you · 3 total");
+}
+
+#[test]
+fn permissions_errors_and_finished_roots_are_listed_most_urgent_first() {
+    let lead = agent("lead").failed(5);
+    let kid = agent("kid-2").child_of(&lead).asking(1);
+    let docs = agent("docs").finished(9);
+    let model = TrayModel::of(&counts(1, 2, 3), &[docs.clone(), lead.clone(), kid.clone()]);
+    assert_eq!(
+        labels(&model),
+        [
+            "◉ kid-2 — needs permission",
+            "✕ lead — failed",
+            "✓ docs — finished"
+        ]
+    );
+    let ids: Vec<AgentId> = model.entries.iter().map(|e| e.agent_id).collect();
+    assert_eq!(ids, [kid.id(), lead.id(), docs.id()]);
+    let why: Vec<Attention> = model.entries.iter().map(|e| e.attention).collect();
+    assert_eq!(
+        why,
+        [
+            Attention::Permission,
+            Attention::Failed,
+            Attention::Finished
+        ]
+    );
+    // Needs input is the most urgent: its colour wins, even over running agents.
+    assert_eq!(model.state, TrayState::Attention(Attention::Permission));
+    assert_eq!(
+        model.counts_line,
+        "1 running · 2 need you · 1 finished · 3 total"
+    );
+    assert_eq!(model.tooltip, format!("Paseo — {}", model.counts_line));
+}
+
+#[test]
+fn within_a_reason_the_newest_comes_first() {
+    let old = agent("old").failed(1);
+    let new = agent("new").failed(7);
+    let mid = agent("mid").failed(4);
+    let model = TrayModel::of(&counts(0, 3, 3), &[old, new, mid]);
+    assert_eq!(
+        labels(&model),
+        ["✕ new — failed", "✕ mid — failed", "✕ old — failed"]
+    );
+    assert_eq!(model.state, TrayState::Attention(Attention::Failed));
+}
+
+#[test]
+fn what_needs_nobody_is_left_out() {
+    let lead = agent("lead");
+    let cases = [
+        // A subagent's finish goes to its parent and its track.
+        (
+            "finished subagent",
+            agent("kid").child_of(&lead).finished(1),
+        ),
+        // Seen (attention cleared): nothing left to look at.
+        ("seen error", agent("seen").status(Status::Error)),
+        // Running again: "finished" would be stale.
+        (
+            "finished root running again",
+            agent("again").finished(1).status(Status::Running),
+        ),
+        ("archived error", agent("gone").failed(1).archived()),
+        (
+            "archived permission",
+            agent("gone too").asking(1).archived(),
+        ),
+        // The request went away with its process: nothing to answer.
+        (
+            "stale permission reason",
+            agent("stale").attention(AttentionReason::Permission, 1),
+        ),
+    ];
+    for (what, snapshot) in cases {
+        assert_eq!(attention_of(&snapshot), None, "{what}");
+        let model = TrayModel::of(&counts(0, 0, 2), &[lead.clone(), snapshot]);
+        assert!(model.entries.is_empty(), "{what}: {:?}", model.entries);
+        assert_eq!(model.state, TrayState::Idle, "{what}");
+    }
+}
+
+#[test]
+fn subagents_that_fail_or_ask_are_listed() {
+    let lead = agent("lead");
+    let failed = agent("kid-1").child_of(&lead).failed(2);
+    let asking = agent("kid-2").child_of(&lead).asking(3);
+    assert_eq!(attention_of(&failed), Some(Attention::Failed));
+    assert_eq!(attention_of(&asking), Some(Attention::Permission));
+    // A failed root still shows failed after it was closed (e.g. across a restart).
+    let closed = agent("closed").failed(1).status(Status::Closed);
+    assert_eq!(attention_of(&closed), Some(Attention::Failed));
+}
+
+#[test]
+fn a_finished_root_alone_shows_attention_even_while_others_run() {
+    let docs = agent("docs").finished(3);
+    let model = TrayModel::of(&counts(4, 0, 5), &[docs]);
+    assert_eq!(model.state, TrayState::Attention(Attention::Finished));
+    assert_eq!(
+        model.counts_line,
+        "4 running · 0 need you · 1 finished · 5 total"
+    );
+}
+
+#[test]
+fn the_list_is_capped_with_an_and_more_line() {
+    let mut agents: Vec<AgentSnapshot> = (0..12)
+        .map(|i| agent(&format!("done-{i:02}")).finished(i))
+        .collect();
+    agents.push(agent("asks").asking(0));
+    let model = TrayModel::of(&counts(1, 1, 13), &agents);
+    assert_eq!(model.entries.len(), MAX_ENTRIES);
+    assert_eq!(model.more, 13 - MAX_ENTRIES);
+    // The urgent one is never the one cut off.
+    assert_eq!(model.entries[0].label, "◉ asks — needs permission");
+    assert_eq!(model.entries[1].label, "✓ done-11 — finished");
+    assert_eq!(model.state, TrayState::Attention(Attention::Permission));
+    // Every finished root counts, shown or not.
+    assert!(
+        model.counts_line.contains("12 finished"),
+        "{}",
+        model.counts_line
+    );
+    assert_eq!(more_label(model.more), "and 3 more…");
+}
+
+#[test]
+fn titles_are_one_short_line_and_never_empty() {
+    let mut long = agent(&"x".repeat(80));
+    assert_eq!(display_title(&long).chars().count(), MAX_TITLE_CHARS);
+    assert!(display_title(&long).ends_with('…'));
+    long.record.title = "fix  the\nlogin\tform ".into();
+    assert_eq!(display_title(&long), "fix the login form");
+    long.record.title = "  ".into();
+    assert_eq!(display_title(&long), "shell agent");
+    let spaced = agent(&format!("{} tail", "word ".repeat(8)));
+    let shown = display_title(&spaced);
+    assert!(!shown.contains(" …"), "{shown}");
+    assert!(shown.chars().count() <= MAX_TITLE_CHARS, "{shown}");
+}
+
+#[test]
+fn ampersands_reach_the_menu_literally() {
+    assert_eq!(
+        menu_text("✕ build & test — failed"),
+        "✕ build && test — failed"
+    );
+}
+
+#[test]
+fn models_compare_equal_when_nothing_shown_changed() {
+    // The live tray skips re-rendering on equal models (a timeline burst changes nothing here).
+    let a = agent("lead").failed(1);
+    let one = TrayModel::of(&counts(0, 1, 1), std::slice::from_ref(&a));
+    let two = TrayModel::of(&counts(0, 1, 1), &[a]);
+    assert_eq!(one, two);
+}

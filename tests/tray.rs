@@ -1,0 +1,304 @@
+//! The tray with a real fleet, over D-Bus as a panel sees it (private session bus): agents that
+//! need the user are listed live and open in the window when clicked; the icon follows; Quit asks
+//! first when agents run and then stops them cleanly, as do stop signals and closing the last
+//! window with no tray host. Agents are real shell agents created over MCP with the user token.
+
+mod common;
+
+use common::{mcp_call, Answer, Harness, TrayMenu, TIMEOUT};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// Creates a detached shell agent titled `title` running `prompt` in a fresh folder.
+fn create_shell_agent(h: &Harness, title: &str, prompt: &str) -> String {
+    let work = h.home().join("work").join(title);
+    std::fs::create_dir_all(&work).unwrap();
+    let created = mcp_call(
+        h.home(),
+        "create_agent",
+        json!({"provider": "shell", "title": title, "initialPrompt": prompt,
+            "relationship": {"kind": "detached"},
+            "workspace": {"kind": "create", "source": {"kind": "directory", "path": work}}}),
+    );
+    created["agentId"].as_str().unwrap().to_string()
+}
+
+async fn wait_for_mcp(h: &Harness) {
+    let file = h.home().join("mcp.json");
+    common::poll("mcp.json", TIMEOUT, || {
+        let there = file.exists();
+        async move { there.then_some(()) }
+    })
+    .await;
+}
+
+/// Waits until the tray menu reads exactly `expected` (labelled items, in order).
+async fn wait_for_menu(tray: &TrayMenu, expected: &[&str]) {
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        let last = tray.labels().await;
+        if last == expected {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "tray menu: expected {expected:?}, last saw {last:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// The colour of the tray icon's status dot as the panel would draw it (hex RGBA), read from the
+/// icon file the item points the panel to.
+async fn icon_dot(tray: &TrayMenu) -> Option<String> {
+    let file = tray.icon_file().await?;
+    let output = tokio::process::Command::new("convert")
+        .arg(&file)
+        .args(["-format", "%[hex:p{50,16}]", "info:"])
+        .output()
+        .await
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+/// Waits until the icon's dot has `colour` (the colours of icons/src/tray-*.svg).
+async fn wait_for_icon(tray: &TrayMenu, what: &str, colour: &str) {
+    common::poll(
+        &format!("the {what} tray icon ({colour})"),
+        TIMEOUT,
+        || async { (icon_dot(tray).await.as_deref() == Some(colour)).then_some(()) },
+    )
+    .await
+}
+
+const IDLE: &str = "94A3B8FF";
+const RUNNING: &str = "3B82F6FF";
+const FAILED: &str = "EF4444FF";
+const FINISHED: &str = "22C55EFF";
+
+/// The agent's record as stored in `$PASEO_HOME/agents/<cwd>/<id>.json`.
+fn record_on_disk(home: &Path, id: &str) -> Value {
+    let name = format!("{id}.json");
+    let path: PathBuf = std::fs::read_dir(home.join("agents"))
+        .unwrap()
+        .flatten()
+        .map(|dir| dir.path().join(&name))
+        .find(|path| path.exists())
+        .unwrap_or_else(|| panic!("no record {name}"));
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Waits until MCP reports `status` for the agent.
+async fn wait_for_status(h: &Harness, id: &str, status: &str) {
+    common::poll(&format!("agent {id} to be {status}"), TIMEOUT, || {
+        let got = mcp_call(h.home(), "get_agent", json!({"agentId": id}));
+        async move { (got["status"] == status).then_some(()) }
+    })
+    .await
+}
+
+/// Shell processes running `command` (they carry the harness marker: the app started them).
+fn agent_processes(h: &Harness, command: &str) -> Vec<u32> {
+    h.processes()
+        .into_iter()
+        .filter(|(_, cmd)| cmd.contains(command))
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_tray_lists_agents_that_need_the_user_and_opens_them_in_the_window() {
+    let h = Harness::builder("tray_attention").dbus(true).build();
+    let app = h.launch(&[]).await;
+    let tray = h.tray_menu(app.pid()).await;
+    wait_for_mcp(&h).await;
+    wait_for_icon(&tray, "idle", IDLE).await;
+
+    // What the UI does on the event (opening the agent marks it seen), recorded for the test.
+    let installed = app
+        .execute_async(
+            "const done = arguments[0];
+             window.__opened = [];
+             window.__TAURI__.event.listen('paseo://open-agent', (event) => {
+               window.__opened.push(event.payload);
+               window.__TAURI__.core.invoke('mark_seen', { agentId: event.payload.agentId });
+             }).then(() => done(true), (error) => done(String(error)));",
+            vec![],
+        )
+        .await;
+    assert_eq!(installed, json!(true));
+
+    let broken = create_shell_agent(&h, "broken", "exit 3");
+    let docs = create_shell_agent(&h, "docs", "echo done");
+    wait_for_menu(
+        &tray,
+        &[
+            "0 running · 1 needs you · 1 finished · 2 total",
+            "✕ broken — failed",
+            "✓ docs — finished",
+            "Hide window",
+            "Quit Paseo",
+        ],
+    )
+    .await;
+    // The most urgent reason colours the icon: an unseen failure is red.
+    wait_for_icon(&tray, "failed", FAILED).await;
+
+    // From a hidden window: the click shows it and the window is told which agent to open.
+    tray.click("Hide window").await;
+    h.wait_window_visible("Paseo", false).await;
+    tray.click("✕ broken — failed").await;
+    h.wait_window_visible("Paseo", true).await;
+    let opened = common::poll("the window to get paseo://open-agent", TIMEOUT, || async {
+        let opened = app.execute("return window.__opened;", vec![]).await;
+        (opened.as_array().is_some_and(|list| !list.is_empty())).then_some(opened)
+    })
+    .await;
+    assert_eq!(opened, json!([{ "agentId": broken }]));
+    // Seen now: its entry leaves the menu live, and the icon turns to the next reason.
+    wait_for_menu(
+        &tray,
+        &[
+            "0 running · 0 need you · 1 finished · 2 total",
+            "✓ docs — finished",
+            "Hide window",
+            "Quit Paseo",
+        ],
+    )
+    .await;
+    wait_for_icon(&tray, "finished", FINISHED).await;
+
+    tray.click("✓ docs — finished").await;
+    wait_for_menu(
+        &tray,
+        &[
+            "0 running · 0 need you · 2 total",
+            "Hide window",
+            "Quit Paseo",
+        ],
+    )
+    .await;
+    wait_for_icon(&tray, "idle", IDLE).await;
+    let opened = app.execute("return window.__opened;", vec![]).await;
+    assert_eq!(opened, json!([{ "agentId": broken }, { "agentId": docs }]));
+    app.screenshot("after-opening-from-the-tray").await;
+}
+
+#[tokio::test]
+async fn quit_asks_while_agents_run_then_stops_them_cleanly() {
+    let h = Harness::builder("tray_quit").dbus(true).build();
+    let mut app = h.spawn_app(&[]);
+    h.wait_window_visible("Paseo", true).await;
+    let tray = h.tray_menu(app.pid()).await;
+    wait_for_mcp(&h).await;
+
+    let sleeper = create_shell_agent(&h, "sleeper", "sleep 300");
+    wait_for_status(&h, &sleeper, "running").await;
+    wait_for_menu(
+        &tray,
+        &[
+            "1 running · 0 need you · 1 total",
+            "Hide window",
+            "Quit Paseo",
+        ],
+    )
+    .await;
+    wait_for_icon(&tray, "running", RUNNING).await;
+    assert!(!agent_processes(&h, "sleep 300").is_empty());
+
+    // Cancel keeps everything.
+    tray.click("Quit Paseo").await;
+    h.answer_dialog("Quit Paseo?", Answer::Cancel).await;
+    h.wait_for_log("quit canceled").await;
+    assert!(app.exited().is_none(), "Cancel quit the app");
+    assert_eq!(
+        mcp_call(h.home(), "get_agent", json!({"agentId": sleeper}))["status"],
+        "running"
+    );
+    assert!(!agent_processes(&h, "sleep 300").is_empty());
+    tray.wait_for_label("Quit Paseo").await;
+
+    // OK stops the agent, persists it and exits 0.
+    tray.click("Quit Paseo").await;
+    common::poll("the quit confirm", TIMEOUT, || async {
+        (!h.windows("Quit Paseo?", true).await.is_empty()).then_some(())
+    })
+    .await;
+    h.screenshot_screen("quit-confirm");
+    h.answer_dialog("Quit Paseo?", Answer::Ok).await;
+    let status = app.wait_exit(TIMEOUT).await;
+    assert_eq!(status.code(), Some(0), "{}", app.stderr());
+    assert!(h.lock_is_free());
+    assert_eq!(record_on_disk(h.home(), &sleeper)["lastStatus"], "closed");
+    assert!(
+        agent_processes(&h, "sleep 300").is_empty(),
+        "the agent's process survived"
+    );
+    let log = h.log_text();
+    assert!(
+        log.contains("quit confirmed: stopping the agents running=1"),
+        "{log}"
+    );
+    assert!(log.contains("data root released"), "{log}");
+
+    // Nothing running: Quit exits at once, with no dialog to answer.
+    let mut app = h.spawn_app(&[]);
+    h.wait_window_visible("Paseo", true).await;
+    let tray = h.tray_menu(app.pid()).await;
+    wait_for_menu(
+        &tray,
+        &[
+            "0 running · 0 need you · 1 total",
+            "Hide window",
+            "Quit Paseo",
+        ],
+    )
+    .await;
+    tray.click("Quit Paseo").await;
+    let status = app.wait_exit(TIMEOUT).await;
+    assert_eq!(status.code(), Some(0), "{}", app.stderr());
+    // Exiting by itself proves no dialog waited for an answer; the log says why.
+    assert!(h.log_text().contains("nothing running: quitting"));
+}
+
+#[tokio::test]
+async fn stop_signals_and_closing_the_last_window_stop_running_agents_cleanly() {
+    // No tray host on the bus: closing the window quits, like the tray's Quit.
+    let h = Harness::builder("tray_stop_paths").dbus(true).build();
+
+    // SIGTERM: no confirm, the same clean stop.
+    let mut app = h.spawn_app(&[]);
+    h.wait_window_visible("Paseo", true).await;
+    wait_for_mcp(&h).await;
+    let first = create_shell_agent(&h, "first", "sleep 301");
+    wait_for_status(&h, &first, "running").await;
+    app.signal(libc::SIGTERM);
+    let status = app.wait_exit(TIMEOUT).await;
+    assert_eq!(status.code(), Some(0), "{}", app.stderr());
+    assert_eq!(record_on_disk(h.home(), &first)["lastStatus"], "closed");
+    assert!(agent_processes(&h, "sleep 301").is_empty());
+
+    // Closing the last window with an agent running asks like Quit: Cancel keeps the window.
+    let mut app = h.spawn_app(&[]);
+    h.wait_window_visible("Paseo", true).await;
+    let tray = h.tray_menu(app.pid()).await;
+    let second = create_shell_agent(&h, "second", "sleep 302");
+    wait_for_status(&h, &second, "running").await;
+    h.close_window("Paseo").await;
+    h.answer_dialog("Quit Paseo?", Answer::Cancel).await;
+    h.wait_for_log("quit canceled").await;
+    assert!(app.exited().is_none(), "Cancel quit the app");
+    h.wait_window_visible("Paseo", true).await;
+    tray.wait_for_label("Quit Paseo").await;
+    assert!(!agent_processes(&h, "sleep 302").is_empty());
+
+    h.close_window("Paseo").await;
+    h.answer_dialog("Quit Paseo?", Answer::Ok).await;
+    let status = app.wait_exit(TIMEOUT).await;
+    assert_eq!(status.code(), Some(0), "{}", app.stderr());
+    assert_eq!(record_on_disk(h.home(), &second)["lastStatus"], "closed");
+    assert!(agent_processes(&h, "sleep 302").is_empty());
+}
