@@ -557,39 +557,53 @@ impl Harness {
 
     /// Like [`Harness::launch`] with extra environment for the app.
     pub async fn launch_with(&self, args: &[&str], env: &[(&str, &str)]) -> App {
-        let port = free_port();
-        let native_port = free_port();
-        let mut command = self.command(tauri_driver());
-        command.args([
-            "--port",
-            &port.to_string(),
-            "--native-port",
-            &native_port.to_string(),
-        ]);
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let mut driver = self.spawn("tauri-driver", command);
-        let address = format!("127.0.0.1:{port}");
-        let native = format!("127.0.0.1:{native_port}");
-        // tauri-driver listens at once but forwards to WebKitWebDriver, which may still be
-        // starting: a session is only possible once both accept connections.
-        poll(
-            "tauri-driver and WebKitWebDriver to listen",
-            TIMEOUT,
-            || {
-                let up = std::net::TcpStream::connect(&address).is_ok()
-                    && std::net::TcpStream::connect(&native).is_ok();
-                let exited = driver.exited();
-                async move {
-                    if let Some(status) = exited {
-                        panic!("tauri-driver exited early: {status}");
+        // A port chosen free can be taken by another process before tauri-driver binds it
+        // (tests run in parallel, each app binds an MCP port): then the driver exits at once,
+        // and a second pair of ports is tried.
+        let mut attempt = 0;
+        let (driver, address) = loop {
+            attempt += 1;
+            let port = free_port();
+            let native_port = free_port();
+            let mut command = self.command(tauri_driver());
+            command.args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ]);
+            for (key, value) in env {
+                command.env(key, value);
+            }
+            let mut driver = self.spawn("tauri-driver", command);
+            let address = format!("127.0.0.1:{port}");
+            let native = format!("127.0.0.1:{native_port}");
+            // tauri-driver listens at once but forwards to WebKitWebDriver, which may still be
+            // starting: a session is only possible once both accept connections.
+            let outcome = poll(
+                "tauri-driver and WebKitWebDriver to listen",
+                TIMEOUT,
+                || {
+                    let up = std::net::TcpStream::connect(&address).is_ok()
+                        && std::net::TcpStream::connect(&native).is_ok();
+                    let exited = driver.exited();
+                    async move {
+                        match exited {
+                            Some(status) => Some(Err(status)),
+                            None => up.then_some(Ok(())),
+                        }
                     }
-                    up.then_some(())
+                },
+            )
+            .await;
+            match outcome {
+                Ok(()) => break (driver, address),
+                Err(status) if attempt < 3 => {
+                    eprintln!("tauri-driver exited early ({status}); retrying on other ports");
                 }
-            },
-        )
-        .await;
+                Err(status) => panic!("tauri-driver exited early: {status}\n{}", driver.stderr()),
+            }
+        };
 
         let mut capabilities = serde_json::Map::new();
         capabilities.insert("browserName".into(), json!("wry"));
