@@ -307,7 +307,9 @@ pub struct NotifyArm {
 }
 
 /// One agent, as stored in `$PASEO_HOME/agents/{cwd-with-dashes}/{id}.json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// Deserialize is written by hand below: the derived one with `flatten` buffers every field of
+// every record before reading it, which made loading 10,000 records four times slower.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentRecord {
     pub id: AgentId,
@@ -368,6 +370,134 @@ pub struct AgentRecord {
     pub auto_archive_done: bool,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl<'de> Deserialize<'de> for AgentRecord {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(AgentRecordVisitor)
+    }
+}
+
+struct AgentRecordVisitor;
+
+impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
+    type Value = AgentRecord;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an agent record (a JSON object)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<AgentRecord, A::Error> {
+        use serde::de::Error;
+        let mut id = None;
+        let mut provider = None;
+        let mut cwd = None;
+        let mut last_status = None;
+        let mut created_at = None;
+        let mut updated_at = None;
+        let mut r = AgentRecordOptional::default();
+        let mut extra = Extra::new();
+        // Keys are usually borrowed from the input; an escaped key arrives owned.
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match key.as_ref() {
+                "id" => id = Some(map.next_value()?),
+                "provider" => provider = Some(map.next_value()?),
+                "cwd" => cwd = Some(map.next_value()?),
+                "lastStatus" => last_status = Some(map.next_value()?),
+                "createdAt" => created_at = Some(map.next_value()?),
+                "updatedAt" => updated_at = Some(map.next_value()?),
+                "workspaceId" => r.workspace_id = map.next_value()?,
+                "title" => r.title = map.next_value::<Option<String>>()?.unwrap_or_default(),
+                "labels" => r.labels = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                "lastActivityAt" => r.last_activity_at = map.next_value()?,
+                "lastUserMessageAt" => r.last_user_message_at = map.next_value()?,
+                "config" => r.config = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                "persistence" => r.persistence = map.next_value()?,
+                "requiresAttention" => {
+                    r.requires_attention = map.next_value::<Option<bool>>()?.unwrap_or_default()
+                }
+                "attentionReason" => r.attention_reason = map.next_value()?,
+                "attentionTimestamp" => r.attention_timestamp = map.next_value()?,
+                "lastError" => r.last_error = map.next_value()?,
+                "archivedAt" => r.archived_at = map.next_value()?,
+                "autoArchive" => {
+                    r.auto_archive = map.next_value::<Option<bool>>()?.unwrap_or_default()
+                }
+                "notifyOnFinish" => {
+                    r.notify_on_finish = map.next_value::<Option<bool>>()?.unwrap_or_default()
+                }
+                "createdBy" => r.created_by = map.next_value()?,
+                "archiveBatchId" => r.archive_batch_id = map.next_value()?,
+                "createdWorkspaceId" => r.created_workspace_id = map.next_value()?,
+                "notifyArm" => r.notify_arm = map.next_value()?,
+                "lastMessage" => r.last_message = map.next_value()?,
+                "turnCount" => r.turn_count = map.next_value::<Option<u64>>()?.unwrap_or_default(),
+                "autoArchiveDone" => {
+                    r.auto_archive_done = map.next_value::<Option<bool>>()?.unwrap_or_default()
+                }
+                _ => {
+                    let v: Value = map.next_value()?;
+                    extra.insert(key.into_owned(), v);
+                }
+            }
+        }
+        Ok(AgentRecord {
+            id: id.ok_or_else(|| A::Error::missing_field("id"))?,
+            provider: provider.ok_or_else(|| A::Error::missing_field("provider"))?,
+            cwd: cwd.ok_or_else(|| A::Error::missing_field("cwd"))?,
+            workspace_id: r.workspace_id,
+            title: r.title,
+            labels: r.labels,
+            last_status: last_status.ok_or_else(|| A::Error::missing_field("lastStatus"))?,
+            created_at: created_at.ok_or_else(|| A::Error::missing_field("createdAt"))?,
+            updated_at: updated_at.ok_or_else(|| A::Error::missing_field("updatedAt"))?,
+            last_activity_at: r.last_activity_at,
+            last_user_message_at: r.last_user_message_at,
+            config: r.config,
+            persistence: r.persistence,
+            requires_attention: r.requires_attention,
+            attention_reason: r.attention_reason,
+            attention_timestamp: r.attention_timestamp,
+            last_error: r.last_error,
+            archived_at: r.archived_at,
+            auto_archive: r.auto_archive,
+            notify_on_finish: r.notify_on_finish,
+            created_by: r.created_by,
+            archive_batch_id: r.archive_batch_id,
+            created_workspace_id: r.created_workspace_id,
+            notify_arm: r.notify_arm,
+            last_message: r.last_message,
+            turn_count: r.turn_count,
+            auto_archive_done: r.auto_archive_done,
+            extra,
+        })
+    }
+}
+
+/// The optional fields of a record while it is being read.
+#[derive(Default)]
+struct AgentRecordOptional {
+    workspace_id: Option<WorkspaceId>,
+    title: String,
+    labels: BTreeMap<String, String>,
+    last_activity_at: Option<Timestamp>,
+    last_user_message_at: Option<Timestamp>,
+    config: AgentConfig,
+    persistence: Option<Persistence>,
+    requires_attention: bool,
+    attention_reason: Option<AttentionReason>,
+    attention_timestamp: Option<Timestamp>,
+    last_error: Option<String>,
+    archived_at: Option<Timestamp>,
+    auto_archive: bool,
+    notify_on_finish: bool,
+    created_by: Option<AgentId>,
+    archive_batch_id: Option<BatchId>,
+    created_workspace_id: Option<WorkspaceId>,
+    notify_arm: Option<NotifyArm>,
+    last_message: Option<String>,
+    turn_count: u64,
+    auto_archive_done: bool,
 }
 
 impl NotifyArm {

@@ -65,11 +65,13 @@ fn list_record_files(layout: &Layout) -> Result<Vec<PathBuf>, StoreError> {
             })
         }
     };
+    // File types come from the directory entries (no stat per file); the engine orders agents
+    // itself, so the list is not sorted.
     for entry in top.flatten() {
-        let sub = entry.path();
-        if !sub.is_dir() {
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
+        let sub = entry.path();
         let Ok(inner) = fs::read_dir(&sub) else {
             continue;
         };
@@ -82,25 +84,30 @@ fn list_record_files(layout: &Layout) -> Result<Vec<PathBuf>, StoreError> {
                 let _ = fs::remove_file(&p);
                 continue;
             }
-            if name.ends_with(".json") && p.is_file() {
+            if name.ends_with(".json") && f.file_type().is_ok_and(|t| t.is_file()) {
                 files.push(p);
             }
         }
     }
-    files.sort();
     Ok(files)
 }
 
-/// Reads and parses one record; the error is the quarantine reason.
-fn read_record(path: &Path) -> Result<AgentRecord, String> {
-    let bytes = fs::read(path).map_err(|e| format!("unreadable: {e}"))?;
+/// Reads and parses one record into `buf` (reused across files); the error is the quarantine
+/// reason.
+fn read_record(path: &Path, buf: &mut Vec<u8>) -> Result<AgentRecord, String> {
+    use std::io::Read;
+    buf.clear();
+    fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(buf))
+        .map_err(|e| format!("unreadable: {e}"))?;
     let rec: AgentRecord =
-        serde_json::from_slice(&bytes).map_err(|e| format!("invalid agent record: {e}"))?;
+        serde_json::from_slice(buf).map_err(|e| format!("invalid agent record: {e}"))?;
+    // The file is named after the id it holds; compared as ids (no allocation per record).
     let stem = path
         .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
+        .and_then(|s| s.to_str())
         .unwrap_or_default();
-    if stem != rec.id.to_string() {
+    if stem.parse::<AgentId>().ok() != Some(rec.id) {
         return Err(format!(
             "file name {stem:?} does not match the record's id {}",
             rec.id
@@ -117,15 +124,16 @@ pub fn load_agents(layout: &Layout) -> Result<LoadedAgents, StoreError> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
-        .clamp(2, 8);
+        .clamp(4, 8);
     let chunk = files.len().div_ceil(threads).max(1);
     let results: Vec<Vec<(PathBuf, Result<AgentRecord, String>)>> = std::thread::scope(|s| {
         let handles: Vec<_> = files
             .chunks(chunk)
             .map(|part| {
                 s.spawn(move || {
+                    let mut buf = Vec::with_capacity(4096);
                     part.iter()
-                        .map(|p| (p.clone(), read_record(p)))
+                        .map(|p| (p.clone(), read_record(p, &mut buf)))
                         .collect::<Vec<_>>()
                 })
             })
