@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # Idempotent setup for building, running and testing Paseo Desktop on Debian 12 / Ubuntu 24.04.
-# Installs only what is missing: system packages (apt), tauri-driver, and the pinned agent CLIs
-# that the provider tests drive (into a project-local folder, never globally).
+# Installs only what is missing: system packages (apt), tauri-cli and tauri-driver, and the pinned
+# agent CLIs that the provider tests drive (into a project-local folder, never globally).
 #
-#   scripts/setup.sh            everything (build + tests)
+#   scripts/setup.sh            everything (build, package, tests)
 #   scripts/setup.sh --run      only what building and running the app needs
+#   scripts/setup.sh --package  what building the Debian package needs (scripts/package.sh)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-all}
 
 log() { printf '[setup] %s\n' "$*" >&2; }
+
+case "$mode" in
+  all | --run | --package) ;;
+  *) log "unknown option '$mode' (expected --run, --package or nothing)"; exit 2 ;;
+esac
+export PATH="$HOME/.cargo/bin:$PATH"
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then
@@ -25,14 +32,15 @@ run_pkgs=(
   git curl ca-certificates file
 )
 # Packages the tests need in addition: a virtual display, window automation, the WebKit
-# WebDriver, screenshots, a session bus for the tray, fonts, .desktop validation, npm for the CLIs.
+# WebDriver, screenshots, a session bus for the tray, fonts, .desktop validation (the package
+# test), npm for the CLIs, and rsvg-convert for scripts/icons.sh.
 test_pkgs=(
   xvfb xauth xdotool imagemagick webkit2gtk-driver dbus-x11 dbus x11-utils
-  fonts-dejavu-core desktop-file-utils libglib2.0-bin procps nodejs npm
+  fonts-dejavu-core desktop-file-utils libglib2.0-bin procps nodejs npm librsvg2-bin
 )
 
 pkgs=("${run_pkgs[@]}")
-[ "$mode" = "--run" ] || pkgs+=("${test_pkgs[@]}")
+[ "$mode" = all ] && pkgs+=("${test_pkgs[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -56,6 +64,14 @@ else
 fi
 
 if [ "$mode" = "--run" ]; then exit 0; fi
+
+# tauri-cli: Tauri's bundler, which builds the Debian package (pinned to 2.x like the tauri
+# crates; 3.0 alphas exist). The package itself is made by tauri-bundler in Rust: no dpkg-dev.
+if ! cargo tauri --version 2>/dev/null | grep -q '^tauri-cli 2\.'; then
+  log "installing tauri-cli 2 (a few minutes: it is compiled)"
+  cargo install tauri-cli --version "^2" --locked --quiet
+fi
+if [ "$mode" = "--package" ]; then exit 0; fi
 
 # tauri-driver: the WebDriver bridge the end-to-end tests use (pinned to 2.x; 3.0 alphas exist).
 if ! command -v tauri-driver >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up this machine (scripts/setup.sh) and runs every check: formatting, clippy and all tests
 # (unit, Tauri mock-runtime, and end-to-end in the real webview under private Xvfb displays).
-# Only `cargo test` builds the app: `cargo build` resolves different features and would build
-# the heavy stack a second time.
+# Only `cargo test` builds the app in target/debug: `cargo build` resolves different features and
+# would build the heavy stack a second time. tests/package.rs builds the release package in
+# target/release through scripts/package.sh (once; minutes from clean).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

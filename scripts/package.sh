@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the Debian package target/release/bundle/deb/Paseo_<version>_<arch>.deb with Tauri's own
+# bundler (tauri-cli 2, installed by scripts/setup.sh --package when missing): a release build with
+# the production protocol (`cargo tauri build` turns on tauri/custom-protocol) and stripped symbols
+# ([profile.release] in Cargo.toml), then the .deb with the binary, the launcher entry and the
+# icons. Install it with
+#
+#   sudo apt install ./target/release/bundle/deb/Paseo_*.deb
+#
+# Extra arguments go to `cargo tauri build` (e.g. --verbose).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh --package
+export PATH="$HOME/.cargo/bin:$PATH"
+
+# Only the .deb: AppImage tooling is downloaded at build time, which is out of scope here.
+cargo tauri build --bundles deb --ci "$@" -- --locked
+
+target=${CARGO_TARGET_DIR:-target}
+pkgid=$(cargo pkgid --locked -p paseo-desktop) # path+file:///…#paseo-desktop@0.1.0
+version=${pkgid##*[#@]}
+deb="$target/release/bundle/deb/Paseo_${version}_$(dpkg --print-architecture).deb"
+if [ ! -f "$deb" ]; then
+  echo "[package] expected $deb but it is not there" >&2
+  exit 1
+fi
+printf '[package] %s (%s KiB)\n[package] install: sudo apt install ./%s\n' \
+  "$deb" "$(($(stat -c %s "$deb") / 1024))" "$deb" >&2
