@@ -80,11 +80,21 @@ async fn create(app: &App, form: Value) -> Value {
     agent
 }
 
+/// A shell agent in the workspace for `dir`, as the new-agent form makes it (the directory's
+/// workspace is registered, or reused, first).
 async fn create_shell(app: &App, dir: &Path, title: &str, prompt: &str) -> Value {
+    let ws = app
+        .call_ui(
+            "/backend.js",
+            "addWorkspace",
+            vec![json!(dir.display().to_string())],
+        )
+        .await;
+    assert!(ws.get("error").is_none(), "add_workspace: {ws}");
     create(
         app,
         json!({"provider": "shell", "title": title, "prompt": prompt,
-            "directory": dir.display().to_string(), "autoArchive": false}),
+            "workspaceId": ws["workspaceId"], "autoArchive": false}),
     )
     .await
 }
@@ -304,5 +314,537 @@ async fn closing_a_running_root_agents_tab_asks_first_and_archives_it_with_its_s
     }
     assert!(agent(&app, &lead_id).await.is_none());
     app.screenshot("after-archive").await;
+    app.quit().await;
+}
+
+#[tokio::test]
+async fn closing_a_subagents_tab_only_closes_the_view_and_the_track_reopens_it() {
+    let h = Harness::new("close_subagent_tab");
+    let app = launch(&h).await;
+    let dir = work_dir(&h, "app");
+    let lead = create_shell(
+        &app,
+        &dir,
+        "lead",
+        &spawn_script(&[kid("worker", "sleep 300")], "echo handed off"),
+    )
+    .await;
+    let lead_id = id(&lead);
+    let worker = wait_children(&app, &lead_id, 1).await.remove(0);
+    let worker_id = id(&worker);
+    wait_status(&app, &lead_id, "idle").await;
+    open_root(&app, &lead).await;
+    row_action(&app, &worker_id, "track-open").await;
+    app.wait_for_attr(&sel_pane(&worker_id), "data-status", "running")
+        .await;
+    // The subagent's header links to its parent.
+    wait_text(&app, &tid("parent-link"), |t| t.contains("lead")).await;
+    app.screenshot("subagent-tab").await;
+
+    // No dialog: the tab closes, the agent keeps running and stays in its parent's track.
+    click_tab_close(&app, &worker_id).await;
+    wait_count(&app, &sel_tab(&worker_id), 0).await;
+    assert!(h.windows("Archive running agent?", true).await.is_empty());
+    app.wait_for(&sel_pane(&lead_id)).await;
+    app.wait_for_attr(&sel_row(&worker_id), "data-status", "running")
+        .await;
+    assert_eq!(
+        agent(&app, &worker_id).await.unwrap()["status"],
+        json!("running")
+    );
+    assert!(!archived_on_disk(h.home(), &worker_id));
+
+    // The track opens it again.
+    row_action(&app, &worker_id, "track-open").await;
+    app.wait_for(&sel_tab(&worker_id)).await;
+    app.wait_for(&sel_pane(&worker_id)).await;
+    // And the parent link goes back.
+    app.click(&tid("parent-link")).await;
+    app.wait_for(&sel_pane(&lead_id)).await;
+    app.quit().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The subagents track
+
+#[tokio::test]
+async fn track_archive_takes_the_subtree_and_detach_makes_a_running_root() {
+    let h = Harness::new("track_archive_detach");
+    let app = launch(&h).await;
+    let dir = work_dir(&h, "app");
+    // "mid" creates a subagent of its own, so archiving it from the track takes a subtree.
+    let mid_script = spawn_script(&[kid("leaf", "sleep 300")], "sleep 300");
+    let lead = create_shell(
+        &app,
+        &dir,
+        "lead",
+        &spawn_script(
+            &[kid("mid", &mid_script), kid("loner", "sleep 300")],
+            "echo ok",
+        ),
+    )
+    .await;
+    let lead_id = id(&lead);
+    let kids = wait_children(&app, &lead_id, 2).await;
+    let mid = id(by_title(&kids, "mid"));
+    let loner = id(by_title(&kids, "loner"));
+    let leaf = id(&wait_children(&app, &mid, 1).await[0]);
+    open_root(&app, &lead).await;
+    wait_count(&app, &tid("track-row"), 2).await;
+    app.wait_for_attr(&sel_row(&loner), "data-status", "running")
+        .await;
+    app.screenshot("track").await;
+
+    // Archive X: asks, then the row and its subtree are archived (on disk too).
+    row_action(&app, &mid, "track-archive").await;
+    h.screenshot_screen("archive-subagent-dialog");
+    h.answer_dialog("Archive subagent?", Answer::Ok).await;
+    wait_count(&app, &sel_row(&mid), 0).await;
+    for archived in [&mid, &leaf] {
+        wait_archived_on_disk(h.home(), archived, true).await;
+    }
+    wait_text(&app, &tid("track-counts"), |t| t.contains("1 total")).await;
+
+    // Detach: no dialog; the row leaves the track; the agent keeps running as a root agent.
+    row_action(&app, &loner, "track-detach").await;
+    wait_count(&app, &tid("track"), 1).await;
+    poll("the track to hide", TIMEOUT, || async {
+        (!app.is_shown(&tid("track")).await).then_some(())
+    })
+    .await;
+    let detached = wait_status(&app, &loner, "running").await;
+    assert!(detached["parentAgentId"].is_null(), "{detached}");
+    let rec = record(h.home(), &loner);
+    assert!(
+        rec["labels"].get("paseo.parent-agent-id").is_none(),
+        "{rec}"
+    );
+    assert!(rec["archivedAt"].is_null());
+
+    // As a root agent now, closing its tab archives it (asking first, as it runs).
+    open_root(&app, &detached).await;
+    app.click(&format!("{} [data-testid=\"tab-close\"]", sel_tab(&loner)))
+        .await;
+    h.answer_dialog("Archive running agent?", Answer::Ok).await;
+    wait_archived_on_disk(h.home(), &loner, true).await;
+    wait_count(&app, &sel_tab(&loner), 0).await;
+    // The former parent was not touched.
+    assert!(!archived_on_disk(h.home(), &lead_id));
+    app.quit().await;
+}
+
+#[tokio::test]
+async fn archive_finished_then_restore_from_the_archived_list() {
+    let h = Harness::new("archive_finished_restore");
+    let app = launch(&h).await;
+    let dir = work_dir(&h, "app");
+    let lead = create_shell(
+        &app,
+        &dir,
+        "lead",
+        &spawn_script(
+            &[
+                kid("done-1", "echo one"),
+                kid("done-2", "echo two"),
+                kid("busy", "sleep 300"),
+            ],
+            "echo ok",
+        ),
+    )
+    .await;
+    let lead_id = id(&lead);
+    let kids = wait_children(&app, &lead_id, 3).await;
+    let (done1, done2, busy) = (
+        id(by_title(&kids, "done-1")),
+        id(by_title(&kids, "done-2")),
+        id(by_title(&kids, "busy")),
+    );
+    for k in [&done1, &done2] {
+        wait_status(&app, k, "idle").await;
+    }
+    open_root(&app, &lead).await;
+    wait_count(&app, &tid("track-row"), 3).await;
+
+    // One confirm, then every subagent that is not running goes; the running one stays.
+    app.click(&tid("track-archive-finished")).await;
+    h.answer_dialog("Archive finished subagents?", Answer::Ok)
+        .await;
+    wait_count(&app, &tid("track-row"), 1).await;
+    app.wait_for(&sel_row(&busy)).await;
+    for k in [&done1, &done2] {
+        wait_archived_on_disk(h.home(), k, true).await;
+    }
+    assert!(!archived_on_disk(h.home(), &busy));
+    assert_eq!(
+        record(h.home(), &done1)["archiveBatchId"],
+        record(h.home(), &done2)["archiveBatchId"],
+        "one gesture, one batch"
+    );
+
+    // The archived list shows the batch as one line; Restore brings both back into the track.
+    app.click(&tid("archived-toggle")).await;
+    wait_count(&app, &format!("{} li", tid("archived-list")), 1).await;
+    wait_text(&app, &tid("archived-list"), |t| t.contains("+ 1 more")).await;
+    app.screenshot("archived-list").await;
+    app.click(&format!("{} {}", tid("archived-list"), tid("restore")))
+        .await;
+    wait_count(&app, &tid("track-row"), 3).await;
+    for k in [&done1, &done2] {
+        wait_archived_on_disk(h.home(), k, false).await;
+    }
+    wait_count(&app, &format!("{} li", tid("archived-list")), 0).await;
+
+    // A restore whose parent is archived asks first and brings the agent back as a root agent.
+    row_action(&app, &done1, "track-archive").await;
+    h.answer_dialog("Archive subagent?", Answer::Ok).await;
+    wait_archived_on_disk(h.home(), &done1, true).await;
+    app.click(&format!(
+        "{} [data-testid=\"tab-close\"]",
+        sel_tab(&lead_id)
+    ))
+    .await;
+    h.answer_dialog("Archive agent with running subagents?", Answer::Ok)
+        .await;
+    wait_archived_on_disk(h.home(), &lead_id, true).await;
+    let done1_restore = format!(
+        "{} [data-testid=\"restore\"][data-agent-id=\"{done1}\"]",
+        tid("archived-list")
+    );
+    app.click(&done1_restore).await;
+    h.answer_dialog("Restore as a root agent?", Answer::Ok)
+        .await;
+    wait_archived_on_disk(h.home(), &done1, false).await;
+    let restored = agent(&app, &done1).await.unwrap();
+    assert!(restored["parentAgentId"].is_null(), "{restored}");
+    assert!(archived_on_disk(h.home(), &lead_id));
+    // A restored root agent opens as a tab.
+    app.wait_for(&sel_tab(&done1)).await;
+    app.quit().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Windows
+
+async fn window_handles(app: &App, n: usize) -> Vec<fantoccini::wd::WindowHandle> {
+    poll(&format!("{n} windows"), TIMEOUT, || async {
+        let handles = app.client().windows().await.ok()?;
+        (handles.len() == n).then_some(handles)
+    })
+    .await
+}
+
+/// Switches the WebDriver session to the window labelled `label` (one of `n`) once it is ready.
+async fn switch_to(app: &App, label: &str, n: usize) {
+    poll(&format!("window {label} to be ready"), TIMEOUT, || async {
+        for handle in window_handles(app, n).await {
+            app.client().switch_to_window(handle).await.ok()?;
+            let found = app
+                .client()
+                .execute(
+                    // Ready, and laid out at its real size (a new window starts small).
+                    "return [document.body.dataset.window || '', document.body.dataset.ready || '', innerWidth >= 1000 && innerHeight >= 600]",
+                    vec![],
+                )
+                .await
+                .ok()?;
+            if found == json!([label, "true", true]) {
+                return Some(());
+            }
+        }
+        None
+    })
+    .await
+}
+
+#[tokio::test]
+async fn each_window_keeps_its_own_tabs_but_archive_reaches_every_window() {
+    let h = Harness::new("two_windows");
+    let app = launch(&h).await;
+    let dir = work_dir(&h, "app");
+    let lead = create_shell(
+        &app,
+        &dir,
+        "lead",
+        &spawn_script(&[kid("helper", "sleep 300")], "echo ok"),
+    )
+    .await;
+    let lead_id = id(&lead);
+    let helper = id(&wait_children(&app, &lead_id, 1).await[0]);
+    wait_status(&app, &lead_id, "idle").await;
+
+    // Window A (main): lead and its helper open.
+    open_root(&app, &lead).await;
+    row_action(&app, &helper, "track-open").await;
+    app.wait_for(&sel_tab(&helper)).await;
+
+    // Window B through the menu: its own, empty layout; then the same two tabs.
+    app.click(&tid("app-menu")).await;
+    app.click(&tid("menu-new-window")).await;
+    h.wait_window_visible("Paseo — window 2", true).await;
+    switch_to(&app, "window-2", 2).await;
+    assert_eq!(count(&app, &tid("tab")).await, 0);
+    open_root(&app, &lead).await;
+    row_action(&app, &helper, "track-open").await;
+    app.wait_for(&sel_tab(&helper)).await;
+
+    // A tab closed in A stays open in B.
+    switch_to(&app, "main", 2).await;
+    click_tab_close(&app, &helper).await;
+    wait_count(&app, &sel_tab(&helper), 0).await;
+    switch_to(&app, "window-2", 2).await;
+    assert_eq!(count(&app, &sel_tab(&helper)).await, 1);
+    assert_eq!(count(&app, &sel_tab(&lead_id)).await, 1);
+
+    // An archive in A (closing the root's tab) removes both tabs in B.
+    switch_to(&app, "main", 2).await;
+    click_tab_close(&app, &lead_id).await;
+    h.answer_dialog("Archive agent with running subagents?", Answer::Ok)
+        .await;
+    wait_count(&app, &sel_tab(&lead_id), 0).await;
+    switch_to(&app, "window-2", 2).await;
+    wait_count(&app, &tid("tab"), 0).await;
+    wait_archived_on_disk(h.home(), &helper, true).await;
+    app.quit().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workspace activity
+
+#[tokio::test]
+async fn workspace_status_running_subagents_lift_their_roots_workspace_failed_ones_do_not() {
+    let h = Harness::new("workspace_status");
+    let app = launch(&h).await;
+    let home_dir = work_dir(&h, "app");
+    let other_dir = work_dir(&h, "elsewhere");
+    // Both subagents work in another workspace; only the running one counts, and only for the
+    // workspace of its root agent.
+    let runner = Kid {
+        directory: Some(other_dir.clone()),
+        ..kid("runner", "sleep 300")
+    };
+    let failer = Kid {
+        directory: Some(other_dir.clone()),
+        ..kid("failer", "echo failing >&2; exit 3")
+    };
+    let lead = create_shell(
+        &app,
+        &home_dir,
+        "lead",
+        &spawn_script(&[runner, failer], "echo ok"),
+    )
+    .await;
+    let lead_id = id(&lead);
+    let kids = wait_children(&app, &lead_id, 2).await;
+    let runner = id(by_title(&kids, "runner"));
+    let failer = id(by_title(&kids, "failer"));
+    wait_status(&app, &lead_id, "idle").await;
+    wait_status(&app, &failer, "error").await;
+    wait_status(&app, &runner, "running").await;
+    let home_ws = lead["workspaceId"].as_str().unwrap().to_string();
+    let other_ws = by_title(&kids, "runner")["workspaceId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(home_ws, other_ws);
+
+    // The root's workspace shows running (not failed: a failed subagent does not escalate it);
+    // the subagents' own workspace shows nothing.
+    app.wait_for_attr(&sel_ws(&home_ws), "data-status", "running")
+        .await;
+    app.wait_for_attr(&sel_ws(&other_ws), "data-status", "none")
+        .await;
+    wait_text(&app, &sel_ws(&home_ws), |t| t.contains("running")).await;
+    app.screenshot("workspace-running").await;
+
+    // Once the running subagent stops, the root's workspace shows the root's own state: its
+    // finished, unseen turn — still not "failed".
+    let stopped = app
+        .call_ui("/backend.js", "cancelAgent", vec![json!(runner)])
+        .await;
+    assert!(stopped.get("error").is_none(), "{stopped}");
+    app.wait_for_attr(&sel_ws(&home_ws), "data-status", "attention")
+        .await;
+    app.wait_for_attr(&sel_ws(&other_ws), "data-status", "none")
+        .await;
+    // Opening the root marks it seen: the workspace is done.
+    open_root(&app, &lead).await;
+    app.wait_for_attr(&sel_ws(&home_ws), "data-status", "done")
+        .await;
+    app.quit().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout and the new-agent form
+
+/// Waits until `$PASEO_HOME/windows.json` holds a layout for `label` satisfying `check`.
+async fn wait_saved_layout(home: &Path, label: &str, check: impl Fn(&Value) -> bool) -> Value {
+    poll(&format!("the saved layout of {label}"), TIMEOUT, || async {
+        let bytes = std::fs::read(home.join("windows.json")).ok()?;
+        let saved: Value = serde_json::from_slice(&bytes).ok()?;
+        let layout = saved["windows"][label].clone();
+        check(&layout).then_some(layout)
+    })
+    .await
+}
+
+#[tokio::test]
+async fn each_windows_layout_is_saved_and_restored_after_a_restart() {
+    let h = Harness::new("layout_restart");
+    let app = launch(&h).await;
+    let dir = work_dir(&h, "app");
+    let one = create_shell(&app, &dir, "one", "echo one").await;
+    let two = create_shell(&app, &dir, "two", "echo two").await;
+    let three = create_shell(&app, &dir, "three", "echo three").await;
+    for a in [&one, &two, &three] {
+        wait_status(&app, &id(a), "idle").await;
+    }
+    let ws = one["workspaceId"].as_str().unwrap().to_string();
+    open_root(&app, &one).await;
+    open_root(&app, &two).await;
+    open_root(&app, &three).await;
+    // Ctrl+PageUp goes back one tab: "two" is active.
+    app.execute(
+        "document.dispatchEvent(new KeyboardEvent('keydown', {code: 'PageUp', key: 'PageUp', ctrlKey: true, bubbles: true}))",
+        vec![],
+    )
+    .await;
+    app.wait_for(&sel_pane(&id(&two))).await;
+
+    // A second window with only "three", opened with the keyboard shortcut.
+    app.execute(
+        "document.dispatchEvent(new KeyboardEvent('keydown', {code: 'KeyN', key: 'N', ctrlKey: true, shiftKey: true, bubbles: true}))",
+        vec![],
+    )
+    .await;
+    switch_to(&app, "window-2", 2).await;
+    open_root(&app, &three).await;
+    let want_main = json!([id(&one), id(&two), id(&three)]);
+    wait_saved_layout(h.home(), "main", |l| {
+        l["groups"][&ws]["tabs"] == want_main && l["groups"][&ws]["active"] == json!(id(&two))
+    })
+    .await;
+    wait_saved_layout(h.home(), "window-2", |l| {
+        l["groups"][&ws]["tabs"] == json!([id(&three)])
+    })
+    .await;
+    app.quit().await;
+    poll("the app to release the data root", TIMEOUT, || async {
+        h.lock_is_free().then_some(())
+    })
+    .await;
+
+    // After a restart both windows come back with their own tabs.
+    let app = launch(&h).await;
+    switch_to(&app, "main", 2).await;
+    app.wait_for(&sel_pane(&id(&two))).await;
+    let tabs: Vec<String> = {
+        let mut ids = Vec::new();
+        for el in app.find_all(&tid("tab")).await {
+            ids.push(el.attr("data-agent-id").await.unwrap().unwrap());
+        }
+        ids
+    };
+    assert_eq!(json!(tabs), want_main);
+    app.wait_for_attr(&sel_tab(&id(&two)), "aria-selected", "true")
+        .await;
+    switch_to(&app, "window-2", 2).await;
+    wait_count(&app, &tid("tab"), 1).await;
+    app.wait_for(&sel_pane(&id(&three))).await;
+
+    // Closing the extra window forgets it: the next launch opens only the main window.
+    h.close_window("Paseo — window 2").await;
+    wait_saved_layout(h.home(), "window-2", Value::is_null).await;
+    app.quit().await;
+}
+
+#[tokio::test]
+async fn the_new_agent_form_shows_unavailable_providers_disabled_and_creates_an_agent() {
+    let h = Harness::new("new_agent_form");
+    std::fs::write(
+        h.home().join("config.json"),
+        r#"{"providers": {"ghost": {"kind": "command", "command": ["no-such-binary-xyz"]}}}"#,
+    )
+    .unwrap();
+    let app = launch(&h).await;
+    let dir = work_dir(&h, "fresh");
+
+    // First launch: the welcome pane offers both ways in.
+    app.wait_for(&tid("welcome")).await;
+    assert!(app.is_shown(&tid("welcome-add-workspace")).await);
+    app.screenshot("welcome").await;
+    app.click(&tid("welcome-new-agent")).await;
+    app.wait_for(&tid("new-agent-form")).await;
+
+    // The unavailable provider is there, disabled, with its reason; the shell is available.
+    let ghost = "[data-testid=\"provider-option\"][data-provider=\"ghost\"]";
+    app.wait_for_attr(ghost, "data-available", "false").await;
+    let disabled = app
+        .execute(
+            "return document.querySelector(arguments[0] + ' input').disabled",
+            vec![json!(ghost)],
+        )
+        .await;
+    assert_eq!(disabled, json!(true));
+    let reason = wait_text(&app, &format!("{ghost} {}", tid("provider-reason")), |t| {
+        !t.is_empty()
+    })
+    .await;
+    assert!(reason.contains("no-such-binary-xyz"), "{reason}");
+    let shell = "[data-testid=\"provider-option\"][data-provider=\"shell\"]";
+    app.wait_for_attr(shell, "data-available", "true").await;
+    app.screenshot("new-agent-form").await;
+
+    // A missing directory is refused with a clear message, and nothing is created.
+    app.click(&format!("{shell} input")).await;
+    app.click(&tid("new-agent-submit")).await;
+    wait_text(&app, &tid("new-agent-error"), |t| t.contains("directory")).await;
+    assert_eq!(snapshot(&app).await["agents"], json!([]));
+
+    // Filled in: the agent starts, its tab opens, its first prompt runs, the workspace appears.
+    let directory = app.find(&tid("new-agent-directory")).await;
+    directory
+        .send_keys(&dir.display().to_string())
+        .await
+        .unwrap();
+    app.find(&tid("new-agent-title"))
+        .await
+        .send_keys("hello")
+        .await
+        .unwrap();
+    app.find(&tid("new-agent-prompt"))
+        .await
+        .send_keys("echo hi from paseo")
+        .await
+        .unwrap();
+    app.click(&tid("new-agent-submit")).await;
+    app.wait_for(&tid("agent-pane")).await;
+    wait_text(&app, &tid("timeline"), |t| t.contains("hi from paseo")).await;
+    let created = snapshot(&app).await["agents"][0].clone();
+    assert_eq!(created["title"], json!("hello"));
+    assert_eq!(created["provider"], json!("shell"));
+    assert_eq!(created["cwd"], json!(dir.display().to_string()));
+    app.wait_for(&sel_tab(&id(&created))).await;
+    app.wait_for(&sel_ws(created["workspaceId"].as_str().unwrap()))
+        .await;
+    app.wait_for_attr(&sel_pane(&id(&created)), "data-status", "idle")
+        .await;
+
+    // The composer: Send is disabled while empty; a prompt runs and shows in the timeline.
+    let send_disabled = || async {
+        app.execute(
+            "return document.querySelector('[data-testid=\"composer-send\"]').disabled",
+            vec![],
+        )
+        .await
+    };
+    assert_eq!(send_disabled().await, json!(true));
+    app.find(&tid("composer-input"))
+        .await
+        .send_keys("echo second turn")
+        .await
+        .unwrap();
+    assert_eq!(send_disabled().await, json!(false));
+    app.click(&tid("composer-send")).await;
+    wait_text(&app, &tid("timeline"), |t| t.contains("second turn")).await;
     app.quit().await;
 }

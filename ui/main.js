@@ -247,6 +247,13 @@ function showForm(wsId) {
 }
 
 async function createAgent(f) {
+  if (f.directory) {
+    // A directory that already has a workspace gets the agent there, not a second workspace.
+    const ws = await backend.addWorkspace(f.directory);
+    applyEvent({ type: 'workspaceUpdated', workspace: ws });
+    const { directory, ...rest } = f;
+    f = { ...rest, workspaceId: ws.workspaceId };
+  }
   const agent = await backend.createAgent(f);
   applyEvent({ type: 'agentUpdated', agent }, { guard: true });
   ui.formOpen = false;
@@ -426,7 +433,15 @@ async function loadArchived() {
       const heads = b.members.filter((m) => !m.parentAgentId || !ids.has(m.parentAgentId));
       // A batch of several unrelated agents ("Archive finished") shows its oldest as the head.
       heads.sort((x, y) => (x.createdAt < y.createdAt ? -1 : 1));
-      return { head: heads[0] ?? b.members[0], members: b.members };
+      const head = heads[0] ?? b.members[0];
+      const byId = new Map(b.members.map((m) => [m.id, m]));
+      const under = (m) => {
+        for (let cur = m, hops = 0; cur && hops <= b.members.length; cur = byId.get(cur.parentAgentId), hops++) {
+          if (cur.parentAgentId === head.id) return true;
+        }
+        return false;
+      };
+      return { head, members: b.members, tree: b.members.every((m) => m === head || under(m)) };
     });
   } catch (error) {
     fail('Could not list the archived agents', error);

@@ -143,7 +143,7 @@ export class Sidebar {
     const head = batch.head;
     const n = batch.members.length - 1;
     setText(name, agentName(head));
-    setText(more, n > 0 ? `+ ${n} subagent${n === 1 ? '' : 's'}` : '');
+    setText(more, n > 0 ? (batch.tree ? `+ ${n} subagent${n === 1 ? '' : 's'}` : `+ ${n} more`) : '');
     setText(when, `${providerLabel(head.provider)} · ${ago(head.archivedAt)}`);
     setAttr(el, 'title', `${agentName(head)} — ${head.cwd}\narchived ${new Date(head.archivedAt).toLocaleString()}`);
     setAttr(restore, 'aria-label', `Restore ${agentName(head)}${n > 0 ? ` and ${n} more` : ''}`);

@@ -41,6 +41,8 @@ export class TrackView {
     if (parentId !== this.parentId) {
       this.parentId = parentId;
       this.body.scrollTop = 0;
+      for (const row of this.rows.values()) row.el.remove();
+      this.rows.clear();
     }
     const track = trackOf(parentId);
     this.members = track.members.filter((id) => fleet.agents.has(id));
@@ -83,12 +85,13 @@ export class TrackView {
       row.el.style.transform = `translateY(${i * ROW_PX}px)`;
       this.updateRow(row, fleet.agents.get(id));
     }
+    const members = new Set(this.members);
     for (const [id, row] of this.rows) {
-      if (!wanted.has(id)) {
-        if (row.el.contains(document.activeElement)) continue;
-        row.el.remove();
-        this.rows.delete(id);
-      }
+      if (wanted.has(id)) continue;
+      // A member scrolled out of view keeps its row while it holds the focus.
+      if (members.has(id) && row.el.contains(document.activeElement)) continue;
+      row.el.remove();
+      this.rows.delete(id);
     }
   }
 
