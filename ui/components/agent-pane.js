@@ -2,7 +2,7 @@
 // timeline, the permission prompt when the provider asks, the subagents track directly above the
 // composer, and the composer. One pane is reused for whichever agent tab is active.
 import { h, setAttr, setText } from '../dom.js';
-import { fleet, providerLabel, workspaceName } from '../store.js';
+import { fleet, providerInfo, providerLabel, workspaceName } from '../store.js';
 import { agentBucket, agentLabel, agentName, glyph, updateGlyph } from '../status.js';
 import { TimelineView, toolSummary } from './timeline.js';
 import { TrackView } from './track.js';
@@ -37,6 +37,7 @@ export class AgentPane {
     this.timeline = new TimelineView({
       open: (id) => this.actions.open(id, { here: true }),
       canOpen: (id) => fleet.agents.has(id),
+      commands: () => providerInfo(fleet.agents.get(this.agentId)?.provider)?.kind === 'shell',
     }, invalidateTimeline);
     this.permission = h('div', { class: 'permission', role: 'alert', dataset: { testid: 'permission' } });
     this.track = new TrackView({

@@ -14,7 +14,8 @@ export class NewAgentForm {
 
   /** Builds the form afresh (providers and workspaces as they are now); `workspaceId` preselected. */
   open(workspaceId) {
-    const providers = fleet.providers;
+    // Available providers first (in the backend's order), then the ones that cannot run here.
+    const providers = [...fleet.providers].sort((a, b) => Number(b.available) - Number(a.available));
     const preferred = providers.find((p) => p.available) ?? null;
     this.providerInputs = [];
     const providerList = h('div', { class: 'providers', role: 'radiogroup', 'aria-label': 'Provider' },

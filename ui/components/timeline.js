@@ -5,7 +5,7 @@
 import { h } from '../dom.js';
 
 /** Items in the DOM while following the newest ones. */
-const FOLLOW_WINDOW = 300;
+const FOLLOW_WINDOW = 200;
 /** Items in the DOM at most while the user reads further up. */
 const MAX_NODES = 1500;
 /** Items added per step when scrolling towards either end. */
@@ -63,7 +63,8 @@ function item(kind, it, who, ...body) {
 function renderItem(it, prev, ctx) {
   switch (it.kind) {
     case 'user':
-      return item('user', it, 'you', h('div', { class: 'body text' }, it.text));
+      // A shell agent's prompts are commands: monospace, like its output.
+      return item('user', it, 'you', clamped(h('div', { class: `body text${ctx.commands() ? ' mono' : ''}` }, it.text), it.text));
     case 'assistant':
       return item('assistant', it, 'assistant', h('div', { class: 'body text' }, it.text));
     case 'reasoning':
@@ -91,6 +92,21 @@ function renderItem(it, prev, ctx) {
       return item('tool', it, '', h('details', { class: 'body tool' }, summary, h('pre', { class: 'mono tool-out' }, it.text)));
     }
   }
+}
+
+const CLAMP_LINES = 12;
+
+/** Long prompts show their first lines, with a button for the rest. */
+function clamped(body, text) {
+  const lines = (text.match(/\n/g) ?? []).length + 1;
+  if (lines <= CLAMP_LINES) return body;
+  body.classList.add('clamp');
+  const more = h('button', { class: 'link more', type: 'button' }, `Show all ${lines} lines`);
+  more.addEventListener('click', () => {
+    const open = body.classList.toggle('clamp');
+    more.textContent = open ? `Show all ${lines} lines` : 'Show less';
+  });
+  return h('div', { class: 'body-wrap' }, body, more);
 }
 
 function renderSystem(it, ctx) {
@@ -149,6 +165,13 @@ export class TimelineView {
     this.model = null;
     this.onModel = () => this.invalidate();
     this.el.addEventListener('scroll', () => this.onScroll(), { passive: true });
+    // Only the user leaves the tail: layout changes (items appended, trimmed, a status line
+    // shown) also fire scroll events, sometimes after more items arrived.
+    const touched = () => { this.userAt = performance.now(); };
+    for (const type of ['wheel', 'pointerdown', 'keydown', 'touchstart']) {
+      this.el.addEventListener(type, touched, { passive: true });
+    }
+    this.userAt = -Infinity;
     this.reset();
   }
 
@@ -159,6 +182,7 @@ export class TimelineView {
     this.first = 0;
     this.last = 0;
     this.follow = true;
+    this.autoTop = -1;
   }
 
   attach(model) {
@@ -180,6 +204,12 @@ export class TimelineView {
       this.setStatus(m.error ? `Could not load the timeline: ${m.error.message}` : 'Nothing here yet. Send a prompt to start a turn.');
       return;
     }
+    // The status line sits above the items: set it before scrolling, so the scroll position
+    // is computed on the final layout.
+    const atStart = this.nodes.size > 0 && this.first <= m.firstSeq && m.atStart;
+    this.setStatus(atStart || (this.nodes.size === 0 && m.atStart && m.items.length <= FOLLOW_WINDOW)
+      ? 'Start of the timeline'
+      : (m.loadingOlder ? 'Loading older items…' : ''));
     if (this.nodes.size === 0 || this.last < m.firstSeq || this.first > m.lastSeq) {
       // First render, or the model moved on past the window (it dropped what we showed).
       this.reset();
@@ -203,7 +233,6 @@ export class TimelineView {
     }
     m.pinnedFrom = this.first;
     this.jump.hidden = this.follow && this.last >= m.lastSeq;
-    this.setStatus(this.first <= m.firstSeq && m.atStart ? 'Start of the timeline' : (m.loadingOlder ? 'Loading older items…' : ''));
   }
 
   setStatus(text) {
@@ -252,6 +281,9 @@ export class TimelineView {
 
   toBottom() {
     this.el.scrollTop = this.el.scrollHeight;
+    // Remembered so the scroll event this causes is not taken for the user scrolling away:
+    // by the time it arrives more items may have been appended below.
+    this.autoTop = this.el.scrollTop;
   }
 
   toLatest() {
@@ -263,6 +295,10 @@ export class TimelineView {
     const m = this.model;
     if (!m || !this.nodes.size) return;
     const el = this.el;
+    if (this.follow && (Math.abs(el.scrollTop - this.autoTop) < 2 || performance.now() - this.userAt > 1000)) {
+      if (el.scrollTop < this.autoTop - 1) this.toBottom();
+      return;
+    }
     const nearBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
     if (nearBottom && this.last < m.lastSeq) {
       const to = Math.min(m.lastSeq, this.last + STEP);
