@@ -9,6 +9,7 @@
 mod common;
 
 use common::{poll, tid, Answer, App, Harness, TIMEOUT};
+use fantoccini::key::Key;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -219,6 +220,31 @@ async fn wait_text(app: &App, selector: &str, check: impl Fn(&str) -> bool) -> S
     }
 }
 
+/// Clicks `selector` like `App::click`, but retries (bounded) while WebKitWebDriver finds the
+/// element not interactable yet, printing what was at its centre the first time.
+async fn click(app: &App, selector: &str) {
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let mut reported = false;
+    loop {
+        let element = app.wait_for(selector).await;
+        match element.click().await {
+            Ok(()) => return,
+            Err(error) => {
+                if !reported {
+                    reported = true;
+                    let diag = app.execute("const el = document.querySelector(arguments[0]); const r = el.getBoundingClientRect(); const at = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); return {rect: [r.x, r.y, r.width, r.height], inner: [innerWidth, innerHeight], at: at ? at.outerHTML.slice(0, 120) : null, vis: document.visibilityState, focus: document.hasFocus()}", vec![json!(selector)]).await;
+                    eprintln!("click {selector}: {error:?}; {diag}");
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "cannot click {selector}: {error:?}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
 async fn count(app: &App, selector: &str) -> usize {
     app.find_all(selector).await.len()
 }
@@ -234,29 +260,33 @@ async fn wait_count(app: &App, selector: &str, n: usize) {
 /// Opens a root agent the way a user does: its workspace in the sidebar, then the agent in the
 /// workspace's home tab.
 async fn open_root(app: &App, agent: &Value) {
-    app.click(&sel_ws(agent["workspaceId"].as_str().unwrap()))
-        .await;
-    app.click(&tid("tab-home")).await;
-    app.click(&format!(
-        "[data-testid=\"workspace-agent\"][data-agent-id=\"{}\"]",
-        id(agent)
-    ))
+    click(app, &sel_ws(agent["workspaceId"].as_str().unwrap())).await;
+    click(app, &tid("tab-home")).await;
+    click(
+        app,
+        &format!(
+            "[data-testid=\"workspace-agent\"][data-agent-id=\"{}\"]",
+            id(agent)
+        ),
+    )
     .await;
     app.wait_for(&sel_pane(&id(agent))).await;
 }
 
 /// Clicks the × of an agent's tab (selecting the tab first, as its × shows on the active tab).
 async fn click_tab_close(app: &App, id: &str) {
-    app.click(&sel_tab(id)).await;
+    click(app, &sel_tab(id)).await;
     app.wait_for_attr(&sel_tab(id), "aria-selected", "true")
         .await;
-    app.click(&format!("{} [data-testid=\"tab-close\"]", sel_tab(id)))
-        .await;
+    click(
+        app,
+        &format!("{} [data-testid=\"tab-close\"]", sel_tab(id)),
+    )
+    .await;
 }
 
 async fn row_action(app: &App, id: &str, action: &str) {
-    app.click(&format!("{} [data-testid=\"{action}\"]", sel_row(id)))
-        .await;
+    click(app, &format!("{} [data-testid=\"{action}\"]", sel_row(id))).await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -282,10 +312,10 @@ async fn closing_a_running_root_agents_tab_asks_first_and_archives_it_with_its_s
     app.screenshot("running-lead").await;
 
     // Cancel: everything stays as it was.
-    app.click(&format!(
-        "{} [data-testid=\"tab-close\"]",
-        sel_tab(&lead_id)
-    ))
+    click(
+        &app,
+        &format!("{} [data-testid=\"tab-close\"]", sel_tab(&lead_id)),
+    )
     .await;
     h.answer_dialog("Archive running agent?", Answer::Cancel)
         .await;
@@ -300,10 +330,10 @@ async fn closing_a_running_root_agents_tab_asks_first_and_archives_it_with_its_s
     }
 
     // OK: the agent and its subagents are archived, on disk too, and the tab is gone.
-    app.click(&format!(
-        "{} [data-testid=\"tab-close\"]",
-        sel_tab(&lead_id)
-    ))
+    click(
+        &app,
+        &format!("{} [data-testid=\"tab-close\"]", sel_tab(&lead_id)),
+    )
     .await;
     h.answer_dialog("Archive running agent?", Answer::Ok).await;
     wait_count(&app, &sel_tab(&lead_id), 0).await;
@@ -359,8 +389,37 @@ async fn closing_a_subagents_tab_only_closes_the_view_and_the_track_reopens_it()
     app.wait_for(&sel_tab(&worker_id)).await;
     app.wait_for(&sel_pane(&worker_id)).await;
     // And the parent link goes back.
-    app.click(&tid("parent-link")).await;
+    click(&app, &tid("parent-link")).await;
     app.wait_for(&sel_pane(&lead_id)).await;
+
+    // The keyboard: Ctrl+Tab to the next tab, Ctrl+L to the composer, Ctrl+W closes the
+    // subagent's tab (again without a dialog).
+    let input = app.find(&tid("composer-input")).await;
+    input
+        .send_keys(&format!("{}{}{}", Key::Control, Key::Tab, Key::Null))
+        .await
+        .unwrap();
+    app.wait_for(&sel_pane(&worker_id)).await;
+    app.find("body")
+        .await
+        .send_keys(&format!("{}l{}", Key::Control, Key::Null))
+        .await
+        .unwrap();
+    let focused = app
+        .execute("return document.activeElement?.dataset.testid", vec![])
+        .await;
+    assert_eq!(focused, json!("composer-input"));
+    app.find(&tid("composer-input"))
+        .await
+        .send_keys(&format!("{}w{}", Key::Control, Key::Null))
+        .await
+        .unwrap();
+    wait_count(&app, &sel_tab(&worker_id), 0).await;
+    app.wait_for(&sel_pane(&lead_id)).await;
+    assert_eq!(
+        agent(&app, &worker_id).await.unwrap()["status"],
+        json!("running")
+    );
     app.quit().await;
 }
 
@@ -423,8 +482,11 @@ async fn track_archive_takes_the_subtree_and_detach_makes_a_running_root() {
 
     // As a root agent now, closing its tab archives it (asking first, as it runs).
     open_root(&app, &detached).await;
-    app.click(&format!("{} [data-testid=\"tab-close\"]", sel_tab(&loner)))
-        .await;
+    click(
+        &app,
+        &format!("{} [data-testid=\"tab-close\"]", sel_tab(&loner)),
+    )
+    .await;
     h.answer_dialog("Archive running agent?", Answer::Ok).await;
     wait_archived_on_disk(h.home(), &loner, true).await;
     wait_count(&app, &sel_tab(&loner), 0).await;
@@ -466,7 +528,7 @@ async fn archive_finished_then_restore_from_the_archived_list() {
     wait_count(&app, &tid("track-row"), 3).await;
 
     // One confirm, then every subagent that is not running goes; the running one stays.
-    app.click(&tid("track-archive-finished")).await;
+    click(&app, &tid("track-archive-finished")).await;
     h.answer_dialog("Archive finished subagents?", Answer::Ok)
         .await;
     wait_count(&app, &tid("track-row"), 1).await;
@@ -482,12 +544,15 @@ async fn archive_finished_then_restore_from_the_archived_list() {
     );
 
     // The archived list shows the batch as one line; Restore brings both back into the track.
-    app.click(&tid("archived-toggle")).await;
+    click(&app, &tid("archived-toggle")).await;
     wait_count(&app, &format!("{} li", tid("archived-list")), 1).await;
     wait_text(&app, &tid("archived-list"), |t| t.contains("+ 1 more")).await;
     app.screenshot("archived-list").await;
-    app.click(&format!("{} {}", tid("archived-list"), tid("restore")))
-        .await;
+    click(
+        &app,
+        &format!("{} {}", tid("archived-list"), tid("restore")),
+    )
+    .await;
     wait_count(&app, &tid("track-row"), 3).await;
     for k in [&done1, &done2] {
         wait_archived_on_disk(h.home(), k, false).await;
@@ -498,10 +563,10 @@ async fn archive_finished_then_restore_from_the_archived_list() {
     row_action(&app, &done1, "track-archive").await;
     h.answer_dialog("Archive subagent?", Answer::Ok).await;
     wait_archived_on_disk(h.home(), &done1, true).await;
-    app.click(&format!(
-        "{} [data-testid=\"tab-close\"]",
-        sel_tab(&lead_id)
-    ))
+    click(
+        &app,
+        &format!("{} [data-testid=\"tab-close\"]", sel_tab(&lead_id)),
+    )
     .await;
     h.answer_dialog("Archive agent with running subagents?", Answer::Ok)
         .await;
@@ -510,7 +575,7 @@ async fn archive_finished_then_restore_from_the_archived_list() {
         "{} [data-testid=\"restore\"][data-agent-id=\"{done1}\"]",
         tid("archived-list")
     );
-    app.click(&done1_restore).await;
+    click(&app, &done1_restore).await;
     h.answer_dialog("Restore as a root agent?", Answer::Ok)
         .await;
     wait_archived_on_disk(h.home(), &done1, false).await;
@@ -578,8 +643,8 @@ async fn each_window_keeps_its_own_tabs_but_archive_reaches_every_window() {
     app.wait_for(&sel_tab(&helper)).await;
 
     // Window B through the menu: its own, empty layout; then the same two tabs.
-    app.click(&tid("app-menu")).await;
-    app.click(&tid("menu-new-window")).await;
+    click(&app, &tid("app-menu")).await;
+    click(&app, &tid("menu-new-window")).await;
     h.wait_window_visible("Paseo — window 2", true).await;
     switch_to(&app, "window-2", 2).await;
     assert_eq!(count(&app, &tid("tab")).await, 0);
@@ -772,7 +837,7 @@ async fn the_new_agent_form_shows_unavailable_providers_disabled_and_creates_an_
     app.wait_for(&tid("welcome")).await;
     assert!(app.is_shown(&tid("welcome-add-workspace")).await);
     app.screenshot("welcome").await;
-    app.click(&tid("welcome-new-agent")).await;
+    click(&app, &tid("welcome-new-agent")).await;
     app.wait_for(&tid("new-agent-form")).await;
 
     // The unavailable provider is there, disabled, with its reason; the shell is available.
@@ -795,8 +860,8 @@ async fn the_new_agent_form_shows_unavailable_providers_disabled_and_creates_an_
     app.screenshot("new-agent-form").await;
 
     // A missing directory is refused with a clear message, and nothing is created.
-    app.click(&format!("{shell} input")).await;
-    app.click(&tid("new-agent-submit")).await;
+    click(&app, &format!("{shell} input")).await;
+    click(&app, &tid("new-agent-submit")).await;
     wait_text(&app, &tid("new-agent-error"), |t| t.contains("directory")).await;
     assert_eq!(snapshot(&app).await["agents"], json!([]));
 
@@ -816,7 +881,7 @@ async fn the_new_agent_form_shows_unavailable_providers_disabled_and_creates_an_
         .send_keys("echo hi from paseo")
         .await
         .unwrap();
-    app.click(&tid("new-agent-submit")).await;
+    click(&app, &tid("new-agent-submit")).await;
     app.wait_for(&tid("agent-pane")).await;
     wait_text(&app, &tid("timeline"), |t| t.contains("hi from paseo")).await;
     let created = snapshot(&app).await["agents"][0].clone();
@@ -844,7 +909,143 @@ async fn the_new_agent_form_shows_unavailable_providers_disabled_and_creates_an_
         .await
         .unwrap();
     assert_eq!(send_disabled().await, json!(false));
-    app.click(&tid("composer-send")).await;
+    click(&app, &tid("composer-send")).await;
     wait_text(&app, &tid("timeline"), |t| t.contains("second turn")).await;
     app.quit().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The timeline
+
+#[tokio::test]
+async fn the_timeline_pages_older_items_back_from_disk_when_scrolled_up() {
+    let h = Harness::new("timeline_paging");
+    let app = launch(&h).await;
+    let dir = work_dir(&h, "app");
+    // Lines alternate between stdout and stderr with a pause, so each is its own item: more
+    // than the 2,000 the backend keeps in memory, so the oldest pages come from disk.
+    let script = "perl -MTime::HiRes=sleep -e '$|=1; select(STDERR); $|=1; select(STDOUT); \
+        for my $i (1..1400) { print STDOUT \"out $i\\n\"; sleep 0.0003; print STDERR \"err $i\\n\"; sleep 0.0003; }'";
+    let chatty = create_shell(&app, &dir, "chatty", script).await;
+    let chatty_id = id(&chatty);
+    poll("the turn to end", Duration::from_secs(60), || async {
+        agent(&app, &chatty_id)
+            .await
+            .filter(|a| a["status"] == "idle")
+    })
+    .await;
+    let newest = app
+        .call_ui(
+            "/backend.js",
+            "timeline",
+            vec![json!(chatty_id), Value::Null, json!(1)],
+        )
+        .await;
+    let last_seq = newest[0]["seq"].as_u64().unwrap();
+    assert!(
+        last_seq > 2100,
+        "only {last_seq} items: not enough to page from disk"
+    );
+
+    open_root(&app, &chatty).await;
+    app.wait_for(&format!(
+        "[data-testid=\"timeline-item\"][data-seq=\"{last_seq}\"]"
+    ))
+    .await;
+    let shown = count(&app, &tid("timeline-item")).await;
+    assert!(
+        shown <= 200,
+        "{shown} items in the DOM while following the tail"
+    );
+
+    // Scrolling up pages older items in, down to the first one (the prompt), and the DOM stays
+    // bounded.
+    let first = "[data-testid=\"timeline-item\"][data-seq=\"1\"]";
+    poll(
+        "the first item after scrolling up",
+        Duration::from_secs(60),
+        || async {
+            // The Home key, as a user reading back would press it.
+            let timeline = app.find(&tid("timeline")).await;
+            timeline.send_keys(&Key::Home.to_string()).await.ok()?;
+            (count(&app, first).await == 1).then_some(())
+        },
+    )
+    .await;
+    assert_eq!(
+        app.find(first).await.attr("data-kind").await.unwrap(),
+        Some("user".to_string())
+    );
+    wait_text(&app, &tid("timeline-status"), |t| {
+        t.contains("Start of the timeline")
+    })
+    .await;
+    let shown = count(&app, &tid("timeline-item")).await;
+    assert!(shown <= 1500, "{shown} items in the DOM");
+    // The way back to the newest items.
+    click(&app, &tid("timeline-latest")).await;
+    app.wait_for(&format!(
+        "[data-testid=\"timeline-item\"][data-seq=\"{last_seq}\"]"
+    ))
+    .await;
+    app.quit().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Screenshots for the README (run by hand: cargo test --test ui -- --ignored docs_screenshots)
+
+async fn fleet_screens(h: &Harness, name: &str) {
+    let app = launch(h).await;
+    let app_dir = work_dir(h, "app");
+    let api_dir = work_dir(h, "api");
+    let plan = spawn_script(
+        &[
+            kid("tests", "echo 'running the test suite…'; sleep 600"),
+            kid("lint", "echo 'lint: 0 problems'"),
+            kid(
+                "migrate",
+                "echo 'migration 0042 failed: column exists' >&2; exit 3",
+            ),
+            kid("docs", "sleep 600"),
+        ],
+        "echo 'Split the login feature into tests, lint, a migration and docs.'\nsleep 600",
+    );
+    std::fs::write(app_dir.join("plan.sh"), plan).unwrap();
+    let review = create_shell(
+        &app,
+        &app_dir,
+        "review",
+        "git status --short 2>/dev/null; echo 'review: 2 comments'",
+    )
+    .await;
+    let lead = create_shell(&app, &app_dir, "lead", "sh plan.sh").await;
+    let notes = create_shell(&app, &api_dir, "api-notes", "echo 'GET /users: 200 OK'").await;
+    let lead_id = id(&lead);
+    let kids = wait_children(&app, &lead_id, 4).await;
+    wait_status(&app, &id(by_title(&kids, "migrate")), "error").await;
+    wait_status(&app, &id(by_title(&kids, "lint")), "idle").await;
+    wait_status(&app, &id(&review), "idle").await;
+    wait_status(&app, &id(&notes), "idle").await;
+    open_root(&app, &review).await;
+    open_root(&app, &lead).await;
+    row_action(&app, &id(by_title(&kids, "tests")), "track-open").await;
+    click(&app, &sel_tab(&lead_id)).await;
+    app.wait_for(&sel_pane(&lead_id)).await;
+    wait_count(&app, &tid("track-row"), 4).await;
+    app.execute("document.activeElement?.blur()", vec![]).await;
+    let shot = app.screenshot(name).await;
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::copy(&shot, docs.join(format!("{name}.png"))).unwrap();
+    app.quit().await;
+}
+
+#[tokio::test]
+#[ignore = "writes docs/screenshots; run by hand"]
+async fn docs_screenshots() {
+    fleet_screens(&Harness::new("docs_light"), "fleet-light").await;
+    let dark = Harness::builder("docs_dark")
+        .env("GTK_THEME", "Adwaita:dark")
+        .build();
+    fleet_screens(&dark, "fleet-dark").await;
 }

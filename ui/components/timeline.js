@@ -109,7 +109,24 @@ function clamped(body, text) {
   return h('div', { class: 'body-wrap' }, body, more);
 }
 
+/** The one-line finish notice a shell parent records: `title (id) outcome[: error]`. */
+function parseSummary(text) {
+  const m = /^([\s\S]*?) \(([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\) ([a-z][a-z ]*?)(?:: ([\s\S]*))?$/.exec(text);
+  return m ? { title: m[1], agentId: m[2], outcome: m[3], body: m[4] ?? '' } : null;
+}
+
+const OUTCOME_CLASS = { completed: 's-attention', failed: 's-failed', canceled: 's-done' };
+
 function renderSystem(it, ctx) {
+  const summary = parseSummary(it.text || '');
+  if (summary) {
+    const link = ctx.canOpen(summary.agentId)
+      ? h('button', { class: 'link', type: 'button', title: summary.agentId, onclick: () => ctx.open(summary.agentId), 'aria-label': `Open ${summary.title}` }, summary.title)
+      : h('b', { title: summary.agentId }, summary.title);
+    return item('system notice', it, 'ℹ', h('div', { class: 'body' },
+      link, ' ', h('span', { class: OUTCOME_CLASS[summary.outcome] ?? '' }, summary.outcome),
+      summary.body ? h('span', { class: 'muted' }, `: ${summary.body}`) : null));
+  }
   const notice = parseNotice(it.text || '');
   if (notice) {
     const name = notice.title || 'agent';
@@ -295,10 +312,7 @@ export class TimelineView {
     const m = this.model;
     if (!m || !this.nodes.size) return;
     const el = this.el;
-    if (this.follow && (Math.abs(el.scrollTop - this.autoTop) < 2 || performance.now() - this.userAt > 1000)) {
-      if (el.scrollTop < this.autoTop - 1) this.toBottom();
-      return;
-    }
+    if (this.follow && (Math.abs(el.scrollTop - this.autoTop) < 2 || performance.now() - this.userAt > 1000)) return;
     const nearBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
     if (nearBottom && this.last < m.lastSeq) {
       const to = Math.min(m.lastSeq, this.last + STEP);
