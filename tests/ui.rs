@@ -278,11 +278,7 @@ async fn click_tab_close(app: &App, id: &str) {
     click(app, &sel_tab(id)).await;
     app.wait_for_attr(&sel_tab(id), "aria-selected", "true")
         .await;
-    click(
-        app,
-        &format!("{} [data-testid=\"tab-close\"]", sel_tab(id)),
-    )
-    .await;
+    click(app, &format!("{} [data-testid=\"tab-close\"]", sel_tab(id))).await;
 }
 
 async fn row_action(app: &App, id: &str, action: &str) {
@@ -1048,4 +1044,104 @@ async fn docs_screenshots() {
         .env("GTK_THEME", "Adwaita:dark")
         .build();
     fleet_screens(&dark, "fleet-dark").await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Problems at load, and the folder picker
+
+#[tokio::test]
+async fn problems_found_at_load_are_shown_as_notices() {
+    let h = Harness::new("load_notices");
+    // A record that cannot be parsed, and a config.json with a wrong field.
+    let bad_dir = h.home().join("agents").join("tmp-broken");
+    std::fs::create_dir_all(&bad_dir).unwrap();
+    let bad = bad_dir.join("0b6c2a3e-1111-4222-8333-444455556666.json");
+    std::fs::write(
+        &bad,
+        b"{\"id\": \"0b6c2a3e-1111-4222-8333-444455556666\", truncated",
+    )
+    .unwrap();
+    std::fs::write(h.home().join("config.json"), br#"{"providers": 3}"#).unwrap();
+    let app = launch(&h).await;
+    wait_count(&app, &tid("notice"), 2).await;
+    let text = text(&app, &tid("notices")).await.unwrap();
+    assert!(
+        text.contains("0b6c2a3e-1111-4222-8333-444455556666.json"),
+        "{text}"
+    );
+    assert!(text.contains("quarantine"), "{text}");
+    assert!(text.contains("config.json"), "{text}");
+    // Nothing was dropped: the file was moved aside.
+    assert!(!bad.exists());
+    assert_eq!(
+        std::fs::read_dir(h.home().join("quarantine"))
+            .unwrap()
+            .count(),
+        1
+    );
+    app.screenshot("notices").await;
+    // Dismissed, a notice goes away.
+    click(&app, &tid("notice-dismiss")).await;
+    wait_count(&app, &tid("notice"), 1).await;
+    app.quit().await;
+}
+
+#[tokio::test]
+async fn add_a_workspace_with_the_native_folder_picker() {
+    let h = Harness::new("folder_picker");
+    let app = launch(&h).await;
+    let first = work_dir(&h, "app");
+    let picked = work_dir(&h, "picked");
+    let ws = app
+        .call_ui(
+            "/backend.js",
+            "addWorkspace",
+            vec![json!(first.display().to_string())],
+        )
+        .await;
+    app.wait_for(&sel_ws(ws["workspaceId"].as_str().unwrap()))
+        .await;
+
+    // The GTK folder chooser opens beside the selected workspace; type the other folder's
+    // path into its location field, go there, and choose it.
+    click(&app, &tid("add-workspace")).await;
+    let picker = poll("the folder picker", TIMEOUT, || async {
+        h.windows("Add a workspace", true).await.first().copied()
+    })
+    .await;
+    let xdotool = |args: &[&str]| {
+        std::process::Command::new("xdotool")
+            .env("DISPLAY", h.display())
+            .args(["windowfocus", "--sync", &picker.to_string()])
+            .args(args)
+            .status()
+            .unwrap()
+            .success()
+    };
+    assert!(xdotool(&["key", "--delay", "100", "ctrl+l"]));
+    assert!(xdotool(&[
+        "type",
+        "--delay",
+        "5",
+        &format!("{}/", picked.display())
+    ]));
+    assert!(xdotool(&["key", "--delay", "300", "Return"]));
+    h.screenshot_screen("folder-picker");
+    // Return in the location field enters the folder; Open (Return again) chooses it.
+    if !h.windows("Add a workspace", true).await.is_empty() {
+        assert!(xdotool(&["key", "--delay", "300", "Return"]));
+    }
+    let added = poll("the picked workspace", TIMEOUT, || async {
+        snapshot(&app).await["workspaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["cwd"] == json!(picked.display().to_string()))
+            .cloned()
+    })
+    .await;
+    let row = sel_ws(added["workspaceId"].as_str().unwrap());
+    app.wait_for_attr(&row, "aria-current", "true").await;
+    app.wait_for(&tid("workspace-home")).await;
+    app.quit().await;
 }

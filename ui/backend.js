@@ -123,8 +123,8 @@ export function confirm(title, message, { okLabel, cancelLabel, kind = 'warning'
   return tauri().dialog.confirm(message, { title, kind, okLabel, cancelLabel });
 }
 
-/** The native folder picker; resolves to the chosen path or null. */
-export async function pickFolder(title) {
-  const chosen = await tauri().dialog.open({ directory: true, multiple: false, title });
+/** The native folder picker (starting in `from` when given); resolves to the chosen path or null. */
+export async function pickFolder(title, from) {
+  const chosen = await tauri().dialog.open({ directory: true, multiple: false, title, defaultPath: from || undefined });
   return Array.isArray(chosen) ? chosen[0] ?? null : chosen ?? null;
 }

@@ -64,7 +64,7 @@ const pane = new AgentPane(actions, () => invalidate('timeline'));
 const form = new NewAgentForm({
   create: (f) => createAgent(f),
   cancel: () => { ui.formOpen = false; invalidate('tabs', 'pane'); },
-  pickFolder: () => backend.pickFolder('Choose a directory for the agent'),
+  pickFolder: () => backend.pickFolder('Choose a directory for the agent', pickerStart()),
 });
 const home = new WorkspaceHome({ open: (id) => openAgent(id), newAgent: (wsId) => showForm(wsId) });
 const region = $('pane-region');
@@ -263,11 +263,19 @@ async function createAgent(f) {
   requestAnimationFrame(() => pane.focusComposer());
 }
 
+/** Where the folder picker starts: beside the selected workspace (projects tend to be siblings). */
+function pickerStart() {
+  const ws = fleet.workspaces.get(layout.layout.selected) ?? fleet.workspaces.values().next().value;
+  if (!ws) return null;
+  const parent = ws.cwd.replace(/\/+$/, '').replace(/\/[^/]*$/, '');
+  return parent || '/';
+}
+
 async function addWorkspace() {
   closeMenu();
   let path;
   try {
-    path = await backend.pickFolder('Add a workspace');
+    path = await backend.pickFolder('Add a workspace', pickerStart());
   } catch (error) {
     fail('Could not open the folder picker', error);
     return;

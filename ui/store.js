@@ -60,6 +60,8 @@ export function loadSnapshot(snap) {
     // Problems found at load (SPEC 1: a visible notice), once per window.
     for (const message of snap.notices) addNotice('warning', message);
     for (const q of snap.quarantined) {
+      // The backend's notices usually name quarantined files already.
+      if (snap.notices.some((n) => n.includes(q.to))) continue;
       addNotice('warning', `${q.from} could not be loaded (${q.reason}); it was moved to ${q.to}.`);
     }
   }
