@@ -25,10 +25,11 @@ run_pkgs=(
   git curl ca-certificates file
 )
 # Packages the tests need in addition: a virtual display, window automation, the WebKit
-# WebDriver, screenshots, a session bus for the tray, fonts, .desktop validation, npm for the CLIs.
+# WebDriver, screenshots, a session bus for the tray, fonts, .desktop validation, npm for the CLIs,
+# perl (Time::HiRes) for the UI tests' and benchmark's paced output.
 test_pkgs=(
   xvfb xauth xdotool imagemagick webkit2gtk-driver dbus-x11 dbus x11-utils
-  fonts-dejavu-core desktop-file-utils libglib2.0-bin procps nodejs npm
+  fonts-dejavu-core desktop-file-utils libglib2.0-bin procps nodejs npm perl
 )
 
 pkgs=("${run_pkgs[@]}")

@@ -1029,10 +1029,16 @@ async fn fleet_screens(h: &Harness, name: &str) {
     app.wait_for(&sel_pane(&lead_id)).await;
     wait_count(&app, &tid("track-row"), 4).await;
     app.execute("document.activeElement?.blur()", vec![]).await;
-    let shot = app.screenshot(name).await;
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
     std::fs::create_dir_all(&docs).unwrap();
+    let shot = app.screenshot(name).await;
     std::fs::copy(&shot, docs.join(format!("{name}.png"))).unwrap();
+    if name.ends_with("light") {
+        click(&app, &tid("new-agent")).await;
+        app.wait_for(&tid("new-agent-form")).await;
+        let shot = app.screenshot("new-agent").await;
+        std::fs::copy(&shot, docs.join("new-agent.png")).unwrap();
+    }
     app.quit().await;
 }
 

@@ -184,9 +184,3 @@ export function flush() {
   saving = saving.then(() => backend.saveWindowLayout(data)).catch((error) => onSaveError(error));
   return saving;
 }
-
-/** Resolves once every requested save is written (tests and shutdown use it). */
-export function settled() {
-  if (saveTimer) return flush();
-  return saving;
-}

@@ -152,6 +152,8 @@ onChange((change) => {
       timelines.ingest(change.agentId, change.items);
       return;
     case 'workspace':
+      // A first workspace (or the selected one archived): select one.
+      if ((!layout.layout.selected || !fleet.workspaces.has(layout.layout.selected)) && layout.prune()) layout.save();
       invalidate('sidebar');
       if (ui.view !== 'welcome') invalidate('pane', 'tabs');
       else invalidate('pane');

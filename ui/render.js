@@ -39,8 +39,3 @@ export function flush() {
     }
   }
 }
-
-/** Resolves after the next redraw has happened (tests and benchmarks wait on it). */
-export function afterRender() {
-  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
-}

@@ -28,7 +28,6 @@ export class Composer {
       title: 'Stop the running turn (Esc)', onclick: () => this.interrupt(),
     }, 'Stop');
     this.error = h('div', { class: 'composer-error', role: 'alert', dataset: { testid: 'composer-error' } });
-    this.hint = h('div', { class: 'composer-hint' });
     this.el = h('div', { class: 'composer' },
       h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-actions' }, this.send, this.stop)),
       this.error);

@@ -22,6 +22,15 @@ export class TabStrip {
       dataset: { testid: 'new-agent' }, onclick: () => actions.newAgent(),
     }, '+');
     this.el.replaceChildren(this.home, this.tabs, this.form, this.plus);
+    // Arrow keys move the focus along the tabs (Enter or Space then opens one).
+    this.el.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+      const tabs = [...this.el.querySelectorAll('[role="tab"]:not([hidden])')];
+      const i = tabs.indexOf(document.activeElement);
+      if (i < 0) return;
+      e.preventDefault();
+      tabs[(i + (e.key === 'ArrowRight' ? 1 : -1) + tabs.length) % tabs.length].focus();
+    });
   }
 
   /** view: {workspaceId, tabs: [id], active: id | null, formOpen} */

@@ -123,7 +123,7 @@ function renderSystem(it, ctx) {
     const link = ctx.canOpen(summary.agentId)
       ? h('button', { class: 'link', type: 'button', title: summary.agentId, onclick: () => ctx.open(summary.agentId), 'aria-label': `Open ${summary.title}` }, summary.title)
       : h('b', { title: summary.agentId }, summary.title);
-    return item('system notice', it, 'ℹ', h('div', { class: 'body' },
+    return item('system finish', it, 'ℹ', h('div', { class: 'body' },
       link, ' ', h('span', { class: OUTCOME_CLASS[summary.outcome] ?? '' }, summary.outcome),
       summary.body ? h('span', { class: 'muted' }, `: ${summary.body}`) : null));
   }
@@ -133,7 +133,7 @@ function renderSystem(it, ctx) {
     const link = notice.agentId && ctx.canOpen(notice.agentId)
       ? h('button', { class: 'link', type: 'button', onclick: () => ctx.open(notice.agentId), 'aria-label': `Open ${name}` }, name)
       : h('b', {}, name);
-    return item('system notice', it, 'ℹ', h('div', { class: 'body' },
+    return item('system finish', it, 'ℹ', h('div', { class: 'body' },
       h('div', {}, link, ` ${String(notice.outcome || '').replace(/_/g, ' ')}`),
       h('details', { class: 'notice-body' }, h('summary', {}, 'details'), h('pre', { class: 'mono' }, notice.body))));
   }
