@@ -3,6 +3,7 @@
 
 use crate::data_root;
 use crate::state::{AppState, FleetCounts};
+use crate::windows::{self, Layouts, WindowsError};
 use paseo_core::engine::TurnOrigin;
 use paseo_core::model::{AgentId, Status, TimelineItem, WorkspaceId};
 use paseo_core::runtime::{
@@ -10,7 +11,7 @@ use paseo_core::runtime::{
     WorkspaceTarget,
 };
 use serde::{Deserialize, Serialize};
-use tauri::{AppHandle, Runtime, State};
+use tauri::{AppHandle, Manager, Runtime, State};
 
 /// What a failed command answers: a stable code the UI can act on and a message for the user.
 #[derive(Debug, Clone, Serialize, thiserror::Error)]
@@ -289,6 +290,70 @@ pub async fn archive_workspace(
         .await?)
 }
 
+/// What a window gets back at start: who it is and the layout it had.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowLayout {
+    /// `main`, or `window-N` for the windows "New window" opened.
+    pub label: String,
+    /// The layout this window saved last (opaque to the backend), if any.
+    pub layout: Option<serde_json::Value>,
+    /// A problem reading the saved layouts, to show once.
+    pub notice: Option<String>,
+}
+
+impl From<WindowsError> for CommandError {
+    fn from(e: WindowsError) -> Self {
+        let code = match e {
+            WindowsError::InvalidLayout(_) => "invalid",
+            WindowsError::Write { .. } => "io",
+            WindowsError::Open(_) => "window",
+        };
+        CommandError::new(code, e.to_string())
+    }
+}
+
+/// The calling window's saved layout (each window only ever sees its own).
+#[tauri::command]
+pub fn window_layout_get<R: Runtime>(
+    window: tauri::Window<R>,
+    layouts: State<'_, Layouts>,
+) -> WindowLayout {
+    let label = window.label().to_string();
+    WindowLayout {
+        layout: layouts.get(&label),
+        notice: layouts.take_notice(),
+        label,
+    }
+}
+
+/// Saves the calling window's layout (atomically, in `$PASEO_HOME/windows.json`).
+#[tauri::command]
+pub fn window_layout_set<R: Runtime>(
+    window: tauri::Window<R>,
+    layouts: State<'_, Layouts>,
+    layout: serde_json::Value,
+) -> Answer<()> {
+    Ok(layouts.set(window.label(), layout)?)
+}
+
+/// Opens another client window with its own layout; answers its label. Async: building a
+/// window from the main thread's command handler would wait on the main thread itself.
+#[tauri::command]
+pub async fn new_window<R: Runtime>(
+    app: AppHandle<R>,
+    layouts: State<'_, Layouts>,
+) -> Answer<String> {
+    let label = layouts.fresh_label(|label| app.get_webview_window(label).is_some());
+    // Saved at once, so the window comes back after a restart even if it never saves a layout.
+    layouts.set(&label, serde_json::json!({}))?;
+    if let Err(error) = windows::open_extra(&app, &label) {
+        let _ = layouts.remove(&label);
+        return Err(error.into());
+    }
+    Ok(label)
+}
+
 /// The invoke handler with every command, for `Builder::invoke_handler`.
 pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
     tauri::generate_handler![
@@ -307,6 +372,9 @@ pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + 
         mark_seen,
         timeline,
         add_workspace,
-        archive_workspace
+        archive_workspace,
+        window_layout_get,
+        window_layout_set,
+        new_window
     ]
 }

@@ -6,6 +6,7 @@ use crate::headless::StopSignals;
 use crate::quit;
 use crate::state::AppState;
 use crate::tray::{self, Tray, MAIN_WINDOW};
+use crate::windows;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -167,7 +168,9 @@ fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
         tracing::error!(%error, "cannot open the main window; quitting");
         eprintln!("paseo-desktop: cannot open the main window: {error}");
         app.exit(1);
+        return;
     }
+    windows::restore_extra(app);
 }
 
 fn open_main_window<R: Runtime>(
@@ -189,6 +192,8 @@ fn open_main_window<R: Runtime>(
 fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     if let WindowEvent::CloseRequested { api, .. } = event {
         if window.label() != MAIN_WINDOW {
+            // Extra windows simply close, and do not come back at the next launch.
+            windows::closed_by_user(window.app_handle(), window.label());
             return;
         }
         let app = window.app_handle();

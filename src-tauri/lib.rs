@@ -13,6 +13,7 @@ pub mod logging;
 pub mod quit;
 pub mod state;
 pub mod tray;
+pub mod windows;
 
 pub use paseo_core;
 
@@ -22,9 +23,11 @@ use tauri::{Builder, Runtime};
 /// Everything the app registers that does not need a display or a session bus: plugins, the
 /// managed state and the commands. The real app and the mock-runtime tests both build from it.
 pub fn configure<R: Runtime>(builder: Builder<R>, state: state::AppState) -> Builder<R> {
+    let layouts = windows::Layouts::new(state.data_root());
     builder
         .plugin(tauri_plugin_dialog::init())
         .manage(state)
+        .manage(layouts)
         .invoke_handler(commands::handler())
 }
 

@@ -120,11 +120,69 @@ fn the_acl_grants_only_what_the_capability_lists() {
     let refused = invoke(&other, "app_info", json!({})).unwrap_err();
     assert!(refused.to_string().contains("not allowed"), "{refused}");
 
-    // The main window may confirm but not open file dialogs (the call is refused before any
-    // dialog could appear, which is why it cannot hang here).
-    let refused = invoke(&main, "plugin:dialog|open", json!({"options": {}})).unwrap_err();
+    // The client windows may confirm and pick folders, but not save files or read them (the
+    // call is refused before any dialog could appear, which is why it cannot hang here).
+    let refused = invoke(&main, "plugin:dialog|save", json!({"options": {}})).unwrap_err();
     assert!(refused.to_string().contains("not allowed"), "{refused}");
+    let refused = invoke(&main, "plugin:fs|read_file", json!({"path": "/etc/passwd"})).unwrap_err();
+    assert!(refused.to_string().contains("not allowed"), "{refused}");
+
+    // Windows "New window" opens (window-N) get what the main window gets.
+    let extra = window(&app, "window-7");
+    assert!(invoke(&extra, "app_info", json!({})).is_ok());
 
     // Unknown commands are refused too.
     assert!(invoke(&main, "no_such_command", json!({})).is_err());
+}
+
+#[test]
+fn each_window_saves_and_reads_only_its_own_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path());
+    let main = window(&app, "main");
+    let extra = window(&app, "window-2");
+
+    let fresh = invoke(&main, "window_layout_get", json!({})).unwrap();
+    assert_eq!(
+        fresh,
+        json!({"label": "main", "layout": null, "notice": null})
+    );
+    invoke(
+        &main,
+        "window_layout_set",
+        json!({"layout": {"selected": "ws-1"}}),
+    )
+    .unwrap();
+    invoke(
+        &extra,
+        "window_layout_set",
+        json!({"layout": {"selected": "ws-2"}}),
+    )
+    .unwrap();
+    assert_eq!(
+        invoke(&main, "window_layout_get", json!({})).unwrap()["layout"],
+        json!({"selected": "ws-1"})
+    );
+    assert_eq!(
+        invoke(&extra, "window_layout_get", json!({})).unwrap(),
+        json!({"label": "window-2", "layout": {"selected": "ws-2"}, "notice": null})
+    );
+
+    // On disk, atomically written, keyed by label.
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("windows.json")).unwrap()).unwrap();
+    assert_eq!(saved["windows"]["main"], json!({"selected": "ws-1"}));
+    assert_eq!(saved["windows"]["window-2"], json!({"selected": "ws-2"}));
+
+    // A layout that is not an object is refused with the reason, and changes nothing.
+    let refused = invoke(&main, "window_layout_set", json!({"layout": [1, 2]})).unwrap_err();
+    assert_eq!(refused["code"], json!("invalid"), "{refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("JSON object"),
+        "{refused}"
+    );
+    assert_eq!(
+        invoke(&main, "window_layout_get", json!({})).unwrap()["layout"],
+        json!({"selected": "ws-1"})
+    );
 }

@@ -10,19 +10,104 @@ function tauri() {
   return api;
 }
 
-// Rejections from commands arrive as strings or objects; give callers an Error with a message.
+/** A failed command: `code` is stable (invalid, not_found, conflict, busy, …), `message` is for people. */
+export class BackendError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+// Rejections arrive as {code, message} objects or strings; give callers a BackendError.
 async function call(command, args) {
   try {
     return await tauri().core.invoke(command, args);
   } catch (error) {
     if (error instanceof Error) throw error;
-    throw new Error(typeof error === 'string' ? error : JSON.stringify(error));
+    if (error && typeof error === 'object' && 'message' in error) {
+      throw new BackendError(error.code || 'error', String(error.message));
+    }
+    throw new BackendError('error', typeof error === 'string' ? error : JSON.stringify(error));
   }
 }
 
 /** Facts about the running app: version, data root, log folder, pid, backend state, counts. */
 export function appInfo() {
   return call('app_info');
+}
+
+/** Everything a window renders from: agents, workspaces, projects, tracks, providers, counts, notices. */
+export function fleetSnapshot() {
+  return call('fleet_snapshot');
+}
+
+/** Archived agents, most recently archived first. */
+export function archivedAgents(limit = 500) {
+  return call('archived_agents', { limit });
+}
+
+/** form: {provider, model?, mode?, title?, prompt?, workspaceId? | directory?, autoArchive} */
+export function createAgent(form) {
+  return call('create_agent', { form });
+}
+
+export function sendPrompt(agentId, prompt) {
+  return call('send_prompt', { agentId, prompt });
+}
+
+/** Interrupts the current turn; resolves once it has ended. */
+export function cancelAgent(agentId) {
+  return call('cancel_agent', { agentId });
+}
+
+/** Archives the agent and its subagents; resolves once that is durable. */
+export function archiveAgent(agentId) {
+  return call('archive_agent', { agentId });
+}
+
+/** Archives every subagent of the parent that is not running, as one batch. */
+export function archiveFinished(parentId) {
+  return call('archive_finished', { parentId });
+}
+
+export function detachAgent(agentId) {
+  return call('detach_agent', { agentId });
+}
+
+/** Restores the batch the agent was archived in; `asRoot` after the user agreed to a conflict. */
+export function restoreAgent(agentId, asRoot = false) {
+  return call('restore_agent', { agentId, asRoot });
+}
+
+export function answerPermission(agentId, requestId, allow) {
+  return call('answer_permission', { agentId, requestId, allow });
+}
+
+export function markSeen(agentId) {
+  return call('mark_seen', { agentId });
+}
+
+/** Timeline items with seq < before (absent: the newest), at most `limit`, oldest first. */
+export function timeline(agentId, before, limit = 200) {
+  return call('timeline', { agentId, before: before ?? null, limit });
+}
+
+export function addWorkspace(path) {
+  return call('add_workspace', { path });
+}
+
+/** {label, layout, notice}: who this window is and the layout it saved last. */
+export function windowLayout() {
+  return call('window_layout_get');
+}
+
+export function saveWindowLayout(layout) {
+  return call('window_layout_set', { layout });
+}
+
+/** Opens another client window; resolves to its label. */
+export function newWindow() {
+  return call('new_window');
 }
 
 /** Subscribes to a backend event; resolves to a function that unsubscribes. */
@@ -36,4 +121,10 @@ export function listen(event, handler) {
  */
 export function confirm(title, message, { okLabel, cancelLabel, kind = 'warning' } = {}) {
   return tauri().dialog.confirm(message, { title, kind, okLabel, cancelLabel });
+}
+
+/** The native folder picker (starting in `from` when given); resolves to the chosen path or null. */
+export async function pickFolder(title, from) {
+  const chosen = await tauri().dialog.open({ directory: true, multiple: false, title, defaultPath: from || undefined });
+  return Array.isArray(chosen) ? chosen[0] ?? null : chosen ?? null;
 }

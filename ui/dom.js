@@ -8,8 +8,9 @@ export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs ?? {})) {
     if (value === null || value === undefined || value === false) continue;
-    if (key === 'dataset') Object.assign(el.dataset, value);
-    else if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
+    if (key === 'dataset') {
+      for (const [k, v] of Object.entries(value)) if (v !== null && v !== undefined) el.dataset[k] = v;
+    } else if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
     else el.setAttribute(key, value === true ? '' : String(value));
   }
   el.append(...flatten(children));
@@ -24,4 +25,67 @@ function flatten(children) {
 /** Replaces all children of `el`. */
 export function mount(el, ...children) {
   el.replaceChildren(...flatten(children));
+}
+
+/** Sets an attribute only when it changes (or removes it for null), sparing style recalcs. */
+export function setAttr(el, name, value) {
+  if (value === null || value === undefined || value === false) {
+    if (el.hasAttribute(name)) el.removeAttribute(name);
+    return;
+  }
+  const text = value === true ? '' : String(value);
+  if (el.getAttribute(name) !== text) el.setAttribute(name, text);
+}
+
+/** Sets textContent only when it changes. */
+export function setText(el, text) {
+  const value = String(text ?? '');
+  if (el.textContent !== value) el.textContent = value;
+}
+
+/** The last path element, for showing directories by name. */
+export function basename(path) {
+  const parts = String(path || '').split(/[\\/]+/).filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : String(path || '/');
+}
+
+/** "3 min ago" style, for archived times. */
+export function ago(iso) {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return '';
+  const s = Math.max(0, (Date.now() - t) / 1000);
+  if (s < 45) return 'just now';
+  if (s < 90 * 60) return `${Math.round(s / 60)} min ago`;
+  if (s < 36 * 3600) return `${Math.round(s / 3600)} h ago`;
+  return new Date(t).toLocaleDateString();
+}
+
+export function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+export function errorMessage(error) {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Keyed list update: makes `parent`'s children the elements for `items` in order, reusing the
+ * element of every key seen before (so focus, scroll and open state survive), creating new ones
+ * with `create(item)` and refreshing each with `update(el, item)`.
+ */
+export function reconcile(parent, items, keyOf, create, update) {
+  const old = parent._keyed ?? new Map();
+  const next = new Map();
+  let at = parent.firstElementChild;
+  for (const item of items) {
+    const key = keyOf(item);
+    let el = old.get(key);
+    if (!el) el = create(item);
+    update(el, item);
+    next.set(key, el);
+    if (el !== at) parent.insertBefore(el, at);
+    else at = at.nextElementSibling;
+  }
+  for (const [key, el] of old) if (!next.has(key)) el.remove();
+  parent._keyed = next;
 }

@@ -1027,7 +1027,7 @@ impl App {
         let element = self.wait_for(selector).await;
         bounded("click", element.click())
             .await
-            .unwrap_or_else(|error| panic!("cannot click {selector}: {error}"));
+            .unwrap_or_else(|error| panic!("cannot click {selector}: {error:?}"));
     }
 
     /// Runs `script` in the page (`arguments` holds `args`) and returns its result.

@@ -1,17 +1,160 @@
-// Sidebar: the app's identity and where its data lives. Workspaces grouped by project join it
-// when the backend serves them.
-import { h, mount } from '../dom.js';
+// Sidebar: projects, then their workspaces with the live activity bucket (glyph, colour, word);
+// "Add a workspace" (native folder picker); the archived agents at the bottom, one line per
+// archive gesture, each restorable as a whole.
+import { h, reconcile, setAttr, setText, ago, basename } from '../dom.js';
+import { fleet, workspaceName, providerLabel } from '../store.js';
+import { BUCKETS, agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
 
-export function renderSidebar(el, info) {
-  mount(el,
-    h('header', { class: 'sidebar-head' },
-      h('img', { class: 'mark', src: 'assets/paseo.svg', alt: '' }),
-      h('span', { class: 'product' }, info.product),
-      h('span', { class: 'muted version', dataset: { testid: 'app-version' } }, `v${info.version}`)),
-    h('section', { class: 'sidebar-section' },
-      h('h2', {}, 'Data root'),
-      h('p', { class: 'path', title: info.dataRoot, dataset: { testid: 'data-root' } }, info.dataRoot)),
-    h('section', { class: 'sidebar-section' },
-      h('h2', {}, 'Logs'),
-      h('p', { class: 'path', title: info.logDir, dataset: { testid: 'log-dir' } }, info.logDir)));
+export class Sidebar {
+  /** actions: {menu(anchor), addWorkspace(), select(wsId), toggleProject(id), toggleArchived(), restore(id)} */
+  constructor(el, actions) {
+    this.el = el;
+    this.actions = actions;
+    this.version = h('span', { class: 'muted version', dataset: { testid: 'app-version' } });
+    this.menuButton = h('button', {
+      class: 'icon ghost', type: 'button', 'aria-label': 'Menu', 'aria-haspopup': 'menu', title: 'Menu',
+      dataset: { testid: 'app-menu' }, onclick: (e) => actions.menu(e.currentTarget),
+    }, '☰');
+    this.projects = h('div', { class: 'projects', role: 'tree', 'aria-label': 'Workspaces' });
+    this.empty = h('p', { class: 'muted sidebar-empty' }, 'No workspaces yet.');
+    this.archivedToggle = h('button', {
+      class: 'archived-toggle', type: 'button', 'aria-expanded': 'false', dataset: { testid: 'archived-toggle' },
+      onclick: () => actions.toggleArchived(),
+    }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '▸'), h('span', {}, 'Archived'), h('span', { class: 'count muted' }));
+    this.archivedList = h('ul', { class: 'archived-list', dataset: { testid: 'archived-list' }, 'aria-label': 'Archived agents' });
+    this.archivedEmpty = h('p', { class: 'muted archived-empty' }, 'Nothing archived.');
+    el.replaceChildren(
+      h('header', { class: 'sidebar-head' },
+        h('img', { class: 'mark', src: 'assets/paseo.svg', alt: '' }),
+        h('span', { class: 'product' }, 'Paseo'),
+        this.version,
+        h('span', { class: 'spacer' }),
+        this.menuButton),
+      h('div', { class: 'sidebar-actions' },
+        h('button', { class: 'ghost wide', type: 'button', dataset: { testid: 'add-workspace' }, onclick: () => actions.addWorkspace(), title: 'Choose a folder to work in' },
+          h('span', { 'aria-hidden': 'true' }, '+ '), 'Add a workspace')),
+      h('div', { class: 'sidebar-scroll' }, this.projects, this.empty),
+      h('section', { class: 'archived' }, this.archivedToggle, this.archivedList, this.archivedEmpty));
+  }
+
+  setVersion(version) {
+    setText(this.version, `v${version}`);
+  }
+
+  /** view: {selected, collapsedProjects: Set} */
+  render(view) {
+    const groups = new Map();
+    for (const ws of fleet.workspaces.values()) {
+      let list = groups.get(ws.projectId);
+      if (!list) groups.set(ws.projectId, (list = []));
+      list.push(ws);
+    }
+    const projects = [...groups.keys()].map((id) => ({
+      id,
+      name: projectName(id, groups.get(id)),
+      workspaces: groups.get(id).sort((a, b) => workspaceName(a).localeCompare(workspaceName(b)) || a.cwd.localeCompare(b.cwd)),
+    })).sort((a, b) => a.name.localeCompare(b.name));
+    this.empty.hidden = projects.length > 0;
+    reconcile(this.projects, projects, (p) => p.id, (p) => this.createProject(p.id), (el, p) => this.updateProject(el, p, view));
+  }
+
+  createProject(id) {
+    const chev = h('span', { class: 'chev', 'aria-hidden': 'true' }, '▾');
+    const name = h('span', { class: 'project-name' });
+    const toggle = h('button', { class: 'project-toggle', type: 'button', dataset: { testid: 'project-toggle' }, onclick: () => this.actions.toggleProject(id) }, chev, name);
+    const list = h('div', { class: 'workspaces', role: 'group' });
+    const el = h('div', { class: 'project', role: 'treeitem', dataset: { testid: 'project', projectId: id } }, toggle, list);
+    el._parts = { chev, name, toggle, list };
+    return el;
+  }
+
+  updateProject(el, p, view) {
+    const { chev, name, toggle, list } = el._parts;
+    const collapsed = view.collapsedProjects.has(p.id);
+    setText(chev, collapsed ? '▸' : '▾');
+    setText(name, p.name);
+    setAttr(toggle, 'aria-expanded', collapsed ? 'false' : 'true');
+    setAttr(toggle, 'title', p.key ?? '');
+    setAttr(el, 'aria-expanded', collapsed ? 'false' : 'true');
+    list.hidden = collapsed;
+    reconcile(list, collapsed ? [] : p.workspaces, (w) => w.workspaceId, (w) => this.createWorkspace(w.workspaceId), (row, w) => this.updateWorkspace(row, w, view));
+  }
+
+  createWorkspace(id) {
+    const g = glyph('done');
+    const name = h('span', { class: 'ws-name' });
+    const sub = h('span', { class: 'ws-sub muted' });
+    const word = h('span', { class: 'ws-word' });
+    const el = h('button', {
+      class: 'workspace-row', type: 'button', dataset: { testid: 'workspace-row', workspaceId: id },
+      onclick: () => this.actions.select(id),
+    }, g, name, sub, word);
+    el._parts = { g, name, sub, word };
+    return el;
+  }
+
+  updateWorkspace(el, ws, view) {
+    const { g, name, sub, word } = el._parts;
+    const bucket = ws.bucket ?? null;
+    const label = workspaceLabel(bucket);
+    updateGlyph(g, bucket ?? 'done', label);
+    if (!bucket) g.classList.add('s-none');
+    setText(name, workspaceName(ws));
+    const kind = ws.kind === 'worktree' ? `⎇ ${ws.branch ?? 'worktree'}` : (ws.branch && ws.branch !== workspaceName(ws) ? ws.branch : '');
+    setText(sub, kind);
+    // The word shows when something is going on; the tooltip always says it with the counts.
+    const counts = ws.counts ?? [0, 0, 0, 0, 0];
+    const detail = Object.keys(BUCKETS).map((b, i) => (counts[i] ? `${counts[i]} ${BUCKETS[b].label}` : null)).filter(Boolean).join(', ');
+    setText(word, bucket && bucket !== 'done' ? label : '');
+    word.className = `ws-word s-${bucket ?? 'none'}`;
+    setAttr(el, 'data-status', bucket ?? 'none');
+    setAttr(el, 'title', `${ws.cwd}\n${label}${detail ? ` (${detail})` : ''}`);
+    setAttr(el, 'aria-label', `${workspaceName(ws)}, ${label}`);
+    const selected = ws.workspaceId === view.selected;
+    setAttr(el, 'aria-current', selected ? 'true' : null);
+    el.classList.toggle('selected', selected);
+  }
+
+  /** archived: {open, count, batches: [{head, members}] | null (loading), error} */
+  renderArchived(archived) {
+    setAttr(this.archivedToggle, 'aria-expanded', archived.open ? 'true' : 'false');
+    setText(this.archivedToggle.firstChild, archived.open ? '▾' : '▸');
+    setText(this.archivedToggle.lastChild, `${archived.count}`);
+    this.archivedList.hidden = !archived.open;
+    this.archivedEmpty.hidden = !archived.open || archived.count > 0 || (archived.batches?.length ?? 0) > 0;
+    if (!archived.open) return;
+    const batches = archived.batches ?? [];
+    reconcile(this.archivedList, batches, (b) => b.head.id, (b) => this.createArchived(b.head.id), (el, b) => this.updateArchived(el, b, archived.busy));
+  }
+
+  createArchived(id) {
+    const name = h('span', { class: 'arch-name' });
+    const more = h('span', { class: 'arch-more muted' });
+    const when = h('span', { class: 'arch-when muted' });
+    const restore = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'restore', agentId: id }, onclick: () => this.actions.restore(id) }, 'Restore');
+    const el = h('li', { class: 'archived-row', dataset: { testid: 'archived-row', agentId: id } },
+      h('div', { class: 'arch-main' }, name, more), h('div', { class: 'arch-meta' }, when, restore));
+    el._parts = { name, more, when, restore };
+    return el;
+  }
+
+  updateArchived(el, batch, busy) {
+    const { name, more, when, restore } = el._parts;
+    const head = batch.head;
+    const n = batch.members.length - 1;
+    setText(name, agentName(head));
+    setText(more, n > 0 ? (batch.tree ? `+ ${n} subagent${n === 1 ? '' : 's'}` : `+ ${n} more`) : '');
+    setText(when, `${providerLabel(head.provider)} · ${ago(head.archivedAt)}`);
+    setAttr(el, 'title', `${agentName(head)} — ${head.cwd}\narchived ${new Date(head.archivedAt).toLocaleString()}`);
+    setAttr(restore, 'aria-label', `Restore ${agentName(head)}${n > 0 ? ` and ${n} more` : ''}`);
+    restore.disabled = busy?.has(head.id) ?? false;
+  }
+}
+
+function projectName(id, workspaces) {
+  const p = fleet.projects.get(id);
+  if (p?.displayName) return p.displayName;
+  if (p?.repoRoot) return basename(p.repoRoot);
+  if (p?.key) return basename(p.key.replace(/\.git$/, ''));
+  return workspaces[0] ? basename(workspaces[0].cwd) : 'project';
 }

@@ -11,10 +11,14 @@ export function renderStatus(el, state) {
     mount(el, h('span', { class: 'error', dataset: { testid: 'status-line' } }, `Backend unavailable: ${state.message}`));
     return;
   }
-  const info = state.info;
+  const { info, counts } = state;
+  const needs = counts.needsYou;
+  const line = `${counts.running} running · ${needs} need${needs === 1 ? 's' : ''} you · ${counts.agents} total`;
   mount(el,
     h('span', { dataset: { testid: 'status-line' } },
       h('span', { class: `dot ${info.backend}`, 'aria-hidden': 'true' }, '●'),
-      ` Backend ${info.backend} · pid ${info.pid} · ${info.countsLine}`),
-    h('span', { class: 'muted' }, `${info.product} ${info.version}`));
+      ` Backend ${info.backend} · pid ${info.pid} · ${line}`),
+    h('span', { class: 'muted status-right' },
+      state.mcpUrl ? h('span', { title: 'Where agents reach the paseo MCP server', dataset: { testid: 'mcp-url' } }, `MCP ${state.mcpUrl.replace(/^https?:\/\//, '')}`) : null,
+      h('span', {}, `${info.product} ${info.version}`)));
 }

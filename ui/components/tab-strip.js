@@ -1,9 +1,95 @@
-// Tab strip: this window's tabs. Agent tabs (data-testid "tab") join the overview tab later.
-import { h, mount } from '../dom.js';
+// The tab strip: this window's agent tabs for the selected workspace, each with its status glyph
+// and a close ×, after a home tab listing the workspace's agents, and a + for a new agent.
+import { h, reconcile, setAttr, setText } from '../dom.js';
+import { fleet, workspaceName } from '../store.js';
+import { agentBucket, agentLabel, agentName, glyph, updateGlyph } from '../status.js';
 
-export function renderTabStrip(el) {
-  mount(el,
-    h('div', { class: 'tab active', role: 'tab', 'aria-selected': 'true', dataset: { testid: 'tab-overview' } },
-      h('span', { class: 'glyph', 'aria-hidden': 'true' }, '◆'),
-      h('span', {}, 'Overview')));
+export class TabStrip {
+  /** actions: {home(), activate(id), close(id), newAgent()} */
+  constructor(el, actions) {
+    this.el = el;
+    this.actions = actions;
+    this.home = h('div', {
+      class: 'tab home', role: 'tab', tabindex: '0', dataset: { testid: 'tab-home' },
+      onclick: () => actions.home(),
+      onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); actions.home(); } },
+    }, h('span', { class: 'glyph home-glyph', 'aria-hidden': 'true' }, '⌂'), h('span', { class: 'tab-title' }));
+    this.tabs = h('div', { class: 'tabs' });
+    this.form = h('div', { class: 'tab form-tab', role: 'tab', 'aria-selected': 'true', dataset: { testid: 'tab-new-agent' } },
+      h('span', { class: 'glyph', 'aria-hidden': 'true' }, '+'), h('span', { class: 'tab-title' }, 'New agent'));
+    this.plus = h('button', {
+      class: 'tab-plus', type: 'button', title: 'New agent (Ctrl+N)', 'aria-label': 'New agent',
+      dataset: { testid: 'new-agent' }, onclick: () => actions.newAgent(),
+    }, '+');
+    this.el.replaceChildren(this.home, this.tabs, this.form, this.plus);
+    // Arrow keys move the focus along the tabs (Enter or Space then opens one).
+    this.el.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+      const tabs = [...this.el.querySelectorAll('[role="tab"]:not([hidden])')];
+      const i = tabs.indexOf(document.activeElement);
+      if (i < 0) return;
+      e.preventDefault();
+      tabs[(i + (e.key === 'ArrowRight' ? 1 : -1) + tabs.length) % tabs.length].focus();
+    });
+  }
+
+  /** view: {workspaceId, tabs: [id], active: id | null, formOpen} */
+  render(view) {
+    const ws = fleet.workspaces.get(view.workspaceId);
+    this.home.hidden = !view.workspaceId;
+    setText(this.home.lastChild, ws ? workspaceName(ws) : 'Workspace');
+    setAttr(this.home, 'title', ws ? `${ws.cwd} — its agents` : '');
+    setAttr(this.home, 'aria-label', ws ? `Workspace ${workspaceName(ws)}: its agents` : 'Workspace');
+    const homeActive = !view.active && !view.formOpen;
+    setAttr(this.home, 'aria-selected', homeActive ? 'true' : 'false');
+    this.home.classList.toggle('active', homeActive);
+    this.form.hidden = !view.formOpen;
+    this.form.classList.toggle('active', view.formOpen);
+
+    const agents = view.tabs.map((id) => fleet.agents.get(id)).filter(Boolean);
+    reconcile(this.tabs, agents, (a) => a.id, (a) => this.create(a.id), (el, a) => this.update(el, a, !view.formOpen && a.id === view.active));
+  }
+
+  create(id) {
+    const g = glyph('done');
+    const title = h('span', { class: 'tab-title' });
+    const close = h('button', {
+      class: 'tab-close', type: 'button', tabindex: '-1', dataset: { testid: 'tab-close' },
+      onclick: (e) => { e.stopPropagation(); this.actions.close(id); },
+    }, '×');
+    const el = h('div', {
+      class: 'tab', role: 'tab', tabindex: '0', dataset: { testid: 'tab', agentId: id },
+      onclick: () => this.actions.activate(id),
+      onauxclick: (e) => { if (e.button === 1) { e.preventDefault(); this.actions.close(id); } },
+      onkeydown: (e) => {
+        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.actions.activate(id); }
+        if (e.key === 'Delete') { e.preventDefault(); this.actions.close(id); }
+      },
+    }, g, title, close);
+    el._parts = { g, title, close };
+    return el;
+  }
+
+  update(el, agent, active) {
+    const { g, title, close } = el._parts;
+    const bucket = agentBucket(agent);
+    const label = agentLabel(agent);
+    const name = agentName(agent);
+    updateGlyph(g, bucket, label);
+    setText(title, name);
+    setAttr(el, 'title', `${name} — ${label}${agent.parentAgentId ? ' (subagent)' : ''}`);
+    setAttr(el, 'aria-selected', active ? 'true' : 'false');
+    setAttr(el, 'data-status', agent.status);
+    el.classList.toggle('active', active);
+    el.classList.toggle('sub', Boolean(agent.parentAgentId));
+    const closeWhat = agent.parentAgentId ? `Close the tab of ${name}` : `Archive ${name}`;
+    setAttr(close, 'aria-label', closeWhat);
+    setAttr(close, 'title', agent.parentAgentId ? 'Close tab (the subagent keeps running)' : 'Close and archive (Ctrl+W)');
+  }
+
+  /** Scrolls the active tab into view. */
+  reveal(id) {
+    const el = this.tabs._keyed?.get(id);
+    el?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }
 }

@@ -1,0 +1,345 @@
+//! Client windows. Each window is one client with its own tab layout (SPEC 7): the UI hands its
+//! layout over as opaque JSON, kept per window label in `$PASEO_HOME/windows.json` (written
+//! atomically) and handed back when that window starts again. "New window" opens another client
+//! (`window-N`); the extra windows that were open at quit come back at the next launch.
+
+use crate::tray::MAIN_WINDOW;
+use paseo_core::store::atomic::{write_atomic, TEMP_PREFIX};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use tauri::{AppHandle, Manager, Runtime, WebviewWindowBuilder};
+
+/// Labels of the windows "New window" opens (the capability grants `window-*`).
+pub const EXTRA_PREFIX: &str = "window-";
+/// A layout is a few tab lists; anything this large is not one.
+pub const MAX_LAYOUT_BYTES: usize = 256 * 1024;
+const FILE: &str = "windows.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum WindowsError {
+    #[error("layout: {0}")]
+    InvalidLayout(String),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot open a window: {0}")]
+    Open(String),
+}
+
+/// What `windows.json` holds.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Stored {
+    #[serde(default)]
+    windows: BTreeMap<String, Value>,
+}
+
+/// The layouts of every window, as the app manages them.
+pub struct Layouts {
+    path: PathBuf,
+    quarantine: PathBuf,
+    /// Serialises read-modify-write of the file; holds the layouts as last written.
+    stored: Mutex<Option<Stored>>,
+    /// A problem found while reading the file, for the UI to show once.
+    notice: Mutex<Option<String>>,
+}
+
+impl Layouts {
+    pub fn new(data_root: &Path) -> Layouts {
+        Layouts {
+            path: data_root.join(FILE),
+            quarantine: data_root.join("quarantine"),
+            stored: Mutex::new(None),
+            notice: Mutex::new(None),
+        }
+    }
+
+    /// The file, read on first use. A file that cannot be parsed is moved aside to
+    /// `quarantine/` (never silently overwritten) and the windows start with empty layouts.
+    fn stored(&self) -> MutexGuard<'_, Option<Stored>> {
+        let mut guard = lock(&self.stored);
+        if guard.is_none() {
+            *guard = Some(self.read());
+        }
+        guard
+    }
+
+    fn read(&self) -> Stored {
+        if let Some(dir) = self.path.parent() {
+            remove_temp_leftovers(dir);
+        }
+        let bytes = match std::fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Stored::default(),
+            Err(error) => {
+                tracing::warn!(path = %self.path.display(), %error, "cannot read window layouts");
+                *lock(&self.notice) = Some(format!(
+                    "{} could not be read ({error}); windows start with empty layouts",
+                    self.path.display()
+                ));
+                return Stored::default();
+            }
+        };
+        match serde_json::from_slice::<Stored>(&bytes) {
+            Ok(stored) => stored,
+            Err(error) => {
+                let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+                let aside = self.quarantine.join(format!("{FILE}.{stamp}"));
+                let moved = std::fs::create_dir_all(&self.quarantine)
+                    .and_then(|()| std::fs::rename(&self.path, &aside));
+                let message = match moved {
+                    Ok(()) => format!(
+                        "{} is not valid ({error}); moved to {} and windows start with empty layouts",
+                        self.path.display(),
+                        aside.display()
+                    ),
+                    Err(move_error) => format!(
+                        "{} is not valid ({error}) and could not be moved aside ({move_error})",
+                        self.path.display()
+                    ),
+                };
+                tracing::warn!("{message}");
+                *lock(&self.notice) = Some(message);
+                Stored::default()
+            }
+        }
+    }
+
+    /// The layout last saved for the window `label`, if any.
+    pub fn get(&self, label: &str) -> Option<Value> {
+        self.stored()
+            .as_ref()
+            .and_then(|s| s.windows.get(label).cloned())
+    }
+
+    /// A problem found reading the file (reported once).
+    pub fn take_notice(&self) -> Option<String> {
+        drop(self.stored());
+        lock(&self.notice).take()
+    }
+
+    /// Saves the layout of window `label`: a JSON object of at most [`MAX_LAYOUT_BYTES`].
+    pub fn set(&self, label: &str, layout: Value) -> Result<(), WindowsError> {
+        if !layout.is_object() {
+            return Err(WindowsError::InvalidLayout(
+                "expected a JSON object".to_string(),
+            ));
+        }
+        let size = serde_json::to_vec(&layout).map(|v| v.len()).unwrap_or(0);
+        if size > MAX_LAYOUT_BYTES {
+            return Err(WindowsError::InvalidLayout(format!(
+                "{size} bytes is more than the {MAX_LAYOUT_BYTES} allowed"
+            )));
+        }
+        let mut guard = self.stored();
+        let stored = guard.get_or_insert_with(Stored::default);
+        if stored.windows.get(label) == Some(&layout) {
+            return Ok(());
+        }
+        let previous = stored.windows.insert(label.to_string(), layout);
+        if let Err(error) = self.write(stored) {
+            // What is in memory stays what is on disk.
+            match previous {
+                Some(previous) => stored.windows.insert(label.to_string(), previous),
+                None => stored.windows.remove(label),
+            };
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Forgets the layout of a window the user closed.
+    pub fn remove(&self, label: &str) -> Result<(), WindowsError> {
+        let mut guard = self.stored();
+        let stored = guard.get_or_insert_with(Stored::default);
+        if stored.windows.remove(label).is_some() {
+            self.write(stored)?;
+        }
+        Ok(())
+    }
+
+    /// The extra windows (`window-N`) that have a saved layout, in number order.
+    pub fn extra_labels(&self) -> Vec<String> {
+        let guard = self.stored();
+        let mut labels: Vec<(u32, String)> = guard
+            .as_ref()
+            .map(|s| {
+                s.windows
+                    .keys()
+                    .filter_map(|label| extra_number(label).map(|n| (n, label.clone())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        labels.sort();
+        labels.into_iter().map(|(_, label)| label).collect()
+    }
+
+    /// A label for a new window: not open now and without a saved layout.
+    pub fn fresh_label(&self, open: impl Fn(&str) -> bool) -> String {
+        let guard = self.stored();
+        let saved = |label: &str| {
+            guard
+                .as_ref()
+                .is_some_and(|s| s.windows.contains_key(label))
+        };
+        (2u32..)
+            .map(|n| format!("{EXTRA_PREFIX}{n}"))
+            .find(|label| !open(label) && !saved(label))
+            .unwrap_or_else(|| format!("{EXTRA_PREFIX}{}", uuid::Uuid::new_v4().simple()))
+    }
+
+    fn write(&self, stored: &Stored) -> Result<(), WindowsError> {
+        let write_error = |source| WindowsError::Write {
+            path: self.path.display().to_string(),
+            source,
+        };
+        let bytes =
+            serde_json::to_vec_pretty(stored).map_err(|e| write_error(std::io::Error::other(e)))?;
+        write_atomic(&self.path, &bytes).map_err(write_error)
+    }
+}
+
+/// `window-7` → 7.
+pub fn extra_number(label: &str) -> Option<u32> {
+    label.strip_prefix(EXTRA_PREFIX)?.parse().ok()
+}
+
+/// Temp files a crash left beside windows.json.
+fn remove_temp_leftovers(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(TEMP_PREFIX) && name.ends_with(&format!("-{FILE}")) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Opens the client window `label` (an extra window: same page, its own layout).
+pub fn open_extra<R: Runtime>(app: &AppHandle<R>, label: &str) -> Result<(), WindowsError> {
+    if let Some(window) = app.get_webview_window(label) {
+        let _ = window.show();
+        let _ = window.set_focus();
+        return Ok(());
+    }
+    let mut config = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|window| window.label == MAIN_WINDOW)
+        .ok_or_else(|| WindowsError::Open("tauri.conf.json has no main window".to_string()))?
+        .clone();
+    config.label = label.to_string();
+    config.title = match extra_number(label) {
+        Some(n) => format!("Paseo — window {n}"),
+        None => "Paseo — window".to_string(),
+    };
+    WebviewWindowBuilder::from_config(app, &config)
+        .and_then(|builder| builder.build())
+        .map_err(|e| WindowsError::Open(e.to_string()))?;
+    tracing::info!(label, "window open");
+    Ok(())
+}
+
+/// Reopens the extra windows that were open when the app last quit.
+pub fn restore_extra<R: Runtime>(app: &AppHandle<R>) {
+    let Some(layouts) = app.try_state::<Layouts>() else {
+        return;
+    };
+    for label in layouts.extra_labels() {
+        if let Err(error) = open_extra(app, &label) {
+            tracing::warn!(%label, %error, "cannot reopen a window");
+        }
+    }
+}
+
+/// The user closed an extra window: it does not come back at the next launch.
+pub fn closed_by_user<R: Runtime>(app: &AppHandle<R>, label: &str) {
+    if extra_number(label).is_none() {
+        return;
+    }
+    if let Some(layouts) = app.try_state::<Layouts>() {
+        if let Err(error) = layouts.remove(label) {
+            tracing::warn!(%label, %error, "cannot forget the window's layout");
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn layouts_round_trip_per_label_and_survive_a_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let layouts = Layouts::new(dir.path());
+        assert_eq!(layouts.get("main"), None);
+        layouts.set("main", json!({"tabs": ["a"]})).unwrap();
+        layouts.set("window-3", json!({"tabs": ["b"]})).unwrap();
+        layouts.set("window-2", json!({"tabs": []})).unwrap();
+        let again = Layouts::new(dir.path());
+        assert_eq!(again.get("main"), Some(json!({"tabs": ["a"]})));
+        assert_eq!(again.extra_labels(), vec!["window-2", "window-3"]);
+        assert_eq!(again.fresh_label(|l| l == "window-4"), "window-5");
+        again.remove("window-2").unwrap();
+        assert_eq!(
+            Layouts::new(dir.path()).extra_labels(),
+            vec!["window-3".to_string()]
+        );
+    }
+
+    #[test]
+    fn bad_layouts_are_refused_and_change_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let layouts = Layouts::new(dir.path());
+        layouts.set("main", json!({"ok": true})).unwrap();
+        let error = layouts.set("main", json!([1, 2])).unwrap_err();
+        assert!(
+            error.to_string().contains("expected a JSON object"),
+            "{error}"
+        );
+        let huge = json!({"x": "y".repeat(MAX_LAYOUT_BYTES)});
+        let error = layouts.set("main", huge).unwrap_err();
+        assert!(error.to_string().contains("allowed"), "{error}");
+        assert_eq!(
+            Layouts::new(dir.path()).get("main"),
+            Some(json!({"ok": true}))
+        );
+    }
+
+    #[test]
+    fn a_corrupt_file_is_moved_aside_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE), b"{not json").unwrap();
+        let layouts = Layouts::new(dir.path());
+        assert_eq!(layouts.get("main"), None);
+        let notice = layouts.take_notice().unwrap();
+        assert!(notice.contains("moved to"), "{notice}");
+        assert!(!dir.path().join(FILE).exists());
+        let aside: Vec<_> = std::fs::read_dir(dir.path().join("quarantine"))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert_eq!(aside.len(), 1);
+        assert_eq!(
+            std::fs::read(aside[0].path()).unwrap(),
+            b"{not json".to_vec()
+        );
+        assert_eq!(layouts.take_notice(), None, "reported once");
+    }
+}

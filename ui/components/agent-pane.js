@@ -1,0 +1,134 @@
+// The agent pane: header (title, provider, model, status, cwd, workspace, parent link), the
+// timeline, the permission prompt when the provider asks, the subagents track directly above the
+// composer, and the composer. One pane is reused for whichever agent tab is active.
+import { h, setAttr, setText } from '../dom.js';
+import { fleet, providerInfo, providerLabel, workspaceName } from '../store.js';
+import { agentBucket, agentLabel, agentName, glyph, updateGlyph } from '../status.js';
+import { TimelineView, toolSummary } from './timeline.js';
+import { TrackView } from './track.js';
+import { Composer } from './composer.js';
+
+export class AgentPane {
+  /**
+   * actions: {open(id, opts), send, interrupt, answerPermission(id, requestId, allow),
+   * detach, archiveChild, archiveFinished, toggleTrack, isTrackCollapsed(id)}
+   */
+  constructor(actions, invalidateTimeline) {
+    this.actions = actions;
+    this.agentId = null;
+    this.glyph = glyph('done');
+    this.title = h('h1', { class: 'agent-title', dataset: { testid: 'agent-title' } });
+    this.provider = h('span', { class: 'meta', dataset: { testid: 'agent-provider' } });
+    this.statusWord = h('span', { class: 'status-word', dataset: { testid: 'agent-status' } });
+    this.cwd = h('span', { class: 'cwd mono', dataset: { testid: 'agent-cwd' } });
+    this.workspace = h('span', { class: 'meta', dataset: { testid: 'agent-workspace' } });
+    this.parent = h('button', {
+      class: 'link parent-link', type: 'button', dataset: { testid: 'parent-link' },
+      onclick: () => {
+        const id = fleet.agents.get(this.agentId)?.parentAgentId;
+        if (id) this.actions.open(id, { here: true });
+      },
+    });
+    this.header = h('header', { class: 'agent-header' },
+      h('div', { class: 'line' }, this.glyph, this.title, this.provider, h('span', { class: 'status-pill' }, this.statusWord),
+        h('span', { class: 'spacer' }), this.parent),
+      h('div', { class: 'line sub' }, this.cwd, this.workspace));
+    this.lastError = h('div', { class: 'agent-error', role: 'status', dataset: { testid: 'agent-error' } });
+    this.timeline = new TimelineView({
+      open: (id) => this.actions.open(id, { here: true }),
+      canOpen: (id) => fleet.agents.has(id),
+      commands: () => providerInfo(fleet.agents.get(this.agentId)?.provider)?.kind === 'shell',
+    }, invalidateTimeline);
+    this.permission = h('div', { class: 'permission', role: 'alert', dataset: { testid: 'permission' } });
+    this.track = new TrackView({
+      open: (id) => this.actions.open(id, { here: true }),
+      detach: (id) => this.actions.detach(id),
+      archive: (id) => this.actions.archiveChild(id),
+      archiveFinished: (id) => this.actions.archiveFinished(id),
+      toggle: (id) => this.actions.toggleTrack(id),
+    });
+    this.composer = new Composer({ send: actions.send, interrupt: actions.interrupt });
+    this.el = h('section', { class: 'agent-pane', dataset: { testid: 'agent-pane' } },
+      this.header, this.lastError, this.timeline.wrap, this.permission, this.track.el, this.composer.el);
+  }
+
+  /** Renders `agent` (the active tab) with the timeline model `model`. */
+  render(agent, model) {
+    const switched = this.agentId !== agent.id;
+    this.agentId = agent.id;
+    const bucket = agentBucket(agent);
+    const label = agentLabel(agent);
+    const name = agentName(agent);
+    setAttr(this.el, 'data-agent-id', agent.id);
+    setAttr(this.el, 'data-status', agent.status);
+    setAttr(this.el, 'data-bucket', bucket);
+    setAttr(this.el, 'aria-label', `Agent ${name}`);
+    updateGlyph(this.glyph, bucket, label);
+    setText(this.title, name);
+    setAttr(this.title, 'title', name);
+    const model_ = agent.config?.model;
+    setText(this.provider, `${providerLabel(agent.provider)}${model_ ? ` · ${model_}` : ''}`);
+    setText(this.statusWord, label);
+    this.statusWord.className = `status-word s-${bucket}`;
+    setText(this.cwd, agent.cwd);
+    setAttr(this.cwd, 'title', agent.cwd);
+    const ws = fleet.workspaces.get(agent.workspaceId);
+    setText(this.workspace, ws ? `workspace ${workspaceName(ws)}${ws.branch ? ` · ${ws.branch}` : ''}` : '');
+    const parent = agent.parentAgentId ? fleet.agents.get(agent.parentAgentId) : null;
+    this.parent.hidden = !parent;
+    if (parent) {
+      setText(this.parent, `↑ ${agentName(parent)}`);
+      setAttr(this.parent, 'aria-label', `Open the parent agent ${agentName(parent)}`);
+      setAttr(this.parent, 'title', 'Parent agent');
+    }
+    const error = agent.status === 'error' && agent.lastError ? agent.lastError : '';
+    setText(this.lastError, error);
+    this.lastError.hidden = !error;
+
+    this.renderPermission(agent);
+    this.track.render(agent.id, this.actions.isTrackCollapsed(agent.id));
+    this.composer.render(agent);
+    if (switched || this.timeline.model !== model) this.timeline.attach(model);
+    this.timeline.render();
+  }
+
+  renderTimeline() {
+    this.timeline.render();
+  }
+
+  renderPermission(agent) {
+    const p = agent.pendingPermission;
+    this.permission.hidden = !p;
+    if (!p) {
+      this.permission.replaceChildren();
+      this.permission._request = null;
+      return;
+    }
+    if (this.permission._request === `${agent.id}/${p.requestId}`) return;
+    this.permission._request = `${agent.id}/${p.requestId}`;
+    const answer = (allow) => async (event) => {
+      const buttons = this.permission.querySelectorAll('button');
+      for (const b of buttons) b.disabled = true;
+      try {
+        await this.actions.answerPermission(agent.id, p.requestId, allow);
+      } catch (error) {
+        for (const b of buttons) b.disabled = false;
+        event.target.closest('.permission')?.querySelector('.perm-error')?.replaceChildren(error.message);
+      }
+    };
+    this.permission.replaceChildren(
+      glyph('needs_input', 'needs you'),
+      h('div', { class: 'perm-text' },
+        h('div', {}, h('b', {}, agentName(agent)), ' asks to use ', h('code', {}, p.toolName)),
+        p.description ? h('div', { class: 'muted' }, p.description) : null,
+        h('code', { class: 'perm-input mono' }, toolSummary(p.input)),
+        h('div', { class: 'perm-error error' })),
+      h('div', { class: 'perm-actions' },
+        h('button', { class: 'primary', type: 'button', dataset: { testid: 'permission-allow' }, onclick: answer(true) }, 'Allow'),
+        h('button', { type: 'button', dataset: { testid: 'permission-deny' }, onclick: answer(false) }, 'Deny')));
+  }
+
+  focusComposer() {
+    this.composer.focus();
+  }
+}

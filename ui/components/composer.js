@@ -1,0 +1,128 @@
+// The composer: a prompt box with Send and Stop. Send is for an agent that is not busy (idle,
+// closed — it resumes — or failed — it runs again); Stop only while a turn runs. Enter sends,
+// Shift+Enter starts a new line, Escape stops a running turn. Drafts are kept per agent.
+import { h, setAttr, setText } from '../dom.js';
+import { agentName } from '../status.js';
+
+const drafts = new Map();
+
+export class Composer {
+  /** actions: {send(agentId, text) → Promise, interrupt(agentId) → Promise} */
+  constructor(actions) {
+    this.actions = actions;
+    this.agent = null;
+    this.sending = false;
+    this.stopping = false;
+    this.input = h('textarea', {
+      class: 'composer-input', rows: '1', spellcheck: 'false',
+      dataset: { testid: 'composer-input' },
+      oninput: () => this.onInput(),
+      onkeydown: (e) => this.onKey(e),
+    });
+    this.send = h('button', {
+      class: 'primary', type: 'button', dataset: { testid: 'composer-send' },
+      title: 'Send (Enter)', onclick: () => this.submit(),
+    }, 'Send');
+    this.stop = h('button', {
+      type: 'button', dataset: { testid: 'composer-interrupt' },
+      title: 'Stop the running turn (Esc)', onclick: () => this.interrupt(),
+    }, 'Stop');
+    this.error = h('div', { class: 'composer-error', role: 'alert', dataset: { testid: 'composer-error' } });
+    this.el = h('div', { class: 'composer' },
+      h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-actions' }, this.send, this.stop)),
+      this.error);
+  }
+
+  get busy() {
+    const s = this.agent?.status;
+    return s === 'running' || s === 'initializing';
+  }
+
+  render(agent) {
+    if (this.agent?.id !== agent.id) {
+      if (this.agent) drafts.set(this.agent.id, this.input.value);
+      this.input.value = drafts.get(agent.id) ?? '';
+      this.sending = false;
+      this.stopping = false;
+      setText(this.error, '');
+      this.autosize();
+    }
+    this.agent = agent;
+    const name = agentName(agent);
+    setAttr(this.input, 'aria-label', `Prompt for ${name}`);
+    setAttr(this.input, 'placeholder', this.busy
+      ? `${name} is working… (Esc to stop)`
+      : `Send to ${name}…  (Enter to send, Shift+Enter for a new line)`);
+    this.updateButtons();
+  }
+
+  updateButtons() {
+    const empty = this.input.value.trim() === '';
+    this.send.disabled = empty || this.busy || this.sending;
+    setAttr(this.send, 'aria-label', this.busy ? 'Send (disabled while the agent is working)' : 'Send');
+    this.stop.disabled = !(this.agent?.status === 'running') || this.stopping;
+    setAttr(this.stop, 'aria-label', 'Stop the running turn');
+    setText(this.stop, this.stopping ? 'Stopping…' : 'Stop');
+  }
+
+  onInput() {
+    this.autosize();
+    this.updateButtons();
+    if (this.error.textContent) setText(this.error, '');
+  }
+
+  autosize() {
+    this.input.style.height = 'auto';
+    this.input.style.height = `${Math.min(this.input.scrollHeight, 200)}px`;
+  }
+
+  onKey(e) {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      this.submit();
+    } else if (e.key === 'Escape' && this.busy) {
+      e.preventDefault();
+      this.interrupt();
+    }
+  }
+
+  focus() {
+    this.input.focus();
+  }
+
+  async submit() {
+    const agent = this.agent;
+    const text = this.input.value;
+    if (!agent || this.send.disabled || text.trim() === '') return;
+    this.sending = true;
+    this.updateButtons();
+    try {
+      await this.actions.send(agent.id, text);
+      if (this.agent?.id === agent.id) {
+        this.input.value = '';
+        this.autosize();
+      }
+      drafts.delete(agent.id);
+    } catch (error) {
+      if (this.agent?.id === agent.id) setText(this.error, error.message);
+    } finally {
+      this.sending = false;
+      if (this.agent?.id === agent.id) this.updateButtons();
+    }
+  }
+
+  async interrupt() {
+    const agent = this.agent;
+    if (!agent || this.stop.disabled) return;
+    this.stopping = true;
+    this.updateButtons();
+    try {
+      await this.actions.interrupt(agent.id);
+    } catch (error) {
+      if (this.agent?.id === agent.id) setText(this.error, error.message);
+    } finally {
+      this.stopping = false;
+      if (this.agent?.id === agent.id) this.updateButtons();
+    }
+  }
+}

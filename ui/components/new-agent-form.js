@@ -1,0 +1,145 @@
+// The new-agent form (SPEC 3): provider (unavailable ones disabled, with the reason), model,
+// workspace or directory, title, first prompt, autoArchive. It is a pane, not a modal dialog.
+import { h, setText } from '../dom.js';
+import { fleet, workspaceName } from '../store.js';
+
+const OTHER = '__directory__';
+
+export class NewAgentForm {
+  /** actions: {create(form) → Promise<agent>, cancel(), pickFolder() → Promise<path | null>} */
+  constructor(actions) {
+    this.actions = actions;
+    this.el = h('div', { class: 'form-pane' });
+  }
+
+  /** Builds the form afresh (providers and workspaces as they are now); `workspaceId` preselected. */
+  open(workspaceId) {
+    // Available providers first (in the backend's order), then the ones that cannot run here.
+    const providers = [...fleet.providers].sort((a, b) => Number(b.available) - Number(a.available));
+    const preferred = providers.find((p) => p.available) ?? null;
+    this.providerInputs = [];
+    const providerList = h('div', { class: 'providers', role: 'radiogroup', 'aria-label': 'Provider' },
+      providers.map((p) => {
+        const input = h('input', {
+          type: 'radio', name: 'provider', value: p.id, disabled: !p.available,
+          checked: preferred?.id === p.id, dataset: { testid: 'new-agent-provider-input' },
+          onchange: () => this.onProvider(),
+        });
+        this.providerInputs.push(input);
+        return h('label', {
+          class: `provider-option${p.available ? '' : ' unavailable'}`,
+          dataset: { testid: 'provider-option', provider: p.id, available: String(p.available) },
+          title: p.available ? '' : p.reason ?? 'unavailable',
+        },
+        input,
+        h('span', { class: 'provider-label' }, p.label),
+        h('span', { class: 'provider-kind muted' }, p.kind === 'shell' ? 'built in' : p.kind),
+        p.available ? null : h('span', { class: 'provider-reason', dataset: { testid: 'provider-reason' } }, p.reason ?? 'unavailable'));
+      }));
+
+    this.models = h('datalist', { id: 'new-agent-models' });
+    this.model = h('input', { type: 'text', list: 'new-agent-models', placeholder: 'default', dataset: { testid: 'new-agent-model' }, autocomplete: 'off', spellcheck: 'false' });
+
+    const workspaces = [...fleet.workspaces.values()].sort((a, b) => workspaceName(a).localeCompare(workspaceName(b)));
+    this.workspace = h('select', { dataset: { testid: 'new-agent-workspace' }, onchange: () => this.onWorkspace() },
+      workspaces.map((w) => h('option', { value: w.workspaceId, selected: w.workspaceId === workspaceId }, `${workspaceName(w)} — ${w.cwd}`)),
+      h('option', { value: OTHER, selected: workspaces.length === 0 }, 'Another directory…'));
+    this.directory = h('input', { type: 'text', placeholder: '/path/to/a/directory', dataset: { testid: 'new-agent-directory' }, spellcheck: 'false', autocomplete: 'off' });
+    this.directoryRow = h('div', { class: 'inline' }, this.directory,
+      h('button', { type: 'button', dataset: { testid: 'new-agent-browse' }, onclick: () => this.browse() }, 'Browse…'));
+    this.title = h('input', { type: 'text', placeholder: 'e.g. lead, review, docs', maxlength: '200', dataset: { testid: 'new-agent-title' } });
+    this.prompt = h('textarea', { rows: '4', placeholder: 'What should it do first? (optional)', dataset: { testid: 'new-agent-prompt' } });
+    this.autoArchive = h('input', { type: 'checkbox', dataset: { testid: 'new-agent-auto-archive' } });
+    this.error = h('div', { class: 'form-error', role: 'alert', dataset: { testid: 'new-agent-error' } });
+    this.submit = h('button', { class: 'primary', type: 'submit', dataset: { testid: 'new-agent-submit' } }, 'Create agent');
+
+    const field = (label, control, hint) => h('label', { class: 'field' },
+      h('span', { class: 'field-label' }, label), control, hint ? h('span', { class: 'hint muted' }, hint) : null);
+
+    this.form = h('form', {
+      class: 'new-agent-form', dataset: { testid: 'new-agent-form' }, 'aria-label': 'New agent',
+      onsubmit: (e) => { e.preventDefault(); this.create(); },
+      onkeydown: (e) => {
+        if (e.key === 'Escape') { e.preventDefault(); this.actions.cancel(); }
+        if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); this.create(); }
+      },
+    },
+    h('h1', {}, 'New agent'),
+    h('fieldset', { class: 'field' }, h('legend', { class: 'field-label' }, 'Provider'), providerList),
+    field('Model', h('span', {}, this.model, this.models)),
+    h('div', { class: 'field' }, h('span', { class: 'field-label' }, 'Where'), this.workspace, this.directoryRow),
+    field('Title', this.title),
+    field('First prompt', this.prompt, 'Ctrl+Enter creates the agent'),
+    h('label', { class: 'check' }, this.autoArchive, h('span', {}, 'Archive it when its first turn ends')),
+    this.error,
+    h('div', { class: 'form-actions' }, this.submit,
+      h('button', { type: 'button', dataset: { testid: 'new-agent-cancel' }, onclick: () => this.actions.cancel() }, 'Cancel')));
+    this.el.replaceChildren(this.form);
+    this.onProvider();
+    this.onWorkspace();
+  }
+
+  focus() {
+    (this.providerInputs.find((i) => i.checked) ?? this.title)?.focus();
+  }
+
+  selectedProvider() {
+    return this.providerInputs.find((i) => i.checked)?.value ?? null;
+  }
+
+  onProvider() {
+    const p = fleet.providers.find((x) => x.id === this.selectedProvider());
+    this.models.replaceChildren(...(p?.models ?? []).map((m) => h('option', { value: m })));
+    this.model.disabled = !p || p.kind === 'shell';
+    this.model.placeholder = p?.kind === 'shell' ? 'not used by the shell' : 'default';
+  }
+
+  onWorkspace() {
+    this.directoryRow.hidden = this.workspace.value !== OTHER;
+  }
+
+  async browse() {
+    const path = await this.actions.pickFolder();
+    if (path) {
+      this.directory.value = path;
+      this.workspace.value = OTHER;
+      this.onWorkspace();
+    }
+  }
+
+  async create() {
+    if (this.submit.disabled) return;
+    const provider = this.selectedProvider();
+    if (!provider) {
+      setText(this.error, 'Choose a provider.');
+      return;
+    }
+    const other = this.workspace.value === OTHER;
+    const directory = this.directory.value.trim();
+    if (other && !directory) {
+      setText(this.error, 'Choose a workspace, or give a directory.');
+      this.directory.focus();
+      return;
+    }
+    const form = {
+      provider,
+      model: this.model.disabled ? null : this.model.value.trim() || null,
+      title: this.title.value.trim() || null,
+      prompt: this.prompt.value.trim() ? this.prompt.value : null,
+      autoArchive: this.autoArchive.checked,
+    };
+    if (other) form.directory = directory;
+    else form.workspaceId = this.workspace.value;
+    setText(this.error, '');
+    this.submit.disabled = true;
+    setText(this.submit, 'Creating…');
+    try {
+      await this.actions.create(form);
+    } catch (error) {
+      setText(this.error, error.message);
+    } finally {
+      this.submit.disabled = false;
+      setText(this.submit, 'Create agent');
+    }
+  }
+}

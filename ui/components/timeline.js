@@ -1,0 +1,357 @@
+// The agent's timeline: user prompts, assistant text, tool calls (collapsed to one line), process
+// output, errors and system notices. Only a window of items is in the DOM: the newest few hundred
+// while following the tail, more as the user scrolls up (paged back from disk when needed), so an
+// agent streaming thousands of items a second never grows the page without bound.
+import { h } from '../dom.js';
+
+/** Items in the DOM while following the newest ones. */
+const FOLLOW_WINDOW = 200;
+/** Items in the DOM at most while the user reads further up. */
+const MAX_NODES = 1500;
+/** Items added per step when scrolling towards either end. */
+const STEP = 100;
+const EDGE_PX = 160;
+
+const TOOL_ARG_KEYS = ['command', 'cmd', 'file_path', 'path', 'pattern', 'url', 'query', 'description', 'prompt'];
+
+/** The one-line summary of a tool call's input. */
+export function toolSummary(input) {
+  if (input === null || input === undefined) return '';
+  if (typeof input !== 'object') return oneLine(String(input));
+  for (const key of TOOL_ARG_KEYS) {
+    if (typeof input[key] === 'string' && input[key]) return oneLine(input[key]);
+  }
+  if (Array.isArray(input.command)) return oneLine(input.command.join(' '));
+  const first = Object.values(input).find((v) => typeof v === 'string' && v);
+  return first ? oneLine(first) : oneLine(JSON.stringify(input));
+}
+
+function oneLine(text) {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}
+
+function duration(fromIso, toIso) {
+  const ms = Date.parse(toIso) - Date.parse(fromIso);
+  if (!Number.isFinite(ms) || ms < 0) return '';
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function time(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? '' : d.toLocaleTimeString();
+}
+
+/** A finish notice as the backend words it for prompt-reading parents. */
+function parseNotice(text) {
+  const m = /^<paseo-notice\b([^>]*)>\n?([\s\S]*?)\n?<\/paseo-notice>\s*$/.exec(text);
+  if (!m) return null;
+  const attrs = {};
+  for (const [, key, value] of m[1].matchAll(/([\w-]+)="([^"]*)"/g)) {
+    attrs[key] = value.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&amp;/g, '&');
+  }
+  return { agentId: attrs['agent-id'], title: attrs.title, outcome: attrs.outcome, body: m[2] };
+}
+
+function item(kind, it, who, ...body) {
+  return h('div', {
+    class: `item k-${kind}`,
+    dataset: { testid: 'timeline-item', kind: it.kind, seq: String(it.seq) },
+  }, h('div', { class: 'who', title: time(it.ts) }, who), ...body);
+}
+
+function renderItem(it, prev, ctx) {
+  switch (it.kind) {
+    case 'user':
+      // A shell agent's prompts are commands: monospace, like its output.
+      return item('user', it, 'you', clamped(h('div', { class: `body text${ctx.commands() ? ' mono' : ''}` }, it.text), it.text));
+    case 'assistant':
+      return item('assistant', it, 'assistant', h('div', { class: 'body text' }, it.text));
+    case 'reasoning':
+      return item('reasoning', it, 'thinking', h('div', { class: 'body text' }, it.text));
+    case 'output': {
+      const stream = it.stream === 'stderr' ? 'stderr' : 'stdout';
+      const continues = prev && prev.kind === 'output' && (prev.stream === 'stderr' ? 'stderr' : 'stdout') === stream && prev.turn === it.turn;
+      const el = item(`output ${stream}`, it, continues ? '' : stream, h('pre', { class: 'body mono' }, it.text));
+      if (continues) el.classList.add('cont');
+      return el;
+    }
+    case 'error':
+      return item('error', it, 'error', h('div', { class: 'body text' }, h('span', { class: 'mark', 'aria-hidden': 'true' }, '⚠ '), it.text));
+    case 'system':
+      return renderSystem(it, ctx);
+    case 'permission':
+      return item('permission', it, 'permission', h('div', { class: 'body text' },
+        it.text, it.input ? h('code', { class: 'perm-input' }, ` ${toolSummary(it.input)}`) : null));
+    case 'tool_call':
+      return renderToolCall(it);
+    case 'tool_result':
+    default: {
+      const summary = h('summary', {}, h('span', { class: 'tool-name' }, it.kind === 'tool_result' ? 'result' : it.kind),
+        h('span', { class: 'tool-arg' }, oneLine(it.text || '')));
+      return item('tool', it, '', h('details', { class: 'body tool' }, summary, h('pre', { class: 'mono tool-out' }, it.text)));
+    }
+  }
+}
+
+const CLAMP_LINES = 12;
+
+/** Long prompts show their first lines, with a button for the rest. */
+function clamped(body, text) {
+  const lines = (text.match(/\n/g) ?? []).length + 1;
+  if (lines <= CLAMP_LINES) return body;
+  body.classList.add('clamp');
+  const more = h('button', { class: 'link more', type: 'button' }, `Show all ${lines} lines`);
+  more.addEventListener('click', () => {
+    const open = body.classList.toggle('clamp');
+    more.textContent = open ? `Show all ${lines} lines` : 'Show less';
+  });
+  return h('div', { class: 'body-wrap' }, body, more);
+}
+
+/** The one-line finish notice a shell parent records: `title (id) outcome[: error]`. */
+function parseSummary(text) {
+  const m = /^([\s\S]*?) \(([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\) ([a-z][a-z ]*?)(?:: ([\s\S]*))?$/.exec(text);
+  return m ? { title: m[1], agentId: m[2], outcome: m[3], body: m[4] ?? '' } : null;
+}
+
+const OUTCOME_CLASS = { completed: 's-attention', failed: 's-failed', canceled: 's-done' };
+
+function renderSystem(it, ctx) {
+  const summary = parseSummary(it.text || '');
+  if (summary) {
+    const link = ctx.canOpen(summary.agentId)
+      ? h('button', { class: 'link', type: 'button', title: summary.agentId, onclick: () => ctx.open(summary.agentId), 'aria-label': `Open ${summary.title}` }, summary.title)
+      : h('b', { title: summary.agentId }, summary.title);
+    return item('system finish', it, 'ℹ', h('div', { class: 'body' },
+      link, ' ', h('span', { class: OUTCOME_CLASS[summary.outcome] ?? '' }, summary.outcome),
+      summary.body ? h('span', { class: 'muted' }, `: ${summary.body}`) : null));
+  }
+  const notice = parseNotice(it.text || '');
+  if (notice) {
+    const name = notice.title || 'agent';
+    const link = notice.agentId && ctx.canOpen(notice.agentId)
+      ? h('button', { class: 'link', type: 'button', onclick: () => ctx.open(notice.agentId), 'aria-label': `Open ${name}` }, name)
+      : h('b', {}, name);
+    return item('system finish', it, 'ℹ', h('div', { class: 'body' },
+      h('div', {}, link, ` ${String(notice.outcome || '').replace(/_/g, ' ')}`),
+      h('details', { class: 'notice-body' }, h('summary', {}, 'details'), h('pre', { class: 'mono' }, notice.body))));
+  }
+  return item('system', it, 'ℹ', h('div', { class: 'body text' }, it.text));
+}
+
+function renderToolCall(it) {
+  const status = h('span', { class: 'tool-status pending', title: 'running', 'aria-label': 'running' }, '…');
+  const out = h('pre', { class: 'mono tool-out', hidden: true });
+  const details = h('details', { class: 'body tool' },
+    h('summary', {},
+      h('span', { class: 'tool-name' }, it.toolName || 'tool'),
+      h('span', { class: 'tool-arg' }, toolSummary(it.input)),
+      status),
+    h('pre', { class: 'mono tool-in' }, JSON.stringify(it.input ?? {}, null, 2)),
+    out);
+  const el = item('tool', it, '', details);
+  el._tool = { status, out, ts: it.ts };
+  return el;
+}
+
+/** Puts a tool result into its call's line: ✓ or ✗, the time it took, and the output. */
+function fillToolResult(callEl, it) {
+  const { status, out, ts } = callEl._tool;
+  status.className = `tool-status ${it.isError ? 'failed' : 'ok'}`;
+  const took = duration(ts, it.ts);
+  status.textContent = `${it.isError ? '✗' : '✓'}${took ? ` ${took}` : ''}`;
+  status.title = it.isError ? 'failed' : 'done';
+  status.setAttribute('aria-label', status.title);
+  out.textContent = it.text || '';
+  out.hidden = !it.text;
+  callEl.dataset.result = it.isError ? 'error' : 'ok';
+}
+
+export class TimelineView {
+  /** ctx: {open(agentId), canOpen(agentId)} for links in notices. */
+  constructor(ctx, invalidate) {
+    this.ctx = ctx;
+    this.invalidate = invalidate;
+    this.status = h('div', { class: 'timeline-status', dataset: { testid: 'timeline-status' } });
+    this.list = h('div', { class: 'timeline-list' });
+    this.jump = h('button', { class: 'jump-latest', type: 'button', hidden: true, onclick: () => this.toLatest(), dataset: { testid: 'timeline-latest' } }, '↓ Latest');
+    this.el = h('div', { class: 'timeline', role: 'log', 'aria-label': 'Timeline', tabindex: '0', dataset: { testid: 'timeline' } },
+      this.status, this.list);
+    this.wrap = h('div', { class: 'timeline-wrap' }, this.el, this.jump);
+    this.model = null;
+    this.onModel = () => this.invalidate();
+    this.el.addEventListener('scroll', () => this.onScroll(), { passive: true });
+    // Only the user leaves the tail: layout changes (items appended, trimmed, a status line
+    // shown) also fire scroll events, sometimes after more items arrived.
+    const touched = () => { this.userAt = performance.now(); };
+    for (const type of ['wheel', 'pointerdown', 'keydown', 'touchstart']) {
+      this.el.addEventListener(type, touched, { passive: true });
+    }
+    this.userAt = -Infinity;
+    this.reset();
+  }
+
+  reset() {
+    this.list.replaceChildren();
+    this.nodes = new Map();
+    this.calls = new Map();
+    this.first = 0;
+    this.last = 0;
+    this.follow = true;
+    this.autoTop = -1;
+  }
+
+  attach(model) {
+    if (this.model === model) return;
+    if (this.model) this.model.listeners.delete(this.onModel);
+    this.model = model;
+    this.reset();
+    if (model) model.listeners.add(this.onModel);
+  }
+
+  render() {
+    const m = this.model;
+    if (!m) return;
+    if (!m.loaded) {
+      this.setStatus('Loading…');
+      return;
+    }
+    if (m.items.length === 0) {
+      this.setStatus(m.error ? `Could not load the timeline: ${m.error.message}` : 'Nothing here yet. Send a prompt to start a turn.');
+      return;
+    }
+    // The status line sits above the items: set it before scrolling, so the scroll position
+    // is computed on the final layout.
+    const atStart = this.nodes.size > 0 && this.first <= m.firstSeq && m.atStart;
+    this.setStatus(atStart || (this.nodes.size === 0 && m.atStart && m.items.length <= FOLLOW_WINDOW)
+      ? 'Start of the timeline'
+      : (m.loadingOlder ? 'Loading older items…' : ''));
+    if (this.nodes.size === 0 || this.last < m.firstSeq || this.first > m.lastSeq) {
+      // First render, or the model moved on past the window (it dropped what we showed).
+      this.reset();
+      this.last = m.lastSeq;
+      this.first = Math.max(m.firstSeq, m.lastSeq - FOLLOW_WINDOW + 1);
+      this.list.append(this.build(this.first, this.last));
+      this.follow = true;
+      this.toBottom();
+    } else if (this.follow) {
+      if (m.lastSeq > this.last) {
+        this.list.append(this.build(this.last + 1, m.lastSeq));
+        this.last = m.lastSeq;
+        this.trimTop(this.last - FOLLOW_WINDOW + 1);
+      }
+      this.toBottom();
+    } else if (m.lastSeq > this.last && this.nodes.size < MAX_NODES) {
+      // Reading further up: new items join below without moving the view, up to a bound.
+      const to = Math.min(m.lastSeq, this.last + (MAX_NODES - this.nodes.size));
+      this.list.append(this.build(this.last + 1, to));
+      this.last = to;
+    }
+    m.pinnedFrom = this.first;
+    this.jump.hidden = this.follow && this.last >= m.lastSeq;
+  }
+
+  setStatus(text) {
+    if (this.status.textContent !== text) this.status.textContent = text;
+    this.status.hidden = !text;
+  }
+
+  build(from, to) {
+    const frag = document.createDocumentFragment();
+    const m = this.model;
+    for (let seq = from; seq <= to; seq++) {
+      const it = m.at(seq);
+      if (!it) continue;
+      if (it.kind === 'tool_result' && it.callId && this.calls.has(it.callId)) {
+        fillToolResult(this.calls.get(it.callId), it);
+        this.nodes.set(seq, null);
+        continue;
+      }
+      const el = renderItem(it, m.at(seq - 1), this.ctx);
+      if (it.kind === 'tool_call' && it.callId) this.calls.set(it.callId, el);
+      this.nodes.set(seq, el);
+      frag.append(el);
+    }
+    return frag;
+  }
+
+  remove(seq) {
+    const el = this.nodes.get(seq);
+    this.nodes.delete(seq);
+    if (!el) return;
+    if (el._tool) {
+      for (const [id, call] of this.calls) if (call === el) this.calls.delete(id);
+    }
+    el.remove();
+  }
+
+  trimTop(newFirst) {
+    for (let seq = this.first; seq < newFirst; seq++) this.remove(seq);
+    this.first = Math.max(this.first, newFirst);
+  }
+
+  trimBottom(newLast) {
+    for (let seq = this.last; seq > newLast; seq--) this.remove(seq);
+    this.last = Math.min(this.last, newLast);
+  }
+
+  toBottom() {
+    this.el.scrollTop = this.el.scrollHeight;
+    // Remembered so the scroll event this causes is not taken for the user scrolling away:
+    // by the time it arrives more items may have been appended below.
+    this.autoTop = this.el.scrollTop;
+  }
+
+  toLatest() {
+    this.reset();
+    this.invalidate();
+  }
+
+  onScroll() {
+    const m = this.model;
+    if (!m || !this.nodes.size) return;
+    const el = this.el;
+    if (this.follow && (Math.abs(el.scrollTop - this.autoTop) < 2 || performance.now() - this.userAt > 1000)) return;
+    const nearBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+    if (nearBottom && this.last < m.lastSeq) {
+      const to = Math.min(m.lastSeq, this.last + STEP);
+      this.list.append(this.build(this.last + 1, to));
+      this.last = to;
+      if (this.nodes.size > MAX_NODES) this.keepScroll(() => this.trimTop(this.last - MAX_NODES + 1));
+    }
+    this.follow = nearBottom && this.last >= m.lastSeq;
+    this.jump.hidden = this.follow;
+    if (el.scrollTop < EDGE_PX) this.extendUp();
+  }
+
+  keepScroll(change) {
+    // Keeps what the user looks at in place while nodes are added or removed above it.
+    const anchor = this.list.firstElementChild ? this.el.scrollHeight - this.el.scrollTop : 0;
+    change();
+    this.el.scrollTop = this.el.scrollHeight - anchor;
+  }
+
+  async extendUp() {
+    const m = this.model;
+    if (this.first > m.firstSeq) {
+      const from = Math.max(m.firstSeq, this.first - STEP);
+      const before = this.el.scrollHeight;
+      this.list.prepend(this.build(from, this.first - 1));
+      this.first = from;
+      this.el.scrollTop += this.el.scrollHeight - before;
+      if (this.nodes.size > MAX_NODES) {
+        this.trimBottom(this.first + MAX_NODES - 1);
+        this.follow = false;
+      }
+      m.pinnedFrom = this.first;
+      this.render();
+      return;
+    }
+    if (m.atStart || m.loadingOlder) return;
+    this.setStatus('Loading older items…');
+    const added = await m.loadOlder();
+    if (this.model === m && added > 0 && this.el.scrollTop < EDGE_PX) this.extendUp();
+    else this.invalidate();
+  }
+}

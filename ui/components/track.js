@@ -1,0 +1,132 @@
+// The subagents track (SPEC 7): a collapsible panel directly above the composer listing the
+// agent's live subagents, oldest first, with live counts in its header, row actions (open, detach,
+// archive) and "Archive finished". Rows are virtualised: only the rows in view are in the DOM, so
+// a track of a thousand subagents costs what a track of twenty does.
+import { h, setAttr, setText } from '../dom.js';
+import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
+import { agentBucket, agentLabel, agentName, glyph, updateGlyph } from '../status.js';
+
+const ROW_PX = 28;
+const OVERSCAN = 6;
+
+export class TrackView {
+  /** actions: {open(id), detach(id), archive(id), archiveFinished(parentId), toggle(parentId)} */
+  constructor(actions) {
+    this.actions = actions;
+    this.parentId = null;
+    this.collapsed = false;
+    this.toggle = h('button', {
+      class: 'track-toggle', type: 'button', 'aria-expanded': 'true',
+      dataset: { testid: 'track-toggle' },
+      onclick: () => this.actions.toggle(this.parentId),
+    }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '▾'), h('span', {}, 'Subagents'));
+    this.counts = h('span', { class: 'track-counts', dataset: { testid: 'track-counts' } });
+    this.finished = h('button', {
+      class: 'small', type: 'button', dataset: { testid: 'track-archive-finished' },
+      title: 'Archive every subagent that is not running',
+      onclick: () => this.actions.archiveFinished(this.parentId),
+    }, 'Archive finished');
+    this.spacer = h('div', { class: 'track-spacer' });
+    this.body = h('div', { class: 'track-body', role: 'list', 'aria-label': 'Subagents' }, this.spacer);
+    this.el = h('section', { class: 'track', 'aria-label': 'Subagents', dataset: { testid: 'track' } },
+      h('div', { class: 'track-head' }, this.toggle, this.counts, h('span', { class: 'spacer' }), this.finished),
+      this.body);
+    this.rows = new Map();
+    this.body.addEventListener('scroll', () => this.renderRows(), { passive: true });
+    this.members = [];
+  }
+
+  /** Shows the track of `parentId` (hidden when it has no subagents). */
+  render(parentId, collapsed) {
+    if (parentId !== this.parentId) {
+      this.parentId = parentId;
+      this.body.scrollTop = 0;
+      for (const row of this.rows.values()) row.el.remove();
+      this.rows.clear();
+    }
+    const track = trackOf(parentId);
+    this.members = track.members.filter((id) => fleet.agents.has(id));
+    this.el.hidden = this.members.length === 0;
+    this.el.dataset.agentId = parentId;
+    if (this.el.hidden) return;
+    this.collapsed = collapsed;
+    setAttr(this.toggle, 'aria-expanded', collapsed ? 'false' : 'true');
+    setAttr(this.toggle, 'aria-label', collapsed ? 'Show subagents' : 'Hide subagents');
+    setText(this.toggle.firstChild, collapsed ? '▸' : '▾');
+    const c = track.counts;
+    setText(this.counts, `${c.running} running · ${c.needsYou} need${c.needsYou === 1 ? 's' : ''} you · ${c.total} total`);
+    const finishedCount = this.members.reduce((n, id) => n + (isFinished(fleet.agents.get(id)) ? 1 : 0), 0);
+    this.finished.disabled = finishedCount === 0;
+    setAttr(this.finished, 'aria-label', `Archive ${finishedCount} finished subagent${finishedCount === 1 ? '' : 's'}`);
+    this.body.hidden = collapsed;
+    this.el.classList.toggle('collapsed', collapsed);
+    if (!collapsed) {
+      this.spacer.style.height = `${this.members.length * ROW_PX}px`;
+      this.renderRows();
+    }
+  }
+
+  renderRows() {
+    if (this.collapsed || this.el.hidden) return;
+    const top = this.body.scrollTop;
+    const height = this.body.clientHeight || ROW_PX * 10;
+    const from = Math.max(0, Math.floor(top / ROW_PX) - OVERSCAN);
+    const to = Math.min(this.members.length, Math.ceil((top + height) / ROW_PX) + OVERSCAN);
+    const wanted = new Set();
+    for (let i = from; i < to; i++) {
+      const id = this.members[i];
+      wanted.add(id);
+      let row = this.rows.get(id);
+      if (!row) {
+        row = this.createRow(id);
+        this.rows.set(id, row);
+        this.spacer.append(row.el);
+      }
+      row.el.style.transform = `translateY(${i * ROW_PX}px)`;
+      this.updateRow(row, fleet.agents.get(id));
+    }
+    const members = new Set(this.members);
+    for (const [id, row] of this.rows) {
+      if (wanted.has(id)) continue;
+      // A member scrolled out of view keeps its row while it holds the focus.
+      if (members.has(id) && row.el.contains(document.activeElement)) continue;
+      row.el.remove();
+      this.rows.delete(id);
+    }
+  }
+
+  createRow(id) {
+    const g = glyph('done');
+    const title = h('span', { class: 'row-title' });
+    const provider = h('span', { class: 'row-provider' });
+    const status = h('span', { class: 'row-status' });
+    const open = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'track-open' }, onclick: () => this.actions.open(id) }, 'Open');
+    const detach = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'track-detach' }, onclick: () => this.actions.detach(id) }, 'Detach');
+    const archive = h('button', { class: 'small ghost icon danger', type: 'button', dataset: { testid: 'track-archive' }, onclick: () => this.actions.archive(id) }, '×');
+    const el = h('div', {
+      class: 'track-row', role: 'listitem', dataset: { testid: 'track-row', agentId: id },
+      ondblclick: () => this.actions.open(id),
+    }, g, title, provider, status, h('span', { class: 'row-actions' }, open, detach, archive));
+    return { el, g, title, provider, status, open, detach, archive };
+  }
+
+  updateRow(row, agent) {
+    if (!agent) return;
+    const bucket = agentBucket(agent);
+    const label = agentLabel(agent);
+    const name = agentName(agent);
+    updateGlyph(row.g, bucket, label);
+    setAttr(row.el, 'data-status', agent.status);
+    setAttr(row.el, 'data-bucket', bucket);
+    setText(row.title, name);
+    setAttr(row.title, 'title', name);
+    setText(row.provider, providerLabel(agent.provider));
+    setText(row.status, label);
+    row.status.className = `row-status s-${bucket}`;
+    setAttr(row.open, 'aria-label', `Open ${name}`);
+    setAttr(row.detach, 'aria-label', `Detach ${name}`);
+    setAttr(row.archive, 'aria-label', `Archive ${name}`);
+    setAttr(row.detach, 'title', 'Detach: it keeps running as a root agent');
+    setAttr(row.archive, 'title', 'Archive (asks first)');
+  }
+}

@@ -1,0 +1,63 @@
+// The status language (UI.md): one glyph, one colour and one word per bucket, used everywhere —
+// tabs, sidebar, track, header. Never colour alone: the glyph and the word say the same.
+import { h } from './dom.js';
+
+export const BUCKETS = {
+  needs_input: { glyph: '◉', label: 'needs you' },
+  failed: { glyph: '✕', label: 'failed' },
+  running: { glyph: '●', label: 'running' },
+  attention: { glyph: '✓', label: 'finished' },
+  done: { glyph: '○', label: 'idle' },
+};
+
+/** The bucket an agent shows (SPEC 6 order: needs input > failed > running > attention > done). */
+export function agentBucket(agent) {
+  if (agent.pendingPermission) return 'needs_input';
+  if (agent.status === 'error') return 'failed';
+  if (agent.status === 'running' || agent.status === 'initializing') return 'running';
+  if (agent.requiresAttention && agent.attentionReason === 'finished') return 'attention';
+  return 'done';
+}
+
+/** The word for an agent: its bucket, or its literal state when there is nothing to flag. */
+export function agentLabel(agent) {
+  const bucket = agentBucket(agent);
+  if (agent.status === 'initializing' && bucket === 'running') return 'starting';
+  if (bucket === 'done') return agent.status === 'closed' ? 'closed' : 'idle';
+  return BUCKETS[bucket].label;
+}
+
+export function isActive(agent) {
+  return agent.status === 'running' || agent.status === 'initializing';
+}
+
+/** The word for a workspace's bucket (null: no agent contributes anything). */
+export function workspaceLabel(bucket) {
+  return bucket ? BUCKETS[bucket].label : 'no activity';
+}
+
+/** A glyph element for a bucket; the word goes in its accessible name. */
+export function glyph(bucket, label) {
+  const b = BUCKETS[bucket] ? bucket : 'done';
+  return h('span', { class: `glyph s-${b}`, role: 'img', 'aria-label': label ?? BUCKETS[b].label, title: label ?? BUCKETS[b].label }, BUCKETS[b].glyph);
+}
+
+/** Updates a glyph element made by `glyph` in place. */
+export function updateGlyph(el, bucket, label) {
+  const b = BUCKETS[bucket] ? bucket : 'done';
+  const cls = `glyph s-${b}`;
+  if (el.className !== cls) el.className = cls;
+  const word = label ?? BUCKETS[b].label;
+  if (el.getAttribute('aria-label') !== word) {
+    el.setAttribute('aria-label', word);
+    el.setAttribute('title', word);
+  }
+  if (el.textContent !== BUCKETS[b].glyph) el.textContent = BUCKETS[b].glyph;
+}
+
+/** An agent's display name: its title, else its provider and the start of its id. */
+export function agentName(agent) {
+  if (!agent) return 'unknown agent';
+  const title = (agent.title || '').trim();
+  return title || `${agent.provider} ${String(agent.id).slice(0, 8)}`;
+}

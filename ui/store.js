@@ -1,0 +1,199 @@
+// The window's copy of the fleet: loaded from a snapshot, kept current by backend events. Applying
+// an event only updates maps and marks what changed; rendering happens once per frame elsewhere.
+
+export const fleet = {
+  loaded: false,
+  home: '',
+  mcpUrl: null,
+  /** id → agent snapshot (unarchived agents only). */
+  agents: new Map(),
+  /** id → workspace snapshot (unarchived). */
+  workspaces: new Map(),
+  /** id → project record. */
+  projects: new Map(),
+  /** parent id → {members: [id], counts: {running, needsYou, total}}. */
+  tracks: new Map(),
+  providers: [],
+  counts: { agents: 0, running: 0, needsYou: 0, failed: 0, finishedUnseen: 0, archived: 0 },
+  /** {id, level, message} shown until dismissed. */
+  notices: [],
+  /** Bumped whenever an agent is added, removed or re-parented (derived indexes rebuild). */
+  shapeVersion: 0,
+};
+
+let noticeSeq = 0;
+let childrenIndex = null;
+let childrenVersion = -1;
+const listeners = new Set();
+
+/** fn(change): change is {kind, ...}; kinds: snapshot, agent, archived, timeline, workspace, track, counts, notice. */
+export function onChange(fn) {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+function emit(change) {
+  for (const fn of listeners) fn(change);
+}
+
+export function addNotice(level, message) {
+  fleet.notices.push({ id: ++noticeSeq, level, message });
+  emit({ kind: 'notice' });
+}
+
+export function dismissNotice(id) {
+  fleet.notices = fleet.notices.filter((n) => n.id !== id);
+  emit({ kind: 'notice' });
+}
+
+/** Replaces everything with a fresh snapshot. */
+export function loadSnapshot(snap) {
+  fleet.home = snap.home;
+  fleet.mcpUrl = snap.mcpUrl;
+  fleet.agents = new Map(snap.agents.map((a) => [a.id, a]));
+  fleet.workspaces = new Map(snap.workspaces.map((w) => [w.workspaceId, w]));
+  fleet.projects = new Map(snap.projects.map((p) => [p.projectId, p]));
+  fleet.tracks = new Map(snap.tracks.map((t) => [t.parentAgentId, t]));
+  fleet.providers = snap.providers;
+  fleet.counts = snap.counts;
+  if (!fleet.loaded) {
+    // Problems found at load (SPEC 1: a visible notice), once per window.
+    for (const message of snap.notices) addNotice('warning', message);
+    for (const q of snap.quarantined) {
+      // The backend's notices usually name quarantined files already.
+      if (snap.notices.some((n) => n.includes(q.to))) continue;
+      addNotice('warning', `${q.from} could not be loaded (${q.reason}); it was moved to ${q.to}.`);
+    }
+  }
+  fleet.loaded = true;
+  fleet.shapeVersion++;
+  emit({ kind: 'snapshot' });
+}
+
+/**
+ * Applies one `paseo://event`. `guard` (at start-up, for events that raced the snapshot) skips
+ * agent states older than the ones already held.
+ */
+export function applyEvent(ev, { guard = false } = {}) {
+  switch (ev.type) {
+    case 'agentUpdated': {
+      const agent = ev.agent;
+      const old = fleet.agents.get(agent.id);
+      if (guard && old && old.updatedAt > agent.updatedAt) return;
+      fleet.agents.set(agent.id, agent);
+      if (!old || old.parentAgentId !== agent.parentAgentId || old.workspaceId !== agent.workspaceId) {
+        fleet.shapeVersion++;
+      }
+      emit({ kind: 'agent', agent, old });
+      return;
+    }
+    case 'agentArchived': {
+      const agent = ev.agent;
+      const had = fleet.agents.delete(agent.id);
+      fleet.shapeVersion++;
+      emit({ kind: 'archived', agent, had });
+      return;
+    }
+    case 'timelineItems':
+      emit({ kind: 'timeline', agentId: ev.agentId, items: ev.items });
+      return;
+    case 'workspaceUpdated': {
+      const ws = ev.workspace;
+      if (ws.archivedAt) fleet.workspaces.delete(ws.workspaceId);
+      else fleet.workspaces.set(ws.workspaceId, ws);
+      emit({ kind: 'workspace', workspace: ws, unknownProject: !fleet.projects.has(ws.projectId) });
+      return;
+    }
+    case 'trackChanged':
+      fleet.tracks.set(ev.track.parentAgentId, ev.track);
+      emit({ kind: 'track', track: ev.track });
+      return;
+    case 'countsChanged':
+      fleet.counts = ev.counts;
+      emit({ kind: 'counts' });
+      return;
+    case 'notice':
+      addNotice(ev.level, ev.message);
+      return;
+    default:
+  }
+}
+
+/** parent id → [child agents], oldest first (rebuilt only when the fleet's shape changed). */
+export function childrenOf(parentId) {
+  if (childrenVersion !== fleet.shapeVersion || !childrenIndex) {
+    childrenIndex = new Map();
+    for (const a of fleet.agents.values()) {
+      if (!a.parentAgentId) continue;
+      let list = childrenIndex.get(a.parentAgentId);
+      if (!list) childrenIndex.set(a.parentAgentId, (list = []));
+      list.push(a);
+    }
+    for (const list of childrenIndex.values()) list.sort((x, y) => (x.createdAt < y.createdAt ? -1 : 1));
+    childrenVersion = fleet.shapeVersion;
+  }
+  return childrenIndex.get(parentId) ?? [];
+}
+
+/** Every live descendant of `id` (no cycles followed). */
+export function descendants(id) {
+  const out = [];
+  const seen = new Set([id]);
+  const stack = [id];
+  while (stack.length) {
+    for (const child of childrenOf(stack.pop())) {
+      if (seen.has(child.id)) continue;
+      seen.add(child.id);
+      out.push(child);
+      stack.push(child.id);
+    }
+  }
+  return out;
+}
+
+/** The top of the agent's parent chain (itself for a root agent). */
+export function rootOf(agent) {
+  const seen = new Set();
+  let current = agent;
+  while (current && current.parentAgentId && !seen.has(current.id)) {
+    seen.add(current.id);
+    const parent = fleet.agents.get(current.parentAgentId);
+    if (!parent) break;
+    current = parent;
+  }
+  return current;
+}
+
+/** Root agents of a workspace, newest first. */
+export function rootsIn(workspaceId) {
+  const out = [];
+  for (const a of fleet.agents.values()) {
+    if (!a.parentAgentId && a.workspaceId === workspaceId) out.push(a);
+  }
+  return out.sort((x, y) => (x.createdAt < y.createdAt ? 1 : -1));
+}
+
+export function providerInfo(id) {
+  return fleet.providers.find((p) => p.id === id);
+}
+
+export function providerLabel(id) {
+  return providerInfo(id)?.label ?? id;
+}
+
+export function workspaceName(ws) {
+  if (!ws) return '';
+  if (ws.displayName) return ws.displayName;
+  const parts = String(ws.cwd).split('/').filter(Boolean);
+  return parts[parts.length - 1] || ws.cwd;
+}
+
+/** Counts for a track header, computed from live agents (the backend's counts when present). */
+export function trackOf(parentId) {
+  return fleet.tracks.get(parentId) ?? { parentAgentId: parentId, members: [], counts: { running: 0, needsYou: 0, total: 0 } };
+}
+
+/** Whether the child can be put away by "Archive finished" (it is not running). */
+export function isFinished(agent) {
+  return agent.status !== 'running' && agent.status !== 'initializing';
+}
