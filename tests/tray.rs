@@ -1,5 +1,5 @@
 //! The tray with a real fleet, over D-Bus as a panel sees it (private session bus): agents that
-//! need the user are listed live and open in the window when clicked; the icon follows; Quit asks
+//! need the user are listed live and open in the window's UI when clicked; the icon follows; Quit asks
 //! first when agents run and then stops them cleanly, as do stop signals and closing the last
 //! window with no tray host. Agents are real shell agents created over MCP with the user token.
 
@@ -117,20 +117,6 @@ async fn the_tray_lists_agents_that_need_the_user_and_opens_them_in_the_window()
     wait_for_mcp(&h).await;
     wait_for_icon(&tray, "idle", IDLE).await;
 
-    // What the UI does on the event (opening the agent marks it seen), recorded for the test.
-    let installed = app
-        .execute_async(
-            "const done = arguments[0];
-             window.__opened = [];
-             window.__TAURI__.event.listen('paseo://open-agent', (event) => {
-               window.__opened.push(event.payload);
-               window.__TAURI__.core.invoke('mark_seen', { agentId: event.payload.agentId });
-             }).then(() => done(true), (error) => done(String(error)));",
-            vec![],
-        )
-        .await;
-    assert_eq!(installed, json!(true));
-
     let broken = create_shell_agent(&h, "broken", "exit 3");
     let docs = create_shell_agent(&h, "docs", "echo done");
     wait_for_menu(
@@ -152,12 +138,11 @@ async fn the_tray_lists_agents_that_need_the_user_and_opens_them_in_the_window()
     h.wait_window_visible("Paseo", false).await;
     tray.click("✕ broken — failed").await;
     h.wait_window_visible("Paseo", true).await;
-    let opened = common::poll("the window to get paseo://open-agent", TIMEOUT, || async {
-        let opened = app.execute("return window.__opened;", vec![]).await;
-        (opened.as_array().is_some_and(|list| !list.is_empty())).then_some(opened)
-    })
+    // The UI opens that agent (its pane shows) and opening it marks it seen.
+    app.wait_for(&format!(
+        "[data-testid=\"agent-pane\"][data-agent-id=\"{broken}\"]"
+    ))
     .await;
-    assert_eq!(opened, json!([{ "agentId": broken }]));
     // Seen now: its entry leaves the menu live, and the icon turns to the next reason.
     wait_for_menu(
         &tray,
@@ -182,8 +167,10 @@ async fn the_tray_lists_agents_that_need_the_user_and_opens_them_in_the_window()
     )
     .await;
     wait_for_icon(&tray, "idle", IDLE).await;
-    let opened = app.execute("return window.__opened;", vec![]).await;
-    assert_eq!(opened, json!([{ "agentId": broken }, { "agentId": docs }]));
+    app.wait_for(&format!(
+        "[data-testid=\"agent-pane\"][data-agent-id=\"{docs}\"]"
+    ))
+    .await;
     app.screenshot("after-opening-from-the-tray").await;
 }
 
