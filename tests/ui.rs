@@ -1,13 +1,20 @@
 //! The desktop UI end to end, in the real webview over WebDriver: tab close (archive with a
 //! native confirm for a running root agent, layout-only for a subagent), the subagents track
 //! (open, detach, archive X, "Archive finished"), several windows, workspace activity, the
-//! archived list with restore, the layout kept per window across restarts, and the new-agent
-//! form. Agents are real shell agents; subagents are created the way agents create them, through
-//! the MCP server with the parent's own token. Each test checks what the DOM shows and, where it
-//! matters, what is on disk.
+//! archived list with restore, the layout kept per window across restarts, the new-agent form,
+//! and the permission prompt with tool calls from the real Claude Code CLI (against a scripted
+//! stand-in for the Anthropic API). Other agents are real shell agents; subagents are created the
+//! way agents create them, through the MCP server with the parent's own token. Each test checks
+//! what the DOM shows and, where it matters, what is on disk.
 
 mod common;
 
+// The scripted Anthropic Messages API the core's Claude tests use, for the real Claude Code CLI.
+#[allow(dead_code)]
+#[path = "../src-tauri/core/tests/support/anthropic.rs"]
+mod anthropic;
+
+use anthropic::{AnthropicStandIn, Input, Reply};
 use common::{poll, tid, Answer, App, Harness, TIMEOUT};
 use fantoccini::key::Key;
 use serde_json::{json, Value};
@@ -907,6 +914,161 @@ async fn the_new_agent_form_shows_unavailable_providers_disabled_and_creates_an_
     assert_eq!(send_disabled().await, json!(false));
     click(&app, &tid("composer-send")).await;
     wait_text(&app, &tid("timeline"), |t| t.contains("second turn")).await;
+    app.quit().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The permission prompt, with the real Claude Code CLI
+
+/// The stand-in model: "use bash <file>" calls Bash to create the file; a tool result is echoed.
+async fn bash_standin() -> AnthropicStandIn {
+    AnthropicStandIn::start(|req| match req.input() {
+        Input::Text(t) if t.contains("use bash") => {
+            let file = t.rsplit(' ').next().unwrap_or("x").to_string();
+            Reply::tool_use(
+                "Bash",
+                json!({"command": format!("touch {file} && echo bash-ran"), "description": "make a file"}),
+            )
+        }
+        Input::ToolResult {
+            content, is_error, ..
+        } => Reply::text(format!("tool result: {content} error={is_error}")),
+        Input::Text(t) => Reply::text(format!("echo: {t}")),
+    })
+    .await
+}
+
+/// The `n`th tool call line (from 1) in the pane `pane`, once there is one.
+async fn tool_call(app: &App, pane: &str, n: usize) -> String {
+    let script = "const calls = document.querySelectorAll(arguments[0] + ' [data-testid=\"timeline-item\"][data-kind=\"tool_call\"]'); \
+        const el = calls[arguments[1] - 1]; return el ? el.dataset.seq : null;";
+    let seq = poll(&format!("tool call {n} in {pane}"), TIMEOUT, || async {
+        app.execute(script, vec![json!(pane), json!(n)])
+            .await
+            .as_str()
+            .map(str::to_string)
+    })
+    .await;
+    format!("{pane} [data-testid=\"timeline-item\"][data-seq=\"{seq}\"]")
+}
+
+#[tokio::test]
+async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane() {
+    let h = Harness::new("permission_prompt");
+    let api = bash_standin().await;
+    let cli_home = h.home().parent().unwrap().join("claude-home");
+    let claude =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis/node_modules/.bin/claude");
+    assert!(
+        claude.exists(),
+        "{} missing: run scripts/setup.sh",
+        claude.display()
+    );
+    std::fs::write(
+        h.home().join("config.json"),
+        json!({"providers": {"claude": {"command": [claude], "env": api.claude_env(&cli_home)}}})
+            .to_string(),
+    )
+    .unwrap();
+    let app = launch(&h).await;
+    let dir = work_dir(&h, "repo");
+    let ws = app
+        .call_ui(
+            "/backend.js",
+            "addWorkspace",
+            vec![json!(dir.display().to_string())],
+        )
+        .await;
+    let builder = create(
+        &app,
+        json!({"provider": "claude", "model": "standin-model", "title": "builder",
+            "prompt": "please use bash allowed-file", "workspaceId": ws["workspaceId"],
+            "autoArchive": false}),
+    )
+    .await;
+    let builder_id = id(&builder);
+    open_root(&app, &builder).await;
+    let pane = sel_pane(&builder_id);
+
+    // The model asks for Bash: the prompt names the tool and the command, the agent and its
+    // workspace need the user, the call waits collapsed, and nothing has run.
+    let prompt = wait_text(&app, &tid("permission"), |t| t.contains("Bash")).await;
+    assert!(prompt.contains("touch allowed-file"), "{prompt}");
+    assert!(prompt.contains("builder"), "{prompt}");
+    app.wait_for_attr(&pane, "data-bucket", "needs_input").await;
+    app.wait_for_attr(
+        &sel_ws(ws["workspaceId"].as_str().unwrap()),
+        "data-status",
+        "needs_input",
+    )
+    .await;
+    let call = tool_call(&app, &pane, 1).await;
+    let summary = wait_text(&app, &format!("{call} summary"), |t| t.contains("Bash")).await;
+    assert!(summary.contains("touch allowed-file"), "{summary}");
+    let open = |sel: String| {
+        let app = &app;
+        async move {
+            app.execute(
+                "return document.querySelector(arguments[0]).open",
+                vec![json!(sel)],
+            )
+            .await
+        }
+    };
+    assert_eq!(open(format!("{call} details")).await, json!(false));
+    assert!(!dir.join("allowed-file").exists());
+    app.screenshot("permission").await;
+
+    // Allow: the command runs, its result fills the call line, the model sees it, the turn ends.
+    click(&app, &tid("permission-allow")).await;
+    wait_text(&app, &tid("timeline"), |t| {
+        t.contains("tool result: bash-ran error=false")
+    })
+    .await;
+    app.wait_for_attr(&call, "data-result", "ok").await;
+    assert!(dir.join("allowed-file").exists());
+    app.wait_for_attr(&pane, "data-status", "idle").await;
+    assert!(!app.is_shown(&tid("permission")).await);
+    // The call opens on a click to show its input and output.
+    click(&app, &format!("{call} summary")).await;
+    assert_eq!(open(format!("{call} details")).await, json!(true));
+    let shown = wait_text(&app, &call, |t| t.contains("bash-ran")).await;
+    assert!(
+        shown.contains("\"description\": \"make a file\""),
+        "{shown}"
+    );
+    app.screenshot("tool-call-open").await;
+
+    // Deny, on the next turn from the composer: the tool fails, no file, the model is told.
+    app.find(&tid("composer-input"))
+        .await
+        .send_keys("please use bash denied-file")
+        .await
+        .unwrap();
+    click(&app, &tid("composer-send")).await;
+    wait_text(&app, &tid("permission"), |t| {
+        t.contains("touch denied-file")
+    })
+    .await;
+    app.wait_for_attr(&pane, "data-bucket", "needs_input").await;
+    click(&app, &tid("permission-deny")).await;
+    wait_text(&app, &tid("timeline"), |t| t.contains("error=true")).await;
+    let denied = tool_call(&app, &pane, 2).await;
+    app.wait_for_attr(&denied, "data-result", "error").await;
+    app.wait_for_attr(&pane, "data-status", "idle").await;
+    assert!(!dir.join("denied-file").exists());
+    assert!(!app.is_shown(&tid("permission")).await);
+    app.screenshot("denied").await;
+
+    let results: Vec<bool> = api
+        .requests()
+        .iter()
+        .filter_map(|r| match r.input() {
+            Input::ToolResult { is_error, .. } => Some(is_error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, [false, true], "tool results the model saw");
     app.quit().await;
 }
 
