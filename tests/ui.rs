@@ -14,7 +14,7 @@ mod common;
 #[path = "../src-tauri/core/tests/support/anthropic.rs"]
 mod anthropic;
 
-use anthropic::{AnthropicStandIn, Input, Reply};
+use anthropic::{bash_script, AnthropicStandIn, Input};
 use common::{poll, tid, Answer, App, Harness, TIMEOUT};
 use fantoccini::key::Key;
 use serde_json::{json, Value};
@@ -88,9 +88,8 @@ async fn create(app: &App, form: Value) -> Value {
     agent
 }
 
-/// A shell agent in the workspace for `dir`, as the new-agent form makes it (the directory's
-/// workspace is registered, or reused, first).
-async fn create_shell(app: &App, dir: &Path, title: &str, prompt: &str) -> Value {
+/// Registers (or reuses) the workspace for `dir` through the UI's backend seam.
+async fn add_workspace(app: &App, dir: &Path) -> Value {
     let ws = app
         .call_ui(
             "/backend.js",
@@ -99,6 +98,13 @@ async fn create_shell(app: &App, dir: &Path, title: &str, prompt: &str) -> Value
         )
         .await;
     assert!(ws.get("error").is_none(), "add_workspace: {ws}");
+    ws
+}
+
+/// A shell agent in the workspace for `dir`, as the new-agent form makes it (the directory's
+/// workspace is registered, or reused, first).
+async fn create_shell(app: &App, dir: &Path, title: &str, prompt: &str) -> Value {
+    let ws = add_workspace(app, dir).await;
     create(
         app,
         json!({"provider": "shell", "title": title, "prompt": prompt,
@@ -920,24 +926,6 @@ async fn the_new_agent_form_shows_unavailable_providers_disabled_and_creates_an_
 // ---------------------------------------------------------------------------------------------
 // The permission prompt, with the real Claude Code CLI
 
-/// The stand-in model: "use bash <file>" calls Bash to create the file; a tool result is echoed.
-async fn bash_standin() -> AnthropicStandIn {
-    AnthropicStandIn::start(|req| match req.input() {
-        Input::Text(t) if t.contains("use bash") => {
-            let file = t.rsplit(' ').next().unwrap_or("x").to_string();
-            Reply::tool_use(
-                "Bash",
-                json!({"command": format!("touch {file} && echo bash-ran"), "description": "make a file"}),
-            )
-        }
-        Input::ToolResult {
-            content, is_error, ..
-        } => Reply::text(format!("tool result: {content} error={is_error}")),
-        Input::Text(t) => Reply::text(format!("echo: {t}")),
-    })
-    .await
-}
-
 /// The `n`th tool call line (from 1) in the pane `pane`, once there is one.
 async fn tool_call(app: &App, pane: &str, n: usize) -> String {
     let script = "const calls = document.querySelectorAll(arguments[0] + ' [data-testid=\"timeline-item\"][data-kind=\"tool_call\"]'); \
@@ -955,7 +943,7 @@ async fn tool_call(app: &App, pane: &str, n: usize) -> String {
 #[tokio::test]
 async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane() {
     let h = Harness::new("permission_prompt");
-    let api = bash_standin().await;
+    let api = AnthropicStandIn::start(|req| bash_script(req.input())).await;
     let cli_home = h.home().parent().unwrap().join("claude-home");
     let claude =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis/node_modules/.bin/claude");
@@ -972,13 +960,7 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
     .unwrap();
     let app = launch(&h).await;
     let dir = work_dir(&h, "repo");
-    let ws = app
-        .call_ui(
-            "/backend.js",
-            "addWorkspace",
-            vec![json!(dir.display().to_string())],
-        )
-        .await;
+    let ws = add_workspace(&app, &dir).await;
     let builder = create(
         &app,
         json!({"provider": "claude", "model": "standin-model", "title": "builder",
@@ -1260,13 +1242,7 @@ async fn add_a_workspace_with_the_native_folder_picker() {
     let app = launch(&h).await;
     let first = work_dir(&h, "app");
     let picked = work_dir(&h, "picked");
-    let ws = app
-        .call_ui(
-            "/backend.js",
-            "addWorkspace",
-            vec![json!(first.display().to_string())],
-        )
-        .await;
+    let ws = add_workspace(&app, &first).await;
     app.wait_for(&sel_ws(ws["workspaceId"].as_str().unwrap()))
         .await;
 

@@ -11,7 +11,7 @@ use paseo_core::model::ItemKind;
 use paseo_core::providers::claude::ClaudeProvider;
 use paseo_core::providers::{Provider, ProviderEvent, SessionSpec, TurnInput, TurnOutcome};
 use serde_json::json;
-use support::anthropic::{AnthropicStandIn, Input, Reply};
+use support::anthropic::{bash_script, AnthropicStandIn, Input, Reply};
 use support::*;
 
 async fn standin() -> AnthropicStandIn {
@@ -26,17 +26,7 @@ async fn standin() -> AnthropicStandIn {
             json!({"command": "nohup sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; echo $$ > fg.pid; sleep 300",
                    "description": "start processes"}),
         ),
-        Input::Text(t) if t.contains("use bash") => {
-            let file = t.rsplit(' ').next().unwrap_or("x").to_string();
-            Reply::tool_use(
-                "Bash",
-                json!({"command": format!("touch {file} && echo bash-ran"), "description": "make a file"}),
-            )
-        }
-        Input::ToolResult {
-            content, is_error, ..
-        } => Reply::text(format!("tool result: {content} error={is_error}")),
-        Input::Text(t) => Reply::text(format!("echo: {t}")),
+        other => bash_script(other),
     })
     .await
 }

@@ -133,6 +133,24 @@ impl Reply {
     }
 }
 
+/// The tool-permission script several tests share: "use bash <file>" calls Bash to create
+/// `<file>`; a tool result is echoed with whether it was an error; other text is echoed.
+pub fn bash_script(input: Input) -> Reply {
+    match input {
+        Input::Text(t) if t.contains("use bash") => {
+            let file = t.rsplit(' ').next().unwrap_or("x").to_string();
+            Reply::tool_use(
+                "Bash",
+                json!({"command": format!("touch {file} && echo bash-ran"), "description": "make a file"}),
+            )
+        }
+        Input::ToolResult {
+            content, is_error, ..
+        } => Reply::text(format!("tool result: {content} error={is_error}")),
+        Input::Text(t) => Reply::text(format!("echo: {t}")),
+    }
+}
+
 type Script = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
 
 #[derive(Clone)]
