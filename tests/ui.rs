@@ -1014,11 +1014,14 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
     // The call opens on a click to show its input and output.
     click(&app, &format!("{call} summary")).await;
     assert_eq!(open(format!("{call} details")).await, json!(true));
-    let shown = wait_text(&app, &call, |t| t.contains("bash-ran")).await;
+    let input = wait_text(&app, &format!("{call} .tool-in"), |t| !t.is_empty()).await;
     assert!(
-        shown.contains("\"description\": \"make a file\""),
-        "{shown}"
+        input.contains("\"description\": \"make a file\""),
+        "{input}"
     );
+    let output = format!("{call} .tool-out");
+    wait_text(&app, &output, |t| t.trim() == "bash-ran").await;
+    assert!(app.is_shown(&output).await);
     app.screenshot("tool-call-open").await;
 
     // Deny, on the next turn from the composer: the tool fails, no file, the model is told.
