@@ -69,6 +69,7 @@ impl Make for AgentSnapshot {
             tool_name: "Bash".into(),
             input: json!({"command": "rm -rf build"}),
             description: None,
+            call_id: None,
         });
         self.status(Status::Running)
             .attention(AttentionReason::Permission, minute)

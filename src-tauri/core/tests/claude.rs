@@ -232,6 +232,9 @@ async fn permission_requests_are_surfaced_and_answered() {
             })
             .find(|i| i.kind == ItemKind::ToolCall)
             .expect("a tool call");
+        // ...and the question names that call.
+        assert!(call.call_id.is_some());
+        assert_eq!(req.call_id, call.call_id);
         assert_eq!(req.tool_name, "Bash");
         assert_eq!(
             req.input["command"],

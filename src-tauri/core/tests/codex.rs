@@ -228,6 +228,17 @@ async fn approval_requests_are_surfaced_and_answered() {
             req.input.to_string().contains(&format!("touch {file}")),
             "{req:?}"
         );
+        // The command's tool call is on the timeline first, and the question names it.
+        let call = before
+            .iter()
+            .flat_map(|e| match e {
+                ProviderEvent::Items(items) => items.clone(),
+                _ => vec![],
+            })
+            .find(|i| i.kind == ItemKind::ToolCall)
+            .expect("a tool call before the question");
+        assert!(call.call_id.is_some());
+        assert_eq!(req.call_id, call.call_id);
         assert!(!work.join(file).exists());
         s.respond_permission(&req.request_id, allow).unwrap();
         let t = ev.turn().await;

@@ -298,6 +298,7 @@ impl Harness {
                         tool_name: "Bash".into(),
                         input: serde_json::json!({}),
                         description: None,
+                        call_id: None,
                     };
                     let _ = self.e.permission_requested(id, r);
                 }

@@ -189,6 +189,7 @@ fn invalid_transitions_are_rejected_and_change_nothing() {
         tool_name: "Bash".into(),
         input: serde_json::json!({}),
         description: None,
+        call_id: None,
     };
     assert!(f.e.permission_requested(id, r).is_err());
     assert_eq!(f.e.agent(id).unwrap().record, before);
@@ -273,6 +274,7 @@ fn permission_sets_needs_input_and_answer_clears_it() {
         tool_name: "Bash".into(),
         input: serde_json::json!({"command": "ls"}),
         description: None,
+        call_id: None,
     };
     f.e.permission_requested(id, req).unwrap();
     assert_eq!(f.status(id), Status::Running);
@@ -570,6 +572,7 @@ fn only_the_armed_turn_notifies_and_only_once() {
         tool_name: "Bash".into(),
         input: serde_json::json!({}),
         description: None,
+        call_id: None,
     };
     f.e.permission_requested(kid, req).unwrap();
     assert_eq!(f.e.inbox(parent).unwrap().len(), 1);

@@ -724,6 +724,10 @@ impl ClaudeStream {
                             .get("description")
                             .and_then(Value::as_str)
                             .map(str::to_string),
+                        call_id: req
+                            .get("tool_use_id")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
                     }));
             }
             other => {
@@ -902,15 +906,24 @@ mod tests {
     fn permission_requests_become_events_and_answers_control_responses() {
         let mut p = ClaudeStream::new(None);
         let mut perms = vec![];
+        let mut last_call = None;
         for line in PERMISSION.lines() {
             let v: Value = serde_json::from_str(line).unwrap();
             if v["subtype"] == "init" && !p.turn_active() {
                 p.start_turn();
             }
             for e in p.on_line(line).events {
+                if let ProviderEvent::Items(items) = &e {
+                    if let Some(call) = items.iter().rfind(|i| i.kind == ItemKind::ToolCall) {
+                        last_call = call.call_id.clone();
+                    }
+                }
                 if let ProviderEvent::Permission(req) = e {
                     assert_eq!(req.tool_name, "Bash");
                     assert_eq!(req.description.as_deref(), Some("make a file"));
+                    // It names the tool call it is about, already in the timeline.
+                    assert!(last_call.is_some());
+                    assert_eq!(req.call_id, last_call);
                     let allow = perms.is_empty();
                     let answer: Value =
                         serde_json::from_str(&p.answer_permission(&req.request_id, allow).unwrap())

@@ -681,6 +681,12 @@ impl CodexStream {
             .get("reason")
             .and_then(Value::as_str)
             .map(str::to_string);
+        // v2 approvals name the item (the tool call's id in the timeline); legacy ones its call.
+        let call_id = params
+            .get("itemId")
+            .or_else(|| params.get("callId"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
         self.approvals.insert(request_id.clone(), (id, kind));
         step.events
             .push(ProviderEvent::Permission(PermissionRequest {
@@ -688,6 +694,7 @@ impl CodexStream {
                 tool_name: tool.to_string(),
                 input: params.clone(),
                 description,
+                call_id,
             }));
     }
 
@@ -1069,6 +1076,17 @@ mod tests {
             }) {
                 assert_eq!(req.tool_name, "shell");
                 assert_eq!(req.description.as_deref(), Some("make a file"));
+                // It names the command's tool call, already in the timeline.
+                let call = r.events[..seen]
+                    .iter()
+                    .flat_map(|e| match e {
+                        ProviderEvent::Items(items) => items.clone(),
+                        _ => vec![],
+                    })
+                    .rfind(|i| i.kind == ItemKind::ToolCall)
+                    .and_then(|i| i.call_id);
+                assert!(call.is_some());
+                assert_eq!(req.call_id, call);
                 let allow = answers.is_empty();
                 let answer = r.stream.answer_permission(&req.request_id, allow).unwrap();
                 assert_eq!(answer["id"], v["id"]);

@@ -93,6 +93,10 @@ pub struct PermissionRequest {
     pub input: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The tool call this asks about (its timeline item's `callId`), when the provider says, so
+    /// the UI can show that call as waiting for the user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 /// How a turn ended.

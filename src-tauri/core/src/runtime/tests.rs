@@ -113,6 +113,7 @@ impl Provider for Scripted {
                                 tool_name: "Bash".into(),
                                 input: serde_json::json!({"command": "rm -rf /tmp/x"}),
                                 description: None,
+                                call_id: None,
                             }))
                             .await;
                             loop {
