@@ -998,6 +998,12 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
         }
     };
     assert_eq!(open(format!("{call} details")).await, json!(false));
+    // The call line itself says it waits for the user.
+    app.wait_for_attr(&call, "data-awaiting", "true").await;
+    wait_text(&app, &format!("{call} .tool-status"), |t| {
+        t.contains("waiting for you")
+    })
+    .await;
     assert!(!dir.join("allowed-file").exists());
     app.screenshot("permission").await;
 
@@ -1008,6 +1014,13 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
     })
     .await;
     app.wait_for_attr(&call, "data-result", "ok").await;
+    let awaiting = app
+        .execute(
+            "return document.querySelector(arguments[0]).dataset.awaiting ?? null",
+            vec![json!(call)],
+        )
+        .await;
+    assert_eq!(awaiting, Value::Null);
     assert!(dir.join("allowed-file").exists());
     app.wait_for_attr(&pane, "data-status", "idle").await;
     assert!(!app.is_shown(&tid("permission")).await);
@@ -1036,9 +1049,10 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
     })
     .await;
     app.wait_for_attr(&pane, "data-bucket", "needs_input").await;
+    let denied = tool_call(&app, &pane, 2).await;
+    app.wait_for_attr(&denied, "data-awaiting", "true").await;
     click(&app, &tid("permission-deny")).await;
     wait_text(&app, &tid("timeline"), |t| t.contains("error=true")).await;
-    let denied = tool_call(&app, &pane, 2).await;
     app.wait_for_attr(&denied, "data-result", "error").await;
     app.wait_for_attr(&pane, "data-status", "idle").await;
     assert!(!dir.join("denied-file").exists());

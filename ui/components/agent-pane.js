@@ -89,6 +89,7 @@ export class AgentPane {
     this.track.render(agent.id, this.actions.isTrackCollapsed(agent.id));
     this.composer.render(agent);
     if (switched || this.timeline.model !== model) this.timeline.attach(model);
+    this.timeline.setAwaiting(agent.pendingPermission?.callId);
     this.timeline.render();
   }
 

@@ -155,6 +155,18 @@ function renderToolCall(it) {
   return el;
 }
 
+/** Shows a call that has not run yet as waiting for the user's permission (or not any more). */
+function markAwaiting(callEl, on) {
+  if (callEl.dataset.result) return;
+  const { status } = callEl._tool;
+  status.className = `tool-status ${on ? 'awaiting' : 'pending'}`;
+  status.textContent = on ? '◉ waiting for you' : '…';
+  status.title = on ? 'waiting for your permission' : 'running';
+  status.setAttribute('aria-label', status.title);
+  if (on) callEl.dataset.awaiting = 'true';
+  else delete callEl.dataset.awaiting;
+}
+
 /** Puts a tool result into its call's line: ✓ or ✗, the time it took, and the output. */
 function fillToolResult(callEl, it) {
   const { status, out, ts } = callEl._tool;
@@ -166,6 +178,7 @@ function fillToolResult(callEl, it) {
   out.textContent = it.text || '';
   out.hidden = !it.text;
   callEl.dataset.result = it.isError ? 'error' : 'ok';
+  delete callEl.dataset.awaiting;
 }
 
 export class TimelineView {
@@ -189,6 +202,8 @@ export class TimelineView {
       this.el.addEventListener(type, touched, { passive: true });
     }
     this.userAt = -Infinity;
+    // The call id the agent's pending permission is about, if any.
+    this.awaiting = null;
     this.reset();
   }
 
@@ -252,6 +267,17 @@ export class TimelineView {
     this.jump.hidden = this.follow && this.last >= m.lastSeq;
   }
 
+  /** Marks the call `callId` (a pending permission's) as waiting for the user; null clears. */
+  setAwaiting(callId) {
+    const next = callId ?? null;
+    if (next === this.awaiting) return;
+    const prev = this.awaiting && this.calls.get(this.awaiting);
+    if (prev) markAwaiting(prev, false);
+    this.awaiting = next;
+    const el = next && this.calls.get(next);
+    if (el) markAwaiting(el, true);
+  }
+
   setStatus(text) {
     if (this.status.textContent !== text) this.status.textContent = text;
     this.status.hidden = !text;
@@ -269,7 +295,10 @@ export class TimelineView {
         continue;
       }
       const el = renderItem(it, m.at(seq - 1), this.ctx);
-      if (it.kind === 'tool_call' && it.callId) this.calls.set(it.callId, el);
+      if (it.kind === 'tool_call' && it.callId) {
+        this.calls.set(it.callId, el);
+        if (it.callId === this.awaiting) markAwaiting(el, true);
+      }
       this.nodes.set(seq, el);
       frag.append(el);
     }
