@@ -224,14 +224,7 @@ async fn permission_requests_are_surfaced_and_answered() {
             unreachable!()
         };
         // The tool call is on the timeline before the question.
-        let call = before
-            .iter()
-            .flat_map(|e| match e {
-                ProviderEvent::Items(items) => items.clone(),
-                _ => vec![],
-            })
-            .find(|i| i.kind == ItemKind::ToolCall)
-            .expect("a tool call");
+        let call = first_tool_call(&before).expect("a tool call before the question");
         // ...and the question names that call.
         assert!(call.call_id.is_some());
         assert_eq!(req.call_id, call.call_id);

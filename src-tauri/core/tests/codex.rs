@@ -229,14 +229,7 @@ async fn approval_requests_are_surfaced_and_answered() {
             "{req:?}"
         );
         // The command's tool call is on the timeline first, and the question names it.
-        let call = before
-            .iter()
-            .flat_map(|e| match e {
-                ProviderEvent::Items(items) => items.clone(),
-                _ => vec![],
-            })
-            .find(|i| i.kind == ItemKind::ToolCall)
-            .expect("a tool call before the question");
+        let call = first_tool_call(&before).expect("a tool call before the question");
         assert!(call.call_id.is_some());
         assert_eq!(req.call_id, call.call_id);
         assert!(!work.join(file).exists());

@@ -57,6 +57,18 @@ pub fn sink(agent: AgentId, capacity: usize) -> (EventSink, Events) {
     )
 }
 
+/// The first tool call among `events` (e.g. the one a permission question that follows is about).
+pub fn first_tool_call(events: &[ProviderEvent]) -> Option<NewItem> {
+    events
+        .iter()
+        .flat_map(|e| match e {
+            ProviderEvent::Items(items) => items.as_slice(),
+            _ => &[],
+        })
+        .find(|i| i.kind == ItemKind::ToolCall)
+        .cloned()
+}
+
 /// One turn's events, collected up to its `TurnEnded`.
 #[derive(Debug, Default)]
 pub struct Turn {
