@@ -141,7 +141,8 @@ function renderSystem(it, ctx) {
 }
 
 function renderToolCall(it) {
-  const status = h('span', { class: 'tool-status pending', title: 'running', 'aria-label': 'running' }, '…');
+  const status = h('span', {});
+  setToolStatus(status, 'pending', '…', 'running');
   const out = h('pre', { class: 'mono tool-out', hidden: true });
   const details = h('details', { class: 'body tool' },
     h('summary', {},
@@ -155,26 +156,32 @@ function renderToolCall(it) {
   return el;
 }
 
+/** The status at the end of a call's line: its class, what it shows, and its accessible name. */
+function setToolStatus(status, state, text, name) {
+  status.className = `tool-status ${state}`;
+  status.textContent = text;
+  status.title = name;
+  status.setAttribute('aria-label', name);
+}
+
 /** Shows a call that has not run yet as waiting for the user's permission (or not any more). */
 function markAwaiting(callEl, on) {
   if (callEl.dataset.result) return;
-  const { status } = callEl._tool;
-  status.className = `tool-status ${on ? 'awaiting' : 'pending'}`;
-  status.textContent = on ? '◉ waiting for you' : '…';
-  status.title = on ? 'waiting for your permission' : 'running';
-  status.setAttribute('aria-label', status.title);
-  if (on) callEl.dataset.awaiting = 'true';
-  else delete callEl.dataset.awaiting;
+  if (on) {
+    setToolStatus(callEl._tool.status, 'awaiting', '◉ waiting for you', 'waiting for your permission');
+    callEl.dataset.awaiting = 'true';
+  } else {
+    setToolStatus(callEl._tool.status, 'pending', '…', 'running');
+    delete callEl.dataset.awaiting;
+  }
 }
 
 /** Puts a tool result into its call's line: ✓ or ✗, the time it took, and the output. */
 function fillToolResult(callEl, it) {
   const { status, out, ts } = callEl._tool;
-  status.className = `tool-status ${it.isError ? 'failed' : 'ok'}`;
   const took = duration(ts, it.ts);
-  status.textContent = `${it.isError ? '✗' : '✓'}${took ? ` ${took}` : ''}`;
-  status.title = it.isError ? 'failed' : 'done';
-  status.setAttribute('aria-label', status.title);
+  setToolStatus(status, it.isError ? 'failed' : 'ok', `${it.isError ? '✗' : '✓'}${took ? ` ${took}` : ''}`,
+    it.isError ? 'failed' : 'done');
   out.textContent = it.text || '';
   out.hidden = !it.text;
   callEl.dataset.result = it.isError ? 'error' : 'ok';
