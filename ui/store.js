@@ -1,5 +1,6 @@
 // The window's copy of the fleet: loaded from a snapshot, kept current by backend events. Applying
 // an event only updates maps and marks what changed; rendering happens once per frame elsewhere.
+import { errorMessage } from './dom.js';
 
 export const fleet = {
   loaded: false,
@@ -39,6 +40,11 @@ function emit(change) {
 export function addNotice(level, message) {
   fleet.notices.push({ id: ++noticeSeq, level, message });
   emit({ kind: 'notice' });
+}
+
+/** An error notice: `what` failed, and why. */
+export function addError(what, error) {
+  addNotice('error', `${what}: ${errorMessage(error)}`);
 }
 
 export function dismissNotice(id) {

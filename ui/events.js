@@ -1,0 +1,71 @@
+// From fleet changes to redraws: each change the store reports (an event applied, a snapshot
+// loaded) marks the areas it affects dirty and does what follows from it — a finished agent in
+// view is seen, an archived agent's tabs close, a workspace never seen before asks for a resync.
+import { fleet, onChange } from './store.js';
+import * as layout from './layout.js';
+import * as timelines from './timeline-model.js';
+import { invalidate } from './render.js';
+import { ui } from './window-state.js';
+import { ALL } from './views.js';
+import { resyncSoon } from './resync.js';
+import { seen } from './gestures/tabs.js';
+import { reloadArchivedSoon } from './gestures/archived.js';
+
+/** Follows the store, and the window's focus (an agent that finished in the background is seen then). */
+export function followChanges() {
+  onChange(redrawFor);
+  window.addEventListener('focus', () => {
+    const id = layout.activeAgentId();
+    if (id && ui.view === 'agent') seen(fleet.agents.get(id));
+  });
+}
+
+function redrawFor(change) {
+  const active = layout.activeAgentId();
+  switch (change.kind) {
+    case 'snapshot':
+      invalidate(...ALL);
+      return;
+    case 'agent': {
+      const { agent, old } = change;
+      if (layout.groupOf(agent.id)) invalidate('tabs');
+      if (ui.view === 'home') invalidate('pane');
+      if (ui.view === 'agent' && (agent.id === active || agent.parentAgentId === active || old?.parentAgentId === active || agent.id === fleet.agents.get(active)?.parentAgentId)) {
+        invalidate('pane');
+      }
+      if (agent.id === active && agent.requiresAttention && ui.view === 'agent' && document.visibilityState === 'visible' && document.hasFocus()) {
+        seen(agent);
+      }
+      return;
+    }
+    case 'archived': {
+      const id = change.agent.id;
+      timelines.forget(id);
+      if (layout.closeTab(id)) invalidate('tabs', 'pane');
+      if (ui.view === 'home' || ui.view === 'agent') invalidate('pane');
+      reloadArchivedSoon();
+      return;
+    }
+    case 'timeline':
+      timelines.ingest(change.agentId, change.items);
+      return;
+    case 'workspace':
+      // A first workspace (or the selected one archived): select one.
+      if ((!layout.layout.selected || !fleet.workspaces.has(layout.layout.selected)) && layout.prune()) layout.save();
+      invalidate('sidebar');
+      if (ui.view !== 'welcome') invalidate('pane', 'tabs');
+      else invalidate('pane');
+      if (change.unknownProject) resyncSoon();
+      return;
+    case 'track':
+      if (change.track.parentAgentId === active) invalidate('pane');
+      return;
+    case 'counts':
+      invalidate('status', 'archived');
+      return;
+    case 'notice':
+      invalidate('notices');
+      return;
+    default:
+  }
+}

@@ -1,0 +1,105 @@
+// Agent and window gestures: the new-agent form (open, create, cancel), adding a workspace with
+// the folder picker, a new window, detaching a subagent, stopping a turn, and the app menu.
+import * as backend from '../backend.js';
+import { fleet, addError, applyEvent } from '../store.js';
+import * as layout from '../layout.js';
+import { invalidate } from '../render.js';
+import { openMenu, closeMenu } from '../components/menu.js';
+import { ui } from '../window-state.js';
+import { resetForm, focusForm, focusComposer } from '../views.js';
+import { resyncSoon } from '../resync.js';
+
+export function showForm(wsId) {
+  closeMenu();
+  resetForm(wsId ?? layout.layout.selected);
+  ui.formOpen = true;
+  invalidate('tabs', 'pane');
+  requestAnimationFrame(focusForm);
+}
+
+export function closeForm() {
+  ui.formOpen = false;
+  invalidate('tabs', 'pane');
+}
+
+export async function createAgent(f) {
+  if (f.directory) {
+    // A directory that already has a workspace gets the agent there, not a second workspace.
+    const ws = await backend.addWorkspace(f.directory);
+    applyEvent({ type: 'workspaceUpdated', workspace: ws });
+    const { directory, ...rest } = f;
+    f = { ...rest, workspaceId: ws.workspaceId };
+  }
+  const agent = await backend.createAgent(f);
+  applyEvent({ type: 'agentUpdated', agent }, { guard: true });
+  ui.formOpen = false;
+  layout.openTab(agent.workspaceId, agent.id);
+  if (!fleet.workspaces.has(agent.workspaceId)) resyncSoon(100);
+  invalidate('sidebar', 'tabs', 'pane');
+  requestAnimationFrame(focusComposer);
+}
+
+/** Where the folder picker starts: beside the selected workspace (projects tend to be siblings). */
+function pickerStart() {
+  const ws = fleet.workspaces.get(layout.layout.selected) ?? fleet.workspaces.values().next().value;
+  if (!ws) return null;
+  const parent = ws.cwd.replace(/\/+$/, '').replace(/\/[^/]*$/, '');
+  return parent || '/';
+}
+
+/** The new-agent form's folder picker. */
+export function pickFolder() {
+  return backend.pickFolder('Choose a directory for the agent', pickerStart());
+}
+
+export async function addWorkspace() {
+  closeMenu();
+  let path;
+  try {
+    path = await backend.pickFolder('Add a workspace', pickerStart());
+  } catch (error) {
+    addError('Could not open the folder picker', error);
+    return;
+  }
+  if (!path) return;
+  try {
+    const ws = await backend.addWorkspace(path);
+    applyEvent({ type: 'workspaceUpdated', workspace: ws });
+    ui.formOpen = false;
+    layout.select(ws.workspaceId);
+    invalidate('sidebar', 'tabs', 'pane');
+  } catch (error) {
+    addError(`Could not add ${path}`, error);
+  }
+}
+
+export async function newWindow() {
+  closeMenu();
+  try {
+    await backend.newWindow();
+  } catch (error) {
+    addError('Could not open a new window', error);
+  }
+}
+
+export async function detach(id) {
+  try {
+    await backend.detachAgent(id);
+  } catch (error) {
+    addError('Could not detach the subagent', error);
+  }
+}
+
+/** Stops the agent's turn if one is running (the keyboard's Ctrl+.). */
+export function stopTurn(id) {
+  if (fleet.agents.get(id)?.status !== 'running') return;
+  backend.cancelAgent(id).catch((error) => addError('Could not stop the turn', error));
+}
+
+export function showMenu(anchor) {
+  openMenu(anchor, [
+    { label: 'New agent', shortcut: 'Ctrl+N', testid: 'menu-new-agent', run: () => showForm() },
+    { label: 'New window', shortcut: 'Ctrl+Shift+N', testid: 'menu-new-window', run: () => newWindow() },
+    { label: 'Add a workspace…', testid: 'menu-add-workspace', run: () => addWorkspace() },
+  ]);
+}

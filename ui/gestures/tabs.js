@@ -1,0 +1,83 @@
+// Tab gestures: open an agent's tab, activate one, the workspace's home tab, select a workspace,
+// close a tab (a root agent's close archives it), cycle through the tabs; and "seen" — looking
+// at an agent that finished acknowledges it.
+import * as backend from '../backend.js';
+import { fleet, addNotice, rootOf } from '../store.js';
+import * as layout from '../layout.js';
+import * as timelines from '../timeline-model.js';
+import { invalidate } from '../render.js';
+import { ui } from '../window-state.js';
+import { revealTab, focusTab } from '../views.js';
+import { archiveRoot } from './archive.js';
+
+/** Acknowledges a finished agent the user is looking at (a permission waits for its answer instead). */
+export function seen(agent) {
+  if (!agent?.requiresAttention || agent.attentionReason === 'permission' || ui.seenInFlight.has(agent.id)) return;
+  ui.seenInFlight.add(agent.id);
+  backend.markSeen(agent.id).catch(() => {}).finally(() => ui.seenInFlight.delete(agent.id));
+}
+
+/**
+ * Opens an agent's tab and shows it. `here`: from a track or a parent link — the tab joins the
+ * selected workspace's tabs; otherwise it joins the tabs of its root agent's workspace.
+ */
+export function openAgent(id, { here = false } = {}) {
+  const agent = fleet.agents.get(id);
+  if (!agent) {
+    addNotice('warning', 'That agent is no longer there (archived?).');
+    invalidate('notices');
+    return;
+  }
+  let ws = layout.groupOf(id);
+  if (!ws) ws = here && layout.layout.selected ? layout.layout.selected : (rootOf(agent)?.workspaceId ?? agent.workspaceId);
+  ui.formOpen = false;
+  layout.openTab(ws, id);
+  seen(agent);
+  invalidate('sidebar', 'tabs', 'pane');
+  requestAnimationFrame(() => revealTab(id));
+}
+
+export function activateTab(id) {
+  ui.formOpen = false;
+  layout.activate(layout.layout.selected, id);
+  seen(fleet.agents.get(id));
+  invalidate('tabs', 'pane');
+}
+
+export function showHome() {
+  ui.formOpen = false;
+  layout.currentGroup().active = null;
+  layout.save();
+  invalidate('tabs', 'pane');
+}
+
+export function selectWorkspace(wsId) {
+  ui.formOpen = false;
+  layout.select(wsId);
+  const active = layout.activeAgentId();
+  if (active) seen(fleet.agents.get(active));
+  invalidate('sidebar', 'tabs', 'pane');
+}
+
+/** Closing a tab: a root agent is archived (asking first if that stops something); a subagent's tab just closes. */
+export function closeTab(id) {
+  const agent = fleet.agents.get(id);
+  if (agent && !agent.parentAgentId) {
+    archiveRoot(agent);
+    return;
+  }
+  layout.closeTab(id);
+  timelines.forget(id);
+  invalidate('tabs', 'pane');
+}
+
+/** Moves to the next (`step` 1) or previous (-1) tab, the home tab included, and focuses it. */
+export function cycleTab(step) {
+  const g = layout.currentGroup();
+  const order = [null, ...g.tabs];
+  const i = order.indexOf(ui.formOpen ? undefined : g.active);
+  const next = order[(Math.max(i, 0) + step + order.length) % order.length];
+  if (next) activateTab(next);
+  else showHome();
+  requestAnimationFrame(() => focusTab(next));
+}

@@ -1,0 +1,124 @@
+// The window's areas and what draws them: builds the components once, registers each area's
+// redraw with render.js (sidebar, archived list, tabs, pane, timeline, notices, status bar), and
+// decides what the pane region shows. Gestures arrive as `actions`; nothing here calls the backend.
+import { h } from './dom.js';
+import { fleet } from './store.js';
+import * as layout from './layout.js';
+import * as timelines from './timeline-model.js';
+import { register, invalidate, flush } from './render.js';
+import { ui } from './window-state.js';
+import { Sidebar } from './components/sidebar.js';
+import { TabStrip } from './components/tab-strip.js';
+import { AgentPane } from './components/agent-pane.js';
+import { NewAgentForm } from './components/new-agent-form.js';
+import { WorkspaceHome } from './components/workspace-home.js';
+import { renderWelcome } from './components/welcome.js';
+import { renderNotices } from './components/notices.js';
+import { renderStatus } from './components/status-bar.js';
+
+const $ = (testid) => document.querySelector(`[data-testid="${testid}"]`);
+
+/** Every area; a fresh snapshot redraws them all. */
+export const ALL = ['sidebar', 'archived', 'tabs', 'pane', 'notices', 'status'];
+
+const region = $('pane-region');
+let sidebar;
+let tabStrip;
+let pane;
+let form;
+
+function currentView() {
+  if (!fleet.loaded) return 'loading';
+  if (ui.formOpen) return 'form';
+  const id = layout.activeAgentId();
+  if (id && fleet.agents.has(id)) return 'agent';
+  if (layout.layout.selected && fleet.workspaces.has(layout.layout.selected)) return 'home';
+  if (fleet.workspaces.size === 0 && fleet.agents.size === 0) return 'welcome';
+  return 'home';
+}
+
+/** Builds the components with the gestures they call and registers every area's redraw. */
+export function mountViews(actions) {
+  sidebar = new Sidebar($('sidebar'), actions);
+  tabStrip = new TabStrip($('tab-strip'), actions);
+  pane = new AgentPane(actions, () => invalidate('timeline'));
+  form = new NewAgentForm({ create: actions.createAgent, cancel: actions.closeForm, pickFolder: actions.pickFolder });
+  const home = new WorkspaceHome(actions);
+
+  register('sidebar', () => {
+    sidebar.render({ selected: layout.layout.selected, collapsedProjects: new Set(layout.layout.collapsedProjects) });
+  });
+  register('archived', () => {
+    ui.archived.open = layout.layout.archivedOpen;
+    ui.archived.count = fleet.counts.archived ?? 0;
+    sidebar.renderArchived(ui.archived);
+  });
+  register('tabs', () => {
+    const g = layout.currentGroup();
+    tabStrip.render({ workspaceId: layout.layout.selected, tabs: g.tabs, active: g.active, formOpen: ui.formOpen });
+  });
+  register('pane', () => {
+    const view = currentView();
+    if (view !== ui.view) {
+      ui.view = view;
+      region.dataset.view = view;
+      if (view === 'agent') region.replaceChildren(pane.el);
+      else if (view === 'form') region.replaceChildren(form.el);
+      else if (view === 'home') region.replaceChildren(home.el);
+      else if (view === 'welcome') renderWelcome(region, ui.info, actions);
+      else region.replaceChildren(h('div', { class: 'loading muted' }, 'Loading…'));
+    }
+    if (view === 'agent') {
+      const id = layout.activeAgentId();
+      pane.render(fleet.agents.get(id), timelines.modelFor(id));
+    } else if (view === 'home') {
+      home.render(layout.layout.selected ?? fleet.workspaces.keys().next().value);
+    }
+  });
+  register('timeline', () => {
+    if (ui.view === 'agent') pane.renderTimeline();
+  });
+  register('notices', () => renderNotices($('notices')));
+  register('status', () => {
+    if (ui.backend.kind === 'ready') renderStatus($('status-bar'), { kind: 'ready', info: ui.info, counts: fleet.counts, mcpUrl: fleet.mcpUrl });
+    else renderStatus($('status-bar'), ui.backend);
+  });
+}
+
+export function showVersion(version) {
+  sidebar.setVersion(version);
+}
+
+/** Scrolls the agent's tab into view. */
+export function revealTab(id) {
+  tabStrip.reveal(id);
+}
+
+/** Focuses the agent's tab, or the home tab for null. */
+export function focusTab(id) {
+  const el = id ? document.querySelector(`[data-testid="tab"][data-agent-id="${id}"]`) : $('tab-home');
+  el?.focus();
+}
+
+export function focusComposer() {
+  pane.focusComposer();
+}
+
+/** Builds the new-agent form afresh with `workspaceId` preselected (shown once `ui.formOpen`). */
+export function resetForm(workspaceId) {
+  form.open(workspaceId);
+}
+
+export function focusForm() {
+  form.focus();
+}
+
+/** Replaces the pane region with what went wrong when the backend did not answer at start-up. */
+export function showBackendError(message) {
+  region.replaceChildren(h('div', { class: 'welcome' },
+    h('h1', {}, 'The backend did not answer'),
+    h('p', { class: 'error', dataset: { testid: 'backend-error' } }, message)));
+  ui.view = 'error';
+  invalidate('status');
+  flush();
+}

@@ -1,0 +1,15 @@
+// What this window shows beyond its saved layout (layout.js) and the fleet (store.js): the
+// transient state the views read and the gestures change. Never persisted.
+export const ui = {
+  /** app_info, once booted. */
+  info: null,
+  label: 'main',
+  formOpen: false,
+  backend: { kind: 'connecting' },
+  archived: { open: false, count: 0, batches: null, busy: new Set() },
+  /** Archives in progress, by gesture (see gestures/archive.js): a second click does nothing. */
+  closing: new Set(),
+  seenInFlight: new Set(),
+  /** What the pane region shows: loading, form, agent, home, welcome or error. */
+  view: null,
+};
