@@ -8,11 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use paseo_core::engine::{Engine, NewAgent, TurnOrigin};
+use paseo_core::engine::{Engine, NewAgent};
 use paseo_core::model::{
-    AgentId, AgentRecord, ProjectId, Status, Timestamp, WorkspaceId, WorkspaceKind, WorkspaceRecord,
+    AgentId, AgentRecord, ProjectId, Status, Timestamp, TurnOrigin, TurnOutcome, WorkspaceId,
+    WorkspaceKind, WorkspaceRecord,
 };
-use paseo_core::providers::TurnOutcome;
 
 const N: usize = 10_000;
 

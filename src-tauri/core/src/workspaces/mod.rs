@@ -221,24 +221,23 @@ pub fn directory_workspace_with(
         (Some(r), true) => r.branch.clone().unwrap_or_else(|| base_name(dir)),
         _ => base_name(dir),
     };
+    let kind = if is_checkout {
+        WorkspaceKind::LocalCheckout
+    } else {
+        WorkspaceKind::Directory
+    };
+    let cwd = dir.display().to_string();
     let ws = WorkspaceRecord {
-        workspace_id: WorkspaceId::new(),
-        project_id: project.project_id.clone(),
-        cwd: dir.display().to_string(),
-        kind: if is_checkout {
-            WorkspaceKind::LocalCheckout
-        } else {
-            WorkspaceKind::Directory
-        },
-        display_name,
-        created_at: now,
-        updated_at: now,
-        archived_at: None,
         repo: repo.as_ref().map(|r| r.root.display().to_string()),
         branch: repo.as_ref().and_then(|r| r.branch.clone()),
-        created_by_agent_id: None,
-        created_by_request: None,
-        extra: Default::default(),
+        ..WorkspaceRecord::new(
+            WorkspaceId::new(),
+            project.project_id.clone(),
+            cwd,
+            kind,
+            display_name,
+            now,
+        )
     };
     (ws, fresh.then_some(project))
 }
@@ -257,20 +256,20 @@ pub fn worktree_workspace(
         existing_projects,
         now,
     );
+    let cwd = created.path.display().to_string();
     let ws = WorkspaceRecord {
-        workspace_id: WorkspaceId::new(),
-        project_id: project.project_id.clone(),
-        cwd: created.path.display().to_string(),
-        kind: WorkspaceKind::Worktree,
-        display_name: created.branch.clone(),
-        created_at: now,
-        updated_at: now,
-        archived_at: None,
         repo: Some(created.repo.common_root.display().to_string()),
         branch: Some(created.branch.clone()),
         created_by_agent_id: created_by,
         created_by_request: request,
-        extra: Default::default(),
+        ..WorkspaceRecord::new(
+            WorkspaceId::new(),
+            project.project_id.clone(),
+            cwd,
+            WorkspaceKind::Worktree,
+            created.branch.clone(),
+            now,
+        )
     };
     (ws, fresh.then_some(project))
 }
