@@ -65,3 +65,35 @@ fn workspaces_sharing_a_directory_keep_separate_buckets() {
     assert_eq!(f.bucket("w1"), None);
     f.check_activity();
 }
+
+#[test]
+fn a_track_needs_you_for_a_pending_permission_or_an_unseen_error_only() {
+    let mut f = Fx::new();
+    let p = f.idle(None, "w1");
+    let asking = f.running(Some(p), "w1");
+    f.e.permission_requested(asking, permission("r")).unwrap();
+    let failed = f.running(Some(p), "w1");
+    f.e.turn_ended(
+        failed,
+        TurnOutcome::Failed {
+            message: "x".into(),
+        },
+    )
+    .unwrap();
+    let finished = f.running(Some(p), "w1");
+    f.e.turn_ended(finished, TurnOutcome::Completed).unwrap();
+    assert_eq!(
+        f.e.track_counts(p),
+        TrackCounts {
+            running: 1,
+            needs_you: 2,
+            total: 3
+        },
+        "the one asking still runs; a finished turn does not need the user"
+    );
+    // Seen, the error stays failed but no longer needs the user.
+    f.e.mark_seen(failed).unwrap();
+    let seen = f.e.agent(failed).unwrap();
+    assert_eq!((seen.bucket(), seen.needs_you()), (Bucket::Failed, false));
+    assert_eq!(f.e.track_counts(p).needs_you, 1);
+}
