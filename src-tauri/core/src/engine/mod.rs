@@ -422,6 +422,23 @@ impl Engine {
         Ok(a)
     }
 
+    /// A running agent, for an event only a running turn may have (a transition to `to`).
+    fn running_mut(
+        &mut self,
+        id: AgentId,
+        to: &'static str,
+    ) -> Result<&mut AgentState, EngineError> {
+        let a = self.get_mut(id)?;
+        if a.record.last_status != Status::Running {
+            return Err(EngineError::InvalidTransition {
+                id,
+                from: a.record.last_status.as_str(),
+                to,
+            });
+        }
+        Ok(a)
+    }
+
     /// Marks an agent changed: updatedAt, persist, re-render, its track, its bucket.
     fn touch(&mut self, id: AgentId) {
         let now = self.now();

@@ -2,7 +2,7 @@
 //! running and needs the user until the request is answered, withdrawn, or dies with its turn.
 
 use super::{clear_attention, require_attention, Effect, Engine, EngineError};
-use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, PermissionRequest, Status};
+use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, PermissionRequest};
 
 impl Engine {
     /// A pending permission: the agent stays running and needs the user (`permission`). An armed
@@ -13,14 +13,7 @@ impl Engine {
         req: PermissionRequest,
     ) -> Result<(), EngineError> {
         let now = self.now();
-        let a = self.get_mut(id)?;
-        if a.record.last_status != Status::Running {
-            return Err(EngineError::InvalidTransition {
-                id,
-                from: a.record.last_status.as_str(),
-                to: "permission",
-            });
-        }
+        let a = self.running_mut(id, "permission")?;
         let text = format!("Permission requested: {}", req.tool_name);
         let mut item = NewItem::new(ItemKind::Permission, text);
         item.call_id = Some(req.request_id.clone());

@@ -105,17 +105,11 @@ impl Engine {
     /// A turn ended as the provider reports it.
     pub fn turn_ended(&mut self, id: AgentId, outcome: TurnOutcome) -> Result<(), EngineError> {
         let now = self.now();
-        let a = self.get_mut(id)?;
-        if a.record.last_status != Status::Running {
-            return Err(EngineError::InvalidTransition {
-                id,
-                from: a.record.last_status.as_str(),
-                to: match outcome {
-                    TurnOutcome::Failed { .. } => "error",
-                    _ => "idle",
-                },
-            });
-        }
+        let to = match outcome {
+            TurnOutcome::Failed { .. } => "error",
+            _ => "idle",
+        };
+        let a = self.running_mut(id, to)?;
         a.pending_permission = None;
         a.cancel_requested = false;
         a.turn_origin = None;

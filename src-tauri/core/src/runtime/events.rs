@@ -178,27 +178,24 @@ pub enum Event {
 mod tests {
     use super::*;
     use crate::engine::NewAgent;
-    use crate::model::{PermissionRequest, TurnOrigin, WorkspaceKind};
+    use crate::model::{PermissionRequest, TurnOrigin};
+    use crate::workspaces::directory_workspace_with;
+    use std::path::Path;
 
     #[test]
     fn snapshots_and_counts_carry_the_status_rule() {
         let mut e = Engine::new();
-        let ws = WorkspaceRecord::new(
-            "w1".parse().unwrap(),
-            "p1".parse().unwrap(),
-            "/src".into(),
-            WorkspaceKind::Directory,
-            "src".into(),
-            crate::model::Timestamp::now(),
-        );
-        e.upsert_workspace(ws, None);
+        let now = crate::model::Timestamp::now();
+        let (ws, project) = directory_workspace_with(Path::new("/src"), None, &[], now);
+        let workspace_id = ws.workspace_id.clone();
+        e.upsert_workspace(ws, project);
         let id = e
             .create(NewAgent {
                 id: AgentId::new(),
                 provider: "shell".into(),
                 reads_prompts: false,
                 cwd: "/src".into(),
-                workspace_id: "w1".parse().unwrap(),
+                workspace_id,
                 title: "t".into(),
                 config: Default::default(),
                 labels: Default::default(),

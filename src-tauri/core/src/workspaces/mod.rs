@@ -51,9 +51,9 @@ pub struct RepoInfo {
     pub branch: Option<String>,
 }
 
-/// Runs git with `args` in `dir`; `Ok(None)` when git ran and failed (e.g. not a repository).
-pub fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, WorkspaceError> {
-    let out = Command::new("git")
+/// Runs git with `args` in `dir` (never prompting, in the C locale) and waits for it.
+fn git_output(dir: &Path, args: &[&str]) -> Result<std::process::Output, WorkspaceError> {
+    Command::new("git")
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -66,13 +66,33 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, WorkspaceError> 
             } else {
                 WorkspaceError::Io(format!("cannot run git: {e}"))
             }
-        })?;
+        })
+}
+
+/// Runs git with `args` in `dir`; `Ok(None)` when git ran and failed (e.g. not a repository).
+pub fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, WorkspaceError> {
+    let out = git_output(dir, args)?;
     if !out.status.success() {
         return Ok(None);
     }
     Ok(Some(
         String::from_utf8_lossy(&out.stdout).trim().to_string(),
     ))
+}
+
+/// Runs git with `args` in `dir`; its failure is an error carrying git's own message.
+fn run_git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
+    let out = git_output(dir, args)?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(WorkspaceError::Git {
+            command: args.first().copied().unwrap_or("").to_string()
+                + " "
+                + args.get(1).copied().unwrap_or(""),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
 }
 
 /// Git facts about `dir`, or `None` when it is not in a repository (or git is missing).
