@@ -5,20 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
-
-use super::{AgentState, Engine};
+use super::{AgentState, Engine, TrackCounts};
 use crate::model::{AgentId, Bucket, WorkspaceId};
-
-/// Counts shown in a track header: `running` counts the status (initializing or running, a
-/// member waiting for permission included), `needs_you` the status rule.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TrackCounts {
-    pub running: usize,
-    pub needs_you: usize,
-    pub total: usize,
-}
 
 impl Engine {
     /// The live parent: the labelled parent if it exists and is not archived.

@@ -2,35 +2,11 @@
 //! track and starts its session; its first prompt waits for the session to be ready. Detach
 //! removes the parent link and nothing else.
 
-use std::collections::BTreeMap;
-
-use super::{AgentState, Effect, Engine, EngineError, Queued, SessionState};
+use super::{AgentState, Effect, Engine, EngineError, NewAgent, Queued, SessionState};
 use crate::model::{
-    AgentConfig, AgentId, AgentRecord, NotifyArm, ProjectRecord, Status, TurnInput, TurnOrigin,
-    WorkspaceId, WorkspaceRecord, PARENT_LABEL,
+    AgentId, AgentRecord, NotifyArm, ProjectRecord, Status, TurnInput, TurnOrigin, WorkspaceRecord,
+    PARENT_LABEL,
 };
-
-/// A new agent, already validated at the boundary (paths resolved, provider available).
-#[derive(Clone, Debug)]
-pub struct NewAgent {
-    pub id: AgentId,
-    pub provider: String,
-    pub reads_prompts: bool,
-    pub cwd: String,
-    pub workspace_id: WorkspaceId,
-    pub title: String,
-    pub config: AgentConfig,
-    pub labels: BTreeMap<String, String>,
-    /// The parent (relationship `subagent`).
-    pub parent: Option<AgentId>,
-    /// The agent whose request created this one (subagent or detached).
-    pub created_by: Option<AgentId>,
-    pub initial_prompt: Option<String>,
-    /// Who the first turn notifies when it ends.
-    pub notify: Option<AgentId>,
-    pub auto_archive: bool,
-    pub created_workspace_id: Option<WorkspaceId>,
-}
 
 impl Engine {
     /// Creates an agent (initializing) and asks for its session. The workspace and every agent

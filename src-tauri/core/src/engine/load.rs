@@ -4,24 +4,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{set_error, AgentState, Engine, SessionState};
+use super::{set_error, AgentState, Engine, LoadReport, SessionState, INTERRUPTED};
 use crate::model::{
     AgentId, AgentRecord, AttentionReason, Notice, NotifyArm, ProjectRecord, Status,
     WorkspaceRecord, PARENT_LABEL,
 };
-
-/// The message a record left running by a crash carries after load.
-pub const INTERRUPTED: &str = "interrupted by shutdown";
-
-/// What [`Engine::load`] found and repaired.
-#[derive(Clone, Debug, Default)]
-pub struct LoadReport {
-    pub agents: usize,
-    pub normalized: Vec<AgentId>,
-    pub problems: Vec<String>,
-    /// Duplicate records that lost to a newer one with the same id.
-    pub duplicates: Vec<AgentId>,
-}
 
 impl Engine {
     /// Builds the fleet from what the store loaded. Repairs what a crash or a bad file left:

@@ -6,43 +6,45 @@
 //! remove a worktree). Nothing here touches files, processes or clocks other than through
 //! [`Engine::set_clock`], so every rule is testable without I/O.
 //!
-//! This file holds the state ([`Engine`], [`AgentState`]), what an operation returns
-//! ([`Outcome`], [`Effect`], [`EngineError`]) and the read-only queries. The operations live in
-//! one file per SPEC section, each an `impl Engine` block:
-//! - [`load`]: SPEC 1, building the fleet from disk and repairing what a crash left;
-//! - [`create`]: SPEC 3, creating agents, registering workspaces, detaching;
-//! - [`session`]: SPEC 2, provider sessions coming up, dying, closing, and app shutdown;
-//! - [`turn`]: SPEC 2, prompts, turns, cancel and attention;
-//! - [`permission`]: SPEC 2 and 9, permission requests and their answers;
-//! - [`archive`]: SPEC 5, archive with cascade, autoArchive, restore, workspace archive;
-//! - [`notice`]: SPEC 4, finish notices queued and delivered at idle boundaries;
-//! - [`activity`]: SPEC 6 and 7, the indexes (children, roots, bucket contributions).
+//! This file holds the state ([`Engine`], [`AgentState`]), every type the engine's operations
+//! take or return ([`Outcome`], [`Effect`], [`EngineError`], [`NewAgent`], …) and the read-only
+//! queries. The operations live in one file per SPEC section, each an `impl Engine` block:
+//! - `load.rs`: SPEC 1, building the fleet from disk and repairing what a crash left;
+//! - `create.rs`: SPEC 3, creating agents, registering workspaces, detaching;
+//! - `session.rs`: SPEC 2, provider sessions coming up, dying, closing, and app shutdown;
+//! - `turn.rs`: SPEC 2, prompts, turns, cancel and attention;
+//! - `permission.rs`: SPEC 2 and 9, permission requests and their answers;
+//! - `archive.rs`: SPEC 5, archive with cascade, autoArchive, restore, workspace archive;
+//! - `notice.rs`: SPEC 4, finish notices queued and delivered at idle boundaries;
+//! - `activity.rs`: SPEC 6 and 7, the indexes (children, roots, bucket contributions).
 //!
 //! Indexes are kept incrementally. [`Engine::recompute_activity`] computes the buckets from
 //! scratch for tests to compare against. The status rule itself is [`crate::model::status`].
 
-pub mod activity;
-pub mod archive;
-pub mod create;
+mod activity;
+mod archive;
+mod create;
 pub mod fxhash;
-pub mod load;
-pub mod notice;
-pub mod permission;
-pub mod session;
-pub mod turn;
+mod load;
+mod notice;
+mod permission;
+mod session;
+mod turn;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
+use serde::Serialize;
+
 use crate::model::{
-    AgentId, AgentRecord, AttentionReason, BatchId, Bucket, NewItem, Notice, NotifyArm,
-    PermissionRequest, ProjectId, ProjectRecord, Status, Timestamp, TurnInput, TurnOrigin,
-    WorkspaceId, WorkspaceRecord, PARENT_LABEL,
+    AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Bucket, NewItem, Notice,
+    NotifyArm, PermissionRequest, ProjectId, ProjectRecord, Status, Timestamp, TurnInput,
+    TurnOrigin, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
 };
 
-pub use activity::TrackCounts;
-pub use create::NewAgent;
 pub use fxhash::{FxHashMap, FxHashSet};
-pub use load::{LoadReport, INTERRUPTED};
+
+/// The message a record left running by a crash carries after load.
+pub const INTERRUPTED: &str = "interrupted by shutdown";
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum EngineError {
@@ -251,6 +253,38 @@ impl Outcome {
     }
 }
 
+/// Counts shown in a track header: `running` counts the status (initializing or running, a
+/// member waiting for permission included), `needs_you` the status rule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrackCounts {
+    pub running: usize,
+    pub needs_you: usize,
+    pub total: usize,
+}
+
+/// A new agent, already validated at the boundary (paths resolved, provider available).
+#[derive(Clone, Debug)]
+pub struct NewAgent {
+    pub id: AgentId,
+    pub provider: String,
+    pub reads_prompts: bool,
+    pub cwd: String,
+    pub workspace_id: WorkspaceId,
+    pub title: String,
+    pub config: AgentConfig,
+    pub labels: BTreeMap<String, String>,
+    /// The parent (relationship `subagent`).
+    pub parent: Option<AgentId>,
+    /// The agent whose request created this one (subagent or detached).
+    pub created_by: Option<AgentId>,
+    pub initial_prompt: Option<String>,
+    /// Who the first turn notifies when it ends.
+    pub notify: Option<AgentId>,
+    pub auto_archive: bool,
+    pub created_workspace_id: Option<WorkspaceId>,
+}
+
 /// Filter for [`Engine::list`].
 #[derive(Clone, Debug, Default)]
 pub struct ListFilter {
@@ -258,6 +292,16 @@ pub struct ListFilter {
     pub parent: Option<AgentId>,
     pub workspace: Option<WorkspaceId>,
     pub statuses: Option<Vec<Status>>,
+}
+
+/// What [`Engine::load`] found and repaired.
+#[derive(Clone, Debug, Default)]
+pub struct LoadReport {
+    pub agents: usize,
+    pub normalized: Vec<AgentId>,
+    pub problems: Vec<String>,
+    /// Duplicate records that lost to a newer one with the same id.
+    pub duplicates: Vec<AgentId>,
 }
 
 #[derive(Default)]

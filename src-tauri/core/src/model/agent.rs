@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::{AgentId, BatchId, Extra, Timestamp, WorkspaceId};
+use super::ids::{AgentId, BatchId, Extra, Timestamp, WorkspaceId};
 
 /// The label that links a subagent to its parent.
 pub const PARENT_LABEL: &str = "paseo.parent-agent-id";

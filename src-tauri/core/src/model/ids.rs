@@ -1,5 +1,6 @@
-//! Ids and timestamps (SPEC 1): validated newtypes, so no id read from the network or a file
-//! can name a path outside the data root, and instants that read back exactly as written.
+//! The primitive values every record is made of (SPEC 1): validated ids, so no id read from the
+//! network or a file can name a path outside the data root; instants that read back exactly as
+//! written; and the map of fields a record does not know.
 
 use std::fmt;
 use std::str::FromStr;
@@ -7,6 +8,10 @@ use std::str::FromStr;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use uuid::Uuid;
+
+/// The fields of a record this version does not know, kept as they were read so a rewrite
+/// preserves them (forward compatibility, SPEC 1).
+pub type Extra = serde_json::Map<String, serde_json::Value>;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ModelError {

@@ -2,7 +2,7 @@
 //! one status rule. Every layer (engine, store, runtime, providers, MCP, the shell) speaks these
 //! nouns; this module depends on none of them.
 //!
-//! One file per noun: [`ids`] (ids and timestamps), [`agent`] (the agent record), [`workspace`]
+//! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`workspace`]
 //! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`notice`] (finish
 //! notices) and [`status`] (buckets and who needs you). Everything is re-exported here, so
 //! `crate::model::X` names any of them.
@@ -19,14 +19,10 @@ pub mod workspace;
 pub use agent::{
     AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
 };
-pub use ids::{AgentId, BatchId, ModelError, ProjectId, Timestamp, WorkspaceId};
+pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};
 pub use notice::Notice;
 pub use permission::PermissionRequest;
 pub use status::{bucket, needs_you, Bucket};
 pub use timeline::{ItemKind, NewItem, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
 pub use workspace::{ProjectRecord, WorkspaceKind, WorkspaceRecord};
-
-/// The fields of a record this version does not know, kept as they were read so a rewrite
-/// preserves them (forward compatibility, SPEC 1).
-pub type Extra = serde_json::Map<String, serde_json::Value>;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AgentId, Timestamp};
+use super::ids::{AgentId, Timestamp};
 
 /// Longest excerpt of the child's last message carried in a notice.
 pub const EXCERPT_CHARS: usize = 2_000;

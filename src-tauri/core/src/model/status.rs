@@ -21,7 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AgentRecord, AttentionReason, Status};
+use super::agent::{AgentRecord, AttentionReason, Status};
 
 /// The status bucket of an agent or a workspace (SPEC 6), most urgent first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -88,7 +88,7 @@ pub fn needs_you(record: &AgentRecord, permission_pending: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{AgentId, Timestamp};
+    use crate::model::ids::{AgentId, Timestamp};
 
     fn record(status: Status, attention: Option<AttentionReason>) -> AgentRecord {
         let mut r = AgentRecord::new(

@@ -1,6 +1,6 @@
 //! Turns (SPEC 2): what starts one, who started it, and how it ended.
 
-use super::AgentId;
+use super::ids::AgentId;
 
 /// What a turn is started with.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AgentId, Extra, ProjectId, Timestamp, WorkspaceId};
+use super::ids::{AgentId, Extra, ProjectId, Timestamp, WorkspaceId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
