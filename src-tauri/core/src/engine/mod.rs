@@ -285,6 +285,33 @@ pub struct NewAgent {
     pub created_workspace_id: Option<WorkspaceId>,
 }
 
+impl NewAgent {
+    /// A root agent with a fresh id, no title, labels or first prompt, that notifies nobody.
+    pub fn new(
+        provider: impl Into<String>,
+        reads_prompts: bool,
+        cwd: impl Into<String>,
+        workspace_id: WorkspaceId,
+    ) -> NewAgent {
+        NewAgent {
+            id: AgentId::new(),
+            provider: provider.into(),
+            reads_prompts,
+            cwd: cwd.into(),
+            workspace_id,
+            title: String::new(),
+            config: AgentConfig::default(),
+            labels: BTreeMap::new(),
+            parent: None,
+            created_by: None,
+            initial_prompt: None,
+            notify: None,
+            auto_archive: false,
+            created_workspace_id: None,
+        }
+    }
+}
+
 /// Filter for [`Engine::list`].
 #[derive(Clone, Debug, Default)]
 pub struct ListFilter {

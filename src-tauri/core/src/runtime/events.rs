@@ -191,20 +191,8 @@ mod tests {
         e.upsert_workspace(ws, project);
         let id = e
             .create(NewAgent {
-                id: AgentId::new(),
-                provider: "shell".into(),
-                reads_prompts: false,
-                cwd: "/src".into(),
-                workspace_id,
-                title: "t".into(),
-                config: Default::default(),
-                labels: Default::default(),
-                parent: None,
-                created_by: None,
                 initial_prompt: Some("ls".into()),
-                notify: None,
-                auto_archive: false,
-                created_workspace_id: None,
+                ..NewAgent::new("shell", false, "/src", workspace_id)
             })
             .unwrap();
         e.session_ready(id).unwrap();

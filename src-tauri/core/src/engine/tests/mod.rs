@@ -72,20 +72,10 @@ impl Fx {
     /// A Claude agent in workspace `w`, a subagent of `parent` (created by it) if given.
     fn new_agent(&self, parent: Option<AgentId>, w: &str) -> NewAgent {
         NewAgent {
-            id: AgentId::new(),
-            provider: "claude".into(),
-            reads_prompts: true,
-            cwd: format!("/src/{w}"),
-            workspace_id: w.parse().unwrap(),
             title: "t".into(),
-            config: Default::default(),
-            labels: Default::default(),
             parent,
             created_by: parent,
-            initial_prompt: None,
-            notify: None,
-            auto_archive: false,
-            created_workspace_id: None,
+            ..NewAgent::new("claude", true, format!("/src/{w}"), w.parse().unwrap())
         }
     }
 
