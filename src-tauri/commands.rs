@@ -4,8 +4,7 @@
 use crate::data_root;
 use crate::state::{AppState, FleetCounts};
 use crate::windows::{self, Layouts, WindowsError};
-use paseo_core::engine::TurnOrigin;
-use paseo_core::model::{AgentId, Status, TimelineItem, WorkspaceId};
+use paseo_core::model::{AgentId, Status, TimelineItem, TurnOrigin, WorkspaceId};
 use paseo_core::runtime::{
     AgentSnapshot, CreateAgent, FleetSnapshot, RuntimeError, RuntimeHandle, WorkspaceSnapshot,
     WorkspaceTarget,

@@ -7,13 +7,16 @@
 //! runtime events, coalesced: at most one rebuild per [`COALESCE`], never one per timeline item.
 //!
 //! Which agents get an entry (most urgent first, newest first within a group, at most
-//! [`MAX_ENTRIES`], then an "and N more" line):
-//! - `◉ title — needs permission`: a pending permission request (any agent, subagents too: only
-//!   the user can answer it);
-//! - `✕ title — failed`: an error the user has not seen (any agent: what the "needs you" count
-//!   counts, so that count always has entries to click);
-//! - `✓ title — finished`: a root agent whose finished turn the user has not seen and that is not
-//!   running again. A subagent's finish goes to its parent (finish notice) and its track, not here.
+//! [`MAX_ENTRIES`], then an "and N more" line), from what the one status rule
+//! ([`paseo_core::model::status`]) says of each agent (its bucket, whether it needs you) and
+//! whether it is a root agent; the tray keeps no copy of the rule:
+//! - `◉ title — needs permission`: bucket `needs_input`, a pending permission request (any agent,
+//!   subagents too: only the user can answer it);
+//! - `✕ title — failed`: any other agent that needs you, i.e. an error the user has not seen (any
+//!   agent: what the "needs you" count counts, so that count always has entries to click);
+//! - `✓ title — finished`: a root agent in bucket `attention`, whose finished turn the user has
+//!   not seen (and that is not running again). A subagent's finish goes to its parent (finish
+//!   notice) and its track, not here.
 //!
 //! Archived agents never appear. Opening the agent in the UI marks it seen, which removes the
 //! entry. The icon follows the same rules: the most urgent entry's colour (amber, red, green as in
@@ -21,7 +24,7 @@
 
 use crate::quit;
 use paseo_core::engine::{AgentState, Engine};
-use paseo_core::model::{AgentId, AttentionReason, Status};
+use paseo_core::model::{AgentId, Bucket};
 use paseo_core::runtime::{AgentSnapshot, FleetCounts, RuntimeHandle};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -80,50 +83,40 @@ impl Attention {
     }
 }
 
-/// The rule behind every entry, on the few facts it needs (shared by snapshots and the engine's
-/// own state, so the live query and the tests cannot drift apart).
-fn classify(
-    archived: bool,
-    is_root: bool,
-    status: Status,
-    permission_pending: bool,
-    attention: Option<AttentionReason>,
-) -> Option<Attention> {
+/// Which entry an agent gets, from the status rule's answers and whether it is a root agent
+/// (shared by snapshots and the engine's own state, so the live query and the tests cannot
+/// drift apart).
+fn classify(archived: bool, is_root: bool, bucket: Bucket, needs_you: bool) -> Option<Attention> {
     if archived {
         return None;
     }
-    if permission_pending {
-        return Some(Attention::Permission);
-    }
-    match attention? {
-        AttentionReason::Error => Some(Attention::Failed),
-        AttentionReason::Finished if is_root && !status.is_active() => Some(Attention::Finished),
-        // A permission reason with no pending request (the provider went away) has nothing
-        // left to answer; the runtime's "needs you" count skips it too.
+    match bucket {
+        Bucket::NeedsInput => Some(Attention::Permission),
+        // What needs the user besides a pending permission is an unseen error.
+        _ if needs_you => Some(Attention::Failed),
+        Bucket::Attention if is_root => Some(Attention::Finished),
+        // A stale permission reason (its request went away with the process) is `done`:
+        // nothing is left to answer.
         _ => None,
     }
 }
 
 /// Whether (and why) `agent` gets a tray entry.
 pub fn attention_of(agent: &AgentSnapshot) -> Option<Attention> {
-    let r = &agent.record;
     classify(
-        r.is_archived(),
+        agent.record.is_archived(),
         agent.parent_agent_id.is_none(),
-        agent.status,
-        agent.pending_permission.is_some(),
-        r.attention_reason.filter(|_| r.requires_attention),
+        agent.bucket,
+        agent.needs_you,
     )
 }
 
 fn attention_of_state(agent: &AgentState) -> Option<Attention> {
-    let r = &agent.record;
     classify(
-        r.is_archived(),
+        agent.record.is_archived(),
         agent.parent.is_none(),
-        agent.status(),
-        agent.pending_permission.is_some(),
-        r.attention_reason.filter(|_| r.requires_attention),
+        agent.bucket(),
+        agent.needs_you(),
     )
 }
 

@@ -10,13 +10,12 @@ export const BUCKETS = {
   done: { glyph: '○', label: 'idle' },
 };
 
-/** The bucket an agent shows (SPEC 6 order: needs input > failed > running > attention > done). */
+/**
+ * The bucket an agent shows. The backend decides it by the one status rule (paseo-core's
+ * model/status.rs) and sends it in every agent snapshot; the UI never recomputes it.
+ */
 export function agentBucket(agent) {
-  if (agent.pendingPermission) return 'needs_input';
-  if (agent.status === 'error') return 'failed';
-  if (agent.status === 'running' || agent.status === 'initializing') return 'running';
-  if (agent.requiresAttention && agent.attentionReason === 'finished') return 'attention';
-  return 'done';
+  return BUCKETS[agent.bucket] ? agent.bucket : 'done';
 }
 
 /** The word for an agent: its bucket, or its literal state when there is nothing to flag. */

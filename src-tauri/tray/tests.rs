@@ -1,8 +1,10 @@
 //! The tray's menu model, computed from snapshots without a display.
 
 use super::*;
-use paseo_core::model::{AgentRecord, Timestamp, PARENT_LABEL};
-use paseo_core::providers::PermissionRequest;
+use paseo_core::model::{
+    bucket, needs_you, AgentRecord, AttentionReason, PermissionRequest, Status, Timestamp,
+    PARENT_LABEL,
+};
 use serde_json::json;
 
 fn at(minute: i64) -> Timestamp {
@@ -31,6 +33,8 @@ fn agent(title: &str) -> AgentSnapshot {
         reads_prompts: false,
         cancel_requested: false,
         queued_notices: 0,
+        bucket: Bucket::Done,
+        needs_you: false,
     }
 }
 
@@ -42,19 +46,21 @@ trait Make {
     fn asking(self, minute: i64) -> Self;
     fn child_of(self, parent: &AgentSnapshot) -> Self;
     fn archived(self) -> Self;
+    /// What the runtime sends for the record as it now stands: the status rule's answers.
+    fn restated(self) -> Self;
 }
 
 impl Make for AgentSnapshot {
     fn status(mut self, status: Status) -> Self {
         self.status = status;
         self.record.last_status = status;
-        self
+        self.restated()
     }
     fn attention(mut self, reason: AttentionReason, minute: i64) -> Self {
         self.record.requires_attention = true;
         self.record.attention_reason = Some(reason);
         self.record.attention_timestamp = Some(at(minute));
-        self
+        self.restated()
     }
     fn failed(self, minute: i64) -> Self {
         self.status(Status::Error)
@@ -83,6 +89,12 @@ impl Make for AgentSnapshot {
     }
     fn archived(mut self) -> Self {
         self.record.archived_at = Some(at(100));
+        self
+    }
+    fn restated(mut self) -> Self {
+        let pending = self.pending_permission.is_some();
+        self.bucket = bucket(&self.record, pending);
+        self.needs_you = needs_you(&self.record, pending);
         self
     }
 }

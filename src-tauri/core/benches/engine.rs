@@ -4,15 +4,15 @@
 //! - 100,000 status transitions with incremental workspace activity vs the same transitions on
 //!   bare records (no indexes at all).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use paseo_core::engine::{Engine, NewAgent, TurnOrigin};
+use paseo_core::engine::{Engine, NewAgent};
 use paseo_core::model::{
-    AgentId, AgentRecord, ProjectId, Status, Timestamp, WorkspaceId, WorkspaceKind, WorkspaceRecord,
+    AgentId, AgentRecord, ProjectId, Status, Timestamp, TurnOrigin, TurnOutcome, WorkspaceId,
+    WorkspaceKind, WorkspaceRecord,
 };
-use paseo_core::providers::TurnOutcome;
 
 const N: usize = 10_000;
 
@@ -35,21 +35,12 @@ fn ws(i: usize) -> WorkspaceRecord {
 }
 
 fn new_agent(parent: Option<AgentId>, w: usize) -> NewAgent {
+    let workspace = format!("w{w}").parse::<WorkspaceId>().unwrap();
     NewAgent {
-        id: AgentId::new(),
-        provider: "shell".into(),
-        reads_prompts: false,
-        cwd: format!("/src/w{w}"),
-        workspace_id: format!("w{w}").parse::<WorkspaceId>().unwrap(),
         title: "agent".into(),
-        config: Default::default(),
-        labels: BTreeMap::new(),
         parent,
         created_by: parent,
-        initial_prompt: None,
-        notify: None,
-        auto_archive: false,
-        created_workspace_id: None,
+        ..NewAgent::new("shell", false, format!("/src/w{w}"), workspace)
     }
 }
 

@@ -38,20 +38,11 @@ fn ws() -> WorkspaceRecord {
 
 fn agent(parent: Option<AgentId>, cwd: &str) -> NewAgent {
     NewAgent {
-        id: AgentId::new(),
-        provider: "claude".into(),
-        reads_prompts: true,
-        cwd: cwd.into(),
-        workspace_id: "w".parse::<WorkspaceId>().unwrap(),
         title: "review the login form and write tests".into(),
-        config: Default::default(),
         labels: BTreeMap::from([("team".into(), "web".into())]),
         parent,
         created_by: parent,
-        initial_prompt: None,
-        notify: None,
-        auto_archive: false,
-        created_workspace_id: None,
+        ..NewAgent::new("claude", true, cwd, "w".parse::<WorkspaceId>().unwrap())
     }
 }
 

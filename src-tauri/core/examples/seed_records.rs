@@ -1,8 +1,6 @@
 //! Writes N realistic agent records (in trees, over 20 workspaces) into a data root, for memory
 //! and load measurements: `cargo run --release -p paseo-core --example seed_records -- HOME N`.
 
-use std::collections::BTreeMap;
-
 use paseo_core::engine::{Engine, NewAgent};
 use paseo_core::model::{
     AgentId, ProjectId, Timestamp, WorkspaceId, WorkspaceKind, WorkspaceRecord,
@@ -47,20 +45,15 @@ fn main() {
         let w = i % 20;
         let id = e
             .create(NewAgent {
-                id: AgentId::new(),
-                provider: "shell".into(),
-                reads_prompts: false,
-                cwd: format!("/tmp/seed/project-{w}"),
-                workspace_id: workspaces[w].workspace_id.clone(),
                 title: format!("agent {i}: review the login form"),
-                config: Default::default(),
-                labels: BTreeMap::new(),
                 parent,
                 created_by: parent,
-                initial_prompt: None,
-                notify: None,
-                auto_archive: false,
-                created_workspace_id: None,
+                ..NewAgent::new(
+                    "shell",
+                    false,
+                    format!("/tmp/seed/project-{w}"),
+                    workspaces[w].workspace_id.clone(),
+                )
             })
             .unwrap();
         e.close(id).unwrap();

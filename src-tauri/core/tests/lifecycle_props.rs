@@ -6,11 +6,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
-use paseo_core::engine::{Effect, Engine, NewAgent, Outcome, TurnOrigin};
+use paseo_core::engine::{Effect, Engine, NewAgent, Outcome};
 use paseo_core::model::{
-    AgentId, AgentRecord, ProjectId, Status, Timestamp, WorkspaceId, WorkspaceKind, WorkspaceRecord,
+    AgentId, AgentRecord, PermissionRequest, ProjectId, Status, Timestamp, TurnInput, TurnOrigin,
+    TurnOutcome, WorkspaceId, WorkspaceKind, WorkspaceRecord,
 };
-use paseo_core::providers::{PermissionRequest, TurnInput, TurnOutcome};
 use paseo_core::store::{self, atomic, Layout};
 use proptest::prelude::*;
 

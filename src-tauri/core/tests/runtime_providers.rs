@@ -8,8 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use paseo_core::config::{ProviderConfig, ProviderKind};
-use paseo_core::engine::TurnOrigin;
-use paseo_core::model::{ItemKind, Status, WorkspaceId};
+use paseo_core::model::{ItemKind, Status, TurnOrigin, WorkspaceId};
 use paseo_core::providers::claude::ClaudeProvider;
 use paseo_core::providers::codex::CodexProvider;
 use paseo_core::providers::command::CommandProvider;

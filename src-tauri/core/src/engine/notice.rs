@@ -1,135 +1,132 @@
-//! Finish notices (SPEC 4): what a child's armed turn sends to the agent that armed it.
+//! Finish notices (SPEC 4): an armed turn's notice is queued in its target's durable inbox and
+//! delivered, in order, as the target's next turn at its next idle boundary. A notice never
+//! interrupts a running turn; it is dropped only when its target is archived. The notice itself
+//! is [`crate::model::Notice`].
 
-use serde::{Deserialize, Serialize};
+use super::{Engine, Queued, SessionState};
+use crate::model::{AgentId, ItemKind, NewItem, Notice, NotifyArm, Status, TurnInput, TurnOrigin};
 
-use crate::model::{AgentId, Timestamp};
-
-/// Longest excerpt of the child's last message carried in a notice.
-pub const EXCERPT_CHARS: usize = 2_000;
-
-/// One queued notice. `id` is the arm's id, so a notice re-derived after a crash is recognised
-/// as the same one and never queued twice.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Notice {
-    pub id: String,
-    pub child_id: AgentId,
-    pub child_title: String,
-    /// `completed`, `failed`, `canceled`, `needs_permission` or `archived`.
-    pub outcome: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    #[serde(default)]
-    pub excerpt: String,
-    pub created_at: Timestamp,
-}
-
-impl Notice {
-    pub fn new(
-        id: &str,
-        child_id: AgentId,
-        child_title: &str,
+impl Engine {
+    /// Enqueues the notice an armed turn owes its target, then tries to deliver it.
+    pub(super) fn send_notice(
+        &mut self,
+        child: AgentId,
+        arm: NotifyArm,
         outcome: &str,
         error: Option<String>,
-        last_message: Option<&str>,
-        now: Timestamp,
-    ) -> Notice {
-        Notice {
-            id: id.to_string(),
-            child_id,
-            child_title: child_title.to_string(),
-            outcome: outcome.to_string(),
-            error,
-            excerpt: excerpt(last_message.unwrap_or_default()),
-            created_at: now,
-        }
-    }
-
-    /// One line for the timeline and the tray: "kid-1 completed: tests pass".
-    pub fn summary(&self) -> String {
-        let title = if self.child_title.is_empty() {
-            "agent"
-        } else {
-            &self.child_title
+    ) {
+        let now = self.now();
+        let target = arm.target_agent_id;
+        let Some(c) = self.agents.get(&child) else {
+            return;
         };
-        let mut s = format!(
-            "{title} ({}) {}",
-            self.child_id,
-            self.outcome.replace('_', " ")
+        let notice = Notice::new(
+            &arm.id,
+            child,
+            &c.record.title,
+            outcome,
+            error,
+            c.record.last_message.as_deref(),
+            now,
         );
-        if let Some(e) = &self.error {
-            s.push_str(&format!(": {e}"));
+        let Some(t) = self.agents.get(&target) else {
+            self.out.notices.push(format!(
+                "finish notice of {child} dropped: its target {target} no longer exists"
+            ));
+            return;
+        };
+        if t.record.is_archived() {
+            return; // dropped: notices to archived agents are dropped by design
         }
-        s
+        if !t.reads_prompts {
+            // A shell agent cannot read: the notice is only recorded in its timeline.
+            self.timeline(target, NewItem::new(ItemKind::System, notice.summary()));
+            return;
+        }
+        let q = self.inbox.entry(target).or_default();
+        if q.iter().any(|n| n.id == notice.id) {
+            return;
+        }
+        q.push_back(notice);
+        self.out.inboxes.insert(target);
+        self.try_deliver(target);
     }
 
-    /// The text a prompt-reading parent receives as its next turn's input, in a clearly marked
-    /// system tag so the model cannot mistake it for the user's words.
-    pub fn wrapped(&self) -> String {
-        let mut body = format!(
-            "<paseo-notice id=\"{}\" agent-id=\"{}\" title=\"{}\" outcome=\"{}\">\n",
-            attr(&self.id),
-            self.child_id,
-            attr(&self.child_title),
-            self.outcome
-        );
-        body.push_str(&format!(
-            "Agent \"{}\" ({}) {}.",
-            self.child_title,
-            self.child_id,
-            self.outcome.replace('_', " ")
-        ));
-        if let Some(e) = &self.error {
-            body.push_str(&format!("\nError: {e}"));
+    /// Delivers the next notice if `id` is at an idle boundary (idle or error, nothing waiting);
+    /// resumes a closed agent first. Never interrupts a running turn.
+    fn try_deliver(&mut self, id: AgentId) {
+        if self.shutting_down || self.delivery_paused {
+            return;
         }
-        if !self.excerpt.is_empty() {
-            body.push_str("\nLast message:\n");
-            body.push_str(&self.excerpt);
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        if a.record.is_archived() || a.queued.is_some() {
+            return;
         }
-        body.push_str("\n</paseo-notice>");
-        body
+        if !matches!(
+            a.record.last_status,
+            Status::Idle | Status::Error | Status::Closed
+        ) {
+            return;
+        }
+        if self.inbox.get(&id).is_none_or(|q| q.is_empty()) {
+            return;
+        }
+        match a.session {
+            SessionState::Live => {}
+            SessionState::Starting => return, // delivered once it is ready
+            SessionState::None => {
+                // Resume it first; the notice stays in the durable inbox until its turn starts,
+                // so a crash meanwhile loses nothing.
+                self.start_session(id);
+                self.touch(id);
+                return;
+            }
+        }
+        let Some(notice) = self.inbox.get_mut(&id).and_then(|q| q.pop_front()) else {
+            return;
+        };
+        if self.inbox.get(&id).is_some_and(|q| q.is_empty()) {
+            self.inbox.remove(&id);
+        }
+        self.out.inboxes.insert(id);
+        let q = Queued {
+            input: TurnInput::Notice(notice.wrapped()),
+            origin: TurnOrigin::Notice(notice.id.clone()),
+            arm: None,
+        };
+        self.start_turn(id, q);
     }
-}
 
-fn attr(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-}
-
-/// The last `EXCERPT_CHARS` characters, marked when cut.
-pub fn excerpt(s: &str) -> String {
-    let n = s.chars().count();
-    if n <= EXCERPT_CHARS {
-        return s.to_string();
+    /// What happens at an idle boundary: waiting input runs first, then notices.
+    pub(super) fn after_idle_boundary(&mut self, id: AgentId) {
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        if a.session == SessionState::Live
+            && matches!(a.record.last_status, Status::Idle | Status::Error)
+        {
+            if let Some(q) = a.queued.take() {
+                self.start_turn(id, q);
+                return;
+            }
+        }
+        self.try_deliver(id);
     }
-    let tail: String = s.chars().skip(n - EXCERPT_CHARS).collect();
-    format!("…{tail}")
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn notice_names_child_and_outcome_and_bounds_excerpt() {
-        let id = AgentId::new();
-        let long = "x".repeat(10_000);
-        let n = Notice::new(
-            "arm-1",
-            id,
-            "kid \"1\"",
-            "completed",
-            None,
-            Some(&long),
-            Timestamp::from_millis(0),
-        );
-        assert_eq!(n.id, "arm-1");
-        let w = n.wrapped();
-        assert!(w.starts_with("<paseo-notice"));
-        assert!(w.contains(&id.to_string()));
-        assert!(w.contains("title=\"kid &quot;1&quot;\""));
-        assert!(w.ends_with("</paseo-notice>"));
-        assert!(n.excerpt.chars().count() <= EXCERPT_CHARS + 1);
+    /// Wakes every unarchived agent that has notices waiting (after load, or when allowed again).
+    pub fn deliver_pending(&mut self) {
+        self.delivery_paused = false;
+        let mut parents: Vec<AgentId> = self
+            .inbox
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(id, _)| *id)
+            .collect();
+        parents.sort();
+        for p in parents {
+            self.try_deliver(p);
+        }
     }
 }

@@ -1134,7 +1134,7 @@ async fn requests_without_a_valid_token_get_401_and_change_nothing() {
         .prompt(
             other.id(),
             "ok back".into(),
-            crate::engine::TurnOrigin::User,
+            crate::model::TurnOrigin::User,
             None,
         )
         .await

@@ -24,8 +24,8 @@ use super::input::{
     DEFAULT_WAIT_SECONDS,
 };
 use super::tokens::Caller;
-use crate::engine::{EngineError, ListFilter, TurnOrigin};
-use crate::model::{AgentId, Status, WorkspaceId};
+use crate::engine::{EngineError, ListFilter};
+use crate::model::{AgentId, Status, TurnOrigin, WorkspaceId};
 use crate::providers::ProviderError;
 use crate::runtime::{AgentSnapshot, CreateAgent, RuntimeError, RuntimeHandle, WorkspaceTarget};
 use crate::workspaces::WorkspaceError;

@@ -19,11 +19,12 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::config::{Config, ProviderKind};
 use crate::model::{AgentConfig, AgentId, NewItem};
+// The turn and permission vocabulary lives in the model; providers speak it under these names.
+pub use crate::model::{PermissionRequest, TurnInput, TurnOutcome};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
@@ -65,46 +66,6 @@ pub struct SessionSpec {
     pub env: BTreeMap<String, String>,
     /// The MCP server and this agent's bearer token, once the MCP server runs.
     pub mcp: Option<McpAccess>,
-}
-
-/// What a turn is started with.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TurnInput {
-    /// A prompt from the user or from an agent through MCP.
-    Prompt(String),
-    /// A finish notice, already wrapped in its system tag, delivered as a turn's input.
-    Notice(String),
-}
-
-impl TurnInput {
-    pub fn text(&self) -> &str {
-        match self {
-            TurnInput::Prompt(t) | TurnInput::Notice(t) => t,
-        }
-    }
-}
-
-/// A permission request a provider surfaces (e.g. Claude Code's `can_use_tool`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PermissionRequest {
-    pub request_id: String,
-    pub tool_name: String,
-    pub input: Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The tool call this asks about (its timeline item's `callId`), when the provider says, so
-    /// the UI can show that call as waiting for the user.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub call_id: Option<String>,
-}
-
-/// How a turn ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TurnOutcome {
-    Completed,
-    Failed { message: String },
-    Canceled,
 }
 
 /// What a session reports. Turn events refer to the turn most recently sent.

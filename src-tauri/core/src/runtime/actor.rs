@@ -12,10 +12,10 @@ use super::events::{
     AgentSnapshot, Event, FleetCounts, FleetSnapshot, TrackSnapshot, WorkspaceSnapshot,
 };
 use super::{AgentAccess, Job, RuntimeError, RuntimeHandle, RuntimeOptions};
-use crate::engine::{Effect, Engine, NewAgent, TurnOrigin};
+use crate::engine::{Effect, Engine, NewAgent};
 use crate::model::{
-    AgentId, ItemKind, NewItem, ProjectRecord, TimelineItem, Timestamp, WorkspaceId, WorkspaceKind,
-    WorkspaceRecord,
+    AgentId, ItemKind, NewItem, ProjectRecord, TimelineItem, Timestamp, TurnOrigin, WorkspaceId,
+    WorkspaceKind, WorkspaceRecord,
 };
 use crate::providers::{
     EventSink, ProviderError, ProviderEvent, ProviderRegistry, Session, SessionSpec, SinkMessage,

@@ -4,10 +4,10 @@ use serde::Serialize;
 
 use crate::engine::{AgentState, Engine, TrackCounts};
 use crate::model::{
-    AgentId, AgentRecord, AttentionReason, Bucket, ProjectRecord, Status, TimelineItem,
+    AgentId, AgentRecord, Bucket, PermissionRequest, ProjectRecord, Status, TimelineItem,
     WorkspaceRecord,
 };
-use crate::providers::{PermissionRequest, ProviderInfo};
+use crate::providers::ProviderInfo;
 use crate::store::Quarantined;
 
 /// One agent as the UI and the MCP tools see it: the record's fields plus the live state.
@@ -27,6 +27,11 @@ pub struct AgentSnapshot {
     pub cancel_requested: bool,
     /// Finish notices waiting for this agent.
     pub queued_notices: usize,
+    /// Its own status bucket, by the one status rule ([`crate::model::status`]): what its tab,
+    /// track row and tray entry show. Nobody downstream recomputes it.
+    pub bucket: Bucket,
+    /// Whether it needs the user (a pending permission or an unseen error), by the same rule.
+    pub needs_you: bool,
 }
 
 impl AgentSnapshot {
@@ -40,6 +45,8 @@ impl AgentSnapshot {
             reads_prompts: a.reads_prompts,
             cancel_requested: a.cancel_requested,
             queued_notices: engine.inbox(a.record.id).map(|q| q.len()).unwrap_or(0),
+            bucket: a.bucket(),
+            needs_you: a.needs_you(),
         }
     }
     pub fn id(&self) -> AgentId {
@@ -79,19 +86,20 @@ pub struct TrackSnapshot {
     pub counts: TrackCounts,
 }
 
-/// Fleet-wide counts for the tray and the status line.
+/// Fleet-wide counts for the tray and the status line, by the one status rule.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FleetCounts {
     /// Unarchived agents.
     pub agents: usize,
-    /// Initializing or running.
+    /// Initializing or running (the status: one waiting for permission is running too).
     pub running: usize,
-    /// A pending permission, or an error the user has not seen yet.
+    /// Agents that need the user: a pending permission, or an error the user has not seen yet.
     pub needs_you: usize,
-    /// In the error state (seen or not).
+    /// In the `failed` bucket: the error state, seen or not.
     pub failed: usize,
-    /// Finished turns the user has not seen yet.
+    /// In the `attention` bucket without needing the user: a finished turn the user has not
+    /// seen yet.
     pub finished_unseen: usize,
     pub archived: usize,
 }
@@ -108,18 +116,14 @@ impl FleetCounts {
             if a.status().is_active() {
                 c.running += 1;
             }
-            let reason = a
-                .record
-                .attention_reason
-                .filter(|_| a.record.requires_attention);
-            if a.pending_permission.is_some() || reason == Some(AttentionReason::Error) {
+            let needs_you = a.needs_you();
+            if needs_you {
                 c.needs_you += 1;
             }
-            if reason == Some(AttentionReason::Finished) {
-                c.finished_unseen += 1;
-            }
-            if a.status() == Status::Error {
-                c.failed += 1;
+            match a.bucket() {
+                Bucket::Failed => c.failed += 1,
+                Bucket::Attention if !needs_you => c.finished_unseen += 1,
+                _ => {}
             }
         }
         c
@@ -168,4 +172,60 @@ pub enum Event {
     /// Something the user should know (a quarantined file, a worktree that could not be removed).
     #[serde(rename_all = "camelCase")]
     Notice { level: String, message: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::NewAgent;
+    use crate::model::{PermissionRequest, TurnOrigin};
+    use crate::workspaces::directory_workspace_with;
+    use std::path::Path;
+
+    #[test]
+    fn snapshots_and_counts_carry_the_status_rule() {
+        let mut e = Engine::new();
+        let now = crate::model::Timestamp::now();
+        let (ws, project) = directory_workspace_with(Path::new("/src"), None, &[], now);
+        let workspace_id = ws.workspace_id.clone();
+        e.upsert_workspace(ws, project);
+        let id = e
+            .create(NewAgent {
+                initial_prompt: Some("ls".into()),
+                ..NewAgent::new("shell", false, "/src", workspace_id)
+            })
+            .unwrap();
+        e.session_ready(id).unwrap();
+        e.permission_requested(
+            id,
+            PermissionRequest {
+                request_id: "r".into(),
+                tool_name: "Bash".into(),
+                input: serde_json::json!({}),
+                description: None,
+                call_id: None,
+            },
+        )
+        .unwrap();
+        let json = serde_json::to_value(AgentSnapshot::of(&e, e.agent(id).unwrap())).unwrap();
+        assert_eq!(json["bucket"], "needs_input");
+        assert_eq!(json["needsYou"], true);
+        let c = FleetCounts::of(&e);
+        assert_eq!((c.agents, c.running, c.needs_you), (1, 1, 1));
+
+        e.answer_permission(id, "r", true).unwrap();
+        e.turn_ended(id, crate::model::TurnOutcome::Completed)
+            .unwrap();
+        let json = serde_json::to_value(AgentSnapshot::of(&e, e.agent(id).unwrap())).unwrap();
+        assert_eq!(json["bucket"], "attention");
+        assert_eq!(json["needsYou"], false);
+        let c = FleetCounts::of(&e);
+        assert_eq!((c.running, c.needs_you, c.finished_unseen), (0, 0, 1));
+        e.prompt(id, "again".into(), TurnOrigin::User, None)
+            .unwrap();
+        assert_eq!(
+            AgentSnapshot::of(&e, e.agent(id).unwrap()).bucket,
+            Bucket::Running
+        );
+    }
 }

@@ -17,9 +17,10 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::engine::{Engine, EngineError, ListFilter, NewAgent, TurnOrigin};
+use crate::engine::{Engine, EngineError, ListFilter, NewAgent};
 use crate::model::{
-    AgentConfig, AgentId, Status, TimelineItem, Timestamp, WorkspaceId, WorkspaceKind, PARENT_LABEL,
+    AgentConfig, AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind,
+    PARENT_LABEL,
 };
 use crate::providers::{McpAccess, ProviderError, ProviderInfo, ProviderRegistry};
 use crate::store::timeline::TimelineError;

@@ -63,23 +63,7 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// Writes `bytes` to `path` atomically and durably: temp file in the same folder, fsync,
 /// rename over the target, fsync the folder.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
-    ensure_dir(dir)?;
-    let tmp = temp_path(path);
-    let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        sync_dir(dir)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    replace_with(path, bytes, OpenOptions::new().write(true).create_new(true))
 }
 
 /// Removes `path` durably (a missing file is fine).
@@ -97,11 +81,6 @@ pub fn remove_durable(path: &Path) -> io::Result<()> {
 
 /// Writes a small secret file with mode 0600 (created that way, never world-readable).
 pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
-    ensure_dir(dir)?;
-    let tmp = temp_path(path);
     let mut opts = OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]
@@ -109,6 +88,16 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         opts.mode(0o600);
     }
+    replace_with(path, bytes, &opts)
+}
+
+/// The atomic replacement itself, the temp file opened with `opts` (which must create it new).
+fn replace_with(path: &Path, bytes: &[u8], opts: &OpenOptions) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
+    ensure_dir(dir)?;
+    let tmp = temp_path(path);
     let result = (|| {
         let mut f = opts.open(&tmp)?;
         f.write_all(bytes)?;

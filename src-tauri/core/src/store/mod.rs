@@ -14,8 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::Notice;
-use crate::model::{AgentId, AgentRecord, ProjectRecord, Timestamp, WorkspaceRecord};
+use crate::model::{AgentId, AgentRecord, Notice, ProjectRecord, Timestamp, WorkspaceRecord};
 
 pub use paths::{cwd_with_dashes, Layout};
 pub use writer::{Ticket, WriteError, Writer};

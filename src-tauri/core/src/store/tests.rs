@@ -64,21 +64,14 @@ fn a_damaged_registry_is_copied_to_quarantine_and_its_good_entries_kept() {
     let d = tempfile::tempdir().unwrap();
     let l = Layout::new(d.path());
     let now = Timestamp::from_millis(0);
-    let w = WorkspaceRecord {
-        workspace_id: "w1".parse().unwrap(),
-        project_id: "p1".parse().unwrap(),
-        cwd: "/src".into(),
-        kind: WorkspaceKind::Directory,
-        display_name: "src".into(),
-        created_at: now,
-        updated_at: now,
-        archived_at: None,
-        repo: None,
-        branch: None,
-        created_by_agent_id: None,
-        created_by_request: None,
-        extra: Default::default(),
-    };
+    let w = WorkspaceRecord::new(
+        "w1".parse().unwrap(),
+        "p1".parse().unwrap(),
+        "/src".into(),
+        WorkspaceKind::Directory,
+        "src".into(),
+        now,
+    );
     let mut v = serde_json::json!({"workspaces": [w, {"workspaceId": "../bad"}]});
     v["unknown"] = serde_json::json!(1);
     atomic::write_atomic(&l.workspaces_path(), &serde_json::to_vec(&v).unwrap()).unwrap();

@@ -51,9 +51,9 @@ pub struct RepoInfo {
     pub branch: Option<String>,
 }
 
-/// Runs git with `args` in `dir`; `Ok(None)` when git ran and failed (e.g. not a repository).
-pub fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, WorkspaceError> {
-    let out = Command::new("git")
+/// Runs git with `args` in `dir` (never prompting, in the C locale) and waits for it.
+fn git_output(dir: &Path, args: &[&str]) -> Result<std::process::Output, WorkspaceError> {
+    Command::new("git")
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -66,13 +66,33 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, WorkspaceError> 
             } else {
                 WorkspaceError::Io(format!("cannot run git: {e}"))
             }
-        })?;
+        })
+}
+
+/// Runs git with `args` in `dir`; `Ok(None)` when git ran and failed (e.g. not a repository).
+pub fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, WorkspaceError> {
+    let out = git_output(dir, args)?;
     if !out.status.success() {
         return Ok(None);
     }
     Ok(Some(
         String::from_utf8_lossy(&out.stdout).trim().to_string(),
     ))
+}
+
+/// Runs git with `args` in `dir`; its failure is an error carrying git's own message.
+fn run_git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
+    let out = git_output(dir, args)?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(WorkspaceError::Git {
+            command: args.first().copied().unwrap_or("").to_string()
+                + " "
+                + args.get(1).copied().unwrap_or(""),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
 }
 
 /// Git facts about `dir`, or `None` when it is not in a repository (or git is missing).
@@ -221,24 +241,23 @@ pub fn directory_workspace_with(
         (Some(r), true) => r.branch.clone().unwrap_or_else(|| base_name(dir)),
         _ => base_name(dir),
     };
+    let kind = if is_checkout {
+        WorkspaceKind::LocalCheckout
+    } else {
+        WorkspaceKind::Directory
+    };
+    let cwd = dir.display().to_string();
     let ws = WorkspaceRecord {
-        workspace_id: WorkspaceId::new(),
-        project_id: project.project_id.clone(),
-        cwd: dir.display().to_string(),
-        kind: if is_checkout {
-            WorkspaceKind::LocalCheckout
-        } else {
-            WorkspaceKind::Directory
-        },
-        display_name,
-        created_at: now,
-        updated_at: now,
-        archived_at: None,
         repo: repo.as_ref().map(|r| r.root.display().to_string()),
         branch: repo.as_ref().and_then(|r| r.branch.clone()),
-        created_by_agent_id: None,
-        created_by_request: None,
-        extra: Default::default(),
+        ..WorkspaceRecord::new(
+            WorkspaceId::new(),
+            project.project_id.clone(),
+            cwd,
+            kind,
+            display_name,
+            now,
+        )
     };
     (ws, fresh.then_some(project))
 }
@@ -257,20 +276,20 @@ pub fn worktree_workspace(
         existing_projects,
         now,
     );
+    let cwd = created.path.display().to_string();
     let ws = WorkspaceRecord {
-        workspace_id: WorkspaceId::new(),
-        project_id: project.project_id.clone(),
-        cwd: created.path.display().to_string(),
-        kind: WorkspaceKind::Worktree,
-        display_name: created.branch.clone(),
-        created_at: now,
-        updated_at: now,
-        archived_at: None,
         repo: Some(created.repo.common_root.display().to_string()),
         branch: Some(created.branch.clone()),
         created_by_agent_id: created_by,
         created_by_request: request,
-        extra: Default::default(),
+        ..WorkspaceRecord::new(
+            WorkspaceId::new(),
+            project.project_id.clone(),
+            cwd,
+            WorkspaceKind::Worktree,
+            created.branch.clone(),
+            now,
+        )
     };
     (ws, fresh.then_some(project))
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{git, repo_info, RepoInfo, WorkspaceError};
+use super::{git, repo_info, run_git, RepoInfo, WorkspaceError};
 use crate::store::Layout;
 
 /// What a new worktree checks out (shared by `create_worktree` and `create_agent`).
@@ -123,33 +123,6 @@ fn checked_out_at(repo: &Path, branch: &str) -> Result<Option<String>, Workspace
         }
     }
     Ok(None)
-}
-
-fn run_git(repo: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
-        .output()
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                WorkspaceError::GitMissing
-            } else {
-                WorkspaceError::Io(format!("cannot run git: {e}"))
-            }
-        })?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(WorkspaceError::Git {
-            command: args.first().copied().unwrap_or("").to_string()
-                + " "
-                + args.get(1).copied().unwrap_or(""),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
-    }
 }
 
 /// Creates a worktree of the repository containing `repo` for `target`. `field` prefixes the

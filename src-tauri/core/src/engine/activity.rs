@@ -1,0 +1,206 @@
+//! Workspace activity and the tracks (SPEC 6 and 7): the indexes kept incrementally as agents
+//! change: each parent's unarchived children (its track), each agent's root ancestor, and what
+//! each agent contributes to a workspace's bucket. An agent's own bucket is the model's status
+//! rule; where it counts is decided here.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{AgentState, Engine, TrackCounts};
+use crate::model::{AgentId, Bucket, WorkspaceId};
+
+impl Engine {
+    /// The live parent: the labelled parent if it exists and is not archived.
+    pub fn live_parent(&self, id: AgentId) -> Option<AgentId> {
+        let a = self.agents.get(&id)?;
+        let p = a.parent?;
+        let pa = self.agents.get(&p)?;
+        (p != id && !pa.record.is_archived()).then_some(p)
+    }
+
+    /// A parent's track: its unarchived children, oldest first.
+    pub fn track(&self, parent: AgentId) -> Vec<AgentId> {
+        self.children
+            .get(&parent)
+            .map(|s| s.iter().map(|(_, id)| *id).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn track_counts(&self, parent: AgentId) -> TrackCounts {
+        let mut c = TrackCounts::default();
+        for id in self.track(parent) {
+            if let Some(a) = self.agents.get(&id) {
+                c.total += 1;
+                if a.status().is_active() {
+                    c.running += 1;
+                }
+                if a.needs_you() {
+                    c.needs_you += 1;
+                }
+            }
+        }
+        c
+    }
+
+    /// The workspace's bucket: the most urgent one any agent contributes.
+    pub fn workspace_bucket(&self, ws: &WorkspaceId) -> Option<Bucket> {
+        let counts = self.activity.get(ws)?;
+        Bucket::ALL.into_iter().find(|b| counts[b.index()] > 0)
+    }
+
+    pub fn activity_counts(&self, ws: &WorkspaceId) -> [u32; 5] {
+        self.activity.get(ws).copied().unwrap_or_default()
+    }
+
+    /// The buckets computed from scratch, for tests to compare with the incremental ones.
+    pub fn recompute_activity(&self) -> HashMap<WorkspaceId, [u32; 5]> {
+        let mut out: HashMap<WorkspaceId, [u32; 5]> = HashMap::new();
+        for id in self.agents.keys() {
+            if let Some((ws, b)) = self.compute_contribution_slow(*id) {
+                out.entry(ws).or_default()[b.index()] += 1;
+            }
+        }
+        out
+    }
+
+    /// The incremental counts, without empty workspaces (comparable with `recompute_activity`).
+    pub fn activity_snapshot(&self) -> HashMap<WorkspaceId, [u32; 5]> {
+        self.activity
+            .iter()
+            .filter(|(_, c)| c.iter().any(|n| *n > 0))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect()
+    }
+
+    pub(super) fn index_child(&mut self, id: AgentId) {
+        let a = &self.agents[&id];
+        if a.record.is_archived() {
+            return;
+        }
+        if let Some(p) = a.parent {
+            if p != id && self.agents.contains_key(&p) {
+                let key = (a.record.created_at, id);
+                self.children.entry(p).or_default().insert(key);
+                self.out.tracks.insert(p);
+            }
+        }
+    }
+
+    pub(super) fn unindex_child(&mut self, id: AgentId) {
+        let a = &self.agents[&id];
+        if let Some(p) = a.parent {
+            let key = (a.record.created_at, id);
+            if let Some(set) = self.children.get_mut(&p) {
+                if set.remove(&key) {
+                    self.out.tracks.insert(p);
+                }
+                if set.is_empty() {
+                    self.children.remove(&p);
+                }
+            }
+        }
+    }
+
+    /// The top of the live parent chain, walking labels (cycle-safe).
+    pub(super) fn compute_root(&self, id: AgentId) -> AgentId {
+        let mut cur = id;
+        let mut seen = HashSet::new();
+        while let Some(p) = self.live_parent(cur) {
+            if !seen.insert(p) {
+                break;
+            }
+            cur = p;
+        }
+        cur
+    }
+
+    /// The root through the parent's cached root (the parent's must be current).
+    pub(super) fn root_from_parent(&self, id: AgentId) -> AgentId {
+        match self.live_parent(id) {
+            Some(p) => self.agents.get(&p).map(|pa| pa.root).unwrap_or(p),
+            None => id,
+        }
+    }
+
+    /// Takes its root from its live parent's (the parent's must be current).
+    pub(super) fn adopt_root(&mut self, id: AgentId) {
+        let root = self.root_from_parent(id);
+        if let Some(a) = self.agents.get_mut(&id) {
+            a.root = root;
+        }
+    }
+
+    /// After a detach: the detached agent is a root; its subtree's root changes with it.
+    pub(super) fn reroot_subtree(&mut self, id: AgentId) {
+        let root = self.compute_root(id);
+        let mut stack = vec![id];
+        let mut seen = HashSet::new();
+        while let Some(cur) = stack.pop() {
+            if !seen.insert(cur) {
+                continue;
+            }
+            if let Some(a) = self.agents.get_mut(&cur) {
+                a.root = root;
+            }
+            self.refresh(cur);
+            if let Some(kids) = self.children.get(&cur) {
+                stack.extend(kids.iter().map(|(_, k)| *k));
+            }
+        }
+    }
+
+    /// What an agent contributes to workspace activity (SPEC 6), from its cached root.
+    fn compute_contribution(&self, id: AgentId) -> Option<(WorkspaceId, Bucket)> {
+        self.contribution_under(id, |a| a.root)
+    }
+
+    /// The same, walking the chain instead of trusting the cached root.
+    fn compute_contribution_slow(&self, id: AgentId) -> Option<(WorkspaceId, Bucket)> {
+        self.contribution_under(id, |_| self.compute_root(id))
+    }
+
+    /// A root agent contributes its own bucket to its own workspace; a running subagent
+    /// contributes `running` to its root's (`root_of` finds it); other agents contribute nothing.
+    fn contribution_under(
+        &self,
+        id: AgentId,
+        root_of: impl FnOnce(&AgentState) -> AgentId,
+    ) -> Option<(WorkspaceId, Bucket)> {
+        let a = self.agents.get(&id)?;
+        if a.record.is_archived() {
+            return None;
+        }
+        if self.live_parent(id).is_none() {
+            return a.record.workspace_id.clone().map(|w| (w, a.bucket()));
+        }
+        if !a.status().is_active() {
+            return None;
+        }
+        let root = self.agents.get(&root_of(a))?;
+        root.record
+            .workspace_id
+            .clone()
+            .map(|w| (w, Bucket::Running))
+    }
+
+    /// Moves the agent's contribution from its old bucket to its new one, touching only the
+    /// workspaces involved.
+    pub(super) fn refresh(&mut self, id: AgentId) {
+        let new = self.compute_contribution(id);
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        if a.contribution == new {
+            return;
+        }
+        let old = std::mem::replace(&mut a.contribution, new.clone());
+        if let Some((ws, b)) = old {
+            let c = self.activity.entry(ws.clone()).or_default();
+            c[b.index()] = c[b.index()].saturating_sub(1);
+            self.out.workspaces.insert(ws);
+        }
+        if let Some((ws, b)) = new {
+            self.activity.entry(ws.clone()).or_default()[b.index()] += 1;
+            self.out.workspaces.insert(ws);
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! Archive and restore (SPEC 5): archive is a soft delete that cascades through subagents as
+//! one batch; restore brings the batch back, closed, links intact. autoArchive fires once on an
+//! agent's first terminal turn event; a workspace archive takes its agents along.
+
+use std::collections::HashSet;
+
+use super::{clear_attention, Effect, Engine, EngineError, ListFilter, SessionState};
+use crate::model::{AgentId, BatchId, Status, WorkspaceId, WorkspaceRecord};
+
+impl Engine {
+    /// Archives `id` and, recursively, every unarchived agent whose parent label names an
+    /// archived one (SPEC 5), as one batch. Idempotent: an archived agent yields an empty list.
+    /// Returns the agents archived, the gesture's target first.
+    pub fn archive(&mut self, id: AgentId) -> Result<Vec<AgentId>, EngineError> {
+        let a = self.get_mut(id)?;
+        if a.record.is_archived() {
+            return Ok(Vec::new());
+        }
+        let batch = BatchId::new();
+        Ok(self.archive_into(id, &batch))
+    }
+
+    /// Archives several agents as one batch (the track's "Archive finished").
+    pub fn archive_many(&mut self, ids: &[AgentId]) -> Result<Vec<AgentId>, EngineError> {
+        for id in ids {
+            self.get_mut(*id)?;
+        }
+        let batch = BatchId::new();
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend(self.archive_into(*id, &batch));
+        }
+        Ok(out)
+    }
+
+    /// The children of `parent` that are not running (the "Archive finished" set).
+    pub fn finished_children(&self, parent: AgentId) -> Vec<AgentId> {
+        self.track(parent)
+            .into_iter()
+            .filter(|c| !self.agents[c].status().is_active())
+            .collect()
+    }
+
+    /// Archives `id` and its unarchived descendants into `batch`, top down (iteratively: no
+    /// depth limit, no cycle followed).
+    pub(super) fn archive_into(&mut self, id: AgentId, batch: &BatchId) -> Vec<AgentId> {
+        let now = self.now();
+        let mut archived = Vec::new();
+        let mut stack = vec![id];
+        let mut seen = HashSet::new();
+        while let Some(cur) = stack.pop() {
+            if !seen.insert(cur) {
+                continue;
+            }
+            let Some(a) = self.agents.get_mut(&cur) else {
+                continue;
+            };
+            if a.record.is_archived() {
+                continue;
+            }
+            // (1) session state is already in the record (session ids are stored as they come).
+            // (2) archivedAt, status away from running/initializing, attention cleared.
+            let was = a.record.last_status;
+            a.record.archived_at = Some(now);
+            a.record.updated_at = now;
+            a.record.archive_batch_id = Some(batch.clone());
+            // The runtime is closed: any → closed.
+            a.record.last_status = Status::Closed;
+            clear_attention(&mut a.record);
+            let had_session = a.session != SessionState::None;
+            let queued = a.end_session();
+            let arm = a
+                .record
+                .notify_arm
+                .take()
+                .filter(|_| was == Status::Running || queued.is_some());
+            archived.push(cur);
+            self.batches.entry(batch.clone()).or_default().push(cur);
+            // (3) every window hears of it through the outcome.
+            self.touch(cur);
+            if let Some(p) = self.agents[&cur].parent {
+                self.out.tracks.insert(p);
+            }
+            self.unindex_child(cur);
+            self.refresh(cur);
+            if self.inbox.remove(&cur).is_some() {
+                self.out.inboxes.insert(cur);
+            }
+            // (4) close the runtime (the whole process tree).
+            if had_session {
+                self.out.effects.push(Effect::CloseSession { agent: cur });
+            }
+            self.out.effects.push(Effect::RevokeAccess { agent: cur });
+            // A turn armed for someone outside this archive tells them it was archived.
+            if let Some(arm) = arm {
+                self.send_notice(cur, arm, "archived", None);
+            }
+            // (5) cascade.
+            if let Some(kids) = self.children.get(&cur) {
+                stack.extend(kids.iter().rev().map(|(_, k)| *k));
+            }
+        }
+        archived
+    }
+
+    /// After a turn's terminal event: autoArchive (once), else the idle boundary.
+    pub(super) fn after_terminal_turn(&mut self, id: AgentId, was_turn: bool) {
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        if was_turn && a.record.auto_archive && !a.record.auto_archive_done {
+            a.record.auto_archive_done = true;
+            let ws = a.record.created_workspace_id.clone();
+            let _ = self.archive(id);
+            if let Some(ws) = ws {
+                self.out.effects.push(Effect::ArchiveWorktree {
+                    workspace: ws,
+                    requested_by: id,
+                });
+            }
+            return;
+        }
+        self.after_idle_boundary(id);
+    }
+
+    /// Archives a workspace: refused while live agents work in it unless `confirmed`; then every
+    /// unarchived agent in it is archived (one batch, with cascades) and the record is hidden.
+    pub fn archive_workspace(
+        &mut self,
+        ws: &WorkspaceId,
+        confirmed: bool,
+    ) -> Result<Vec<AgentId>, EngineError> {
+        let rec = self
+            .workspaces
+            .get(ws)
+            .ok_or_else(|| EngineError::UnknownWorkspace(ws.clone()))?;
+        if rec.is_archived() {
+            return Ok(Vec::new());
+        }
+        let members: Vec<AgentId> = self
+            .list(&ListFilter {
+                workspace: Some(ws.clone()),
+                ..Default::default()
+            })
+            .into_iter()
+            .map(|a| a.record.id)
+            .collect();
+        let live = members
+            .iter()
+            .filter(|id| self.agents[id].status().is_active())
+            .count();
+        if live > 0 && !confirmed {
+            return Err(EngineError::WorkspaceBusy {
+                workspace: ws.clone(),
+                live,
+            });
+        }
+        let batch = BatchId::new();
+        let mut archived = Vec::new();
+        for id in members {
+            archived.extend(self.archive_into(id, &batch));
+        }
+        let now = self.now();
+        if let Some(w) = self.workspaces.get_mut(ws) {
+            w.archived_at = Some(now);
+            w.updated_at = now;
+        }
+        self.out.workspaces.insert(ws.clone());
+        self.out.workspaces_registry = true;
+        Ok(archived)
+    }
+
+    /// The agents a restore of `id` brings back (its archive batch).
+    pub fn restore_batch(&self, id: AgentId) -> Result<Vec<AgentId>, EngineError> {
+        let a = self.agents.get(&id).ok_or(EngineError::UnknownAgent(id))?;
+        if !a.record.is_archived() {
+            return Err(EngineError::NotArchived(id));
+        }
+        Ok(match &a.record.archive_batch_id {
+            Some(b) => self.batches.get(b).cloned().unwrap_or_else(|| vec![id]),
+            None => vec![id],
+        })
+    }
+
+    /// The archived workspaces a restore of `id` needs back first.
+    pub fn restore_workspaces(&self, id: AgentId) -> Result<Vec<WorkspaceRecord>, EngineError> {
+        let mut out: Vec<WorkspaceRecord> = Vec::new();
+        for m in self.restore_batch(id)? {
+            if let Some(w) = self.agents[&m]
+                .record
+                .workspace_id
+                .as_ref()
+                .and_then(|w| self.workspaces.get(w))
+            {
+                if w.is_archived() && !out.iter().any(|x| x.workspace_id == w.workspace_id) {
+                    out.push(w.clone());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Brings an archived workspace back (its directory exists again).
+    pub fn unarchive_workspace(&mut self, ws: &WorkspaceId) -> Result<(), EngineError> {
+        let now = self.now();
+        let w = self
+            .workspaces
+            .get_mut(ws)
+            .ok_or_else(|| EngineError::UnknownWorkspace(ws.clone()))?;
+        if w.archived_at.take().is_some() {
+            w.updated_at = now;
+            self.out.workspaces.insert(ws.clone());
+            self.out.workspaces_registry = true;
+        }
+        Ok(())
+    }
+
+    /// Restores the batch `id` was archived in: the agents come back closed, links intact.
+    /// When a restored agent's parent (outside the batch) is still archived, the restore is
+    /// refused, unless `as_root` asks to restore those agents as root agents (detached).
+    pub fn restore(&mut self, id: AgentId, as_root: bool) -> Result<Vec<AgentId>, EngineError> {
+        let members = self.restore_batch(id)?;
+        let in_batch: HashSet<AgentId> = members.iter().copied().collect();
+        let mut detach = Vec::new();
+        for m in &members {
+            let st = &self.agents[m];
+            let r = &st.record;
+            if let Some(ws) = &r.workspace_id {
+                if self.workspaces.get(ws).is_some_and(|w| w.is_archived()) {
+                    return Err(EngineError::RestoreWorkspaceArchived {
+                        agent: *m,
+                        workspace: ws.clone(),
+                    });
+                }
+            }
+            if let Some(p) = st.parent {
+                if !in_batch.contains(&p)
+                    && self
+                        .agents
+                        .get(&p)
+                        .is_some_and(|pa| pa.record.is_archived())
+                {
+                    if as_root {
+                        detach.push(*m);
+                    } else {
+                        return Err(EngineError::RestoreParentArchived {
+                            child: *m,
+                            parent: p,
+                        });
+                    }
+                }
+            }
+        }
+        let now = self.now();
+        if let Some(b) = self.agents[&id].record.archive_batch_id.clone() {
+            self.batches.remove(&b);
+        }
+        for m in &members {
+            let a = self.agents.get_mut(m).expect("batch member");
+            a.record.archived_at = None;
+            a.record.archive_batch_id = None;
+            a.record.updated_at = now;
+            a.record.last_status = Status::Closed;
+            if detach.contains(m) {
+                a.clear_parent();
+            }
+            self.touch(*m);
+        }
+        for m in &members {
+            self.index_child(*m);
+            if let Some(p) = self.agents[m].parent {
+                self.out.tracks.insert(p);
+            }
+        }
+        // Members are in archive order (parents before their children), so each one's parent
+        // already has its root.
+        for m in &members {
+            self.adopt_root(*m);
+            self.refresh(*m);
+        }
+        Ok(members)
+    }
+}

@@ -1,0 +1,281 @@
+//! Load (SPEC 1): the fleet built from what the store read, and the repairs a crash or a bad
+//! file needs: duplicate ids, self and cyclic parent links, cascades an archive left half done,
+//! statuses that cannot be true after a restart, and finish notices that armed turns still owe.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{set_error, AgentState, Engine, LoadReport, SessionState, INTERRUPTED};
+use crate::model::{
+    AgentId, AgentRecord, AttentionReason, Notice, NotifyArm, ProjectRecord, Status,
+    WorkspaceRecord, PARENT_LABEL,
+};
+
+impl Engine {
+    /// Builds the fleet from what the store loaded. Repairs what a crash or a bad file left:
+    /// duplicate ids (the newest `updatedAt` wins), self and cyclic parent links (cut),
+    /// unarchived children of archived parents (archived with the parent's batch), agents left
+    /// `running` (→ `error`, "interrupted by shutdown", notifying an armed parent) or
+    /// `initializing`/`idle` (→ `closed`: no process survives a restart).
+    pub fn load(
+        &mut self,
+        records: Vec<AgentRecord>,
+        workspaces: Vec<WorkspaceRecord>,
+        projects: Vec<ProjectRecord>,
+        inboxes: Vec<(AgentId, Vec<Notice>)>,
+        reads_prompts: &dyn Fn(&str) -> bool,
+    ) -> LoadReport {
+        self.delivery_paused = true;
+        let mut report = LoadReport::default();
+        for p in projects {
+            self.projects.insert(p.project_id.clone(), p);
+        }
+        for w in workspaces {
+            self.workspaces.insert(w.workspace_id.clone(), w);
+        }
+        for rec in records {
+            let id = rec.id;
+            if let Some(existing) = self.agents.get(&id) {
+                report.duplicates.push(id);
+                report.problems.push(format!(
+                    "agent {id} is stored twice; kept the copy updated at {}",
+                    existing.record.updated_at.max(rec.updated_at)
+                ));
+                if existing.record.updated_at >= rec.updated_at {
+                    continue;
+                }
+            }
+            let reads = reads_prompts(&rec.provider);
+            self.agents
+                .insert(id, AgentState::new(rec, SessionState::None, None, reads));
+        }
+        report.agents = self.agents.len();
+
+        let mut ids: Vec<AgentId> = self.agents.keys().copied().collect();
+        ids.sort_by_key(|id| (self.agents[id].record.created_at, *id));
+        self.cut_parent_cycles(&ids, &mut report);
+        self.finish_cascades(&ids, &mut report);
+        let owed = self.normalize_statuses(&ids, &mut report);
+        self.build_indexes(&ids);
+        self.load_inboxes(inboxes);
+        for (child, arm) in owed {
+            self.send_notice(child, arm, "failed", Some(INTERRUPTED.to_string()));
+        }
+        self.out.notices.extend(report.problems.iter().cloned());
+        report
+    }
+
+    /// Cuts self-links and cycles of parent links (deterministically, at the oldest member of a
+    /// cycle) and reports parent labels that are no agent id. `ids` is oldest first.
+    fn cut_parent_cycles(&mut self, ids: &[AgentId], report: &mut LoadReport) {
+        let mut state: HashMap<AgentId, u8> = HashMap::new(); // 1 = on path, 2 = done
+        for &start in ids {
+            if state.contains_key(&start) {
+                continue;
+            }
+            let mut path = Vec::new();
+            let mut cur = Some(start);
+            while let Some(c) = cur {
+                match state.get(&c) {
+                    Some(2) => break,
+                    Some(1) => {
+                        // A cycle: cut the link of its oldest member.
+                        let pos = path.iter().position(|x| *x == c).unwrap_or(0);
+                        let cyc = &path[pos..];
+                        let victim = *cyc
+                            .iter()
+                            .min_by_key(|id| (self.agents[*id].record.created_at, **id))
+                            .unwrap_or(&c);
+                        self.cut_parent_link(victim);
+                        report.problems.push(format!(
+                            "agent {victim} was part of a cycle of parent links; its parent link was removed"
+                        ));
+                        break;
+                    }
+                    _ => {}
+                }
+                state.insert(c, 1);
+                path.push(c);
+                cur = self.agents[&c]
+                    .record
+                    .parent_agent_id()
+                    .filter(|p| self.agents.contains_key(p));
+                if cur == Some(c) {
+                    self.cut_parent_link(c);
+                    report.problems.push(format!(
+                        "agent {c} named itself as its parent; link removed"
+                    ));
+                    cur = None;
+                }
+            }
+            for p in path {
+                state.insert(p, 2);
+            }
+        }
+        for id in ids {
+            if let Some(label) = self.agents[id].record.labels.get(PARENT_LABEL) {
+                if label.parse::<AgentId>().is_err() {
+                    report.problems.push(format!(
+                        "agent {id} has an invalid parent label {label:?}; treated as a root agent"
+                    ));
+                }
+            }
+        }
+    }
+
+    fn cut_parent_link(&mut self, id: AgentId) {
+        if let Some(a) = self.agents.get_mut(&id) {
+            a.clear_parent();
+        }
+        self.out.agents.insert(id);
+    }
+
+    /// Finishes cascades a crash interrupted: unarchived descendants of archived agents are
+    /// archived with the nearest archived ancestor's batch (one pass, top down).
+    fn finish_cascades(&mut self, ids: &[AgentId], report: &mut LoadReport) {
+        let mut kids: HashMap<AgentId, Vec<AgentId>> = HashMap::new();
+        for id in ids {
+            if let Some(p) = self.agents[id].parent {
+                if p != *id && self.agents.contains_key(&p) {
+                    kids.entry(p).or_default().push(*id);
+                }
+            }
+        }
+        let mut stack: Vec<AgentId> = ids
+            .iter()
+            .copied()
+            .filter(|id| self.agents[id].record.is_archived())
+            .collect();
+        let mut visited = HashSet::new();
+        while let Some(cur) = stack.pop() {
+            if !visited.insert(cur) {
+                continue;
+            }
+            let (at, batch) = {
+                let r = &self.agents[&cur].record;
+                (r.archived_at, r.archive_batch_id.clone())
+            };
+            for k in kids.get(&cur).cloned().unwrap_or_default() {
+                let a = self.agents.get_mut(&k).expect("indexed id");
+                if !a.record.is_archived() {
+                    a.record.archived_at = at;
+                    a.record.archive_batch_id = batch.clone();
+                    report.problems.push(format!(
+                        "agent {k} was left unarchived under archived parent {cur}; archived it with its parent"
+                    ));
+                    self.out.agents.insert(k);
+                }
+                stack.push(k);
+            }
+        }
+    }
+
+    /// Nothing runs after a restart: running → error ("interrupted by shutdown"), initializing
+    /// and idle → closed; a permission request died with its process. Returns the notices armed
+    /// turns still owe (their turn was pending or running when the app died).
+    fn normalize_statuses(
+        &mut self,
+        ids: &[AgentId],
+        report: &mut LoadReport,
+    ) -> Vec<(AgentId, NotifyArm)> {
+        let now = self.now();
+        let mut owed = Vec::new();
+        for id in ids {
+            let a = self.agents.get_mut(id).expect("listed id");
+            let r = &mut a.record;
+            let archived = r.is_archived();
+            match r.last_status {
+                Status::Running if !archived => {
+                    set_error(r, INTERRUPTED, now);
+                    r.updated_at = now;
+                    report.normalized.push(*id);
+                    self.out.agents.insert(*id);
+                }
+                Status::Running | Status::Initializing | Status::Idle => {
+                    r.last_status = Status::Closed;
+                    r.updated_at = now;
+                    if archived {
+                        r.requires_attention = false;
+                        r.attention_reason = None;
+                    }
+                    report.normalized.push(*id);
+                    self.out.agents.insert(*id);
+                }
+                Status::Error | Status::Closed => {}
+            }
+            if r.requires_attention && r.attention_reason == Some(AttentionReason::Permission) {
+                // The request died with the process; what is left is an interrupted turn.
+                r.attention_reason = Some(AttentionReason::Error);
+                self.out.agents.insert(*id);
+            }
+            // Archived agents' arms are dropped with them.
+            if let Some(arm) = r.notify_arm.take() {
+                if !archived {
+                    owed.push((*id, arm));
+                }
+                self.out.agents.insert(*id);
+            }
+        }
+        owed
+    }
+
+    /// Tracks, archive batches, roots and bucket contributions, for the repaired fleet.
+    fn build_indexes(&mut self, ids: &[AgentId]) {
+        for id in ids {
+            self.index_child(*id);
+            if let Some(b) = self.agents[id].record.archive_batch_id.clone() {
+                if self.agents[id].record.is_archived() {
+                    self.batches.entry(b).or_default().push(*id);
+                }
+            }
+        }
+        for batch in self.batches.values_mut() {
+            let agents = &self.agents;
+            batch.sort_by_key(|id| (agents[id].record.archived_at, agents[id].record.created_at));
+        }
+        // Roots, memoized: each chain is walked once (deep chains stay linear).
+        let mut known: HashMap<AgentId, AgentId> = HashMap::new();
+        for id in ids {
+            let mut path = Vec::new();
+            let mut cur = *id;
+            let root = loop {
+                if let Some(r) = known.get(&cur) {
+                    break *r;
+                }
+                path.push(cur);
+                // Cycles were cut above; the length bound only guards against a bug there.
+                match self.live_parent(cur) {
+                    Some(p) if path.len() <= self.agents.len() => cur = p,
+                    _ => break cur,
+                }
+            };
+            for p in path {
+                known.insert(p, root);
+                if let Some(a) = self.agents.get_mut(&p) {
+                    a.root = root;
+                }
+            }
+        }
+        for id in ids {
+            self.refresh(*id);
+        }
+    }
+
+    /// The durable inboxes; those of unknown or archived agents are dropped (and rewritten).
+    fn load_inboxes(&mut self, inboxes: Vec<(AgentId, Vec<Notice>)>) {
+        for (parent, notices) in inboxes {
+            match self.agents.get(&parent) {
+                Some(p) if !p.record.is_archived() => {
+                    let q = self.inbox.entry(parent).or_default();
+                    for n in notices {
+                        if !q.iter().any(|x| x.id == n.id) {
+                            q.push_back(n);
+                        }
+                    }
+                }
+                _ => {
+                    self.out.inboxes.insert(parent);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Provider sessions (SPEC 2): a session comes up (initializing → idle), fails to start, dies
+//! (→ error, never a silent idle), or is closed (any → closed) by an explicit stop or the app's
+//! shutdown.
+
+use super::{clear_attention, set_error, Effect, Engine, EngineError, SessionState};
+use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, NotifyArm, Persistence, Status};
+
+impl Engine {
+    /// The provider session is ready: initializing → idle, then whatever was waiting runs.
+    pub fn session_ready(&mut self, id: AgentId) -> Result<(), EngineError> {
+        let a = self.live_mut(id)?;
+        a.session = SessionState::Live;
+        match a.record.last_status {
+            Status::Initializing => {
+                a.record.last_status = Status::Idle;
+                self.touch(id);
+            }
+            // A late or repeated ready changes nothing else.
+            Status::Idle | Status::Running | Status::Error | Status::Closed => {}
+        }
+        self.after_idle_boundary(id);
+        Ok(())
+    }
+
+    /// The session could not start: initializing → error, the waiting input is dropped.
+    pub fn session_failed(&mut self, id: AgentId, message: &str) -> Result<(), EngineError> {
+        let now = self.now();
+        let a = self.live_mut(id)?;
+        a.session = SessionState::None;
+        let queued = a.queued.take();
+        let arm = a.record.notify_arm.take();
+        set_error(&mut a.record, message, now);
+        // Only a turn that was waiting for this session owes its notice.
+        self.report_failure(id, message.to_string(), arm.filter(|_| queued.is_some()));
+        Ok(())
+    }
+
+    /// The provider's session id became known: stored for resume.
+    pub fn session_id(&mut self, id: AgentId, session_id: String) -> Result<(), EngineError> {
+        let a = self.get_mut(id)?;
+        let p = a
+            .record
+            .persistence
+            .get_or_insert_with(Persistence::default);
+        if p.session_id.as_deref() != Some(session_id.as_str()) {
+            p.session_id = Some(session_id);
+            self.touch(id);
+        }
+        Ok(())
+    }
+
+    pub fn mcp_status(&mut self, id: AgentId, status: String) -> Result<(), EngineError> {
+        let a = self.get_mut(id)?;
+        a.mcp_status = Some(status);
+        self.out.agents.insert(id);
+        Ok(())
+    }
+
+    /// The session's process died. Mid-turn → error (turn failed); between turns → error
+    /// (reported, never a silent idle); after we closed it → nothing.
+    pub fn session_exited(&mut self, id: AgentId, message: &str) -> Result<(), EngineError> {
+        let now = self.now();
+        let a = self.get_mut(id)?;
+        if a.record.is_archived() || a.record.last_status == Status::Closed {
+            a.session = SessionState::None;
+            return Ok(());
+        }
+        let queued = a.end_session();
+        let was = a.record.last_status;
+        let arm = a.record.notify_arm.take();
+        let msg = format!("the agent process exited: {message}");
+        // A turn that just failed already carries its message (providers report the failed
+        // turn, then the exit): keep it and only note that the process is gone.
+        if was != Status::Error || queued.is_some() {
+            set_error(&mut a.record, &msg, now);
+        }
+        self.report_failure(id, msg, arm);
+        self.after_terminal_turn(id, was == Status::Running);
+        Ok(())
+    }
+
+    /// Stops the agent's session (explicit stop or app quit): any → closed. A running armed turn
+    /// counts as canceled and notifies its parent (delivered later, never lost).
+    pub fn close(&mut self, id: AgentId) -> Result<(), EngineError> {
+        let a = self.get_mut(id)?;
+        if a.record.is_archived() {
+            return Ok(());
+        }
+        let was = a.record.last_status;
+        let had_session = a.session != SessionState::None;
+        let queued = a.end_session();
+        if a.record.attention_reason == Some(AttentionReason::Permission) {
+            clear_attention(&mut a.record);
+        }
+        // An error stays visible (and in its bucket) after its process is closed.
+        if was != Status::Error {
+            a.record.last_status = Status::Closed;
+        }
+        let arm = if was == Status::Running || queued.is_some() {
+            a.record.notify_arm.take()
+        } else {
+            None
+        };
+        if was != Status::Closed {
+            self.touch(id);
+        }
+        if had_session {
+            self.out.effects.push(Effect::CloseSession { agent: id });
+        }
+        if let Some(arm) = arm {
+            self.send_notice(id, arm, "canceled", Some("the agent was stopped".into()));
+        }
+        Ok(())
+    }
+
+    /// App quit: every session closes; notices queue but wake nobody.
+    pub fn shutdown(&mut self) {
+        self.shutting_down = true;
+        let mut ids: Vec<AgentId> = self
+            .agents
+            .values()
+            .filter(|a| !a.record.is_archived())
+            .filter(|a| {
+                a.session != SessionState::None
+                    || matches!(a.status(), Status::Idle)
+                    || a.status().is_active()
+            })
+            .map(|a| a.record.id)
+            .collect();
+        ids.sort();
+        for id in ids {
+            let _ = self.close(id);
+        }
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down
+    }
+
+    /// Starts (or resumes, by its stored session id) the agent's session: → initializing. The
+    /// caller marks the agent changed.
+    pub(super) fn start_session(&mut self, id: AgentId) {
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        a.session = SessionState::Starting;
+        a.record.last_status = Status::Initializing;
+        let resume = a
+            .record
+            .persistence
+            .as_ref()
+            .and_then(|p| p.session_id.clone());
+        self.out
+            .effects
+            .push(Effect::StartSession { agent: id, resume });
+    }
+
+    /// After an agent entered `error`: persist it, show the message in its timeline, and send
+    /// the notice its armed turn owes.
+    pub(super) fn report_failure(&mut self, id: AgentId, message: String, arm: Option<NotifyArm>) {
+        self.touch(id);
+        self.timeline(id, NewItem::new(ItemKind::Error, message.clone()));
+        if let Some(arm) = arm {
+            self.send_notice(id, arm, "failed", Some(message));
+        }
+    }
+}

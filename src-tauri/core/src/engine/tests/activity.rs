@@ -1,0 +1,99 @@
+//! Workspace activity and track counts (SPEC 6, 7).
+
+use super::*;
+
+#[test]
+fn running_subagent_lifts_its_roots_workspace_but_idle_or_failed_ones_do_not() {
+    let mut f = Fx::new();
+    let root = f.idle(None, "w1");
+    f.e.mark_seen(root).unwrap();
+    assert_eq!(f.bucket("w1"), Some(Bucket::Done));
+    // The child lives in w2 but contributes to its root's workspace w1.
+    let kid = f.running(Some(root), "w2");
+    assert_eq!(f.bucket("w1"), Some(Bucket::Running));
+    assert_eq!(f.bucket("w2"), None);
+    // A grandchild running lifts the top of the chain too.
+    let gk = f.running(Some(kid), "w2");
+    assert_eq!(
+        f.e.activity_counts(&"w1".parse().unwrap())[Bucket::Running.index()],
+        2
+    );
+    f.e.turn_ended(
+        kid,
+        TurnOutcome::Failed {
+            message: "x".into(),
+        },
+    )
+    .unwrap();
+    f.e.turn_ended(gk, TurnOutcome::Completed).unwrap();
+    assert_eq!(
+        f.bucket("w1"),
+        Some(Bucket::Done),
+        "a failed subagent does not escalate"
+    );
+    f.check_activity();
+}
+
+#[test]
+fn detaching_moves_activity_to_the_detached_agents_own_workspace() {
+    let mut f = Fx::new();
+    let root = f.idle(None, "w1");
+    f.e.mark_seen(root).unwrap();
+    let kid = f.running(Some(root), "w2");
+    let gk = f.running(Some(kid), "w1");
+    f.e.detach(kid).unwrap();
+    assert_eq!(f.bucket("w2"), Some(Bucket::Running));
+    assert_eq!(f.e.agent(gk).unwrap().root(), kid);
+    assert_eq!(
+        f.e.activity_counts(&"w1".parse().unwrap())[Bucket::Running.index()],
+        0
+    );
+    f.check_activity();
+}
+
+#[test]
+fn workspaces_sharing_a_directory_keep_separate_buckets() {
+    let mut f = Fx::new();
+    let mut other = ws("w3");
+    other.cwd = "/src/w1".into(); // same directory as w1
+    f.e.upsert_workspace(other, None);
+    let a = f.running(None, "w1");
+    let _b = f.idle(None, "w3");
+    assert_eq!(f.bucket("w1"), Some(Bucket::Running));
+    assert_eq!(f.bucket("w3"), Some(Bucket::Done));
+    f.e.archive(a).unwrap();
+    assert_eq!(f.bucket("w1"), None);
+    f.check_activity();
+}
+
+#[test]
+fn a_track_needs_you_for_a_pending_permission_or_an_unseen_error_only() {
+    let mut f = Fx::new();
+    let p = f.idle(None, "w1");
+    let asking = f.running(Some(p), "w1");
+    f.e.permission_requested(asking, permission("r")).unwrap();
+    let failed = f.running(Some(p), "w1");
+    f.e.turn_ended(
+        failed,
+        TurnOutcome::Failed {
+            message: "x".into(),
+        },
+    )
+    .unwrap();
+    let finished = f.running(Some(p), "w1");
+    f.e.turn_ended(finished, TurnOutcome::Completed).unwrap();
+    assert_eq!(
+        f.e.track_counts(p),
+        TrackCounts {
+            running: 1,
+            needs_you: 2,
+            total: 3
+        },
+        "the one asking still runs; a finished turn does not need the user"
+    );
+    // Seen, the error stays failed but no longer needs the user.
+    f.e.mark_seen(failed).unwrap();
+    let seen = f.e.agent(failed).unwrap();
+    assert_eq!((seen.bucket(), seen.needs_you()), (Bucket::Failed, false));
+    assert_eq!(f.e.track_counts(p).needs_you, 1);
+}

@@ -1,0 +1,166 @@
+//! Archive, cascades, batches, restore, autoArchive and workspace archive (SPEC 5).
+
+use super::*;
+
+#[test]
+fn archive_cascades_through_subagents_but_not_detached_agents() {
+    let mut f = Fx::new();
+    let root = f.running(None, "w1");
+    let kid = f.running(Some(root), "w1");
+    let grandkid = f.idle(Some(kid), "w2");
+    let mut d = f.new_agent(None, "w1");
+    d.created_by = Some(root); // detached: created by root, no parent label
+    let detached = f.e.create(d).unwrap();
+    f.e.session_ready(detached).unwrap();
+    let _ = f.e.take_outcome();
+
+    let archived = f.e.archive(root).unwrap();
+    assert_eq!(archived.len(), 3);
+    assert_eq!(archived[0], root);
+    for id in [root, kid, grandkid] {
+        let r = f.record(id);
+        assert!(r.archived_at.is_some());
+        assert_eq!(r.last_status, Status::Closed);
+        assert!(!r.requires_attention);
+    }
+    assert!(f.e.agent(detached).unwrap().record.archived_at.is_none());
+    assert!(f.e.track(root).is_empty());
+    let o = f.e.take_outcome();
+    for id in [root, kid, grandkid] {
+        assert!(o.effects.contains(&Effect::CloseSession { agent: id }));
+    }
+    // Idempotent.
+    assert!(f.e.archive(root).unwrap().is_empty());
+    assert!(f.e.archive(kid).unwrap().is_empty());
+    f.check_activity();
+}
+
+#[test]
+fn deep_chain_archives_iteratively() {
+    let mut f = Fx::new();
+    let root = f.idle(None, "w1");
+    let mut prev = root;
+    let mut all = vec![root];
+    for _ in 0..20_000 {
+        let mut n = f.new_agent(Some(prev), "w1");
+        n.initial_prompt = None;
+        let id = f.e.create(n).unwrap();
+        all.push(id);
+        prev = id;
+    }
+    let _ = f.e.take_outcome();
+    let archived = f.e.archive(root).unwrap();
+    assert_eq!(archived.len(), all.len());
+    assert!(all
+        .iter()
+        .all(|id| f.e.agent(*id).unwrap().record.is_archived()));
+}
+
+#[test]
+fn restore_brings_back_the_batch_closed_with_links_intact() {
+    let mut f = Fx::new();
+    let root = f.running(None, "w1");
+    let kid = f.running(Some(root), "w1");
+    let gk = f.idle(Some(kid), "w1");
+    let archived = f.e.archive(root).unwrap();
+    assert_eq!(archived.len(), 3);
+    let restored = f.e.restore(gk, false).unwrap();
+    assert_eq!(restored.len(), 3);
+    for id in [root, kid, gk] {
+        let r = f.record(id);
+        assert!(r.archived_at.is_none());
+        assert_eq!(r.last_status, Status::Closed);
+        assert!(r.archive_batch_id.is_none());
+    }
+    assert_eq!(f.e.track(root), vec![kid]);
+    assert_eq!(f.e.track(kid), vec![gk]);
+    assert!(matches!(
+        f.e.restore(root, false),
+        Err(EngineError::NotArchived(_))
+    ));
+    f.check_activity();
+}
+
+#[test]
+fn restore_under_an_archived_parent_is_a_conflict_unless_restored_as_root() {
+    let mut f = Fx::new();
+    let root = f.idle(None, "w1");
+    let kid = f.idle(Some(root), "w1");
+    f.e.archive(kid).unwrap();
+    f.e.archive(root).unwrap();
+    let err = f.e.restore(kid, false).unwrap_err();
+    assert!(
+        matches!(err, EngineError::RestoreParentArchived { .. }),
+        "{err}"
+    );
+    assert!(f.record(kid).is_archived(), "nothing changed");
+    f.e.restore(kid, true).unwrap();
+    let r = &f.record(kid);
+    assert!(!r.is_archived());
+    assert_eq!(r.parent_agent_id(), None);
+    f.check_activity();
+}
+
+#[test]
+fn archive_many_is_one_batch() {
+    let mut f = Fx::new();
+    let p = f.idle(None, "w1");
+    let a = f.idle(Some(p), "w1");
+    let b = f.idle(Some(p), "w1");
+    let c = f.running(Some(p), "w1");
+    let finished = f.e.finished_children(p);
+    assert_eq!(finished, vec![a, b]);
+    let archived = f.e.archive_many(&finished).unwrap();
+    assert_eq!(archived, vec![a, b]);
+    assert_eq!(f.e.track(p), vec![c]);
+    let restored = f.e.restore(a, false).unwrap();
+    assert_eq!(restored.len(), 2);
+    assert_eq!(f.e.track(p), vec![a, b, c]);
+}
+
+#[test]
+fn auto_archive_fires_once_on_the_first_terminal_turn_event_with_its_worktree() {
+    let mut f = Fx::new();
+    let mut n = f.new_agent(None, "w1");
+    n.auto_archive = true;
+    n.initial_prompt = Some("x".into());
+    n.created_workspace_id = Some("w2".parse().unwrap());
+    let id = f.e.create(n).unwrap();
+    f.e.session_ready(id).unwrap();
+    let _ = f.e.take_outcome();
+    f.e.turn_ended(id, TurnOutcome::Canceled).unwrap();
+    let r = f.record(id);
+    assert!(r.is_archived());
+    assert!(r.auto_archive_done);
+    let o = f.e.take_outcome();
+    assert!(o.effects.contains(&Effect::ArchiveWorktree {
+        workspace: "w2".parse().unwrap(),
+        requested_by: id
+    }));
+    // Restored, it does not archive itself again.
+    f.e.restore(id, false).unwrap();
+    f.e.prompt(id, "y".into(), TurnOrigin::User, None).unwrap();
+    f.e.session_ready(id).unwrap();
+    f.e.turn_ended(id, TurnOutcome::Completed).unwrap();
+    assert!(!f.e.agent(id).unwrap().record.is_archived());
+}
+
+#[test]
+fn archive_workspace_refuses_live_agents_unless_confirmed() {
+    let mut f = Fx::new();
+    let a = f.running(None, "w2");
+    let b = f.idle(None, "w2");
+    let w2: WorkspaceId = "w2".parse().unwrap();
+    let err = f.e.archive_workspace(&w2, false).unwrap_err();
+    assert!(matches!(err, EngineError::WorkspaceBusy { live: 1, .. }));
+    assert!(!f.e.agent(a).unwrap().record.is_archived());
+    let archived = f.e.archive_workspace(&w2, true).unwrap();
+    assert_eq!(archived.len(), 2);
+    assert!(f.e.workspace(&w2).unwrap().is_archived());
+    assert!(f.e.agent(b).unwrap().record.is_archived());
+    // Creating in an archived workspace is refused.
+    assert!(matches!(
+        f.e.create(f.new_agent(None, "w2")),
+        Err(EngineError::WorkspaceArchived(_))
+    ));
+}

@@ -1,0 +1,51 @@
+//! Load and its repairs (SPEC 1).
+
+use super::*;
+
+#[test]
+fn load_normalizes_repairs_and_reports() {
+    let mut f = Fx::new();
+    let parent = f.idle(None, "w1");
+    let kid = f.armed(Some(parent), parent); // running, armed
+    let cyc_a = f.idle(None, "w1");
+    let cyc_b = f.idle(Some(cyc_a), "w1");
+    let orphan_parent = f.idle(None, "w1");
+    let orphan = f.idle(Some(orphan_parent), "w1");
+
+    let mut records: Vec<AgentRecord> = f.e.agents().map(|a| a.record.clone()).collect();
+    for r in records.iter_mut() {
+        if r.id == cyc_a {
+            r.set_parent(Some(cyc_b));
+        }
+        if r.id == orphan_parent {
+            // A crash between archiving the parent and its child.
+            r.archived_at = Some(Timestamp::from_millis(5));
+            r.archive_batch_id = Some("b1".parse().unwrap());
+        }
+    }
+    let mut e2 = Engine::new();
+    let report = e2.load(
+        records,
+        f.e.workspaces().cloned().collect(),
+        vec![],
+        vec![],
+        &|_| true,
+    );
+    assert!(report.problems.iter().any(|p| p.contains("cycle")));
+    assert!(e2.agent(orphan).unwrap().record.is_archived());
+    assert_eq!(
+        e2.agent(orphan).unwrap().record.archive_batch_id,
+        Some("b1".parse().unwrap())
+    );
+    let k = &e2.agent(kid).unwrap().record;
+    assert_eq!(k.last_status, Status::Error);
+    assert_eq!(k.last_error.as_deref(), Some(INTERRUPTED));
+    assert_eq!(e2.agent(parent).unwrap().status(), Status::Closed);
+    // The armed turn's notice survives the crash and is queued for the parent.
+    let q = e2.inbox(parent).unwrap();
+    assert_eq!(q.len(), 1);
+    assert_eq!(q[0].outcome, "failed");
+    e2.deliver_pending();
+    assert_eq!(e2.agent(parent).unwrap().status(), Status::Initializing);
+    assert_eq!(e2.activity_snapshot(), e2.recompute_activity());
+}

@@ -1,0 +1,125 @@
+//! Finish notices (SPEC 4).
+
+use super::*;
+
+#[test]
+fn finish_notice_waits_for_the_parents_idle_boundary_and_never_interrupts() {
+    let mut f = Fx::new();
+    let parent = f.running(None, "w1");
+    let kid = f.armed(Some(parent), parent);
+    let arm = f.record(kid).notify_arm.clone().unwrap();
+    assert_eq!((arm.target_agent_id, arm.turn), (parent, 1));
+    f.e.last_message(kid, "all tests pass".into()).unwrap();
+    let _ = f.e.take_outcome();
+    f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
+    // The parent is busy: the notice waits, the parent's turn is untouched.
+    assert_eq!(f.e.inbox(parent).unwrap().len(), 1);
+    let o = f.e.take_outcome();
+    assert!(o.inboxes.contains(&parent));
+    assert!(!o.effects.iter().any(
+        |e| matches!(e, Effect::SendTurn { agent, .. } | Effect::Interrupt { agent, .. } if *agent == parent)
+    ));
+    assert_eq!(f.record(kid).notify_arm, None);
+    // Parent's turn ends → the notice runs as its next turn.
+    f.e.turn_ended(parent, TurnOutcome::Completed).unwrap();
+    assert_eq!(f.status(parent), Status::Running);
+    assert!(f.e.inbox(parent).is_none());
+    let o = f.e.take_outcome();
+    let sent = o
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::SendTurn {
+                agent,
+                input: TurnInput::Notice(t),
+            } if *agent == parent => Some(t.clone()),
+            _ => None,
+        })
+        .expect("notice delivered as a turn");
+    assert!(sent.contains(&kid.to_string()));
+    assert!(sent.contains("completed"));
+    assert!(sent.contains("all tests pass"));
+    // The parent's timeline shows it as a system notice, not a user message.
+    assert!(o.effects.iter().any(|e| matches!(e, Effect::Timeline { agent, item } if *agent == parent && item.kind == ItemKind::System)));
+}
+
+#[test]
+fn only_the_armed_turn_notifies_and_only_once() {
+    let mut f = Fx::new();
+    let parent = f.running(None, "w1");
+    let kid = f.running(Some(parent), "w1"); // a user turn: not armed
+    f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
+    assert!(f.e.inbox(parent).is_none(), "user turns notify nobody");
+    f.e.prompt(kid, "do".into(), TurnOrigin::Agent(parent), Some(parent))
+        .unwrap();
+    f.e.permission_requested(kid, permission("r")).unwrap();
+    assert_eq!(f.e.inbox(parent).unwrap().len(), 1);
+    assert_eq!(f.e.inbox(parent).unwrap()[0].outcome, "needs_permission");
+    f.e.answer_permission(kid, "r", true).unwrap();
+    f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
+    assert_eq!(
+        f.e.inbox(parent).unwrap().len(),
+        1,
+        "one notice per armed turn"
+    );
+}
+
+#[test]
+fn notices_to_a_shell_parent_are_only_recorded() {
+    let mut f = Fx::new();
+    let mut pn = f.new_agent(None, "w1");
+    pn.provider = "shell".into();
+    pn.reads_prompts = false;
+    let parent = f.e.create(pn).unwrap();
+    f.e.session_ready(parent).unwrap();
+    let kid = f.armed(Some(parent), parent);
+    let _ = f.e.take_outcome();
+    f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
+    assert!(f.e.inbox(parent).is_none());
+    assert_eq!(f.status(parent), Status::Idle);
+    let o = f.e.take_outcome();
+    assert!(o.effects.iter().any(|e| matches!(e, Effect::Timeline { agent, item } if *agent == parent && item.kind == ItemKind::System && item.text.contains(&kid.to_string()))));
+    assert!(!o
+        .effects
+        .iter()
+        .any(|e| matches!(e, Effect::SendTurn { agent, .. } if *agent == parent)));
+}
+
+#[test]
+fn notice_to_a_closed_parent_resumes_it() {
+    let mut f = Fx::new();
+    let parent = f.idle(None, "w1");
+    let kid = f.armed(Some(parent), parent);
+    f.e.close(parent).unwrap();
+    let _ = f.e.take_outcome();
+    f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
+    assert_eq!(f.status(parent), Status::Initializing);
+    f.e.session_ready(parent).unwrap();
+    assert_eq!(f.status(parent), Status::Running);
+}
+
+#[test]
+fn notices_are_dropped_when_the_parent_is_archived() {
+    let mut f = Fx::new();
+    let parent = f.running(None, "w1");
+    let kid = f.armed(None, parent); // detached, armed for the parent
+    f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
+    assert_eq!(f.e.inbox(parent).unwrap().len(), 1);
+    let _ = f.e.take_outcome();
+    f.e.archive(parent).unwrap();
+    assert!(f.e.inbox(parent).is_none());
+    assert!(f.e.take_outcome().inboxes.contains(&parent));
+    assert!(!f.record(kid).is_archived());
+}
+
+#[test]
+fn archiving_a_running_armed_child_tells_its_parent() {
+    let mut f = Fx::new();
+    let parent = f.running(None, "w1");
+    let kid = f.running(Some(parent), "w1");
+    f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
+    f.e.prompt(kid, "more".into(), TurnOrigin::Agent(parent), Some(parent))
+        .unwrap();
+    f.e.archive(kid).unwrap();
+    assert_eq!(f.e.inbox(parent).unwrap()[0].outcome, "archived");
+}

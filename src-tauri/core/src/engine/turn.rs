@@ -1,0 +1,193 @@
+//! Prompts and turns (SPEC 2): idle or error → running when a turn starts, running → idle or
+//! error when it ends; cancel waits for the provider's acknowledgement (or a timeout); opening
+//! or prompting an agent clears its attention.
+
+use super::{
+    clear_attention, clear_attention_unless_permission, require_attention, set_error, Effect,
+    Engine, EngineError, Queued, SessionState,
+};
+use crate::model::{
+    AgentId, AttentionReason, ItemKind, NewItem, NotifyArm, Status, TurnInput, TurnOrigin,
+    TurnOutcome,
+};
+
+impl Engine {
+    /// Sends a prompt. Idle or error with a live session → a turn starts now; closed (or no
+    /// process) → the session is resumed and the prompt runs once it is ready. Busy agents
+    /// refuse: a prompt never interrupts a running turn.
+    pub fn prompt(
+        &mut self,
+        id: AgentId,
+        text: String,
+        origin: TurnOrigin,
+        notify: Option<AgentId>,
+    ) -> Result<(), EngineError> {
+        if let Some(n) = notify {
+            self.live(n)?;
+        }
+        let now = self.now();
+        let a = self.live_mut(id)?;
+        let status = a.record.last_status;
+        if status == Status::Running || a.queued.is_some() || status == Status::Initializing {
+            return Err(EngineError::Busy {
+                id,
+                status: status.as_str(),
+            });
+        }
+        if matches!(origin, TurnOrigin::User | TurnOrigin::Agent(_)) {
+            a.record.last_user_message_at = Some(now);
+        }
+        clear_attention_unless_permission(&mut a.record);
+        let q = Queued {
+            input: TurnInput::Prompt(text),
+            origin,
+            arm: notify.map(NotifyArm::new),
+        };
+        self.begin(id, q);
+        Ok(())
+    }
+
+    /// Starts `q` now if the session is live and idle, else queues it and (re)starts the session.
+    fn begin(&mut self, id: AgentId, q: Queued) {
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        if a.session == SessionState::Live
+            && matches!(a.record.last_status, Status::Idle | Status::Error)
+        {
+            self.start_turn(id, q);
+            return;
+        }
+        a.record.notify_arm = q.arm.clone();
+        a.queued = Some(q);
+        if a.session == SessionState::None {
+            a.record.last_error = None;
+            self.start_session(id);
+        }
+        self.touch(id);
+    }
+
+    /// Starts the turn now: → running, numbered, re-armed with its turn number.
+    pub(super) fn start_turn(&mut self, id: AgentId, q: Queued) {
+        let now = self.now();
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        a.record.turn_count += 1;
+        let turn = a.record.turn_count;
+        a.record.last_status = Status::Running;
+        a.record.last_error = None;
+        a.record.last_message = None;
+        a.record.last_activity_at = Some(now);
+        a.cancel_requested = false;
+        a.record.notify_arm = q.arm.clone().map(|arm| NotifyArm { turn, ..arm });
+        a.turn_origin = Some(q.origin.clone());
+        let item = match &q.input {
+            TurnInput::Prompt(p) => NewItem::new(ItemKind::User, p.clone()),
+            TurnInput::Notice(n) => NewItem::new(ItemKind::System, n.clone()),
+        };
+        self.touch(id);
+        self.timeline(id, item);
+        self.out.effects.push(Effect::SendTurn {
+            agent: id,
+            input: q.input,
+        });
+    }
+
+    /// The latest assistant text (or output tail) of the current turn.
+    pub fn last_message(&mut self, id: AgentId, text: String) -> Result<(), EngineError> {
+        let a = self.get_mut(id)?;
+        a.record.last_message = Some(text);
+        // Not worth a write of its own: it is persisted with the turn's end.
+        Ok(())
+    }
+
+    /// A turn ended as the provider reports it.
+    pub fn turn_ended(&mut self, id: AgentId, outcome: TurnOutcome) -> Result<(), EngineError> {
+        let now = self.now();
+        let to = match outcome {
+            TurnOutcome::Failed { .. } => "error",
+            _ => "idle",
+        };
+        let a = self.running_mut(id, to)?;
+        a.pending_permission = None;
+        a.cancel_requested = false;
+        a.turn_origin = None;
+        a.record.last_activity_at = Some(now);
+        a.record.updated_at = now;
+        let arm = a.record.notify_arm.take();
+        match outcome {
+            TurnOutcome::Failed { message } => {
+                set_error(&mut a.record, &message, now);
+                self.report_failure(id, message, arm);
+            }
+            ended @ (TurnOutcome::Completed | TurnOutcome::Canceled) => {
+                a.record.last_status = Status::Idle;
+                require_attention(&mut a.record, AttentionReason::Finished, now);
+                self.touch(id);
+                let outcome = if ended == TurnOutcome::Canceled {
+                    self.timeline(id, NewItem::new(ItemKind::System, "Turn canceled"));
+                    "canceled"
+                } else {
+                    "completed"
+                };
+                if let Some(arm) = arm {
+                    self.send_notice(id, arm, outcome, None);
+                }
+            }
+        }
+        self.after_terminal_turn(id, true);
+        Ok(())
+    }
+
+    /// The user (or an authorized agent) asks to stop the current turn. The status changes only
+    /// when the provider acknowledges (`turn_ended(Canceled)`) or [`Engine::cancel_timed_out`].
+    /// Returns whether a turn was running.
+    pub fn cancel(&mut self, id: AgentId) -> Result<bool, EngineError> {
+        let a = self.live_mut(id)?;
+        match a.record.last_status {
+            Status::Running => {
+                a.cancel_requested = true;
+                let turn = a.record.turn_count;
+                self.out.effects.push(Effect::Interrupt { agent: id, turn });
+                self.out.agents.insert(id);
+                Ok(true)
+            }
+            Status::Initializing if a.queued.is_some() => {
+                // Nothing runs yet: the waiting input is dropped, the session still comes up.
+                a.queued = None;
+                let arm = a.record.notify_arm.take();
+                self.touch(id);
+                if let Some(arm) = arm {
+                    self.send_notice(id, arm, "canceled", None);
+                }
+                Ok(false)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// The provider did not acknowledge an interrupt in time: the runtime stopped the process;
+    /// the turn counts as canceled.
+    pub fn cancel_timed_out(&mut self, id: AgentId, turn: u64) -> Result<(), EngineError> {
+        let a = self.get_mut(id)?;
+        if a.record.last_status != Status::Running || a.record.turn_count != turn {
+            return Ok(()); // it ended meanwhile
+        }
+        a.session = SessionState::None;
+        self.out.effects.push(Effect::CloseSession { agent: id });
+        self.turn_ended(id, TurnOutcome::Canceled)
+    }
+
+    /// The user opened the agent: its attention is seen (a pending permission stays).
+    pub fn mark_seen(&mut self, id: AgentId) -> Result<(), EngineError> {
+        let a = self.get_mut(id)?;
+        if a.record.requires_attention
+            && a.record.attention_reason != Some(AttentionReason::Permission)
+        {
+            clear_attention(&mut a.record);
+            self.touch(id);
+        }
+        Ok(())
+    }
+}

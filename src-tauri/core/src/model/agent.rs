@@ -1,0 +1,369 @@
+//! An agent's durable record (SPEC 1) and the values in it: lifecycle status (SPEC 2),
+//! attention, provider settings, resume state and a finish-notice arm (SPEC 4).
+//!
+//! The record keeps the fields it does not know in `extra` (flattened), so a record written by a
+//! newer version or by upstream survives a rewrite by us.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::ids::{AgentId, BatchId, Extra, Timestamp, WorkspaceId};
+
+/// The label that links a subagent to its parent.
+pub const PARENT_LABEL: &str = "paseo.parent-agent-id";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Initializing,
+    Idle,
+    Running,
+    Error,
+    Closed,
+}
+
+impl Status {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Initializing => "initializing",
+            Status::Idle => "idle",
+            Status::Running => "running",
+            Status::Error => "error",
+            Status::Closed => "closed",
+        }
+    }
+    /// Running or about to run: what the UI shows as "running" and what a confirm protects.
+    pub fn is_active(&self) -> bool {
+        matches!(self, Status::Initializing | Status::Running)
+    }
+}
+
+impl FromStr for Status {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "initializing" => Status::Initializing,
+            "idle" => Status::Idle,
+            "running" => Status::Running,
+            "error" => Status::Error,
+            "closed" => Status::Closed,
+            other => {
+                return Err(format!(
+                "unknown status {other:?} (expected initializing, idle, running, error or closed)"
+            ))
+            }
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AttentionReason {
+    Finished,
+    Error,
+    Permission,
+}
+
+/// Provider settings of one agent. Provider-specific extras live in `extra`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What a provider needs to resume a session.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Persistence {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The turn that will send a finish notice to `target` when it ends (SPEC 4).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotifyArm {
+    /// Unique per armed turn: the id of the notice it will send, so a notice re-derived after a
+    /// crash is recognised as the same one.
+    pub id: String,
+    pub target_agent_id: AgentId,
+    /// The armed turn's number (`turnCount` after it started); 0 while it has not started yet.
+    #[serde(default)]
+    pub turn: u64,
+}
+
+impl NotifyArm {
+    pub fn new(target: AgentId) -> NotifyArm {
+        NotifyArm {
+            id: Uuid::new_v4().to_string(),
+            target_agent_id: target,
+            turn: 0,
+        }
+    }
+}
+
+/// One agent, as stored in `$PASEO_HOME/agents/{cwd-with-dashes}/{id}.json`.
+// Deserialize is written by hand below: the derived one with `flatten` buffers every field of
+// every record before reading it, which made loading 10,000 records four times slower.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRecord {
+    pub id: AgentId,
+    pub provider: String,
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<WorkspaceId>,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    pub last_status: Status,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_activity_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_user_message_at: Option<Timestamp>,
+    #[serde(default)]
+    pub config: AgentConfig,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistence: Option<Persistence>,
+    #[serde(default)]
+    pub requires_attention: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_reason: Option<AttentionReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_timestamp: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<Timestamp>,
+    #[serde(default)]
+    pub auto_archive: bool,
+    #[serde(default)]
+    pub notify_on_finish: bool,
+    // --- Paseo Desktop additions (unknown to upstream, preserved by it as we preserve its) ---
+    /// The agent that created this one, for subagents and detached agents alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<AgentId>,
+    /// The archive gesture this agent was archived in; restore brings back the whole batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive_batch_id: Option<BatchId>,
+    /// A worktree workspace created by the same request that created this agent (autoArchive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_workspace_id: Option<WorkspaceId>,
+    /// A pending finish notice: the turn it arms and who receives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify_arm: Option<NotifyArm>,
+    /// Last assistant text (or output tail) of the latest turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_message: Option<String>,
+    /// Number of turns started so far.
+    #[serde(default)]
+    pub turn_count: u64,
+    /// Whether autoArchive already fired (it fires once, on the first terminal turn event).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_archive_done: bool,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl<'de> Deserialize<'de> for AgentRecord {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(AgentRecordVisitor)
+    }
+}
+
+struct AgentRecordVisitor;
+
+impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
+    type Value = AgentRecord;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an agent record (a JSON object)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<AgentRecord, A::Error> {
+        use serde::de::Error;
+        let mut id = None;
+        let mut provider = None;
+        let mut cwd = None;
+        let mut last_status = None;
+        let mut created_at = None;
+        let mut updated_at = None;
+        // The optional fields go straight into a record; the required ones replace its
+        // placeholders at the end, once they are known to be there.
+        let mut r = AgentRecord::new(
+            AgentId::PLACEHOLDER,
+            String::new(),
+            String::new(),
+            Status::Closed,
+            Timestamp::from_millis(0),
+        );
+        // Keys are usually borrowed from the input; an escaped key arrives owned.
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match key.as_ref() {
+                "id" => id = Some(map.next_value()?),
+                "provider" => provider = Some(map.next_value()?),
+                "cwd" => cwd = Some(map.next_value()?),
+                "lastStatus" => last_status = Some(map.next_value()?),
+                "createdAt" => created_at = Some(map.next_value()?),
+                "updatedAt" => updated_at = Some(map.next_value()?),
+                "workspaceId" => r.workspace_id = map.next_value()?,
+                "title" => r.title = map.next_value::<Option<String>>()?.unwrap_or_default(),
+                "labels" => r.labels = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                "lastActivityAt" => r.last_activity_at = map.next_value()?,
+                "lastUserMessageAt" => r.last_user_message_at = map.next_value()?,
+                "config" => r.config = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                "persistence" => r.persistence = map.next_value()?,
+                "requiresAttention" => {
+                    r.requires_attention = map.next_value::<Option<bool>>()?.unwrap_or_default()
+                }
+                "attentionReason" => r.attention_reason = map.next_value()?,
+                "attentionTimestamp" => r.attention_timestamp = map.next_value()?,
+                "lastError" => r.last_error = map.next_value()?,
+                "archivedAt" => r.archived_at = map.next_value()?,
+                "autoArchive" => {
+                    r.auto_archive = map.next_value::<Option<bool>>()?.unwrap_or_default()
+                }
+                "notifyOnFinish" => {
+                    r.notify_on_finish = map.next_value::<Option<bool>>()?.unwrap_or_default()
+                }
+                "createdBy" => r.created_by = map.next_value()?,
+                "archiveBatchId" => r.archive_batch_id = map.next_value()?,
+                "createdWorkspaceId" => r.created_workspace_id = map.next_value()?,
+                "notifyArm" => r.notify_arm = map.next_value()?,
+                "lastMessage" => r.last_message = map.next_value()?,
+                "turnCount" => r.turn_count = map.next_value::<Option<u64>>()?.unwrap_or_default(),
+                "autoArchiveDone" => {
+                    r.auto_archive_done = map.next_value::<Option<bool>>()?.unwrap_or_default()
+                }
+                _ => {
+                    let v: Value = map.next_value()?;
+                    r.extra.insert(key.into_owned(), v);
+                }
+            }
+        }
+        Ok(AgentRecord {
+            id: id.ok_or_else(|| A::Error::missing_field("id"))?,
+            provider: provider.ok_or_else(|| A::Error::missing_field("provider"))?,
+            cwd: cwd.ok_or_else(|| A::Error::missing_field("cwd"))?,
+            last_status: last_status.ok_or_else(|| A::Error::missing_field("lastStatus"))?,
+            created_at: created_at.ok_or_else(|| A::Error::missing_field("createdAt"))?,
+            updated_at: updated_at.ok_or_else(|| A::Error::missing_field("updatedAt"))?,
+            ..r
+        })
+    }
+}
+
+impl AgentRecord {
+    /// A record with its required fields and every other field as a record without them reads
+    /// (empty, false, zero).
+    pub fn new(
+        id: AgentId,
+        provider: String,
+        cwd: String,
+        last_status: Status,
+        now: Timestamp,
+    ) -> AgentRecord {
+        AgentRecord {
+            id,
+            provider,
+            cwd,
+            workspace_id: None,
+            title: String::new(),
+            labels: BTreeMap::new(),
+            last_status,
+            created_at: now,
+            updated_at: now,
+            last_activity_at: None,
+            last_user_message_at: None,
+            config: AgentConfig::default(),
+            persistence: None,
+            requires_attention: false,
+            attention_reason: None,
+            attention_timestamp: None,
+            last_error: None,
+            archived_at: None,
+            auto_archive: false,
+            notify_on_finish: false,
+            created_by: None,
+            archive_batch_id: None,
+            created_workspace_id: None,
+            notify_arm: None,
+            last_message: None,
+            turn_count: 0,
+            auto_archive_done: false,
+            extra: Extra::new(),
+        }
+    }
+
+    /// The parent link as an id; a label that is not a UUID yields `None` (reported at load).
+    pub fn parent_agent_id(&self) -> Option<AgentId> {
+        self.labels.get(PARENT_LABEL).and_then(|s| s.parse().ok())
+    }
+    pub fn set_parent(&mut self, parent: Option<AgentId>) {
+        match parent {
+            Some(p) => self.labels.insert(PARENT_LABEL.to_string(), p.to_string()),
+            None => self.labels.remove(PARENT_LABEL),
+        };
+    }
+    pub fn is_archived(&self) -> bool {
+        self.archived_at.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_preserves_unknown_fields_and_exposes_parent() {
+        let json = r#"{
+            "id": "2f1c0d5e-8f9a-4a7b-9c2d-1e2f3a4b5c6d",
+            "provider": "claude",
+            "cwd": "/home/me/src/app",
+            "title": "lead",
+            "labels": {"paseo.parent-agent-id": "0b6c2a3e-1111-4222-8333-444455556666", "x": "y"},
+            "lastStatus": "idle",
+            "createdAt": "2026-01-01T00:00:00.000Z",
+            "updatedAt": "2026-01-01T00:00:00.000Z",
+            "config": {"model": "sonnet", "futureKnob": 3},
+            "futureField": {"nested": [1, 2]}
+        }"#;
+        let rec: AgentRecord = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            rec.parent_agent_id().map(|p| p.to_string()).as_deref(),
+            Some("0b6c2a3e-1111-4222-8333-444455556666")
+        );
+        let out = serde_json::to_value(&rec).unwrap();
+        assert_eq!(out["futureField"]["nested"][1], 2);
+        assert_eq!(out["config"]["futureKnob"], 3);
+        assert_eq!(out["lastStatus"], "idle");
+        assert_eq!(out["createdAt"], "2026-01-01T00:00:00.000Z");
+        let again: AgentRecord = serde_json::from_value(out).unwrap();
+        assert_eq!(again, rec);
+    }
+
+    #[test]
+    fn record_with_path_in_id_is_rejected() {
+        let json = r#"{"id": "../x", "provider": "shell", "cwd": "/", "lastStatus": "idle",
+            "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z"}"#;
+        let err = serde_json::from_str::<AgentRecord>(json).unwrap_err();
+        assert!(err.to_string().contains("invalid agent id"), "{err}");
+    }
+}

@@ -1,0 +1,241 @@
+//! The primitive values every record is made of (SPEC 1): validated ids, so no id read from the
+//! network or a file can name a path outside the data root; instants that read back exactly as
+//! written; and the map of fields a record does not know.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use uuid::Uuid;
+
+/// The fields of a record this version does not know, kept as they were read so a rewrite
+/// preserves them (forward compatibility, SPEC 1).
+pub type Extra = serde_json::Map<String, serde_json::Value>;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ModelError {
+    #[error("invalid agent id {0:?}: expected a UUID")]
+    InvalidAgentId(String),
+    #[error("invalid {kind} id {value:?}: expected 1 to 128 letters, digits, '-', '_' or '.'")]
+    InvalidOpaqueId { kind: &'static str, value: String },
+    #[error("invalid timestamp {0:?}: expected ISO 8601 / RFC 3339")]
+    InvalidTimestamp(String),
+}
+
+/// Serializes a value as its `Display` string and reads it back through `FromStr`, so the
+/// validation of `from_str` guards every value deserialized too.
+macro_rules! serde_as_string {
+    ($name:ident) => {
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+/// An agent id: always a UUID (v4 when we create it; any UUID is accepted on load).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentId(Uuid);
+
+impl AgentId {
+    /// Stands in while a record is read, until its real id is known; never stored.
+    pub(super) const PLACEHOLDER: AgentId = AgentId(Uuid::nil());
+
+    pub fn new() -> Self {
+        AgentId(Uuid::new_v4())
+    }
+    pub fn as_uuid(&self) -> Uuid {
+        self.0
+    }
+}
+
+impl Default for AgentId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FromStr for AgentId {
+    type Err = ModelError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // Only the canonical hyphenated form: `Uuid::parse_str` also takes braces and URNs,
+        // which would give one agent several spellings (and several file names).
+        if s.len() != 36 {
+            return Err(ModelError::InvalidAgentId(s.to_string()));
+        }
+        Uuid::parse_str(s)
+            .map(AgentId)
+            .map_err(|_| ModelError::InvalidAgentId(s.to_string()))
+    }
+}
+
+impl fmt::Display for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.hyphenated().fmt(f)
+    }
+}
+
+impl fmt::Debug for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AgentId({})", self.0.hyphenated())
+    }
+}
+
+serde_as_string!(AgentId);
+
+fn valid_opaque(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        && s != "."
+        && s != ".."
+}
+
+macro_rules! opaque_id {
+    ($name:ident, $kind:literal) => {
+        /// An opaque id (we mint UUIDs; other tools' ids of a safe shape are accepted). Shared,
+        /// so the engine's indexes clone it without allocating.
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(std::sync::Arc<str>);
+
+        impl $name {
+            pub fn new() -> Self {
+                $name(Uuid::new_v4().hyphenated().to_string().into())
+            }
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = ModelError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                if valid_opaque(s) {
+                    Ok($name(s.into()))
+                } else {
+                    Err(ModelError::InvalidOpaqueId {
+                        kind: $kind,
+                        value: s.chars().take(200).collect(),
+                    })
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({})", stringify!($name), self.0)
+            }
+        }
+
+        serde_as_string!($name);
+    };
+}
+
+opaque_id!(WorkspaceId, "workspace");
+opaque_id!(ProjectId, "project");
+opaque_id!(BatchId, "archive batch");
+
+/// A UTC instant, serialized as ISO 8601 with millisecond precision and a `Z`
+/// (`2026-12-02T18:18:31.123Z`). Kept at millisecond precision in memory too, so a record
+/// read back from disk equals the one in memory.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(DateTime<Utc>);
+
+impl Timestamp {
+    pub fn now() -> Self {
+        Self::from_millis(Utc::now().timestamp_millis())
+    }
+    pub fn from_millis(ms: i64) -> Self {
+        Timestamp(DateTime::from_timestamp_millis(ms).unwrap_or_default())
+    }
+    pub fn millis(&self) -> i64 {
+        self.0.timestamp_millis()
+    }
+    pub fn as_datetime(&self) -> DateTime<Utc> {
+        self.0
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true))
+    }
+}
+
+impl fmt::Debug for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl FromStr for Timestamp {
+    type Err = ModelError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DateTime::parse_from_rfc3339(s)
+            .map(|d| Self::from_millis(d.with_timezone(&Utc).timestamp_millis()))
+            .map_err(|_| ModelError::InvalidTimestamp(s.chars().take(100).collect()))
+    }
+}
+
+serde_as_string!(Timestamp);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_id_accepts_only_canonical_uuids() {
+        assert!("2f1c0d5e-8f9a-4a7b-9c2d-1e2f3a4b5c6d"
+            .parse::<AgentId>()
+            .is_ok());
+        for bad in [
+            "",
+            "..",
+            "../../etc/passwd",
+            "2f1c0d5e8f9a4a7b9c2d1e2f3a4b5c6d",
+            "{2f1c0d5e-8f9a-4a7b-9c2d-1e2f3a4b5c6d}",
+            "2f1c0d5e-8f9a-4a7b-9c2d-1e2f3a4b5c6/",
+        ] {
+            assert!(bad.parse::<AgentId>().is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn opaque_ids_reject_path_like_values() {
+        assert!("ws-1.main_2".parse::<WorkspaceId>().is_ok());
+        for bad in ["", ".", "..", "a/b", "a\\b", "a b", &"x".repeat(129)] {
+            assert!(bad.parse::<WorkspaceId>().is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn timestamps_round_trip_at_millisecond_precision() {
+        let t: Timestamp = "2026-12-02T18:18:31.123456+02:00".parse().unwrap();
+        assert_eq!(t.to_string(), "2026-12-02T16:18:31.123Z");
+        let back: Timestamp = t.to_string().parse().unwrap();
+        assert_eq!(t, back);
+        assert!("yesterday".parse::<Timestamp>().is_err());
+    }
+}

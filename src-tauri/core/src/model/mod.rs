@@ -1,0 +1,28 @@
+//! The shared vocabulary: records and value types in the on-disk JSON format of SPEC 1, and the
+//! one status rule. Every layer (engine, store, runtime, providers, MCP, the shell) speaks these
+//! nouns; this module depends on none of them.
+//!
+//! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`workspace`]
+//! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`notice`] (finish
+//! notices) and [`status`] (buckets and who needs you). Everything is re-exported here, so
+//! `crate::model::X` names any of them.
+
+pub mod agent;
+pub mod ids;
+pub mod notice;
+pub mod permission;
+pub mod status;
+pub mod timeline;
+pub mod turn;
+pub mod workspace;
+
+pub use agent::{
+    AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
+};
+pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};
+pub use notice::Notice;
+pub use permission::PermissionRequest;
+pub use status::{bucket, needs_you, Bucket};
+pub use timeline::{ItemKind, NewItem, TimelineItem};
+pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
+pub use workspace::{ProjectRecord, WorkspaceKind, WorkspaceRecord};

@@ -1,0 +1,136 @@
+//! Finish notices (SPEC 4): what a child's armed turn sends to the agent that armed it, as
+//! queued in its durable inbox and delivered as its next turn's input.
+
+use serde::{Deserialize, Serialize};
+
+use super::ids::{AgentId, Timestamp};
+
+/// Longest excerpt of the child's last message carried in a notice.
+pub const EXCERPT_CHARS: usize = 2_000;
+
+/// One queued notice. `id` is the arm's id, so a notice re-derived after a crash is recognised
+/// as the same one and never queued twice.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Notice {
+    pub id: String,
+    pub child_id: AgentId,
+    pub child_title: String,
+    /// `completed`, `failed`, `canceled`, `needs_permission` or `archived`.
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub excerpt: String,
+    pub created_at: Timestamp,
+}
+
+impl Notice {
+    pub fn new(
+        id: &str,
+        child_id: AgentId,
+        child_title: &str,
+        outcome: &str,
+        error: Option<String>,
+        last_message: Option<&str>,
+        now: Timestamp,
+    ) -> Notice {
+        Notice {
+            id: id.to_string(),
+            child_id,
+            child_title: child_title.to_string(),
+            outcome: outcome.to_string(),
+            error,
+            excerpt: excerpt(last_message.unwrap_or_default()),
+            created_at: now,
+        }
+    }
+
+    /// One line for the timeline and the tray: "kid-1 completed: tests pass".
+    pub fn summary(&self) -> String {
+        let title = if self.child_title.is_empty() {
+            "agent"
+        } else {
+            &self.child_title
+        };
+        let mut s = format!(
+            "{title} ({}) {}",
+            self.child_id,
+            self.outcome.replace('_', " ")
+        );
+        if let Some(e) = &self.error {
+            s.push_str(&format!(": {e}"));
+        }
+        s
+    }
+
+    /// The text a prompt-reading parent receives as its next turn's input, in a clearly marked
+    /// system tag so the model cannot mistake it for the user's words.
+    pub fn wrapped(&self) -> String {
+        let mut body = format!(
+            "<paseo-notice id=\"{}\" agent-id=\"{}\" title=\"{}\" outcome=\"{}\">\n",
+            attr(&self.id),
+            self.child_id,
+            attr(&self.child_title),
+            self.outcome
+        );
+        body.push_str(&format!(
+            "Agent \"{}\" ({}) {}.",
+            self.child_title,
+            self.child_id,
+            self.outcome.replace('_', " ")
+        ));
+        if let Some(e) = &self.error {
+            body.push_str(&format!("\nError: {e}"));
+        }
+        if !self.excerpt.is_empty() {
+            body.push_str("\nLast message:\n");
+            body.push_str(&self.excerpt);
+        }
+        body.push_str("\n</paseo-notice>");
+        body
+    }
+}
+
+fn attr(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+}
+
+/// The last `EXCERPT_CHARS` characters, marked when cut.
+pub fn excerpt(s: &str) -> String {
+    let n = s.chars().count();
+    if n <= EXCERPT_CHARS {
+        return s.to_string();
+    }
+    let tail: String = s.chars().skip(n - EXCERPT_CHARS).collect();
+    format!("…{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notice_names_child_and_outcome_and_bounds_excerpt() {
+        let id = AgentId::new();
+        let long = "x".repeat(10_000);
+        let n = Notice::new(
+            "arm-1",
+            id,
+            "kid \"1\"",
+            "completed",
+            None,
+            Some(&long),
+            Timestamp::from_millis(0),
+        );
+        assert_eq!(n.id, "arm-1");
+        let w = n.wrapped();
+        assert!(w.starts_with("<paseo-notice"));
+        assert!(w.contains(&id.to_string()));
+        assert!(w.contains("title=\"kid &quot;1&quot;\""));
+        assert!(w.ends_with("</paseo-notice>"));
+        assert!(n.excerpt.chars().count() <= EXCERPT_CHARS + 1);
+    }
+}

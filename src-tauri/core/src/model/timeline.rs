@@ -1,0 +1,120 @@
+//! Timeline items (SPEC 2): what an agent's timeline shows, numbered per agent.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ids::Timestamp;
+
+/// The kind of one timeline item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// A prompt the user (or an agent through MCP) sent.
+    User,
+    /// Assistant text.
+    Assistant,
+    /// Model reasoning, when a provider exposes it.
+    Reasoning,
+    /// A tool call (collapsed in the UI); `call_id` links its result.
+    ToolCall,
+    /// A tool call's result.
+    ToolResult,
+    /// Raw process output (shell and command agents).
+    Output,
+    /// An error (a failed turn, a crashed process).
+    Error,
+    /// A system notice: finish notices, lifecycle notes.
+    System,
+    /// A permission request or its answer.
+    Permission,
+}
+
+/// One item of an agent's timeline. `seq` is per agent, dense from 1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineItem {
+    pub seq: u64,
+    pub ts: Timestamp,
+    pub kind: ItemKind,
+    #[serde(default)]
+    pub text: String,
+    /// The turn this item belongs to (0 = outside any turn).
+    #[serde(default)]
+    pub turn: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// For output items: "stdout" or "stderr".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
+}
+
+/// Timeline content before the runtime numbers it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewItem {
+    pub kind: ItemKind,
+    pub text: String,
+    pub call_id: Option<String>,
+    pub tool_name: Option<String>,
+    pub input: Option<Value>,
+    pub is_error: bool,
+    pub stream: Option<String>,
+}
+
+impl NewItem {
+    pub fn new(kind: ItemKind, text: impl Into<String>) -> Self {
+        NewItem {
+            kind,
+            text: text.into(),
+            call_id: None,
+            tool_name: None,
+            input: None,
+            is_error: false,
+            stream: None,
+        }
+    }
+    pub fn output(stream: &str, text: impl Into<String>) -> Self {
+        NewItem {
+            stream: Some(stream.to_string()),
+            ..NewItem::new(ItemKind::Output, text)
+        }
+    }
+    pub fn tool_call(call_id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        NewItem {
+            call_id: Some(call_id.into()),
+            tool_name: Some(name.into()),
+            input: Some(input),
+            ..NewItem::new(ItemKind::ToolCall, "")
+        }
+    }
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        text: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
+        NewItem {
+            call_id: Some(call_id.into()),
+            is_error,
+            ..NewItem::new(ItemKind::ToolResult, text)
+        }
+    }
+    pub fn numbered(self, seq: u64, turn: u64, ts: Timestamp) -> TimelineItem {
+        TimelineItem {
+            seq,
+            ts,
+            kind: self.kind,
+            text: self.text,
+            turn,
+            call_id: self.call_id,
+            tool_name: self.tool_name,
+            input: self.input,
+            is_error: self.is_error,
+            stream: self.stream,
+        }
+    }
+}
