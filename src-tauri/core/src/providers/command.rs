@@ -5,32 +5,39 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-
-use super::oneshot::{OneShotSession, TurnCommand};
-use super::process::{find_program, AgentEnv, Emitter};
-use super::{
-    EventSink, Provider, ProviderError, ProviderEvent, ProviderInfo, Session, SessionSpec,
-};
+use super::oneshot::{OneShot, TurnCommand};
+use super::process::find_program;
+use super::{Configured, EventSink, Provider, ProviderInfo, SessionSpec, SessionStart};
 use crate::config::ProviderConfig;
 
 pub const PROMPT_PLACEHOLDER: &str = "{prompt}";
 
 pub struct CommandProvider {
-    id: String,
-    config: ProviderConfig,
+    base: Configured,
 }
 
 impl CommandProvider {
     pub fn new(id: impl Into<String>, config: ProviderConfig) -> Self {
         CommandProvider {
-            id: id.into(),
-            config,
+            base: Configured::new(id, config),
         }
     }
 
     fn template(&self) -> Vec<String> {
-        self.config.command.clone().unwrap_or_default()
+        self.base.config.command.clone().unwrap_or_default()
+    }
+
+    fn reads_prompts(&self) -> bool {
+        let config = &self.base.config;
+        config.reads_prompts.unwrap_or(config.stdin)
+    }
+}
+
+/// Why the command cannot run: none is configured, or its program is not there.
+fn unavailable(template: &[String], env: &super::process::AgentEnv) -> Option<String> {
+    match template.first() {
+        Some(program) => find_program(program, env).err(),
+        None => Some("no command is configured".into()),
     }
 }
 
@@ -62,62 +69,32 @@ pub fn build_turn(template: &[String], stdin: bool, prompt: &str) -> TurnCommand
 
 impl Provider for CommandProvider {
     fn info(&self) -> ProviderInfo {
-        let env = AgentEnv {
-            set: self.config.env.clone(),
-        };
-        let template = self.template();
-        let reason = match template.first() {
-            Some(program) => find_program(program, &env).err(),
-            None => Some("no command is configured".into()),
-        };
-        ProviderInfo {
-            id: self.id.clone(),
-            label: self.config.label.clone().unwrap_or_else(|| self.id.clone()),
-            kind: "command".into(),
-            available: reason.is_none(),
-            reason,
-            reads_prompts: self.config.reads_prompts.unwrap_or(self.config.stdin),
-            models: self.config.models.clone(),
-        }
+        let reason = unavailable(&self.template(), &self.base.env());
+        let label = self.base.id.clone();
+        self.base
+            .info("command", &label, reason, self.reads_prompts())
     }
 
-    fn start(
-        &self,
-        spec: SessionSpec,
-        sink: EventSink,
-    ) -> BoxFuture<'static, Result<Box<dyn Session>, ProviderError>> {
-        let env = AgentEnv::new(
-            spec.agent_id,
-            &self.config.env,
-            &spec.env,
-            spec.mcp.as_ref(),
-        );
+    fn start(&self, spec: SessionSpec, sink: EventSink) -> SessionStart {
+        let base = self.base.clone();
         let template = self.template();
-        let stdin = self.config.stdin;
-        let reads_prompts = self.config.reads_prompts.unwrap_or(stdin);
-        let id = self.id.clone();
+        let reads_prompts = self.reads_prompts();
         Box::pin(async move {
-            let Some(program) = template.first() else {
-                return Err(ProviderError::Unavailable {
-                    provider: id,
-                    reason: "no command is configured".into(),
-                });
-            };
-            find_program(program, &env).map_err(|reason| ProviderError::Unavailable {
-                provider: id.clone(),
-                reason,
-            })?;
-            if !spec.cwd.is_dir() {
-                return Err(ProviderError::Invalid(format!(
-                    "the working directory {} does not exist",
-                    spec.cwd.display()
-                )));
+            let env = base.session_env(&spec);
+            if let Some(reason) = unavailable(&template, &env) {
+                return Err(base.unavailable(reason));
             }
+            let stdin = base.config.stdin;
             let build = Arc::new(move |prompt: &str| build_turn(&template, stdin, prompt));
-            let emitter = Emitter::spawn(sink);
-            emitter.event(ProviderEvent::Ready).await;
-            let session = OneShotSession::new(id, reads_prompts, spec.cwd, env, build, emitter);
-            Ok(Box::new(session) as Box<dyn Session>)
+            OneShot {
+                name: base.id,
+                reads_prompts,
+                cwd: spec.cwd,
+                env,
+                build,
+            }
+            .start(sink)
+            .await
         })
     }
 }

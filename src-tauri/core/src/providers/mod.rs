@@ -5,13 +5,20 @@
 //! turn outcomes, permission requests, the process dying) comes back as [`ProviderEvent`]s through
 //! the [`EventSink`] it was given. The sink is bounded, so a process that floods output is slowed
 //! down by backpressure instead of growing memory.
+//!
+//! The providers: [`shell`] and [`command`] run one process per turn ([`oneshot`]); [`claude`]
+//! and [`codex`] keep one CLI process per session and speak its JSON-lines protocol over stdio
+//! ([`stdio`], with a pure parser per CLI in `claude/protocol.rs` and `codex/protocol.rs`).
+//! [`process`] spawns and stops process groups; [`output`] carries output to the sink.
 
 pub mod claude;
 pub mod codex;
 pub mod command;
 pub mod oneshot;
+pub mod output;
 pub mod process;
 pub mod shell;
+pub mod stdio;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,8 +28,9 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use crate::config::{Config, ProviderKind};
+use crate::config::{Config, ProviderConfig, ProviderKind};
 use crate::model::{AgentConfig, AgentId, NewItem};
+use process::AgentEnv;
 // The turn and permission vocabulary lives in the model; providers speak it under these names.
 pub use crate::model::{PermissionRequest, TurnInput, TurnOutcome};
 
@@ -45,6 +53,21 @@ pub enum ProviderError {
     #[error("{0}")]
     Invalid(String),
 }
+
+/// The MCP server name agents see (`mcp__paseo__<tool>`).
+pub const MCP_SERVER_NAME: &str = "paseo";
+
+/// The app's MCP tools, pre-approved for every Claude Code agent.
+pub const PASEO_TOOLS: [&str; 8] = [
+    "create_agent",
+    "send_agent_prompt",
+    "wait_for_agent",
+    "get_agent",
+    "list_agents",
+    "cancel_agent",
+    "archive_agent",
+    "create_worktree",
+];
 
 /// How an agent reaches the app's MCP server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,6 +186,110 @@ pub struct ProviderInfo {
     /// Models the UI offers (free text is accepted too).
     pub models: Vec<String>,
 }
+
+/// What every provider is built from: its id and its configuration, and what follows from them
+/// alone (its environments, its argv prefix, its info, its errors).
+#[derive(Clone)]
+struct Configured {
+    id: String,
+    config: ProviderConfig,
+}
+
+impl Configured {
+    fn new(id: impl Into<String>, config: ProviderConfig) -> Self {
+        Configured {
+            id: id.into(),
+            config,
+        }
+    }
+
+    /// The environment programs are looked up in before any session: the provider's `env` over
+    /// the app's.
+    fn env(&self) -> AgentEnv {
+        AgentEnv {
+            set: self.config.env.clone(),
+        }
+    }
+
+    /// The environment of one session's processes.
+    fn session_env(&self, spec: &SessionSpec) -> AgentEnv {
+        AgentEnv::new(
+            spec.agent_id,
+            &self.config.env,
+            &spec.env,
+            spec.mcp.as_ref(),
+        )
+    }
+
+    /// The configured argv prefix, else `program` alone.
+    fn command_or(&self, program: &str) -> Vec<String> {
+        self.config
+            .command
+            .clone()
+            .unwrap_or_else(|| vec![program.to_string()])
+    }
+
+    /// The provider's info; it is available unless there is a `reason` it is not.
+    fn info(
+        &self,
+        kind: &str,
+        label: &str,
+        reason: Option<String>,
+        reads_prompts: bool,
+    ) -> ProviderInfo {
+        ProviderInfo {
+            id: self.id.clone(),
+            label: self.config.label.clone().unwrap_or_else(|| label.into()),
+            kind: kind.into(),
+            available: reason.is_none(),
+            reason,
+            reads_prompts,
+            models: self.config.models.clone(),
+        }
+    }
+
+    /// The argv prefix of the agent CLI called `cli` (e.g. "Claude Code"): the configured
+    /// command, else `program`. `Err` says why it cannot run: it is not installed.
+    fn cli(&self, cli: &str, program: &str, env: &AgentEnv) -> Result<Vec<String>, String> {
+        let prefix = self.command_or(program);
+        match process::find_argv0(&prefix, env) {
+            Ok(_) => Ok(prefix),
+            Err(reason) => Err(format!("{cli} is not installed: {reason}")),
+        }
+    }
+
+    /// What a session of the agent CLI `cli` starts from: the argv prefix of its installed
+    /// program and the session's environment.
+    fn cli_launch(
+        &self,
+        cli: &str,
+        program: &str,
+        spec: &SessionSpec,
+    ) -> Result<(Vec<String>, AgentEnv), ProviderError> {
+        let env = self.session_env(spec);
+        let prefix = self
+            .cli(cli, program, &env)
+            .map_err(|reason| self.unavailable(reason))?;
+        Ok((prefix, env))
+    }
+
+    /// Refuses a session: the provider cannot run, for `reason`.
+    fn unavailable(&self, reason: String) -> ProviderError {
+        ProviderError::Unavailable {
+            provider: self.id.clone(),
+            reason,
+        }
+    }
+}
+
+/// Locks a session's shared state. A session task that panicked while holding the lock must not
+/// make every later call on the session panic too, so a poisoned lock is used as it is.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What [`Provider::start`] returns.
+pub type SessionStart = BoxFuture<'static, Result<Box<dyn Session>, ProviderError>>;
 
 /// A live session of one agent. Its methods must be called from within a tokio runtime (they
 /// hand work to tasks of their own and never block).

@@ -12,11 +12,12 @@ use futures::future::BoxFuture;
 use tokio::io::AsyncWriteExt;
 use tokio::task::JoinHandle;
 
+use super::output::{drain_readers, pump_output, Emitter};
 use super::process::{
-    self, describe_exit, drain_readers, pump_output, signal_group, AgentEnv, Emitter, Launch,
-    INTERRUPT_GRACE, TERM_GRACE,
+    self, check_dir, describe_exit, join_or_abort, signal_group, AgentEnv, Launch, INTERRUPT_GRACE,
+    TERM_GRACE,
 };
-use super::{ProviderError, ProviderEvent, Session, TurnInput, TurnOutcome};
+use super::{lock, EventSink, ProviderError, ProviderEvent, Session, TurnInput, TurnOutcome};
 
 /// The process one turn runs.
 pub struct TurnCommand {
@@ -36,52 +37,51 @@ struct TurnState {
 
 impl TurnState {
     fn pgid(&self) -> Option<i32> {
-        *self.pgid.lock().unwrap_or_else(|e| e.into_inner())
+        *lock(&self.pgid)
     }
 }
 
-pub struct OneShotSession {
-    name: String,
+/// What every turn of a session runs with.
+pub struct OneShot {
+    /// The provider's id, in messages.
+    pub name: String,
     /// Whether the agent reads its input (else a finish notice must never run as a command).
-    reads_prompts: bool,
-    cwd: PathBuf,
-    env: AgentEnv,
-    build: BuildTurn,
+    pub reads_prompts: bool,
+    pub cwd: PathBuf,
+    pub env: AgentEnv,
+    pub build: BuildTurn,
+}
+
+impl OneShot {
+    /// Starts the session: it is ready at once, as every turn is a process of its own.
+    pub async fn start(self, sink: EventSink) -> Result<Box<dyn Session>, ProviderError> {
+        check_dir(&self.cwd)?;
+        let emitter = Emitter::spawn(sink);
+        emitter.event(ProviderEvent::Ready).await;
+        Ok(Box::new(OneShotSession {
+            turns: Arc::new(self),
+            emitter,
+            current: None,
+            groups: Arc::default(),
+            closing: Arc::default(),
+        }))
+    }
+}
+
+struct OneShotSession {
+    turns: Arc<OneShot>,
     emitter: Emitter,
     current: Option<(Arc<TurnState>, JoinHandle<()>)>,
     groups: Arc<Mutex<Vec<i32>>>,
     closing: Arc<AtomicBool>,
 }
 
-impl OneShotSession {
-    pub fn new(
-        name: String,
-        reads_prompts: bool,
-        cwd: PathBuf,
-        env: AgentEnv,
-        build: BuildTurn,
-        emitter: Emitter,
-    ) -> Self {
-        OneShotSession {
-            name,
-            reads_prompts,
-            cwd,
-            env,
-            build,
-            emitter,
-            current: None,
-            groups: Arc::default(),
-            closing: Arc::default(),
-        }
-    }
-}
-
 impl Session for OneShotSession {
     fn send(&mut self, input: TurnInput) -> Result<(), ProviderError> {
-        if matches!(input, TurnInput::Notice(_)) && !self.reads_prompts {
+        if matches!(input, TurnInput::Notice(_)) && !self.turns.reads_prompts {
             return Err(ProviderError::Invalid(format!(
                 "{} agents do not read prompts: a finish notice is only recorded in the timeline",
-                self.name
+                self.turns.name
             )));
         }
         if let Some((state, _)) = &self.current {
@@ -90,17 +90,12 @@ impl Session for OneShotSession {
             }
         }
         // Forget groups whose processes are all gone, so a recycled id is never signalled.
-        self.groups
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|g| process::group_alive(*g));
-        let cmd = (self.build)(input.text());
+        lock(&self.groups).retain(|g| process::group_alive(*g));
+        let cmd = (self.turns.build)(input.text());
         let state = Arc::new(TurnState::default());
         let task = tokio::spawn(run_turn(
-            self.name.clone(),
+            self.turns.clone(),
             cmd,
-            self.cwd.clone(),
-            self.env.clone(),
             self.emitter.clone(),
             state.clone(),
             self.groups.clone(),
@@ -126,7 +121,7 @@ impl Session for OneShotSession {
     fn respond_permission(&mut self, request_id: &str, _allow: bool) -> Result<(), ProviderError> {
         Err(ProviderError::Invalid(format!(
             "no pending permission request {request_id:?}: {} agents do not ask for permissions",
-            self.name
+            self.turns.name
         )))
     }
 
@@ -138,20 +133,11 @@ impl Session for OneShotSession {
                 if let Some(pgid) = state.pgid() {
                     process::terminate_group(pgid, TERM_GRACE, None).await;
                 }
-                // The turn task reaps the leader promptly once it is dead; it may then be
-                // blocked on a full sink that the caller of close drains, so it is not waited
-                // for long (it reports nothing after a close anyway).
-                let mut task = task;
-                if tokio::time::timeout(std::time::Duration::from_secs(2), &mut task)
-                    .await
-                    .is_err()
-                {
-                    task.abort();
-                }
+                // The turn task reaps the leader promptly once it is dead.
+                join_or_abort(task, std::time::Duration::from_secs(2)).await;
             }
             // Background processes of earlier turns live on in those turns' groups.
-            let groups =
-                std::mem::take(&mut *this.groups.lock().unwrap_or_else(|e| e.into_inner()));
+            let groups = std::mem::take(&mut *lock(&this.groups));
             for pgid in groups {
                 process::terminate_group(pgid, TERM_GRACE, None).await;
             }
@@ -174,12 +160,9 @@ fn escalate(pgid: i32, state: Arc<TurnState>) {
     });
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn run_turn(
-    name: String,
+    turns: Arc<OneShot>,
     cmd: TurnCommand,
-    cwd: PathBuf,
-    env: AgentEnv,
     emitter: Emitter,
     state: Arc<TurnState>,
     groups: Arc<Mutex<Vec<i32>>>,
@@ -187,8 +170,8 @@ async fn run_turn(
 ) {
     let spawned = process::spawn(Launch {
         argv: &cmd.argv,
-        cwd: &cwd,
-        env: &env,
+        cwd: &turns.cwd,
+        env: &turns.env,
         stdin: cmd.stdin.is_some(),
     });
     let spawned = match spawned {
@@ -196,7 +179,7 @@ async fn run_turn(
         Err(e) => {
             state.finished.store(true, Ordering::SeqCst);
             if !closing.load(Ordering::SeqCst) {
-                let message = format!("{name}: {e}");
+                let message = format!("{}: {e}", turns.name);
                 emitter
                     .event(ProviderEvent::TurnEnded(TurnOutcome::Failed { message }))
                     .await;
@@ -205,8 +188,8 @@ async fn run_turn(
         }
     };
     let pgid = spawned.proc.pgid();
-    *state.pgid.lock().unwrap_or_else(|e| e.into_inner()) = Some(pgid);
-    groups.lock().unwrap_or_else(|e| e.into_inner()).push(pgid);
+    *lock(&state.pgid) = Some(pgid);
+    lock(&groups).push(pgid);
     if closing.load(Ordering::SeqCst) {
         state.finished.store(true, Ordering::SeqCst);
         spawned.proc.terminate(TERM_GRACE).await;

@@ -4,84 +4,49 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-
-use super::oneshot::{OneShotSession, TurnCommand};
-use super::process::{find_program, AgentEnv, Emitter};
-use super::{
-    EventSink, Provider, ProviderError, ProviderEvent, ProviderInfo, Session, SessionSpec,
-};
+use super::oneshot::{OneShot, TurnCommand};
+use super::process::{find_argv0, find_program, AgentEnv};
+use super::{Configured, EventSink, Provider, ProviderInfo, SessionSpec, SessionStart};
 use crate::config::ProviderConfig;
 
 pub struct ShellProvider {
-    id: String,
-    config: ProviderConfig,
+    base: Configured,
 }
 
 impl ShellProvider {
     pub fn new(id: impl Into<String>, config: ProviderConfig) -> Self {
         ShellProvider {
-            id: id.into(),
-            config,
+            base: Configured::new(id, config),
         }
     }
+}
 
-    /// The shell's argv prefix: the configured command, else `$SHELL` if it exists, else
-    /// `/bin/sh`.
-    fn shell(&self, env: &AgentEnv) -> Vec<String> {
-        if let Some(cmd) = &self.config.command {
-            return cmd.clone();
-        }
-        match env.get("SHELL") {
-            Some(sh) if !sh.is_empty() && find_program(&sh, env).is_ok() => vec![sh],
-            _ => vec!["/bin/sh".to_string()],
-        }
+/// The shell's argv prefix: the configured command, else `$SHELL` if it exists, else
+/// `/bin/sh`.
+fn shell(base: &Configured, env: &AgentEnv) -> Vec<String> {
+    if let Some(cmd) = &base.config.command {
+        return cmd.clone();
     }
-
-    fn env(&self, spec: Option<&SessionSpec>) -> AgentEnv {
-        match spec {
-            Some(s) => AgentEnv::new(s.agent_id, &self.config.env, &s.env, s.mcp.as_ref()),
-            None => AgentEnv {
-                set: self.config.env.clone(),
-            },
-        }
+    match env.get("SHELL") {
+        Some(sh) if !sh.is_empty() && find_program(&sh, env).is_ok() => vec![sh],
+        _ => vec!["/bin/sh".to_string()],
     }
 }
 
 impl Provider for ShellProvider {
     fn info(&self) -> ProviderInfo {
-        let env = self.env(None);
-        let shell = self.shell(&env);
-        let reason = find_program(&shell[0], &env).err();
-        ProviderInfo {
-            id: self.id.clone(),
-            label: self.config.label.clone().unwrap_or_else(|| "Shell".into()),
-            kind: "shell".into(),
-            available: reason.is_none(),
-            reason,
-            reads_prompts: false,
-            models: self.config.models.clone(),
-        }
+        let env = self.base.env();
+        let reason = find_argv0(&shell(&self.base, &env), &env).err();
+        self.base.info("shell", "Shell", reason, false)
     }
 
-    fn start(
-        &self,
-        spec: SessionSpec,
-        sink: EventSink,
-    ) -> BoxFuture<'static, Result<Box<dyn Session>, ProviderError>> {
-        let env = self.env(Some(&spec));
-        let shell = self.shell(&env);
-        let id = self.id.clone();
+    fn start(&self, spec: SessionSpec, sink: EventSink) -> SessionStart {
+        let base = self.base.clone();
         Box::pin(async move {
-            find_program(&shell[0], &env).map_err(|reason| ProviderError::Unavailable {
-                provider: id.clone(),
-                reason,
-            })?;
-            if !spec.cwd.is_dir() {
-                return Err(ProviderError::Invalid(format!(
-                    "the working directory {} does not exist",
-                    spec.cwd.display()
-                )));
+            let env = base.session_env(&spec);
+            let shell = shell(&base, &env);
+            if let Err(reason) = find_argv0(&shell, &env) {
+                return Err(base.unavailable(reason));
             }
             let build = Arc::new(move |prompt: &str| {
                 let mut argv = shell.clone();
@@ -89,10 +54,15 @@ impl Provider for ShellProvider {
                 argv.push(prompt.to_string());
                 TurnCommand { argv, stdin: None }
             });
-            let emitter = Emitter::spawn(sink);
-            emitter.event(ProviderEvent::Ready).await;
-            let session = OneShotSession::new(id, false, spec.cwd, env, build, emitter);
-            Ok(Box::new(session) as Box<dyn Session>)
+            OneShot {
+                name: base.id,
+                reads_prompts: false,
+                cwd: spec.cwd,
+                env,
+                build,
+            }
+            .start(sink)
+            .await
         })
     }
 }

@@ -1,0 +1,155 @@
+//! The `claude` provider: one long-lived Claude Code process per agent session, spoken to in
+//! stream-json (`claude -p --input-format stream-json --output-format stream-json --verbose`).
+//!
+//! Prompts go to stdin as `user` lines; interrupts and permission answers travel on the same
+//! stdin as control messages (`--permission-prompt-tool stdio` makes the CLI ask us through
+//! `control_request`s of subtype `can_use_tool`). The first start passes `--session-id` with a
+//! fresh UUID, later starts `--resume` it. The app's MCP server is injected with `--mcp-config`
+//! and its tools are pre-approved with `--allowedTools`, so orchestration never waits on a
+//! permission prompt.
+//!
+//! This file is the provider (info, argv, start); [`protocol`] is the pure parser the shared
+//! [`StdioSession`] runs.
+
+pub mod protocol;
+#[cfg(test)]
+mod tests;
+
+use serde_json::json;
+
+use super::stdio::StdioSession;
+use super::{
+    Configured, EventSink, McpAccess, Provider, ProviderInfo, SessionSpec, SessionStart,
+    MCP_SERVER_NAME, PASEO_TOOLS,
+};
+use crate::config::ProviderConfig;
+pub use protocol::ClaudeStream;
+
+/// What the CLI is called in messages.
+const CLI: &str = "Claude Code";
+
+pub struct ClaudeProvider {
+    base: Configured,
+}
+
+impl ClaudeProvider {
+    pub fn new(id: impl Into<String>, config: ProviderConfig) -> Self {
+        ClaudeProvider {
+            base: Configured::new(id, config),
+        }
+    }
+}
+
+/// How the session is identified on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClaudeSessionArg {
+    /// A new session with this id (`--session-id`).
+    New(String),
+    /// An existing session (`--resume`).
+    Resume(String),
+}
+
+impl ClaudeSessionArg {
+    pub fn id(&self) -> &str {
+        match self {
+            ClaudeSessionArg::New(id) | ClaudeSessionArg::Resume(id) => id,
+        }
+    }
+}
+
+/// The `--mcp-config` JSON that injects the app's MCP server.
+pub fn mcp_config_json(mcp: &McpAccess) -> String {
+    json!({
+        "mcpServers": {
+            MCP_SERVER_NAME: {
+                "type": "http",
+                "url": mcp.url,
+                "headers": {"Authorization": format!("Bearer {}", mcp.token)},
+                "alwaysLoad": true,
+            }
+        }
+    })
+    .to_string()
+}
+
+/// The full argv for a session.
+pub fn claude_argv(
+    prefix: &[String],
+    spec: &SessionSpec,
+    session: &ClaudeSessionArg,
+) -> Vec<String> {
+    let mut argv: Vec<String> = prefix.to_vec();
+    let mut push = |a: &str| argv.push(a.to_string());
+    push("-p");
+    push("--input-format");
+    push("stream-json");
+    push("--output-format");
+    push("stream-json");
+    push("--permission-prompt-tool");
+    push("stdio");
+    match session {
+        ClaudeSessionArg::New(id) => {
+            push("--session-id");
+            push(id);
+        }
+        ClaudeSessionArg::Resume(id) => {
+            push("--resume");
+            push(id);
+        }
+    }
+    if let Some(model) = spec.config.model.as_deref().filter(|m| !m.is_empty()) {
+        push("--model");
+        push(model);
+    }
+    if let Some(mode) = spec.config.mode.as_deref().filter(|m| !m.is_empty()) {
+        push("--permission-mode");
+        push(mode);
+    }
+    if let Some(sp) = spec
+        .config
+        .system_prompt
+        .as_deref()
+        .filter(|m| !m.is_empty())
+    {
+        push("--append-system-prompt");
+        push(sp);
+    }
+    if let Some(mcp) = &spec.mcp {
+        // Both options take several values; the flag after each ends its list.
+        push("--mcp-config");
+        push(&mcp_config_json(mcp));
+        push("--allowedTools");
+        let tools: Vec<String> = PASEO_TOOLS
+            .iter()
+            .map(|t| format!("mcp__{MCP_SERVER_NAME}__{t}"))
+            .collect();
+        push(&tools.join(","));
+    }
+    push("--verbose");
+    argv
+}
+
+impl Provider for ClaudeProvider {
+    fn info(&self) -> ProviderInfo {
+        let reason = self.base.cli(CLI, "claude", &self.base.env()).err();
+        let mut info = self.base.info("claude", CLI, reason, true);
+        if info.models.is_empty() {
+            info.models = vec!["sonnet".into(), "opus".into(), "haiku".into()];
+        }
+        info
+    }
+
+    fn start(&self, spec: SessionSpec, sink: EventSink) -> SessionStart {
+        let base = self.base.clone();
+        Box::pin(async move {
+            let (prefix, env) = base.cli_launch(CLI, "claude", &spec)?;
+            let session = match spec.resume.as_deref().filter(|s| !s.is_empty()) {
+                Some(id) => ClaudeSessionArg::Resume(id.to_string()),
+                None => ClaudeSessionArg::New(uuid::Uuid::new_v4().to_string()),
+            };
+            let argv = claude_argv(&prefix, &spec, &session);
+            let stream = ClaudeStream::new(Some(session.id().to_string()));
+            StdioSession::start(CLI, &argv, &spec.cwd, &env, stream, sink).await
+        })
+    }
+}
