@@ -17,18 +17,16 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::{Json, Router};
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
+
+// What the stand-ins share is this module's child, so that this file can be used on its own
+// (tests/ui.rs includes it by path); support/mod.rs hands it on to the other stand-ins.
+#[path = "standin.rs"]
+pub mod standin;
+
+pub use standin::Reply;
+use standin::{status, text_of, Answer, Event, ModelApi};
 
 /// What the model was last given.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,15 +68,7 @@ impl Request {
             Value::Array(blocks) => match blocks.last() {
                 Some(b) if b["type"] == "tool_result" => Input::ToolResult {
                     tool_use_id: b["tool_use_id"].as_str().unwrap_or("").to_string(),
-                    content: match &b["content"] {
-                        Value::String(s) => s.clone(),
-                        Value::Array(parts) => parts
-                            .iter()
-                            .filter_map(|p| p["text"].as_str())
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                        _ => String::new(),
-                    },
+                    content: text_of(&b["content"]),
                     is_error: b["is_error"].as_bool().unwrap_or(false),
                 },
                 Some(b) => Input::Text(b["text"].as_str().unwrap_or("").to_string()),
@@ -96,40 +86,6 @@ impl Request {
             .flatten()
             .filter_map(|t| t["name"].as_str().map(str::to_string))
             .collect()
-    }
-}
-
-/// A scripted reply.
-#[derive(Clone, Debug)]
-pub enum Reply {
-    /// Assistant text, ending the turn.
-    Text(String),
-    /// Text streamed in `chunks`, `delay` apart (for interrupting a turn mid-stream).
-    SlowText {
-        chunks: Vec<String>,
-        delay: Duration,
-    },
-    /// A tool call; the CLI runs the tool and asks again with its result.
-    ToolUse { name: String, input: Value },
-    /// An HTTP error with an Anthropic-style error body.
-    Error { status: u16, message: String },
-}
-
-impl Reply {
-    pub fn text(t: impl Into<String>) -> Reply {
-        Reply::Text(t.into())
-    }
-    pub fn tool_use(name: impl Into<String>, input: Value) -> Reply {
-        Reply::ToolUse {
-            name: name.into(),
-            input,
-        }
-    }
-    pub fn slow(n: usize, delay: Duration) -> Reply {
-        Reply::SlowText {
-            chunks: (0..n).map(|i| format!("tick {i} ")).collect(),
-            delay,
-        }
     }
 }
 
@@ -151,55 +107,29 @@ pub fn bash_script(input: Input) -> Reply {
     }
 }
 
-type Script = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
-
-#[derive(Clone)]
-struct Shared {
-    script: Script,
-    requests: Arc<Mutex<Vec<Request>>>,
-    ids: Arc<AtomicU64>,
-}
-
 pub struct AnthropicStandIn {
     /// `http://127.0.0.1:PORT`, for ANTHROPIC_BASE_URL.
     pub url: String,
-    requests: Arc<Mutex<Vec<Request>>>,
-    server: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for AnthropicStandIn {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
+    api: ModelApi,
 }
 
 impl AnthropicStandIn {
     pub async fn start(script: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> Self {
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let shared = Shared {
-            script: Arc::new(script),
-            requests: requests.clone(),
-            ids: Arc::new(AtomicU64::new(0)),
-        };
-        let app = Router::new()
-            .route("/v1/messages", post(messages))
-            .fallback(|| async { StatusCode::NOT_FOUND })
-            .with_state(shared);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let api = ModelApi::start("/v1/messages", move |body, n| {
+            let req = Request { body: body.clone() };
+            answer(&req, script(&req), n)
+        })
+        .await;
         AnthropicStandIn {
-            url,
-            requests,
-            server,
+            url: api.served.addr.clone(),
+            api,
         }
     }
 
     /// Every request so far.
     pub fn requests(&self) -> Vec<Request> {
-        self.requests.lock().unwrap().clone()
+        let bodies = self.api.bodies().into_iter();
+        bodies.map(|body| Request { body }).collect()
     }
 
     /// The environment that points Claude Code at this stand-in, offline, with its state under
@@ -222,148 +152,71 @@ impl AnthropicStandIn {
     }
 }
 
-fn sse(name: &str, data: Value) -> String {
-    format!("event: {name}\ndata: {data}\n\n")
-}
-
-fn message_events(
-    model: &str,
-    id: &str,
-    reply: &Reply,
-    tool_id: &str,
-) -> (Vec<String>, Vec<String>, Vec<String>) {
-    let start = vec![sse(
-        "message_start",
-        json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant",
-            "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-    )];
-    let mut body = Vec::new();
-    let stop_reason = match reply {
+/// A Messages API stream: message_start, the one content block (start, deltas, stop),
+/// message_delta with the stop reason, message_stop.
+fn answer(req: &Request, reply: Reply, n: u64) -> Answer {
+    let (block, deltas, stop_reason, delay) = match reply {
+        Reply::Error {
+            status: code,
+            message,
+        } => {
+            let body = json!({"type": "error", "error": {"type": "api_error", "message": message}});
+            return Err((status(code), body));
+        }
         Reply::Text(t) => {
-            body.push(sse(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0,
-                "content_block": {"type": "text", "text": ""}}),
-            ));
-            let mid = t
-                .char_indices()
-                .nth(t.chars().count() / 2)
-                .map(|(i, _)| i)
-                .unwrap_or(0);
-            for part in [&t[..mid], &t[mid..]] {
-                if !part.is_empty() {
-                    body.push(sse(
-                        "content_block_delta",
-                        json!({"type": "content_block_delta", "index": 0,
-                        "delta": {"type": "text_delta", "text": part}}),
-                    ));
-                }
-            }
-            "end_turn"
+            let text = |part: &str| json!({"type": "text_delta", "text": part});
+            let deltas = halves(&t).into_iter().filter(|p| !p.is_empty()).map(text);
+            let block = json!({"type": "text", "text": ""});
+            (block, deltas.collect(), "end_turn", None)
         }
-        Reply::SlowText { chunks, .. } => {
-            body.push(sse(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0,
-                "content_block": {"type": "text", "text": ""}}),
-            ));
-            for c in chunks {
-                body.push(sse(
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "text_delta", "text": c}}),
-                ));
-            }
-            "end_turn"
+        Reply::SlowText { chunks, delay } => {
+            let text = |part: &String| json!({"type": "text_delta", "text": part});
+            let block = json!({"type": "text", "text": ""});
+            (
+                block,
+                chunks.iter().map(text).collect(),
+                "end_turn",
+                Some(delay),
+            )
         }
-        Reply::ToolUse { name, input } => {
-            body.push(sse(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0,
-                "content_block": {"type": "tool_use", "id": tool_id, "name": name, "input": {}}}),
-            ));
+        Reply::Tool { name, input, .. } => {
             let js = input.to_string();
-            let mid = js.len() / 2;
-            let mid = (0..=mid)
-                .rev()
-                .find(|i| js.is_char_boundary(*i))
-                .unwrap_or(0);
-            for part in [&js[..mid], &js[mid..]] {
-                body.push(sse(
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "input_json_delta", "partial_json": part}}),
-                ));
-            }
-            "tool_use"
+            let partial = |part: &str| json!({"type": "input_json_delta", "partial_json": part});
+            let block = json!({"type": "tool_use", "id": format!("toolu_standin_{n}"), "name": name, "input": {}});
+            (
+                block,
+                halves(&js).into_iter().map(partial).collect::<Vec<_>>(),
+                "tool_use",
+                None,
+            )
         }
-        Reply::Error { .. } => unreachable!("errors are not streamed"),
     };
-    body.push(sse(
-        "content_block_stop",
-        json!({"type": "content_block_stop", "index": 0}),
+    let paced = |data: Value| Event { delay, data };
+    let mut events = vec![Event::now(json!({"type": "message_start",
+        "message": {"id": format!("msg_standin_{n}"), "type": "message", "role": "assistant",
+            "model": req.model(), "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}))];
+    events.push(paced(
+        json!({"type": "content_block_start", "index": 0, "content_block": block}),
     ));
-    let end = vec![
-        sse(
-            "message_delta",
-            json!({"type": "message_delta",
-            "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-            "usage": {"output_tokens": 5}}),
-        ),
-        sse("message_stop", json!({"type": "message_stop"})),
-    ];
-    (start, body, end)
+    for delta in deltas {
+        events.push(paced(
+            json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        ));
+    }
+    events.push(paced(json!({"type": "content_block_stop", "index": 0})));
+    events.push(Event::now(json!({"type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+        "usage": {"output_tokens": 5}})));
+    events.push(Event::now(json!({"type": "message_stop"})));
+    Ok(events)
 }
 
-async fn messages(State(shared): State<Shared>, Json(body): Json<Value>) -> Response {
-    let req = Request { body };
-    shared.requests.lock().unwrap().push(req.clone());
-    let reply = (shared.script)(&req);
-    if let Reply::Error { status, message } = &reply {
-        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let body = json!({"type": "error", "error": {"type": "api_error", "message": message}});
-        return (status, Json(body)).into_response();
-    }
-    let n = shared.ids.fetch_add(1, Ordering::SeqCst);
-    let (start, body, end) = message_events(
-        req.model(),
-        &format!("msg_standin_{n}"),
-        &reply,
-        &format!("toolu_standin_{n}"),
-    );
-    let delay = match &reply {
-        Reply::SlowText { delay, .. } => Some(*delay),
-        _ => None,
-    };
-    let (tx, rx) = mpsc::channel::<String>(4);
-    tokio::spawn(async move {
-        for ev in start {
-            if tx.send(ev).await.is_err() {
-                return;
-            }
-        }
-        for ev in body {
-            if let Some(d) = delay {
-                tokio::time::sleep(d).await;
-            }
-            if tx.send(ev).await.is_err() {
-                return;
-            }
-        }
-        for ev in end {
-            if tx.send(ev).await.is_err() {
-                return;
-            }
-        }
-    });
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|s| (Ok::<_, std::io::Error>(s), rx))
-    });
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .body(Body::from_stream(stream))
-        .unwrap()
+/// A text cut in two at a character boundary (streamed as two deltas, as the real API does).
+fn halves(t: &str) -> [&str; 2] {
+    let mid = (0..=t.len() / 2)
+        .rev()
+        .find(|i| t.is_char_boundary(*i))
+        .unwrap_or(0);
+    [&t[..mid], &t[mid..]]
 }

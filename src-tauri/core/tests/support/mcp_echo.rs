@@ -13,16 +13,10 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-pub const TOOLS: [&str; 8] = [
-    "create_agent",
-    "send_agent_prompt",
-    "wait_for_agent",
-    "get_agent",
-    "list_agents",
-    "cancel_agent",
-    "archive_agent",
-    "create_worktree",
-];
+use super::standin::{serve, Served};
+
+/// The app's tool names, offered by the echo.
+pub use paseo_core::providers::PASEO_TOOLS as TOOLS;
 
 /// A tool call the server received.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,13 +37,7 @@ pub struct McpEcho {
     pub url: String,
     pub token: String,
     shared: Shared,
-    server: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for McpEcho {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
+    _served: Served,
 }
 
 impl McpEcho {
@@ -65,16 +53,12 @@ impl McpEcho {
                 post(rpc).get(|| async { StatusCode::METHOD_NOT_ALLOWED }),
             )
             .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let served = serve(app).await;
         McpEcho {
-            url,
+            url: format!("{}/mcp", served.addr),
             token: token.to_string(),
             shared,
-            server,
+            _served: served,
         }
     }
 

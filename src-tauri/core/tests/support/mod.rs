@@ -1,10 +1,13 @@
 //! Shared helpers for the provider tests: an event sink the test reads from, bounded waits,
-//! process checks, and the scripted stand-ins for the model APIs (`anthropic`, `openai`).
+//! process checks, and the scripted stand-ins for the model APIs (`anthropic`, `openai`, on
+//! what `standin` shares) and the MCP echo server.
 #![allow(dead_code)]
 
 pub mod anthropic;
 pub mod mcp_echo;
 pub mod openai;
+
+pub use anthropic::standin;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -18,18 +18,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::{Json, Router};
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
+
+pub use super::standin::Reply;
+use super::standin::{status, text_of, Answer, Event, ModelApi};
 
 /// The model name the stand-in serves: one Codex does not know, so it declares MCP tools.
 pub const MODEL: &str = "paseo-standin-model";
@@ -58,15 +52,7 @@ impl Request {
             return Input::Other(Value::Null);
         };
         match last["type"].as_str() {
-            Some("message") => Input::Text(match &last["content"] {
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                _ => String::new(),
-            }),
+            Some("message") => Input::Text(text_of(&last["content"])),
             Some("function_call_output") => Input::FunctionOutput {
                 call_id: last["call_id"].as_str().unwrap_or("").to_string(),
                 output: match &last["output"] {
@@ -95,92 +81,27 @@ impl Request {
     }
 }
 
-#[derive(Clone, Debug)]
-pub enum Reply {
-    Text(String),
-    /// Text streamed in `chunks`, `delay` apart (for interrupting a turn mid-stream).
-    SlowText {
-        chunks: Vec<String>,
-        delay: Duration,
-    },
-    FunctionCall {
-        namespace: Option<String>,
-        name: String,
-        arguments: Value,
-    },
-    Error {
-        status: u16,
-        message: String,
-    },
-}
-
-impl Reply {
-    pub fn text(t: impl Into<String>) -> Reply {
-        Reply::Text(t.into())
-    }
-    pub fn slow(n: usize, delay: Duration) -> Reply {
-        Reply::SlowText {
-            chunks: (0..n).map(|i| format!("tick {i} ")).collect(),
-            delay,
-        }
-    }
-    pub fn function_call(namespace: Option<&str>, name: &str, arguments: Value) -> Reply {
-        Reply::FunctionCall {
-            namespace: namespace.map(str::to_string),
-            name: name.to_string(),
-            arguments,
-        }
-    }
-}
-
-type Script = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
-
-#[derive(Clone)]
-struct Shared {
-    script: Script,
-    requests: Arc<Mutex<Vec<Request>>>,
-    ids: Arc<AtomicU64>,
-}
-
 pub struct OpenAiStandIn {
     /// `http://127.0.0.1:PORT/v1`, the provider's base_url.
     pub base_url: String,
-    requests: Arc<Mutex<Vec<Request>>>,
-    server: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for OpenAiStandIn {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
+    api: ModelApi,
 }
 
 impl OpenAiStandIn {
     pub async fn start(script: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> Self {
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let shared = Shared {
-            script: Arc::new(script),
-            requests: requests.clone(),
-            ids: Arc::new(AtomicU64::new(0)),
-        };
-        let app = Router::new()
-            .route("/v1/responses", post(responses))
-            .fallback(|| async { StatusCode::NOT_FOUND })
-            .with_state(shared);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let api = ModelApi::start("/v1/responses", move |body, n| {
+            answer(script(&Request { body: body.clone() }), n)
+        })
+        .await;
         OpenAiStandIn {
-            base_url,
-            requests,
-            server,
+            base_url: format!("{}/v1", api.served.addr),
+            api,
         }
     }
 
     pub fn requests(&self) -> Vec<Request> {
-        self.requests.lock().unwrap().clone()
+        let bodies = self.api.bodies().into_iter();
+        bodies.map(|body| Request { body }).collect()
     }
 
     /// Codex options (after the binary) that use this stand-in as the model provider, offline.
@@ -220,149 +141,85 @@ impl OpenAiStandIn {
     }
 }
 
-fn sse(data: Value) -> String {
-    let name = data["type"].as_str().unwrap_or("message").to_string();
-    format!("event: {name}\ndata: {data}\n\n")
-}
-
-async fn responses(State(shared): State<Shared>, Json(body): Json<Value>) -> Response {
-    let req = Request { body };
-    shared.requests.lock().unwrap().push(req.clone());
-    let reply = (shared.script)(&req);
-    if let Reply::Error { status, message } = &reply {
-        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let body = json!({"error": {"type": "server_error", "message": message}});
-        return (status, Json(body)).into_response();
-    }
-    let n = shared.ids.fetch_add(1, Ordering::SeqCst);
+/// A Responses API stream: response.created, the one output item (added, its text or
+/// arguments, done), response.completed.
+fn answer(reply: Reply, n: u64) -> Answer {
     let rid = format!("resp_standin_{n}");
-    let (tx, rx) = mpsc::channel::<String>(4);
-    tokio::spawn(async move {
-        let send = |v: Value| {
-            let tx = tx.clone();
-            async move { tx.send(sse(v)).await.is_ok() }
-        };
-        if !send(json!({"type": "response.created",
-            "response": {"id": rid, "status": "in_progress", "output": []}}))
-        .await
-        {
-            return;
-        }
-        let item = match &reply {
-            Reply::Text(_) | Reply::SlowText { .. } => {
-                let (chunks, delay) = match &reply {
-                    Reply::Text(t) => (vec![t.clone()], None),
-                    Reply::SlowText { chunks, delay } => (chunks.clone(), Some(*delay)),
-                    _ => unreachable!(),
-                };
-                let mid = format!("msg_standin_{n}");
-                let text: String = chunks.concat();
-                if !send(
-                    json!({"type": "response.output_item.added", "output_index": 0,
-                    "item": {"type": "message", "id": mid, "role": "assistant",
-                             "status": "in_progress", "content": []}}),
-                )
-                .await
-                {
-                    return;
-                }
-                if !send(
-                    json!({"type": "response.content_part.added", "output_index": 0,
-                    "item_id": mid, "content_index": 0,
-                    "part": {"type": "output_text", "text": "", "annotations": []}}),
-                )
-                .await
-                {
-                    return;
-                }
-                for c in chunks {
-                    if let Some(d) = delay {
-                        tokio::time::sleep(d).await;
-                    }
-                    if !send(
-                        json!({"type": "response.output_text.delta", "output_index": 0,
-                        "item_id": mid, "content_index": 0, "delta": c}),
-                    )
-                    .await
-                    {
-                        return;
-                    }
-                }
-                if !send(
-                    json!({"type": "response.output_text.done", "output_index": 0,
-                    "item_id": mid, "content_index": 0, "text": text}),
-                )
-                .await
-                {
-                    return;
-                }
-                json!({"type": "message", "id": mid, "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": text, "annotations": []}]})
+    let mut events = vec![Event::now(json!({"type": "response.created",
+        "response": {"id": rid, "status": "in_progress", "output": []}}))];
+    let item =
+        match reply {
+            Reply::Error {
+                status: code,
+                message,
+            } => {
+                let body = json!({"error": {"type": "server_error", "message": message}});
+                return Err((status(code), body));
             }
-            Reply::FunctionCall {
+            Reply::Text(t) => message(&mut events, n, vec![t], None),
+            Reply::SlowText { chunks, delay } => message(&mut events, n, chunks, Some(delay)),
+            Reply::Tool {
                 namespace,
                 name,
-                arguments,
+                input,
             } => {
                 let fid = format!("fc_standin_{n}");
-                let call_id = format!("call_standin_{n}");
-                let args = arguments.to_string();
+                let args = input.to_string();
                 let mut item = json!({"type": "function_call", "id": fid, "name": name,
-                    "call_id": call_id, "arguments": args, "status": "completed"});
+                "call_id": format!("call_standin_{n}"), "arguments": args, "status": "completed"});
                 if let Some(ns) = namespace {
                     item["namespace"] = json!(ns);
                 }
                 let mut added = item.clone();
                 added["arguments"] = json!("");
                 added["status"] = json!("in_progress");
-                if !send(
-                    json!({"type": "response.output_item.added", "output_index": 0, "item": added}),
-                )
-                .await
-                {
-                    return;
-                }
-                if !send(
-                    json!({"type": "response.function_call_arguments.delta", "output_index": 0,
+                events.extend([
+                json!({"type": "response.output_item.added", "output_index": 0, "item": added}),
+                json!({"type": "response.function_call_arguments.delta", "output_index": 0,
                     "item_id": fid, "delta": args}),
-                )
-                .await
-                {
-                    return;
-                }
-                if !send(
-                    json!({"type": "response.function_call_arguments.done", "output_index": 0,
+                json!({"type": "response.function_call_arguments.done", "output_index": 0,
                     "item_id": fid, "arguments": args}),
-                )
-                .await
-                {
-                    return;
-                }
+            ].map(Event::now));
                 item
             }
-            Reply::Error { .. } => unreachable!("errors are not streamed"),
         };
-        if !send(json!({"type": "response.output_item.done", "output_index": 0, "item": item}))
-            .await
-        {
-            return;
-        }
-        send(
-            json!({"type": "response.completed", "response": {"id": rid, "status": "completed",
-            "output": [item],
+    events.push(Event::now(
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+    ));
+    events.push(Event::now(json!({"type": "response.completed",
+        "response": {"id": rid, "status": "completed", "output": [item],
             "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
                       "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens_details": {"reasoning_tokens": 0}}}}),
-        )
-        .await;
-    });
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|s| (Ok::<_, std::io::Error>(s), rx))
-    });
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .body(Body::from_stream(stream))
-        .unwrap()
+                      "output_tokens_details": {"reasoning_tokens": 0}}}})));
+    Ok(events)
+}
+
+/// The events of an assistant message streamed in `chunks` (`delay` before each); the
+/// completed message item.
+fn message(events: &mut Vec<Event>, n: u64, chunks: Vec<String>, delay: Option<Duration>) -> Value {
+    let mid = format!("msg_standin_{n}");
+    let text: String = chunks.concat();
+    events.push(Event::now(
+        json!({"type": "response.output_item.added", "output_index": 0,
+        "item": {"type": "message", "id": mid, "role": "assistant",
+                 "status": "in_progress", "content": []}}),
+    ));
+    events.push(Event::now(
+        json!({"type": "response.content_part.added", "output_index": 0,
+        "item_id": mid, "content_index": 0,
+        "part": {"type": "output_text", "text": "", "annotations": []}}),
+    ));
+    for c in chunks {
+        events.push(Event {
+            delay,
+            data: json!({"type": "response.output_text.delta", "output_index": 0,
+                "item_id": mid, "content_index": 0, "delta": c}),
+        });
+    }
+    events.push(Event::now(
+        json!({"type": "response.output_text.done", "output_index": 0,
+        "item_id": mid, "content_index": 0, "text": text}),
+    ));
+    json!({"type": "message", "id": mid, "role": "assistant", "status": "completed",
+           "content": [{"type": "output_text", "text": text, "annotations": []}]})
 }
