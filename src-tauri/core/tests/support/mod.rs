@@ -1,9 +1,10 @@
 //! Shared helpers for the provider tests: an event sink the test reads from, bounded waits,
-//! process checks, and the scripted stand-ins for the model APIs (`anthropic`, `openai`, on
-//! what `standin` shares) and the MCP echo server.
+//! process checks, the scripted stand-ins for the model APIs (`anthropic`, `openai`, on what
+//! `standin` shares), the MCP echo server, and the real CLIs against them (`cli`).
 #![allow(dead_code)]
 
 pub mod anthropic;
+pub mod cli;
 pub mod mcp_echo;
 pub mod openai;
 
@@ -15,7 +16,8 @@ use std::time::Duration;
 
 use paseo_core::model::{AgentConfig, AgentId, ItemKind, NewItem};
 use paseo_core::providers::{
-    EventSink, McpAccess, ProviderEvent, SessionSpec, SinkMessage, TurnOutcome,
+    EventSink, McpAccess, Provider, ProviderEvent, Session, SessionSpec, SinkMessage, TurnInput,
+    TurnOutcome,
 };
 use tokio::sync::mpsc;
 
@@ -60,6 +62,25 @@ pub fn sink(agent: AgentId, capacity: usize) -> (EventSink, Events) {
     )
 }
 
+pub fn prompt(s: &str) -> TurnInput {
+    TurnInput::Prompt(s.to_string())
+}
+
+/// A started session, its events, and those that came before it was ready.
+pub struct Started {
+    pub s: Box<dyn Session>,
+    pub ev: Events,
+    pub opening: Vec<ProviderEvent>,
+}
+
+/// Starts a session of `provider` (its sink holding `cap` events) and waits until it is ready.
+pub async fn start(provider: &dyn Provider, spec: SessionSpec, cap: usize) -> Started {
+    let (sink, mut ev) = sink(spec.agent_id, cap);
+    let s = provider.start(spec, sink).await.unwrap();
+    let opening = ev.until(|e| matches!(e, ProviderEvent::Ready)).await;
+    Started { s, ev, opening }
+}
+
 /// The first tool call among `events` (e.g. the one a permission question that follows is about).
 pub fn first_tool_call(events: &[ProviderEvent]) -> Option<NewItem> {
     events
@@ -99,6 +120,17 @@ impl Turn {
     }
     pub fn outcome(&self) -> &TurnOutcome {
         self.outcome.as_ref().expect("turn ended")
+    }
+    /// The first item of this kind.
+    pub fn item(&self, kind: ItemKind) -> Option<&NewItem> {
+        self.items.iter().find(|i| i.kind == kind)
+    }
+    /// Why the turn failed; panics if it did not.
+    pub fn failure(&self) -> &str {
+        match self.outcome() {
+            TurnOutcome::Failed { message } => message,
+            other => panic!("the turn did not fail: {other:?}"),
+        }
     }
 }
 
@@ -187,15 +219,26 @@ impl Events {
 
 /// Polls `f` until it returns `Some`, for at most `WAIT`.
 pub async fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = tokio::time::Instant::now() + WAIT;
+    eventually(WAIT, || {
+        let v = f().ok_or_else(|| format!("timed out waiting for {what}"));
+        async move { v }
+    })
+    .await
+}
+
+/// Tries `attempt` every 20 ms until it gives `Ok`, for at most `within`; then fails with what
+/// the last attempt saw instead.
+pub async fn eventually<T, F: std::future::Future<Output = Result<T, String>>>(
+    within: Duration,
+    mut attempt: impl FnMut() -> F,
+) -> T {
+    let deadline = tokio::time::Instant::now() + within;
     loop {
-        if let Some(v) = f() {
-            return v;
+        match attempt().await {
+            Ok(v) => return v,
+            Err(seen) if tokio::time::Instant::now() > deadline => panic!("{seen}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
         }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out waiting for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
