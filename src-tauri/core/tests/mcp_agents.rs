@@ -5,22 +5,15 @@
 
 mod support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use paseo_core::config::{ProviderConfig, ProviderKind};
 use paseo_core::mcp::{McpServer, RunningMcp};
 use paseo_core::model::{AgentId, ItemKind, Status, WorkspaceId, PARENT_LABEL};
-use paseo_core::providers::claude::ClaudeProvider;
-use paseo_core::providers::codex::CodexProvider;
-use paseo_core::providers::shell::ShellProvider;
-use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{
-    AgentSnapshot, CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
-};
+use paseo_core::runtime::{AgentSnapshot, CreateAgent, Runtime, RuntimeHandle, RuntimeOptions};
 use paseo_core::store::Layout;
 use serde_json::json;
 use support::anthropic::{self, AnthropicStandIn};
+use support::cli::{CliApi, Clis, Seen};
 use support::openai::{self, OpenAiStandIn};
 use support::*;
 
@@ -40,9 +33,7 @@ fn create_args() -> serde_json::Value {
 struct Fixture {
     home: tempfile::TempDir,
     work: tempfile::TempDir,
-    cli_home: tempfile::TempDir,
-    claude_api: AnthropicStandIn,
-    codex_api: OpenAiStandIn,
+    clis: Clis,
     rt: Option<Runtime>,
     mcp: Option<RunningMcp>,
     ws: Option<WorkspaceId>,
@@ -79,16 +70,14 @@ impl Fixture {
         let mut f = Fixture {
             home: tempfile::tempdir().unwrap(),
             work: tempfile::tempdir().unwrap(),
-            cli_home: tempfile::tempdir().unwrap(),
-            claude_api,
-            codex_api,
+            clis: Clis::new(claude_api, codex_api),
             rt: None,
             mcp: None,
             ws: None,
         };
         let server = McpServer::bind(&Layout::new(f.home.path()), None).unwrap();
         let rt = Runtime::start(
-            RuntimeOptions::new(f.home.path(), f.registry()),
+            RuntimeOptions::new(f.home.path(), f.clis.registry()),
             Some(server.access()),
         )
         .await
@@ -108,108 +97,53 @@ impl Fixture {
         f
     }
 
-    fn registry(&self) -> ProviderRegistry {
-        let mut r = ProviderRegistry::new();
-        r.insert(
-            "shell",
-            Arc::new(ShellProvider::new(
-                "shell",
-                ProviderConfig::new(ProviderKind::Shell),
-            )),
-        );
-        r.insert(
-            "claude",
-            Arc::new(ClaudeProvider::new(
-                "claude",
-                ProviderConfig {
-                    command: Some(vec![agent_cli("claude").display().to_string()]),
-                    env: self.claude_api.claude_env(self.cli_home.path()),
-                    ..ProviderConfig::new(ProviderKind::Claude)
-                },
-            )),
-        );
-        let mut codex = vec![agent_cli("codex").display().to_string()];
-        codex.extend(self.codex_api.codex_args());
-        r.insert(
-            "codex",
-            Arc::new(CodexProvider::new(
-                "codex",
-                ProviderConfig {
-                    command: Some(codex),
-                    env: self.codex_api.codex_env(self.cli_home.path()),
-                    ..ProviderConfig::new(ProviderKind::Codex)
-                },
-            )),
-        );
-        r
-    }
-
     fn h(&self) -> RuntimeHandle {
         self.rt.as_ref().unwrap().handle()
     }
 
     fn create(&self, provider: &str, prompt: &str) -> CreateAgent {
-        let mut c = CreateAgent::new(
-            provider,
-            WorkspaceTarget::Existing {
-                id: self.ws.clone().unwrap(),
-                cwd: None,
-            },
-        );
-        c.initial_prompt = Some(prompt.into());
+        let mut c = support::cli::create(provider, self.ws.as_ref().unwrap(), prompt);
         c.title = Some(format!("{provider} parent"));
-        match provider {
-            "claude" => c.model = Some("standin-model".into()),
-            "codex" => c.model = Some(openai::MODEL.into()),
-            _ => {}
-        }
         c
     }
 
     /// The unarchived children of `parent`, once there are `n`.
     async fn children(&self, parent: AgentId, n: usize) -> Vec<AgentSnapshot> {
-        let deadline = tokio::time::Instant::now() + T;
-        loop {
+        eventually(T, || async move {
             let f = paseo_core::engine::ListFilter {
                 parent: Some(parent),
                 ..Default::default()
             };
             let (kids, _) = self.h().list(f, 100).await.unwrap();
             if kids.len() >= n {
-                return kids;
+                return Ok(kids);
             }
-            if tokio::time::Instant::now() > deadline {
-                let p = self.h().get(parent).await.unwrap();
-                let items = self.h().timeline(parent, 0, 50).await.unwrap();
-                panic!(
-                    "{parent} has {} children, not {n}; status {:?}, error {:?}, timeline {items:#?}",
-                    kids.len(),
-                    p.status,
-                    p.record.last_error
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            let p = self.h().get(parent).await.unwrap();
+            let items = self.h().timeline(parent, 0, 50).await.unwrap();
+            Err(format!(
+                "{parent} has {} children, not {n}; status {:?}, error {:?}, timeline {items:#?}",
+                kids.len(),
+                p.status,
+                p.record.last_error
+            ))
+        })
+        .await
     }
 
     /// Waits until the agent's timeline has a system notice naming `child`.
     async fn notice_in_timeline(&self, parent: AgentId, child: AgentId) {
-        let deadline = tokio::time::Instant::now() + T;
-        loop {
+        eventually(T, || async move {
             let items = self.h().timeline(parent, 0, 200).await.unwrap();
-            if items.iter().any(|i| {
+            let noticed = items.iter().any(|i| {
                 i.kind == ItemKind::System
                     && i.text.contains(&child.to_string())
                     && i.text.contains("completed")
-            }) {
-                return;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "no notice of {child} in {parent}'s timeline: {items:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            });
+            noticed
+                .then_some(())
+                .ok_or_else(|| format!("no notice of {child} in {parent}'s timeline: {items:#?}"))
+        })
+        .await
     }
 
     async fn stop(mut self) {
@@ -220,18 +154,15 @@ impl Fixture {
 
 /// Waits until the agent is idle with no notice left to run.
 async fn settled(h: &RuntimeHandle, id: AgentId) -> AgentSnapshot {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let w = h.wait(id, T).await.unwrap();
-        if w.agent.status != Status::Running
-            && w.agent.status != Status::Initializing
-            && w.agent.queued_notices == 0
-        {
-            return w.agent;
+    eventually(T, || async move {
+        let a = h.wait(id, T).await.unwrap().agent;
+        let busy = matches!(a.status, Status::Running | Status::Initializing);
+        match busy || a.queued_notices > 0 {
+            true => Err(format!("{id} never settled")),
+            false => Ok(a),
         }
-        assert!(tokio::time::Instant::now() < deadline, "{id} never settled");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test]
@@ -322,7 +253,7 @@ async fn a_shell_agent_creates_subagents_with_its_own_token_and_archiving_it_arc
 /// The end-to-end check for a prompt-reading CLI: the model's create_agent call made a shell
 /// subagent in the parent's workspace; it finished; the parent got the notice as its next turn
 /// and the stand-in model saw it.
-async fn cli_parent_hears_from_its_subagent(f: &Fixture, provider: &str) {
+async fn cli_parent_hears_from_its_subagent<A: CliApi>(f: &Fixture, api: &A, provider: &str) {
     let h = f.h();
     let parent = h
         .create(f.create(provider, "spawn a helper, please"))
@@ -345,67 +276,41 @@ async fn cli_parent_hears_from_its_subagent(f: &Fixture, provider: &str) {
         .contains("helper-finished"));
 
     // The parent's next turn is the notice, and the model received it.
-    let deadline = tokio::time::Instant::now() + T;
-    let p = loop {
+    let p = eventually(T, || async {
         let p = h.get(parent.id()).await.unwrap();
         if p.record.last_message.as_deref() == Some("noted: the helper finished") {
-            break p;
+            return Ok(p);
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
+        Err(format!(
             "{provider} parent never ran the notice turn: {:?} {:?} {:?}",
-            p.status,
-            p.record.last_message,
-            p.record.last_error
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+            p.status, p.record.last_message, p.record.last_error
+        ))
+    })
+    .await;
     assert!(p.record.turn_count >= 2);
     let kid_id = kid.id().to_string();
     let saw_notice = |body: &str| {
         body.contains("<paseo-notice") && body.contains(&kid_id) && body.contains("helper-finished")
     };
-    match provider {
-        "claude" => {
-            let reqs = f.claude_api.requests();
-            assert!(
-                reqs.iter()
-                    .any(|r| matches!(r.input(), anthropic::Input::Text(t) if saw_notice(&t))),
-                "the model never saw the notice"
-            );
-            // The tool call itself succeeded and its result named the child.
-            let result = reqs
-                .iter()
-                .find_map(|r| match r.input() {
-                    anthropic::Input::ToolResult {
-                        content, is_error, ..
-                    } => Some((content, is_error)),
-                    _ => None,
-                })
-                .expect("a tool result");
-            assert!(!result.1, "create_agent failed: {}", result.0);
-            assert!(result.0.contains(&kid_id), "{}", result.0);
-            assert!(reqs[0]
-                .tool_names()
-                .contains(&"mcp__paseo__create_agent".to_string()));
-        }
-        _ => {
-            let reqs = f.codex_api.requests();
-            assert!(
-                reqs.iter()
-                    .any(|r| matches!(r.input(), openai::Input::Text(t) if saw_notice(&t))),
-                "the model never saw the notice"
-            );
-            let output = reqs
-                .iter()
-                .find_map(|r| match r.input() {
-                    openai::Input::FunctionOutput { output, .. } => Some(output),
-                    _ => None,
-                })
-                .expect("a function output");
-            assert!(output.contains(&kid_id), "{output}");
-        }
-    }
+    assert!(
+        api.inputs()
+            .iter()
+            .any(|i| matches!(i, Seen::Text(t) if saw_notice(t))),
+        "the model never saw the notice"
+    );
+    // The tool call itself succeeded and its result named the child.
+    let (content, is_error) = api
+        .inputs()
+        .into_iter()
+        .find_map(|i| match i {
+            Seen::ToolOutput { content, is_error } => Some((content, is_error)),
+            _ => None,
+        })
+        .expect("a tool result");
+    assert!(!is_error, "create_agent failed: {content}");
+    assert!(content.contains(&kid_id), "{content}");
+    let tools = api.first_tools();
+    assert!(tools.iter().any(|t| t == A::CREATE_AGENT_TOOL), "{tools:?}");
     let items = h.timeline(parent.id(), 0, 200).await.unwrap();
     assert!(
         items.iter().any(|i| i.kind == ItemKind::System
@@ -421,13 +326,13 @@ async fn cli_parent_hears_from_its_subagent(f: &Fixture, provider: &str) {
 #[tokio::test]
 async fn claude_code_creates_a_subagent_through_mcp_and_gets_its_finish_notice() {
     let f = Fixture::start().await;
-    cli_parent_hears_from_its_subagent(&f, "claude").await;
+    cli_parent_hears_from_its_subagent(&f, &f.clis.claude, "claude").await;
     f.stop().await;
 }
 
 #[tokio::test]
 async fn codex_creates_a_subagent_through_mcp_and_gets_its_finish_notice() {
     let f = Fixture::start().await;
-    cli_parent_hears_from_its_subagent(&f, "codex").await;
+    cli_parent_hears_from_its_subagent(&f, &f.clis.codex, "codex").await;
     f.stop().await;
 }
