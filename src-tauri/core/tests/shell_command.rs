@@ -11,44 +11,65 @@ use paseo_core::model::ItemKind;
 use paseo_core::providers::command::CommandProvider;
 use paseo_core::providers::shell::ShellProvider;
 use paseo_core::providers::{
-    Provider, ProviderError, ProviderEvent, ProviderRegistry, Session, TurnInput, TurnOutcome,
+    ProviderError, ProviderEvent, ProviderRegistry, Session, SessionSpec, TurnInput, TurnOutcome,
 };
 use support::*;
 
-async fn shell_session(
-    dir: &std::path::Path,
-    cap: usize,
-) -> (Box<dyn Session>, Events, paseo_core::providers::SessionSpec) {
-    let provider = ShellProvider::new("shell", ProviderConfig::new(ProviderKind::Shell));
-    let mut spec = spec(dir);
-    spec.mcp = Some(mcp_access());
-    let (sink, mut events) = sink(spec.agent_id, cap);
-    let session = provider.start(spec.clone(), sink).await.unwrap();
-    events.ready().await;
-    (session, events, spec)
+/// A shell agent's ready session in a temp dir, its sink holding `cap` events.
+struct Shell {
+    dir: tempfile::TempDir,
+    s: Box<dyn Session>,
+    ev: Events,
+    spec: SessionSpec,
 }
 
-fn prompt(s: &str) -> TurnInput {
-    TurnInput::Prompt(s.to_string())
+async fn shell_session(cap: usize) -> Shell {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = ShellProvider::new("shell", ProviderConfig::new(ProviderKind::Shell));
+    let mut spec = spec(dir.path());
+    spec.mcp = Some(mcp_access());
+    let Started { s, ev, .. } = start(&provider, spec.clone(), cap).await;
+    Shell { dir, s, ev, spec }
+}
+
+impl Shell {
+    /// Starts a command line as a turn.
+    fn send(&mut self, command: &str) {
+        self.s.send(prompt(command)).unwrap();
+    }
+    /// Runs a command line as a turn, to its end.
+    async fn run(&mut self, command: &str) -> Turn {
+        self.send(command);
+        self.ev.turn().await
+    }
+    /// Interrupts the running turn; it ends canceled.
+    async fn interrupt(&mut self) {
+        self.s.interrupt().unwrap();
+        assert_eq!(self.ev.turn().await.outcome(), &TurnOutcome::Canceled);
+    }
+    /// The pid a turn wrote to `file` in the agent's cwd.
+    async fn pid(&self, file: &str) -> i32 {
+        read_pid(&self.dir.path().join(file)).await
+    }
 }
 
 #[tokio::test]
 async fn shell_turns_stream_output_and_report_exit_status() {
     // A variable of a parent Claude Code session must not leak into the agent.
     std::env::set_var("CLAUDECODE", "1");
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut ev, spec) = shell_session(dir.path(), 16).await;
-
-    s.send(prompt("echo hello; echo oops >&2; pwd; echo \"id=$PASEO_AGENT_ID url=$PASEO_MCP_URL tok=$PASEO_MCP_TOKEN cc=${CLAUDECODE:-unset}\"")).await_ok();
-    let t = ev.turn().await;
+    let mut sh = shell_session(16).await;
+    let t = sh.run("echo hello; echo oops >&2; pwd; echo \"id=$PASEO_AGENT_ID url=$PASEO_MCP_URL tok=$PASEO_MCP_TOKEN cc=${CLAUDECODE:-unset}\"").await;
     assert_eq!(t.outcome(), &TurnOutcome::Completed);
     let out = t.output("stdout");
     assert!(out.starts_with("hello\n"), "{out:?}");
-    assert!(out.contains(&dir.path().display().to_string()), "{out:?}");
+    assert!(
+        out.contains(&sh.dir.path().display().to_string()),
+        "{out:?}"
+    );
     assert!(
         out.contains(&format!(
             "id={} url=http://127.0.0.1:9/mcp tok=test-token cc=unset",
-            spec.agent_id
+            sh.spec.agent_id
         )),
         "{out:?}"
     );
@@ -56,66 +77,48 @@ async fn shell_turns_stream_output_and_report_exit_status() {
     assert!(t.last_message.as_deref().unwrap().contains("hello"));
 
     // A second turn on the same session; failure carries the exit code and stderr.
-    s.send(prompt("echo partial; echo 'no such thing' >&2; exit 3"))
-        .await_ok();
-    let t = ev.turn().await;
-    match t.outcome() {
-        TurnOutcome::Failed { message } => {
-            assert!(message.contains("exited with code 3"), "{message}");
-            assert!(message.contains("no such thing"), "{message}");
-        }
-        o => panic!("{o:?}"),
-    }
+    let t = sh
+        .run("echo partial; echo 'no such thing' >&2; exit 3")
+        .await;
+    let message = t.failure();
+    assert!(message.contains("exited with code 3"), "{message}");
+    assert!(message.contains("no such thing"), "{message}");
     assert_eq!(t.output("stdout"), "partial\n");
 
     // A shell cannot read: a finish notice must never run as a command.
-    assert!(matches!(
-        s.send(TurnInput::Notice(
-            "<paseo-notice>rm -rf ~</paseo-notice>".into()
-        )),
-        Err(ProviderError::Invalid(_))
-    ));
-    s.send(prompt("true")).await_ok();
-    assert_eq!(ev.turn().await.outcome(), &TurnOutcome::Completed);
-    s.close().await;
+    let notice = TurnInput::Notice("<paseo-notice>rm -rf ~</paseo-notice>".into());
+    assert!(matches!(sh.s.send(notice), Err(ProviderError::Invalid(_))));
+    assert_eq!(sh.run("true").await.outcome(), &TurnOutcome::Completed);
+    sh.s.close().await;
 }
 
 #[tokio::test]
 async fn shell_refuses_a_second_turn_while_one_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut ev, _) = shell_session(dir.path(), 16).await;
-    s.send(prompt("sleep 30")).await_ok();
-    assert!(matches!(
-        s.send(prompt("echo no")),
-        Err(ProviderError::Invalid(_))
-    ));
-    s.interrupt().unwrap();
-    assert_eq!(ev.turn().await.outcome(), &TurnOutcome::Canceled);
-    s.close().await;
+    let mut sh = shell_session(16).await;
+    sh.send("sleep 30");
+    let second = sh.s.send(prompt("echo no"));
+    assert!(matches!(second, Err(ProviderError::Invalid(_))));
+    sh.interrupt().await;
+    sh.s.close().await;
 }
 
 #[tokio::test]
 async fn close_kills_the_whole_process_tree() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut ev, _) = shell_session(dir.path(), 16).await;
+    let mut sh = shell_session(16).await;
     // Turn 1 leaves a background process behind and completes.
-    s.send(prompt("sleep 300 & echo $! > bg.pid; echo started"))
-        .await_ok();
-    assert_eq!(ev.turn().await.outcome(), &TurnOutcome::Completed);
-    let bg = read_pid(&dir.path().join("bg.pid")).await;
+    let t = sh.run("sleep 300 & echo $! > bg.pid; echo started").await;
+    assert_eq!(t.outcome(), &TurnOutcome::Completed);
+    let bg = sh.pid("bg.pid").await;
     // Turn 2 is running, with a grandchild, when the session is closed.
     // One grandchild escaped into its own session (setsid): only the process tree knows it.
-    s.send(prompt(
-        "sh -c 'sleep 300 & echo $! > gc.pid; wait' & setsid sleep 300 & echo $! > setsid.pid; echo $$ > leader.pid; wait",
-    ))
-    .await_ok();
-    let gc = read_pid(&dir.path().join("gc.pid")).await;
-    let escaped = read_pid(&dir.path().join("setsid.pid")).await;
-    let leader = read_pid(&dir.path().join("leader.pid")).await;
+    sh.send("sh -c 'sleep 300 & echo $! > gc.pid; wait' & setsid sleep 300 & echo $! > setsid.pid; echo $$ > leader.pid; wait");
+    let gc = sh.pid("gc.pid").await;
+    let escaped = sh.pid("setsid.pid").await;
+    let leader = sh.pid("leader.pid").await;
     for pid in [bg, gc, escaped, leader] {
         assert!(alive(pid), "{pid} should run before close");
     }
-    s.close().await;
+    sh.s.close().await;
     for pid in [bg, gc, escaped, leader] {
         assert!(!alive(pid), "{pid} survived close");
     }
@@ -123,61 +126,47 @@ async fn close_kills_the_whole_process_tree() {
 
 #[tokio::test]
 async fn a_turn_dying_mid_way_fails_with_the_signal_and_keeps_its_output() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut ev, _) = shell_session(dir.path(), 16).await;
-    s.send(prompt("echo before; kill -9 $$; echo after"))
-        .await_ok();
-    let t = ev.turn().await;
-    match t.outcome() {
-        TurnOutcome::Failed { message } => {
-            assert!(
-                message.contains("killed by signal 9 (SIGKILL)"),
-                "{message}"
-            )
-        }
-        o => panic!("{o:?}"),
-    }
+    let mut sh = shell_session(16).await;
+    let t = sh.run("echo before; kill -9 $$; echo after").await;
+    let message = t.failure();
+    assert!(
+        message.contains("killed by signal 9 (SIGKILL)"),
+        "{message}"
+    );
     assert_eq!(t.output("stdout"), "before\n");
     // The session is still usable.
-    s.send(prompt("echo again")).await_ok();
-    assert_eq!(ev.turn().await.output("stdout"), "again\n");
-    s.close().await;
+    assert_eq!(sh.run("echo again").await.output("stdout"), "again\n");
+    sh.s.close().await;
 }
 
 #[tokio::test]
 async fn interrupt_cancels_and_escalates_when_sigint_is_ignored() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut ev, _) = shell_session(dir.path(), 16).await;
-    s.send(prompt("echo $$ > p1.pid; sleep 60")).await_ok();
-    let p1 = read_pid(&dir.path().join("p1.pid")).await;
-    s.interrupt().unwrap();
-    assert_eq!(ev.turn().await.outcome(), &TurnOutcome::Canceled);
+    let mut sh = shell_session(16).await;
+    sh.send("echo $$ > p1.pid; sleep 60");
+    let p1 = sh.pid("p1.pid").await;
+    sh.interrupt().await;
     assert!(!alive(p1));
 
     // A turn that ignores SIGINT is terminated after the grace period.
-    s.send(prompt("trap '' INT; echo $$ > p2.pid; sleep 60 & wait"))
-        .await_ok();
-    let p2 = read_pid(&dir.path().join("p2.pid")).await;
-    s.interrupt().unwrap();
-    assert_eq!(ev.turn().await.outcome(), &TurnOutcome::Canceled);
+    sh.send("trap '' INT; echo $$ > p2.pid; sleep 60 & wait");
+    let p2 = sh.pid("p2.pid").await;
+    sh.interrupt().await;
     assert!(!alive(p2));
-    s.close().await;
+    sh.s.close().await;
 }
 
 #[tokio::test]
 async fn an_output_flood_is_batched_and_memory_stays_bounded() {
     const TOTAL: usize = 50 * 1024 * 1024;
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut ev, _) = shell_session(dir.path(), 4).await;
+    let mut sh = shell_session(4).await;
     let base = rss();
-    s.send(prompt(&format!("head -c {TOTAL} /dev/zero | tr '\\0' x")))
-        .await_ok();
+    sh.send(&format!("head -c {TOTAL} /dev/zero | tr '\\0' x"));
     let mut received = 0usize;
     let mut batches = 0usize;
     let mut peak = base;
     let mut paused = false;
     loop {
-        match ev.next().await {
+        match sh.ev.next().await {
             ProviderEvent::Items(items) => {
                 batches += 1;
                 let bytes: usize = items.iter().map(|i| i.text.len()).sum();
@@ -212,7 +201,7 @@ async fn an_output_flood_is_batched_and_memory_stays_bounded() {
         "memory grew by {} MiB",
         growth / (1024 * 1024)
     );
-    s.close().await;
+    sh.s.close().await;
 }
 
 fn write_script(dir: &std::path::Path, name: &str, body: &str) -> String {
@@ -282,10 +271,8 @@ async fn command_providers_take_the_prompt_as_argument_or_on_stdin() {
 
     let mut sp = spec(dir.path());
     sp.mcp = Some(mcp_access());
-    let (sink1, mut ev) = sink(sp.agent_id, 16);
-    let mut s = reg.get("argbot").unwrap().start(sp, sink1).await.unwrap();
-    ev.ready().await;
-    s.send(prompt("hello bot")).await_ok();
+    let Started { mut s, mut ev, .. } = start(&*reg.get("argbot").unwrap(), sp, 16).await;
+    s.send(prompt("hello bot")).unwrap();
     let t = ev.turn().await;
     assert_eq!(t.outcome(), &TurnOutcome::Completed);
     assert_eq!(
@@ -294,14 +281,12 @@ async fn command_providers_take_the_prompt_as_argument_or_on_stdin() {
     );
     s.close().await;
 
-    let sp = spec(dir.path());
-    let (sink2, mut ev) = sink(sp.agent_id, 16);
-    let mut s = reg.get("stdinbot").unwrap().start(sp, sink2).await.unwrap();
-    ev.ready().await;
+    let stdinbot = reg.get("stdinbot").unwrap();
+    let Started { mut s, mut ev, .. } = start(&*stdinbot, spec(dir.path()), 16).await;
     s.send(TurnInput::Notice(
         "<paseo-notice>child finished</paseo-notice>".into(),
     ))
-    .await_ok();
+    .unwrap();
     let t = ev.turn().await;
     assert_eq!(t.outcome(), &TurnOutcome::Completed);
     assert_eq!(
@@ -335,12 +320,9 @@ esac"#,
             ..ProviderConfig::new(ProviderKind::Command)
         },
     );
-    let sp = spec(dir.path());
-    let (sink1, mut ev) = sink(sp.agent_id, 16);
-    let mut s = provider.start(sp, sink1).await.unwrap();
-    ev.ready().await;
+    let Started { mut s, mut ev, .. } = start(&provider, spec(dir.path()), 16).await;
 
-    s.send(prompt("die")).await_ok();
+    s.send(prompt("die")).unwrap();
     let t = ev.turn().await;
     assert!(
         matches!(t.outcome(), TurnOutcome::Failed { message } if message.contains("SIGKILL")),
@@ -348,13 +330,13 @@ esac"#,
     );
     assert_eq!(t.output("stdout"), "dying\n");
 
-    s.send(prompt("spawn")).await_ok();
+    s.send(prompt("spawn")).unwrap();
     let bot_pid = read_pid(&dir.path().join("bot.pid")).await;
     s.interrupt().unwrap();
     assert_eq!(ev.turn().await.outcome(), &TurnOutcome::Canceled);
     assert!(!alive(bot_pid));
 
-    s.send(prompt("spawn")).await_ok();
+    s.send(prompt("spawn")).unwrap();
     let gc = poll("the new grandchild", || {
         let p = std::fs::read_to_string(dir.path().join("gc.pid")).ok()?;
         let p: i32 = p.trim().parse().ok()?;
@@ -365,24 +347,13 @@ esac"#,
     assert!(!alive(gc), "grandchild {gc} survived close");
 }
 
-/// `Session::send` returns a `Result`; tests unwrap it in one word.
-trait AwaitOk {
-    fn await_ok(self);
-}
-impl AwaitOk for Result<(), ProviderError> {
-    fn await_ok(self) {
-        self.unwrap()
-    }
-}
-
 #[tokio::test]
 async fn close_does_not_wait_for_a_sink_nobody_drains() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _ev, _) = shell_session(dir.path(), 1).await;
-    s.send(prompt("echo $$ > flood.pid; yes")).await_ok();
-    let pid = read_pid(&dir.path().join("flood.pid")).await;
+    let mut sh = shell_session(1).await;
+    sh.send("echo $$ > flood.pid; yes");
+    let pid = sh.pid("flood.pid").await;
     // Nothing reads the events: the flood fills the sink and the session's tasks block on it.
-    tokio::time::timeout(WAIT, s.close())
+    tokio::time::timeout(WAIT, sh.s.close())
         .await
         .expect("close resolved although the sink is full");
     assert!(!alive(pid));
@@ -397,16 +368,9 @@ async fn the_builtin_shell_takes_command_and_env_from_the_config_file() {
     )
     .unwrap();
     let reg = ProviderRegistry::from_config(&Config::load(home.path()).unwrap());
-    let sp = spec(home.path());
-    let (sink1, mut ev) = sink(sp.agent_id, 16);
-    let mut s = reg
-        .resolve("shell")
-        .unwrap()
-        .start(sp, sink1)
-        .await
-        .unwrap();
-    ev.ready().await;
-    s.send(prompt("echo \"$GREETING from $0\"")).await_ok();
+    let shell = reg.resolve("shell").unwrap();
+    let Started { mut s, mut ev, .. } = start(&*shell, spec(home.path()), 16).await;
+    s.send(prompt("echo \"$GREETING from $0\"")).unwrap();
     let t = ev.turn().await;
     assert_eq!(t.output("stdout"), "hi from config from /bin/sh\n");
     s.close().await;
