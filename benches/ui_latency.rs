@@ -13,8 +13,7 @@
 //! and switching between two agent tabs. Also reported: frame intervals, the item rate the page
 //! actually received, and how many timeline nodes the DOM holds.
 
-// The e2e harness, shared with the tests (its own unit test module does not apply here).
-#[allow(unused_imports)]
+// The e2e harness, shared with the tests.
 #[path = "../tests/common/mod.rs"]
 mod common;
 
@@ -175,6 +174,11 @@ fn line(what: &str, s: &Stats) {
     );
 }
 
+async fn send_prompt(app: &App, id: AgentId, text: &str) {
+    app.call_backend("sendPrompt", vec![json!(id.to_string()), json!(text)])
+        .await;
+}
+
 fn main() {
     // `cargo test --benches` runs this without --bench: do nothing then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -191,9 +195,7 @@ fn main() {
 
 async fn run() {
     let h = Harness::new("ui_latency");
-    let work = h.home().parent().unwrap().join("work").join("app");
-    std::fs::create_dir_all(&work).unwrap();
-    let work = work.canonicalize().unwrap();
+    let work = h.work_dir("app");
     let lead = AgentId::new();
     let notes = AgentId::new();
     write_record(h.home(), lead, "lead", &work, None, 0);
@@ -209,16 +211,10 @@ async fn run() {
         );
     }
 
-    let app = h.launch(&[]).await;
-    app.wait_for_attr("body", "data-ready", "true").await;
-    let snap = app.call_ui("/backend.js", "fleetSnapshot", vec![]).await;
-    let ws = snap["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == lead.to_string())
-        .map(|a| a["workspaceId"].as_str().unwrap().to_string())
-        .expect("the lead agent loaded");
+    let app = h.launch_ready(&[]).await;
+    let loaded = app.agent(&lead.to_string()).await;
+    let ws = loaded.expect("the lead agent loaded")["workspaceId"].clone();
+    let ws = ws.as_str().unwrap();
     app.click(&format!(
         "[data-testid=\"workspace-row\"][data-workspace-id=\"{ws}\"]"
     ))
@@ -234,35 +230,15 @@ async fn run() {
         ))
         .await;
     }
-    poll("the 1,000-row track", TIMEOUT, || async {
-        let text = app
-            .execute("return document.querySelector('[data-testid=\"track-counts\"]')?.textContent || ''", vec![])
-            .await;
-        text.as_str().unwrap_or("").contains(&format!("{CHILDREN} total")).then_some(())
-    })
-    .await;
+    let total = format!("{CHILDREN} total");
+    app.wait_for_text(&tid("track-counts"), |t| t.contains(&total))
+        .await;
     // Both agents have timeline items (the switch waits for them).
     for (id, text) in [(lead, "echo lead ready"), (notes, "echo notes ready")] {
-        let r = app
-            .call_ui(
-                "/backend.js",
-                "sendPrompt",
-                vec![json!(id.to_string()), json!(text)],
-            )
-            .await;
-        assert!(r.get("error").is_none(), "{r}");
+        send_prompt(&app, id, text).await;
     }
     for id in [lead, notes] {
-        poll("the warm-up turn to end", TIMEOUT, || async {
-            let snap = app.call_ui("/backend.js", "fleetSnapshot", vec![]).await;
-            let a = snap["agents"]
-                .as_array()?
-                .iter()
-                .find(|a| a["id"] == id.to_string())?
-                .clone();
-            (a["status"] == "idle").then_some(())
-        })
-        .await;
+        app.wait_for_status(&id.to_string(), "idle").await;
     }
     let info = app.call_ui("/backend.js", "appInfo", vec![]).await;
     println!(
@@ -293,14 +269,7 @@ async fn run() {
         .await;
     app.execute_async(COUNT_ITEMS, vec![json!(lead.to_string())])
         .await;
-    let r = app
-        .call_ui(
-            "/backend.js",
-            "sendPrompt",
-            vec![json!(lead.to_string()), json!(script)],
-        )
-        .await;
-    assert!(r.get("error").is_none(), "{r}");
+    send_prompt(&app, lead, script).await;
     poll("items to stream", TIMEOUT, || async {
         let n = app.execute("return window.__items || 0", vec![]).await;
         (n.as_u64().unwrap_or(0) > 2000).then_some(())
@@ -323,10 +292,8 @@ async fn run() {
         .as_u64()
         .unwrap();
     let rate = (after - before) as f64 / started.elapsed().as_secs_f64();
-    let cancel = app
-        .call_ui("/backend.js", "cancelAgent", vec![json!(lead.to_string())])
+    app.call_backend("cancelAgent", vec![json!(lead.to_string())])
         .await;
-    assert!(cancel.get("error").is_none(), "{cancel}");
 
     println!("idle (nothing streaming):");
     line("  collapse/expand the 1,000-row track", &idle_toggle);

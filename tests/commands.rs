@@ -26,6 +26,18 @@ fn window(app: &App<MockRuntime>, label: &str) -> WebviewWindow<MockRuntime> {
         .unwrap()
 }
 
+/// A fresh data root, the app on it, and its main window.
+fn app_with_main() -> (
+    tempfile::TempDir,
+    App<MockRuntime>,
+    WebviewWindow<MockRuntime>,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path());
+    let main = window(&app, "main");
+    (dir, app, main)
+}
+
 /// Invokes `cmd` as the page would; a call that does not answer within 10 s fails the test
 /// rather than hanging the suite.
 fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
@@ -51,9 +63,7 @@ fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result
 
 #[test]
 fn app_info_reports_the_data_root_version_and_a_stopped_backend() {
-    let dir = tempfile::tempdir().unwrap();
-    let app = app(dir.path());
-    let main = window(&app, "main");
+    let (dir, _app, main) = app_with_main();
     let info = invoke(&main, "app_info", json!({})).unwrap();
     assert_eq!(info["product"], json!("Paseo"));
     assert_eq!(info["version"], json!(env!("CARGO_PKG_VERSION")));
@@ -74,9 +84,7 @@ fn app_info_reports_the_data_root_version_and_a_stopped_backend() {
 
 #[test]
 fn app_info_follows_the_backend_and_the_counts() {
-    let dir = tempfile::tempdir().unwrap();
-    let app = app(dir.path());
-    let main = window(&app, "main");
+    let (dir, app, main) = app_with_main();
     let state = app.state::<AppState>();
 
     let backend =
@@ -111,9 +119,7 @@ fn app_info_follows_the_backend_and_the_counts() {
 
 #[test]
 fn the_acl_grants_only_what_the_capability_lists() {
-    let dir = tempfile::tempdir().unwrap();
-    let app = app(dir.path());
-    let main = window(&app, "main");
+    let (_dir, app, main) = app_with_main();
     let other = window(&app, "other");
 
     // A window the capability does not name gets nothing, not even app_info.
@@ -137,9 +143,7 @@ fn the_acl_grants_only_what_the_capability_lists() {
 
 #[test]
 fn each_window_saves_and_reads_only_its_own_layout() {
-    let dir = tempfile::tempdir().unwrap();
-    let app = app(dir.path());
-    let main = window(&app, "main");
+    let (dir, app, main) = app_with_main();
     let extra = window(&app, "window-2");
 
     let fresh = invoke(&main, "window_layout_get", json!({})).unwrap();

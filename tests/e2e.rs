@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::{tid, Answer, Harness};
-use serde_json::json;
+use common::{poll, tid, Answer, App, Harness, TIMEOUT};
+use serde_json::{json, Value};
 
 #[tokio::test]
 async fn window_shows_the_shell_with_backend_data() {
@@ -13,7 +13,7 @@ async fn window_shows_the_shell_with_backend_data() {
     let root = h.home().canonicalize().unwrap().display().to_string();
 
     // The command round trip (app_info through backend.js) fills every region.
-    app.wait_for_attr("body", "data-ready", "true").await;
+    app.wait_ready().await;
     for region in ["sidebar", "tab-strip", "pane-region", "status-bar"] {
         assert!(app.is_shown(&tid(region)).await, "{region} is not shown");
     }
@@ -48,18 +48,37 @@ async fn window_shows_the_shell_with_backend_data() {
     app.quit().await;
 }
 
+/// Opens a native confirm from the page (as the UI's destructive gestures do) while a user
+/// answers it: the dialog is a real window on the display, beside the app (shot while open),
+/// and `answer` is pressed. Returns what the page received.
+async fn confirm_answered(
+    h: &Harness,
+    app: &App,
+    title: &str,
+    message: &str,
+    answer: Answer,
+) -> Value {
+    let user = async {
+        let ids = poll("the dialog", TIMEOUT, || async {
+            let ids = h.windows(title, true).await;
+            (!ids.is_empty()).then_some(ids)
+        })
+        .await;
+        assert_eq!(ids.len(), 1);
+        h.screenshot_screen("dialog-open");
+        h.answer_dialog(title, answer).await;
+    };
+    let (received, ()) = tokio::join!(app.confirm(title, message), user);
+    received
+}
+
 #[tokio::test]
 async fn confirm_dialog_ok_reaches_the_ui() {
     let h = Harness::new("confirm_dialog_ok_reaches_the_ui");
     let app = h.launch(&[]).await;
     let title = "Archive running agent?";
-    let (answer, ()) = tokio::join!(
-        app.confirm(
-            title,
-            "This agent is still running. Archiving it will stop it."
-        ),
-        h.answer_dialog(title, Answer::Ok),
-    );
+    let message = "This agent is still running. Archiving it will stop it.";
+    let answer = confirm_answered(&h, &app, title, message, Answer::Ok).await;
     assert_eq!(answer, json!(true));
     app.quit().await;
 }
@@ -69,18 +88,7 @@ async fn confirm_dialog_cancel_reaches_the_ui() {
     let h = Harness::new("confirm_dialog_cancel_reaches_the_ui");
     let app = h.launch(&[]).await;
     let title = "Quit with running agents?";
-    let shot = async {
-        // While it is open the dialog is a real window on the display, beside the app.
-        let ids = common::poll("the dialog", common::TIMEOUT, || async {
-            let ids = h.windows(title, true).await;
-            (!ids.is_empty()).then_some(ids)
-        })
-        .await;
-        assert_eq!(ids.len(), 1);
-        h.screenshot_screen("dialog-open");
-        h.answer_dialog(title, Answer::Cancel).await;
-    };
-    let (answer, ()) = tokio::join!(app.confirm(title, "2 agents are running."), shot);
+    let answer = confirm_answered(&h, &app, title, "2 agents are running.", Answer::Cancel).await;
     assert_eq!(answer, json!(false));
     // The app is still alive and answering after the dialog.
     let info = app.call_ui("/backend.js", "appInfo", vec![]).await;
@@ -93,8 +101,7 @@ async fn the_shell_follows_a_dark_system_theme() {
     let h = Harness::builder("dark_theme")
         .env("GTK_THEME", "Adwaita:dark")
         .build();
-    let app = h.launch(&[]).await;
-    app.wait_for_attr("body", "data-ready", "true").await;
+    let app = h.launch_ready(&[]).await;
     let dark = app
         .execute(
             "return matchMedia('(prefers-color-scheme: dark)').matches",

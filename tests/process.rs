@@ -122,8 +122,7 @@ async fn bad_arguments_and_a_bad_data_root_are_refused_with_a_clear_message() {
 #[tokio::test]
 async fn a_second_launch_focuses_the_first_window_and_exits() {
     let h = Harness::builder("single_instance").dbus(true).build();
-    let first = h.spawn_app(&[]);
-    h.wait_window_visible("Paseo", true).await;
+    let first = h.spawn_window_app().await;
 
     // Hide it from the tray, as a user would, so the hand-over has something to show.
     let tray = h.tray_menu(first.pid()).await;
@@ -151,8 +150,7 @@ async fn a_second_launch_focuses_the_first_window_and_exits() {
 #[tokio::test]
 async fn the_tray_menu_shows_counts_toggles_the_window_and_quits() {
     let h = Harness::builder("tray_menu").dbus(true).build();
-    let mut app = h.spawn_app(&[]);
-    h.wait_window_visible("Paseo", true).await;
+    let mut app = h.spawn_window_app().await;
     let tray = h.tray_menu(app.pid()).await;
     assert_eq!(
         tray.labels().await,
@@ -180,8 +178,7 @@ async fn closing_the_window_hides_it_when_a_tray_host_exists_else_quits() {
 
     // With a tray host on the bus the icon is visible somewhere: close hides to the tray.
     let host = h.start_tray_host();
-    let mut app = h.spawn_app(&[]);
-    h.wait_window_visible("Paseo", true).await;
+    let mut app = h.spawn_window_app().await;
     let item = host.wait_for_item().await;
     assert!(item.contains("/org/ayatana/NotificationItem/"), "{item}");
     h.close_window("Paseo").await;
@@ -264,8 +261,7 @@ async fn the_dmabuf_renderer_is_off_unless_the_user_chose() {
             builder = builder.env("WEBKIT_DISABLE_DMABUF_RENDERER", value);
         }
         let h = builder.build();
-        let _app = h.spawn_app(&[]);
-        h.wait_window_visible("Paseo", true).await;
+        let _app = h.spawn_window_app().await;
         let value = common::poll("WebKit's web process", TIMEOUT, || {
             let value = web_process_env(&h, "WEBKIT_DISABLE_DMABUF_RENDERER");
             async move { value }
@@ -278,19 +274,9 @@ async fn the_dmabuf_renderer_is_off_unless_the_user_chose() {
 #[tokio::test]
 async fn headless_serves_mcp_with_the_user_token_and_keeps_state_across_restarts() {
     let h = Harness::builder("headless_mcp").display(false).build();
-    let work = h.home().join("work");
-    std::fs::create_dir_all(&work).unwrap();
     let mut app = h.spawn_app(&["--headless"]);
     h.wait_for_log("running headless").await;
-    let created = mcp_call(
-        h.home(),
-        "create_agent",
-        serde_json::json!({"provider": "shell", "title": "headless agent",
-            "initialPrompt": "echo from-headless",
-            "relationship": {"kind": "detached"},
-            "workspace": {"kind": "create", "source": {"kind": "directory", "path": work}}}),
-    );
-    let id = created["agentId"].as_str().unwrap().to_string();
+    let id = h.mcp_create_shell("headless agent", "echo from-headless");
     let waited = mcp_call(
         h.home(),
         "wait_for_agent",

@@ -5,35 +5,13 @@
 
 mod common;
 
-use common::{mcp_call, Answer, Harness, TrayMenu, TIMEOUT};
-use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use common::{mcp_call, stdout_of, Answer, Harness, TrayMenu, TIMEOUT};
+use serde_json::json;
 
-/// Creates a detached shell agent titled `title` running `prompt` in a fresh folder.
-fn create_shell_agent(h: &Harness, title: &str, prompt: &str) -> String {
-    let work = h.home().join("work").join(title);
-    std::fs::create_dir_all(&work).unwrap();
-    let created = mcp_call(
-        h.home(),
-        "create_agent",
-        json!({"provider": "shell", "title": title, "initialPrompt": prompt,
-            "relationship": {"kind": "detached"},
-            "workspace": {"kind": "create", "source": {"kind": "directory", "path": work}}}),
-    );
-    created["agentId"].as_str().unwrap().to_string()
-}
-
-async fn wait_for_mcp(h: &Harness) {
-    let file = h.home().join("mcp.json");
-    common::poll("mcp.json", TIMEOUT, || {
-        let there = file.exists();
-        async move { there.then_some(()) }
-    })
-    .await;
-}
-
-/// Waits until the tray menu reads exactly `expected` (labelled items, in order).
-async fn wait_for_menu(tray: &TrayMenu, expected: &[&str]) {
+/// Waits until the tray menu reads exactly `entries` (the counts line, then the agents that need
+/// the user), followed by the two fixed items every menu ends with.
+async fn wait_for_menu(tray: &TrayMenu, entries: &[&str]) {
+    let expected = [entries, &["Hide window", "Quit Paseo"]].concat();
     let deadline = std::time::Instant::now() + TIMEOUT;
     loop {
         let last = tray.labels().await;
@@ -52,16 +30,13 @@ async fn wait_for_menu(tray: &TrayMenu, expected: &[&str]) {
 /// icon file the item points the panel to.
 async fn icon_dot(tray: &TrayMenu) -> Option<String> {
     let file = tray.icon_file().await?;
-    let output = tokio::process::Command::new("convert")
-        .arg(&file)
-        .args(["-format", "%[hex:p{50,16}]", "info:"])
-        .output()
-        .await
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+    let dot = stdout_of(tokio::process::Command::new("convert").arg(&file).args([
+        "-format",
+        "%[hex:p{50,16}]",
+        "info:",
+    ]))
+    .await?;
+    Some(dot.trim().to_string())
 }
 
 /// Waits until the icon's dot has `colour` (the colours of icons/src/tray-*.svg).
@@ -79,27 +54,6 @@ const RUNNING: &str = "3B82F6FF";
 const FAILED: &str = "EF4444FF";
 const FINISHED: &str = "22C55EFF";
 
-/// The agent's record as stored in `$PASEO_HOME/agents/<cwd>/<id>.json`.
-fn record_on_disk(home: &Path, id: &str) -> Value {
-    let name = format!("{id}.json");
-    let path: PathBuf = std::fs::read_dir(home.join("agents"))
-        .unwrap()
-        .flatten()
-        .map(|dir| dir.path().join(&name))
-        .find(|path| path.exists())
-        .unwrap_or_else(|| panic!("no record {name}"));
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-/// Waits until MCP reports `status` for the agent.
-async fn wait_for_status(h: &Harness, id: &str, status: &str) {
-    common::poll(&format!("agent {id} to be {status}"), TIMEOUT, || {
-        let got = mcp_call(h.home(), "get_agent", json!({"agentId": id}));
-        async move { (got["status"] == status).then_some(()) }
-    })
-    .await
-}
-
 /// Shell processes running `command` (they carry the harness marker: the app started them).
 fn agent_processes(h: &Harness, command: &str) -> Vec<u32> {
     h.processes()
@@ -114,19 +68,17 @@ async fn the_tray_lists_agents_that_need_the_user_and_opens_them_in_the_window()
     let h = Harness::builder("tray_attention").dbus(true).build();
     let app = h.launch(&[]).await;
     let tray = h.tray_menu(app.pid()).await;
-    wait_for_mcp(&h).await;
+    h.wait_for_mcp().await;
     wait_for_icon(&tray, "idle", IDLE).await;
 
-    let broken = create_shell_agent(&h, "broken", "exit 3");
-    let docs = create_shell_agent(&h, "docs", "echo done");
+    let broken = h.mcp_create_shell("broken", "exit 3");
+    let docs = h.mcp_create_shell("docs", "echo done");
     wait_for_menu(
         &tray,
         &[
             "0 running · 1 needs you · 1 finished · 2 total",
             "✕ broken — failed",
             "✓ docs — finished",
-            "Hide window",
-            "Quit Paseo",
         ],
     )
     .await;
@@ -149,23 +101,13 @@ async fn the_tray_lists_agents_that_need_the_user_and_opens_them_in_the_window()
         &[
             "0 running · 0 need you · 1 finished · 2 total",
             "✓ docs — finished",
-            "Hide window",
-            "Quit Paseo",
         ],
     )
     .await;
     wait_for_icon(&tray, "finished", FINISHED).await;
 
     tray.click("✓ docs — finished").await;
-    wait_for_menu(
-        &tray,
-        &[
-            "0 running · 0 need you · 2 total",
-            "Hide window",
-            "Quit Paseo",
-        ],
-    )
-    .await;
+    wait_for_menu(&tray, &["0 running · 0 need you · 2 total"]).await;
     wait_for_icon(&tray, "idle", IDLE).await;
     app.wait_for(&format!(
         "[data-testid=\"agent-pane\"][data-agent-id=\"{docs}\"]"
@@ -177,22 +119,13 @@ async fn the_tray_lists_agents_that_need_the_user_and_opens_them_in_the_window()
 #[tokio::test]
 async fn quit_asks_while_agents_run_then_stops_them_cleanly() {
     let h = Harness::builder("tray_quit").dbus(true).build();
-    let mut app = h.spawn_app(&[]);
-    h.wait_window_visible("Paseo", true).await;
+    let mut app = h.spawn_window_app().await;
     let tray = h.tray_menu(app.pid()).await;
-    wait_for_mcp(&h).await;
+    h.wait_for_mcp().await;
 
-    let sleeper = create_shell_agent(&h, "sleeper", "sleep 300");
-    wait_for_status(&h, &sleeper, "running").await;
-    wait_for_menu(
-        &tray,
-        &[
-            "1 running · 0 need you · 1 total",
-            "Hide window",
-            "Quit Paseo",
-        ],
-    )
-    .await;
+    let sleeper = h.mcp_create_shell("sleeper", "sleep 300");
+    h.mcp_wait_status(&sleeper, "running").await;
+    wait_for_menu(&tray, &["1 running · 0 need you · 1 total"]).await;
     wait_for_icon(&tray, "running", RUNNING).await;
     assert!(!agent_processes(&h, "sleep 300").is_empty());
 
@@ -210,16 +143,13 @@ async fn quit_asks_while_agents_run_then_stops_them_cleanly() {
 
     // OK stops the agent, persists it and exits 0.
     tray.click("Quit Paseo").await;
-    common::poll("the quit confirm", TIMEOUT, || async {
-        (!h.windows("Quit Paseo?", true).await.is_empty()).then_some(())
-    })
-    .await;
+    h.wait_for_window("Quit Paseo?").await;
     h.screenshot_screen("quit-confirm");
     h.answer_dialog("Quit Paseo?", Answer::Ok).await;
     let status = app.wait_exit(TIMEOUT).await;
     assert_eq!(status.code(), Some(0), "{}", app.stderr());
     assert!(h.lock_is_free());
-    assert_eq!(record_on_disk(h.home(), &sleeper)["lastStatus"], "closed");
+    assert_eq!(h.agent_record(&sleeper)["lastStatus"], "closed");
     assert!(
         agent_processes(&h, "sleep 300").is_empty(),
         "the agent's process survived"
@@ -232,18 +162,9 @@ async fn quit_asks_while_agents_run_then_stops_them_cleanly() {
     assert!(log.contains("data root released"), "{log}");
 
     // Nothing running: Quit exits at once, with no dialog to answer.
-    let mut app = h.spawn_app(&[]);
-    h.wait_window_visible("Paseo", true).await;
+    let mut app = h.spawn_window_app().await;
     let tray = h.tray_menu(app.pid()).await;
-    wait_for_menu(
-        &tray,
-        &[
-            "0 running · 0 need you · 1 total",
-            "Hide window",
-            "Quit Paseo",
-        ],
-    )
-    .await;
+    wait_for_menu(&tray, &["0 running · 0 need you · 1 total"]).await;
     tray.click("Quit Paseo").await;
     let status = app.wait_exit(TIMEOUT).await;
     assert_eq!(status.code(), Some(0), "{}", app.stderr());
@@ -257,23 +178,21 @@ async fn stop_signals_and_closing_the_last_window_stop_running_agents_cleanly() 
     let h = Harness::builder("tray_stop_paths").dbus(true).build();
 
     // SIGTERM: no confirm, the same clean stop.
-    let mut app = h.spawn_app(&[]);
-    h.wait_window_visible("Paseo", true).await;
-    wait_for_mcp(&h).await;
-    let first = create_shell_agent(&h, "first", "sleep 301");
-    wait_for_status(&h, &first, "running").await;
+    let mut app = h.spawn_window_app().await;
+    h.wait_for_mcp().await;
+    let first = h.mcp_create_shell("first", "sleep 301");
+    h.mcp_wait_status(&first, "running").await;
     app.signal(libc::SIGTERM);
     let status = app.wait_exit(TIMEOUT).await;
     assert_eq!(status.code(), Some(0), "{}", app.stderr());
-    assert_eq!(record_on_disk(h.home(), &first)["lastStatus"], "closed");
+    assert_eq!(h.agent_record(&first)["lastStatus"], "closed");
     assert!(agent_processes(&h, "sleep 301").is_empty());
 
     // Closing the last window with an agent running asks like Quit: Cancel keeps the window.
-    let mut app = h.spawn_app(&[]);
-    h.wait_window_visible("Paseo", true).await;
+    let mut app = h.spawn_window_app().await;
     let tray = h.tray_menu(app.pid()).await;
-    let second = create_shell_agent(&h, "second", "sleep 302");
-    wait_for_status(&h, &second, "running").await;
+    let second = h.mcp_create_shell("second", "sleep 302");
+    h.mcp_wait_status(&second, "running").await;
     h.close_window("Paseo").await;
     h.answer_dialog("Quit Paseo?", Answer::Cancel).await;
     h.wait_for_log("quit canceled").await;
@@ -286,6 +205,6 @@ async fn stop_signals_and_closing_the_last_window_stop_running_agents_cleanly() 
     h.answer_dialog("Quit Paseo?", Answer::Ok).await;
     let status = app.wait_exit(TIMEOUT).await;
     assert_eq!(status.code(), Some(0), "{}", app.stderr());
-    assert_eq!(record_on_disk(h.home(), &second)["lastStatus"], "closed");
+    assert_eq!(h.agent_record(&second)["lastStatus"], "closed");
     assert!(agent_processes(&h, "sleep 302").is_empty());
 }

@@ -1,0 +1,31 @@
+//! The desktop UI end to end, in the real webview over WebDriver (one test binary, one module per
+//! subject): tab close (archive with a native confirm for a running root agent, layout-only for a
+//! subagent), the subagents track (open, detach, archive X, "Archive finished", restore), several
+//! windows, workspace activity, the layout kept per window across restarts, the new-agent form,
+//! the permission prompt with tool calls from the real Claude Code CLI (against a scripted
+//! stand-in for the Anthropic API), timeline paging, notices, the folder picker, and the README
+//! screenshots. Other agents are real shell agents; subagents are created the way agents create
+//! them, through the MCP server with the parent's own token. Each test checks what the DOM shows
+//! and, where it matters, what is on disk.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+// The scripted Anthropic Messages API the core's Claude tests use, for the real Claude Code CLI.
+#[allow(dead_code)]
+#[path = "../../src-tauri/core/tests/support/anthropic.rs"]
+mod anthropic;
+
+mod helpers;
+
+mod folder_picker;
+mod layouts;
+mod new_agent;
+mod notices;
+mod permission;
+mod screenshots;
+mod tabs;
+mod timeline;
+mod track;
+mod windows;
+mod workspaces;

@@ -1,0 +1,131 @@
+//! The subagents track: archive X takes a subtree, Detach makes a running root agent, "Archive
+//! finished" is one confirm and one batch, and the archived list restores (as a root agent when
+//! the parent is archived).
+
+use crate::common::{poll, tid, Answer, TIMEOUT};
+use crate::helpers::*;
+
+#[tokio::test]
+async fn track_archive_takes_the_subtree_and_detach_makes_a_running_root() {
+    let (h, app, dir) = start("track_archive_detach").await;
+    // "mid" creates a subagent of its own, so archiving it from the track takes a subtree.
+    let mid_script = spawn_script(&[kid("leaf", "sleep 300")], "sleep 300");
+    let kids = [kid("mid", &mid_script), kid("loner", "sleep 300")];
+    let fam = family(&app, &dir, &kids, "echo ok").await;
+    let (mid, loner) = (fam.kid("mid"), fam.kid("loner"));
+    let leaf = id(&wait_children(&app, &mid, 1).await[0]);
+    open_root(&app, &fam.lead).await;
+    app.wait_count(&tid("track-row"), 2).await;
+    app.wait_for_attr(&sel_row(&loner), "data-status", "running")
+        .await;
+    app.screenshot("track").await;
+
+    // Archive X: asks, then the row and its subtree are archived (on disk too).
+    row_action(&app, &mid, "track-archive").await;
+    h.screenshot_screen("archive-subagent-dialog");
+    h.answer_dialog("Archive subagent?", Answer::Ok).await;
+    app.wait_count(&sel_row(&mid), 0).await;
+    wait_archived_on_disk(&h, &[&mid, &leaf], true).await;
+    app.wait_for_text(&tid("track-counts"), |t| t.contains("1 total"))
+        .await;
+
+    // Detach: no dialog; the row leaves the track; the agent keeps running as a root agent.
+    row_action(&app, &loner, "track-detach").await;
+    app.wait_count(&tid("track"), 1).await;
+    poll("the track to hide", TIMEOUT, || async {
+        (!app.is_shown(&tid("track")).await).then_some(())
+    })
+    .await;
+    let detached = app.wait_for_status(&loner, "running").await;
+    assert!(detached["parentAgentId"].is_null(), "{detached}");
+    // The record follows on disk: a detach is written behind (only an archive is durable before
+    // the UI reports it, SPEC 1), so the snapshot can be ahead of the file for a moment.
+    let rec = poll("the detached record on disk", TIMEOUT, || async {
+        let rec = h.agent_record(&loner);
+        rec["labels"]
+            .get("paseo.parent-agent-id")
+            .is_none()
+            .then_some(rec)
+    })
+    .await;
+    assert!(rec["archivedAt"].is_null(), "{rec}");
+
+    // As a root agent now, closing its tab archives it (asking first, as it runs).
+    open_root(&app, &detached).await;
+    app.click(&sel_tab_close(&loner)).await;
+    h.answer_dialog("Archive running agent?", Answer::Ok).await;
+    wait_archived_on_disk(&h, &[&loner], true).await;
+    app.wait_count(&sel_tab(&loner), 0).await;
+    // The former parent was not touched.
+    assert!(!archived_on_disk(&h, &fam.lead_id));
+    app.quit().await;
+}
+
+#[tokio::test]
+async fn archive_finished_then_restore_from_the_archived_list() {
+    let (h, app, dir) = start("archive_finished_restore").await;
+    let kids = [
+        kid("done-1", "echo one"),
+        kid("done-2", "echo two"),
+        kid("busy", "sleep 300"),
+    ];
+    let fam = family(&app, &dir, &kids, "echo ok").await;
+    let lead_id = &fam.lead_id;
+    let (done1, done2, busy) = (fam.kid("done-1"), fam.kid("done-2"), fam.kid("busy"));
+    for k in [&done1, &done2] {
+        app.wait_for_status(k, "idle").await;
+    }
+    open_root(&app, &fam.lead).await;
+    app.wait_count(&tid("track-row"), 3).await;
+
+    // One confirm, then every subagent that is not running goes; the running one stays.
+    app.click(&tid("track-archive-finished")).await;
+    h.answer_dialog("Archive finished subagents?", Answer::Ok)
+        .await;
+    app.wait_count(&tid("track-row"), 1).await;
+    app.wait_for(&sel_row(&busy)).await;
+    wait_archived_on_disk(&h, &[&done1, &done2], true).await;
+    assert!(!archived_on_disk(&h, &busy));
+    assert_eq!(
+        h.agent_record(&done1)["archiveBatchId"],
+        h.agent_record(&done2)["archiveBatchId"],
+        "one gesture, one batch"
+    );
+
+    // The archived list shows the batch as one line; Restore brings both back into the track.
+    app.click(&tid("archived-toggle")).await;
+    app.wait_count(&format!("{} li", tid("archived-list")), 1)
+        .await;
+    app.wait_for_text(&tid("archived-list"), |t| t.contains("+ 1 more"))
+        .await;
+    app.screenshot("archived-list").await;
+    app.click(&format!("{} {}", tid("archived-list"), tid("restore")))
+        .await;
+    app.wait_count(&tid("track-row"), 3).await;
+    wait_archived_on_disk(&h, &[&done1, &done2], false).await;
+    app.wait_count(&format!("{} li", tid("archived-list")), 0)
+        .await;
+
+    // A restore whose parent is archived asks first and brings the agent back as a root agent.
+    row_action(&app, &done1, "track-archive").await;
+    h.answer_dialog("Archive subagent?", Answer::Ok).await;
+    wait_archived_on_disk(&h, &[&done1], true).await;
+    app.click(&sel_tab_close(lead_id)).await;
+    h.answer_dialog("Archive agent with running subagents?", Answer::Ok)
+        .await;
+    wait_archived_on_disk(&h, &[lead_id], true).await;
+    let done1_restore = format!(
+        "{} [data-testid=\"restore\"][data-agent-id=\"{done1}\"]",
+        tid("archived-list")
+    );
+    app.click(&done1_restore).await;
+    h.answer_dialog("Restore as a root agent?", Answer::Ok)
+        .await;
+    wait_archived_on_disk(&h, &[&done1], false).await;
+    let restored = app.agent(&done1).await.unwrap();
+    assert!(restored["parentAgentId"].is_null(), "{restored}");
+    assert!(archived_on_disk(&h, lead_id));
+    // A restored root agent opens as a tab.
+    app.wait_for(&sel_tab(&done1)).await;
+    app.quit().await;
+}

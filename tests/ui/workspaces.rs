@@ -1,0 +1,52 @@
+//! Workspace activity: running subagents lift their root agent's workspace (wherever they
+//! work), failed ones do not, and opening the root marks its finished turn seen.
+
+use crate::helpers::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn workspace_status_running_subagents_lift_their_roots_workspace_failed_ones_do_not() {
+    let (h, app, home_dir) = start("workspace_status").await;
+    let other_dir = h.work_dir("elsewhere");
+    // Both subagents work in another workspace; only the running one counts, and only for the
+    // workspace of its root agent.
+    let runner = Kid {
+        directory: Some(other_dir.clone()),
+        ..kid("runner", "sleep 300")
+    };
+    let failer = Kid {
+        directory: Some(other_dir.clone()),
+        ..kid("failer", "echo failing >&2; exit 3")
+    };
+    let fam = family(&app, &home_dir, &[runner, failer], "echo ok").await;
+    let (runner, failer) = (fam.kid("runner"), fam.kid("failer"));
+    app.wait_for_status(&fam.lead_id, "idle").await;
+    app.wait_for_status(&failer, "error").await;
+    app.wait_for_status(&runner, "running").await;
+    let home_ws = ws_id(&fam.lead);
+    let other_ws = ws_id(by_title(&fam.kids, "runner"));
+    assert_ne!(home_ws, other_ws);
+
+    // The root's workspace shows running (not failed: a failed subagent does not escalate it);
+    // the subagents' own workspace shows nothing.
+    app.wait_for_attr(&sel_ws(home_ws), "data-status", "running")
+        .await;
+    app.wait_for_attr(&sel_ws(other_ws), "data-status", "none")
+        .await;
+    app.wait_for_text(&sel_ws(home_ws), |t| t.contains("running"))
+        .await;
+    app.screenshot("workspace-running").await;
+
+    // Once the running subagent stops, the root's workspace shows the root's own state: its
+    // finished, unseen turn — still not "failed".
+    app.call_backend("cancelAgent", vec![json!(runner)]).await;
+    app.wait_for_attr(&sel_ws(home_ws), "data-status", "attention")
+        .await;
+    app.wait_for_attr(&sel_ws(other_ws), "data-status", "none")
+        .await;
+    // Opening the root marks it seen: the workspace is done.
+    open_root(&app, &fam.lead).await;
+    app.wait_for_attr(&sel_ws(home_ws), "data-status", "done")
+        .await;
+    app.quit().await;
+}
