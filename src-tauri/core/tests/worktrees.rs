@@ -1,5 +1,5 @@
 //! Workspaces and git worktrees through the runtime, with real git repositories in temp dirs
-//! and real shell agents.
+//! and real shell agents; removal never loses work (SPEC 15).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -7,10 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use paseo_core::config::{ProviderConfig, ProviderKind};
-use paseo_core::model::{Bucket, Status, WorkspaceKind};
+use paseo_core::model::{AgentId, Bucket, ItemKind, Status, WorkspaceKind};
 use paseo_core::providers::shell::ShellProvider;
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{
+    CreateAgent, Event, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
+};
 use paseo_core::workspaces::worktree::WorktreeTarget;
 
 const T: Duration = Duration::from_secs(30);
@@ -266,13 +268,10 @@ async fn archiving_a_worktree_archives_its_agents_removes_it_keeps_the_branch_an
         .await
         .unwrap();
     // A live agent: refused unless confirmed.
-    let e = h
-        .archive_workspace(wid.clone(), false, false)
-        .await
-        .unwrap_err();
+    let e = h.archive_workspace(wid.clone(), false).await.unwrap_err();
     assert_eq!(e.code(), "busy");
     assert!(path.exists());
-    let archived = h.archive_workspace(wid.clone(), true, false).await.unwrap();
+    let archived = h.archive_workspace(wid.clone(), true).await.unwrap();
     assert_eq!(archived.len(), 2);
     for id in [a.id(), b.id()] {
         assert!(h.get(id).await.unwrap().record.archived_at.is_some());
@@ -373,5 +372,224 @@ async fn workspaces_sharing_a_directory_have_separate_activity() {
         Some(Bucket::Running)
     );
     assert_eq!(bucket(b.record.workspace_id.as_ref()), Some(Bucket::Failed));
+    f.rt.shutdown().await;
+}
+
+async fn until_gone(path: &Path) {
+    let deadline = tokio::time::Instant::now() + T;
+    while path.exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "worktree {} not removed",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// An autoArchive shell agent in a worktree of its own, titled `title`, running `script`.
+async fn auto_agent(
+    h: &RuntimeHandle,
+    repo: &str,
+    branch: &str,
+    title: &str,
+    script: &str,
+) -> (AgentId, PathBuf) {
+    let mut c = shell(
+        WorkspaceTarget::Worktree {
+            repo: repo.into(),
+            target: branch_off(branch, None),
+        },
+        script,
+    );
+    c.auto_archive = true;
+    c.title = Some(title.into());
+    let a = h.create(c).await.unwrap();
+    (a.id(), PathBuf::from(&a.record.cwd))
+}
+
+#[tokio::test]
+async fn auto_archive_commits_what_was_left_on_the_branch_and_restore_brings_it_back() {
+    let f = Fx::new().await;
+    let h = f.h();
+    // The repository's own identity, which the snapshot must use.
+    git(&f.repo, &["config", "user.name", "Repo Owner"]);
+    git(&f.repo, &["config", "user.email", "owner@example.com"]);
+    std::fs::write(f.repo.join(".gitignore"), "*.log\n").unwrap();
+    git(&f.repo, &["add", ".gitignore"]);
+    git(&f.repo, &["commit", "-q", "-m", "ignore logs"]);
+    let main = git(&f.repo, &["rev-parse", "main"]);
+    let (a, path) = auto_agent(
+        &h,
+        &f.repo(),
+        "notes",
+        "Write the notes",
+        "echo notes > notes.txt && echo more >> README && echo noise > build.log",
+    )
+    .await;
+    until_gone(&path).await;
+    assert!(h.get(a).await.unwrap().record.archived_at.is_some());
+    // One new commit on the branch, holding both changes and nothing ignored.
+    assert_eq!(
+        git(&f.repo, &["rev-list", "--count", &format!("{main}..notes")]),
+        "1"
+    );
+    assert_eq!(
+        git(&f.repo, &["log", "-1", "--format=%s", "notes"]),
+        "Paseo: work left in notes when Write the notes was archived"
+    );
+    assert_eq!(
+        git(
+            &f.repo,
+            &["log", "-1", "--format=%an <%ae>|%cn <%ce>", "notes"]
+        ),
+        "Repo Owner <owner@example.com>|Repo Owner <owner@example.com>"
+    );
+    let changed = git(&f.repo, &["show", "--format=", "--name-status", "notes"]);
+    assert_eq!(changed, "M\tREADME\nA\tnotes.txt", "{changed}");
+    assert_eq!(git(&f.repo, &["worktree", "list"]).lines().count(), 1);
+    // Restore: the worktree comes back from the branch, snapshot included.
+    h.restore(a, false).await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(path.join("notes.txt")).unwrap(),
+        "notes\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(path.join("README")).unwrap(),
+        "hello\nmore\n"
+    );
+    assert_eq!(git(&path, &["status", "--porcelain"]), "");
+    assert_eq!(h.snapshot().await.unwrap().workspaces.len(), 1);
+    f.rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_clean_worktree_is_removed_without_a_commit() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let main = git(&f.repo, &["rev-parse", "main"]);
+    let (_, path) = auto_agent(&h, &f.repo(), "clean", "Look only", "ls").await;
+    until_gone(&path).await;
+    assert_eq!(git(&f.repo, &["rev-parse", "clean"]), main);
+    f.rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn failing_hooks_and_signing_config_cannot_block_the_snapshot() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let w = h
+        .create_worktree(f.repo(), branch_off("hooked", None), None, None)
+        .await
+        .unwrap();
+    let path = PathBuf::from(&w.record.cwd);
+    let hooks = f.repo.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    for hook in ["pre-commit", "commit-msg", "prepare-commit-msg"] {
+        let p = hooks.join(hook);
+        std::fs::write(&p, "#!/bin/sh\necho refused by hook >&2\nexit 1\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // Signing that would fail, and would wait on a prompt if it could.
+    git(&f.repo, &["config", "commit.gpgsign", "true"]);
+    git(&f.repo, &["config", "gpg.program", "false"]);
+    // The hook really refuses a normal commit.
+    std::fs::write(path.join("work.txt"), "work\n").unwrap();
+    git(&path, &["add", "work.txt"]);
+    let refused = Command::new("git")
+        .arg("-C")
+        .arg(&path)
+        .args(["commit", "-q", "-m", "x"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    // A workspace archive (no single agent caused it) snapshots and removes.
+    h.archive_workspace(w.record.workspace_id.clone(), false)
+        .await
+        .unwrap();
+    until_gone(&path).await;
+    assert_eq!(
+        git(&f.repo, &["log", "-1", "--format=%s%n%G?", "hooked"]),
+        "Paseo: work left in hooked when workspace hooked was archived\nN"
+    );
+    assert_eq!(
+        git(&f.repo, &["show", "--format=", "--name-only", "hooked"]),
+        "work.txt"
+    );
+    f.rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_snapshot_that_fails_keeps_the_worktree_and_says_so_on_the_timeline_and_in_a_notice() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let mut events = h.subscribe();
+    // The branch cannot move: git's own lock file for its ref is held.
+    let lock = f.repo.join(".git/refs/heads/stuck.lock");
+    let (a, path) = auto_agent(
+        &h,
+        &f.repo(),
+        "stuck",
+        "Stuck agent",
+        "while [ ! -f ../go-stuck ]; do sleep 0.02; done; echo notes > notes.txt",
+    )
+    .await;
+    std::fs::write(&lock, b"").unwrap();
+    std::fs::write(path.parent().unwrap().join("go-stuck"), b"").unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    let notice = loop {
+        let ev = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("no notice")
+            .unwrap();
+        if let Event::Notice { message, .. } = ev {
+            break message;
+        }
+    };
+    assert!(
+        notice.contains("was kept with everything in it"),
+        "{notice}"
+    );
+    assert!(notice.contains(&path.display().to_string()), "{notice}");
+    assert!(notice.contains("stuck.lock"), "git's own words: {notice}");
+    // The worktree and its files are still there; nothing was committed.
+    assert_eq!(
+        std::fs::read_to_string(path.join("notes.txt")).unwrap(),
+        "notes\n"
+    );
+    assert_eq!(
+        git(&f.repo, &["rev-parse", "stuck"]),
+        git(&f.repo, &["rev-parse", "main"])
+    );
+    assert!(h.get(a).await.unwrap().record.archived_at.is_some());
+    // The agent's timeline says so, and the workspace stays open to retry.
+    let items = h.timeline(a, 0, 100).await.unwrap();
+    assert!(
+        items
+            .iter()
+            .any(|i| i.kind == ItemKind::Error && i.text == notice),
+        "{items:?}"
+    );
+    let snap = h.snapshot().await.unwrap();
+    assert!(snap.notices.contains(&notice));
+    let ws = snap
+        .workspaces
+        .iter()
+        .find(|w| w.record.cwd == path.display().to_string())
+        .expect("the workspace is back");
+    // Retrying once the lock is gone snapshots and removes it.
+    std::fs::remove_file(&lock).unwrap();
+    h.archive_workspace(ws.record.workspace_id.clone(), false)
+        .await
+        .unwrap();
+    until_gone(&path).await;
+    assert_eq!(
+        git(&f.repo, &["show", "--format=%s", "--name-only", "stuck"]),
+        "Paseo: work left in stuck when workspace stuck was archived\n\nnotes.txt"
+    );
+    // And the agent restores into the worktree, snapshot included.
+    h.restore(a, false).await.unwrap();
+    assert!(path.join("notes.txt").exists());
     f.rt.shutdown().await;
 }
