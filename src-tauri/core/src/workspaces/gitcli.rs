@@ -22,6 +22,16 @@ pub const GIT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const MAX_OUTPUT: usize = 64 << 20;
 /// How much of standard error is kept (the rest is dropped, the command still runs).
 const MAX_STDERR: usize = 256 << 10;
+/// Variables that would point git at another repository, index or object store.
+const INHERITED_REPO_VARS: [&str; 7] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+];
 /// Who commits when the repository's git config names nobody (SPEC 15).
 pub const FALLBACK_NAME: &str = "Paseo";
 pub const FALLBACK_EMAIL: &str = "paseo@localhost";
@@ -212,6 +222,11 @@ impl Cmd {
     pub fn output(&self) -> Result<Output, GitError> {
         let program = self.program_name();
         let mut c = Command::new(&self.program);
+        // A repository named by the app's own environment (started from a git hook, say)
+        // must not replace the one asked for.
+        for v in INHERITED_REPO_VARS {
+            c.env_remove(v);
+        }
         c.args(&self.pre)
             .args(&self.args)
             .env("GIT_TERMINAL_PROMPT", "0")
