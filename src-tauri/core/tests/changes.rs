@@ -16,30 +16,8 @@ use paseo_core::workspaces::changes::{
 use paseo_core::workspaces::worktree::{self, BaseRef, CreatedWorktree, WorktreeTarget};
 use paseo_core::workspaces::{self, gitcli::GitError};
 
-fn git_raw(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    String::from_utf8_lossy(&git_raw(dir, args))
-        .trim()
-        .to_string()
-}
+mod support;
+use support::git::{git, git_raw};
 
 fn write(dir: &Path, path: &str, text: impl AsRef<[u8]>) {
     let p = dir.join(path);

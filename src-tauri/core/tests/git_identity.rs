@@ -2,35 +2,15 @@
 //! authored by Paseo (SPEC 15). Its own test binary: it hides the machine's global and system
 //! git config from the whole process.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
-use paseo_core::config::{ProviderConfig, ProviderKind};
-use paseo_core::providers::shell::ShellProvider;
-use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{CreateAgent, Runtime, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{CreateAgent, WorkspaceTarget};
 use paseo_core::workspaces::worktree::WorktreeTarget;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+mod support;
+use support::git::{git, init_repo, shell_runtime};
 
 #[tokio::test]
 async fn without_a_git_identity_the_snapshot_is_authored_by_paseo() {
@@ -47,11 +27,7 @@ async fn without_a_git_identity_the_snapshot_is_authored_by_paseo() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let repo = root.join("app");
-    std::fs::create_dir(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("README"), "hello\n").unwrap();
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-q", "-m", "first"]);
+    init_repo(&repo);
     // Git itself finds no identity here.
     let who = Command::new("git")
         .arg("-C")
@@ -61,17 +37,7 @@ async fn without_a_git_identity_the_snapshot_is_authored_by_paseo() {
         .unwrap();
     assert!(!who.status.success());
 
-    let mut reg = ProviderRegistry::new();
-    reg.insert(
-        "shell",
-        Arc::new(ShellProvider::new(
-            "shell",
-            ProviderConfig::new(ProviderKind::Shell),
-        )),
-    );
-    let rt = Runtime::start(RuntimeOptions::new(root.join("home"), reg), None)
-        .await
-        .unwrap();
+    let rt = shell_runtime(&root.join("home")).await;
     let h = rt.handle();
     let mut c = CreateAgent::new(
         "shell",

@@ -3,38 +3,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
-use paseo_core::config::{ProviderConfig, ProviderKind};
 use paseo_core::model::{AgentId, Bucket, ItemKind, Status, WorkspaceKind};
-use paseo_core::providers::shell::ShellProvider;
-use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{
-    CreateAgent, Event, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
-};
-use paseo_core::workspaces::worktree::WorktreeTarget;
+use paseo_core::runtime::{CreateAgent, Event, Runtime, RuntimeHandle, WorkspaceTarget};
+use paseo_core::workspaces::worktree::{BaseRef, WorktreeTarget};
+use paseo_core::workspaces::{self, WorkspaceError};
+
+mod support;
+use support::git::{git, init_repo, shell_runtime};
 
 const T: Duration = Duration::from_secs(30);
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 struct Fx {
     _dir: tempfile::TempDir,
@@ -48,25 +27,11 @@ impl Fx {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let repo = root.join("app");
-        std::fs::create_dir(&repo).unwrap();
-        git(&repo, &["init", "-q", "-b", "main"]);
-        std::fs::write(repo.join("README"), "hello\n").unwrap();
-        git(&repo, &["add", "."]);
-        git(&repo, &["commit", "-q", "-m", "first"]);
+        init_repo(&repo);
         git(&repo, &["branch", "dev"]);
         git(&repo, &["tag", "v1"]);
         let home = root.join("home");
-        let mut reg = ProviderRegistry::new();
-        reg.insert(
-            "shell",
-            Arc::new(ShellProvider::new(
-                "shell",
-                ProviderConfig::new(ProviderKind::Shell),
-            )),
-        );
-        let rt = Runtime::start(RuntimeOptions::new(&home, reg), None)
-            .await
-            .unwrap();
+        let rt = shell_runtime(&home).await;
         rt.handle.deliver_pending().await.unwrap();
         Fx {
             _dir: dir,
@@ -105,6 +70,15 @@ async fn each_target_makes_a_worktree_under_the_data_root() {
     assert_eq!(a.record.kind, WorkspaceKind::Worktree);
     assert_eq!(a.record.branch.as_deref(), Some("feat/login"));
     assert_eq!(git(&path, &["branch", "--show-current"]), "feat/login");
+    // Its base is recorded with it (for the Changes feature).
+    let main = git(&f.repo, &["rev-parse", "main"]);
+    assert_eq!(
+        workspaces::recorded_base(&a.record),
+        Some(BaseRef {
+            branch: Some("main".into()),
+            commit: main.clone()
+        })
+    );
 
     let b = h
         .create_worktree(f.repo(), branch_off("from-tag", Some("v1")), None, None)
@@ -113,6 +87,13 @@ async fn each_target_makes_a_worktree_under_the_data_root() {
     assert_eq!(
         git(Path::new(&b.record.cwd), &["branch", "--show-current"]),
         "from-tag"
+    );
+    assert_eq!(
+        workspaces::recorded_base(&b.record),
+        Some(BaseRef {
+            branch: None,
+            commit: main
+        })
     );
 
     let c = h
@@ -592,4 +573,50 @@ async fn a_snapshot_that_fails_keeps_the_worktree_and_says_so_on_the_timeline_an
     h.restore(a, false).await.unwrap();
     assert!(path.join("notes.txt").exists());
     f.rt.shutdown().await;
+}
+
+#[test]
+fn a_folder_that_is_no_worktree_any_more_is_kept_not_committed_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    // The data root lives inside another repository (a dotfiles repository, say).
+    init_repo(&root);
+    let layout = paseo_core::store::Layout::new(root.join("home"));
+    let repo = root.join("app");
+    init_repo(&repo);
+    let created = workspaces::worktree::create(
+        &layout,
+        "",
+        repo.to_str().unwrap(),
+        &branch_off("lost", None),
+    )
+    .unwrap();
+    let path = created.path.clone();
+    // Its link to the repository is gone.
+    std::fs::remove_file(path.join(".git")).unwrap();
+    std::fs::write(path.join("notes.txt"), "notes\n").unwrap();
+    let before = git(&root, &["rev-parse", "HEAD"]);
+    let e = workspaces::worktree::snapshot_and_remove(
+        &layout,
+        repo.to_str().unwrap(),
+        path.to_str().unwrap(),
+        None,
+        "Paseo: work left in lost when x was archived",
+    )
+    .unwrap_err();
+    assert!(matches!(e, WorkspaceError::Snapshot { .. }), "{e}");
+    assert!(e.to_string().contains("not a git worktree any more"), "{e}");
+    assert!(path.join("notes.txt").exists());
+    assert_eq!(git(&root, &["rev-parse", "HEAD"]), before);
+    // And nothing outside the worktrees folder is ever touched.
+    let e = workspaces::worktree::snapshot_and_remove(
+        &layout,
+        repo.to_str().unwrap(),
+        repo.to_str().unwrap(),
+        None,
+        "x",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("refusing to remove it"), "{e}");
+    assert!(repo.join("README").exists());
 }

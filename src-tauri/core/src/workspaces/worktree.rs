@@ -354,12 +354,22 @@ pub fn snapshot_and_remove(
     let repo = Path::new(repo);
     let mut snapshot = None;
     if canon.exists() {
-        snapshot = gitcli::commit_all(&canon, message, Hooks::Skip, branch).map_err(|e| {
-            WorkspaceError::Snapshot {
-                path: path.to_string(),
-                message: e.to_string(),
-            }
-        })?;
+        let kept = |message: String| WorkspaceError::Snapshot {
+            path: path.to_string(),
+            message,
+        };
+        // A folder git no longer sees as this worktree would let git find an enclosing
+        // repository (a dotfiles repository around the data root, say) and commit there.
+        let top = gitcli::toplevel(&canon).map_err(|e| kept(e.to_string()))?;
+        if top
+            .as_deref()
+            .map(|t| t.canonicalize().unwrap_or_else(|_| t.to_path_buf()))
+            != Some(canon.clone())
+        {
+            return Err(kept("it is not a git worktree any more".into()));
+        }
+        snapshot = gitcli::commit_all(&canon, message, Hooks::Skip, branch)
+            .map_err(|e| kept(e.to_string()))?;
         Cmd::git(repo)
             .args(["worktree", "remove"])
             .arg(&canon)

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod anthropic;
+pub mod git;
 pub mod mcp_echo;
 pub mod openai;
 
