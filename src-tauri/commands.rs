@@ -275,7 +275,9 @@ pub async fn add_workspace(state: State<'_, AppState>, path: String) -> Answer<W
     Ok(runtime(&state)?.add_workspace(path).await?)
 }
 
-/// Archives a workspace; refused (code `busy`) while agents run in it unless `confirmed`.
+/// Archives a workspace; refused (code `busy`) while agents run in it unless `confirmed` (the
+/// user confirmed archiving although agents run). A worktree's files are never discarded:
+/// what is left in it is committed on its branch before it is removed (SPEC 15).
 #[tauri::command]
 pub async fn archive_workspace(
     state: State<'_, AppState>,
@@ -283,9 +285,9 @@ pub async fn archive_workspace(
     confirmed: Option<bool>,
 ) -> Answer<Vec<AgentId>> {
     let id = self::workspace_id("workspaceId", &workspace_id)?;
-    let confirmed = confirmed.unwrap_or(false);
+    let even_if_running = confirmed.unwrap_or(false);
     Ok(runtime(&state)?
-        .archive_workspace(id, confirmed, confirmed)
+        .archive_workspace(id, even_if_running)
         .await?)
 }
 

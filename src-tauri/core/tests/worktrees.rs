@@ -1,38 +1,19 @@
 //! Workspaces and git worktrees through the runtime, with real git repositories in temp dirs
-//! and real shell agents.
+//! and real shell agents; removal never loses work (SPEC 15).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
-use paseo_core::config::{ProviderConfig, ProviderKind};
-use paseo_core::model::{Bucket, Status, WorkspaceKind};
-use paseo_core::providers::shell::ShellProvider;
-use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
-use paseo_core::workspaces::worktree::WorktreeTarget;
+use paseo_core::model::{AgentId, Bucket, ItemKind, Status, WorkspaceKind};
+use paseo_core::runtime::{CreateAgent, Event, Runtime, RuntimeHandle, WorkspaceTarget};
+use paseo_core::workspaces::worktree::{BaseRef, WorktreeTarget};
+use paseo_core::workspaces::{self, WorkspaceError};
+
+mod support;
+use support::git::{git, init_repo, shell_runtime};
 
 const T: Duration = Duration::from_secs(30);
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 struct Fx {
     _dir: tempfile::TempDir,
@@ -46,25 +27,11 @@ impl Fx {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let repo = root.join("app");
-        std::fs::create_dir(&repo).unwrap();
-        git(&repo, &["init", "-q", "-b", "main"]);
-        std::fs::write(repo.join("README"), "hello\n").unwrap();
-        git(&repo, &["add", "."]);
-        git(&repo, &["commit", "-q", "-m", "first"]);
+        init_repo(&repo);
         git(&repo, &["branch", "dev"]);
         git(&repo, &["tag", "v1"]);
         let home = root.join("home");
-        let mut reg = ProviderRegistry::new();
-        reg.insert(
-            "shell",
-            Arc::new(ShellProvider::new(
-                "shell",
-                ProviderConfig::new(ProviderKind::Shell),
-            )),
-        );
-        let rt = Runtime::start(RuntimeOptions::new(&home, reg), None)
-            .await
-            .unwrap();
+        let rt = shell_runtime(&home).await;
         rt.handle.deliver_pending().await.unwrap();
         Fx {
             _dir: dir,
@@ -103,6 +70,15 @@ async fn each_target_makes_a_worktree_under_the_data_root() {
     assert_eq!(a.record.kind, WorkspaceKind::Worktree);
     assert_eq!(a.record.branch.as_deref(), Some("feat/login"));
     assert_eq!(git(&path, &["branch", "--show-current"]), "feat/login");
+    // Its base is recorded with it (for the Changes feature).
+    let main = git(&f.repo, &["rev-parse", "main"]);
+    assert_eq!(
+        workspaces::recorded_base(&a.record),
+        Some(BaseRef {
+            branch: Some("main".into()),
+            commit: main.clone()
+        })
+    );
 
     let b = h
         .create_worktree(f.repo(), branch_off("from-tag", Some("v1")), None, None)
@@ -111,6 +87,13 @@ async fn each_target_makes_a_worktree_under_the_data_root() {
     assert_eq!(
         git(Path::new(&b.record.cwd), &["branch", "--show-current"]),
         "from-tag"
+    );
+    assert_eq!(
+        workspaces::recorded_base(&b.record),
+        Some(BaseRef {
+            branch: None,
+            commit: main
+        })
     );
 
     let c = h
@@ -266,13 +249,10 @@ async fn archiving_a_worktree_archives_its_agents_removes_it_keeps_the_branch_an
         .await
         .unwrap();
     // A live agent: refused unless confirmed.
-    let e = h
-        .archive_workspace(wid.clone(), false, false)
-        .await
-        .unwrap_err();
+    let e = h.archive_workspace(wid.clone(), false).await.unwrap_err();
     assert_eq!(e.code(), "busy");
     assert!(path.exists());
-    let archived = h.archive_workspace(wid.clone(), true, false).await.unwrap();
+    let archived = h.archive_workspace(wid.clone(), true).await.unwrap();
     assert_eq!(archived.len(), 2);
     for id in [a.id(), b.id()] {
         assert!(h.get(id).await.unwrap().record.archived_at.is_some());
@@ -374,4 +354,269 @@ async fn workspaces_sharing_a_directory_have_separate_activity() {
     );
     assert_eq!(bucket(b.record.workspace_id.as_ref()), Some(Bucket::Failed));
     f.rt.shutdown().await;
+}
+
+async fn until_gone(path: &Path) {
+    let deadline = tokio::time::Instant::now() + T;
+    while path.exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "worktree {} not removed",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// An autoArchive shell agent in a worktree of its own, titled `title`, running `script`.
+async fn auto_agent(
+    h: &RuntimeHandle,
+    repo: &str,
+    branch: &str,
+    title: &str,
+    script: &str,
+) -> (AgentId, PathBuf) {
+    let mut c = shell(
+        WorkspaceTarget::Worktree {
+            repo: repo.into(),
+            target: branch_off(branch, None),
+        },
+        script,
+    );
+    c.auto_archive = true;
+    c.title = Some(title.into());
+    let a = h.create(c).await.unwrap();
+    (a.id(), PathBuf::from(&a.record.cwd))
+}
+
+#[tokio::test]
+async fn auto_archive_commits_what_was_left_on_the_branch_and_restore_brings_it_back() {
+    let f = Fx::new().await;
+    let h = f.h();
+    // The repository's own identity, which the snapshot must use.
+    git(&f.repo, &["config", "user.name", "Repo Owner"]);
+    git(&f.repo, &["config", "user.email", "owner@example.com"]);
+    std::fs::write(f.repo.join(".gitignore"), "*.log\n").unwrap();
+    git(&f.repo, &["add", ".gitignore"]);
+    git(&f.repo, &["commit", "-q", "-m", "ignore logs"]);
+    let main = git(&f.repo, &["rev-parse", "main"]);
+    let (a, path) = auto_agent(
+        &h,
+        &f.repo(),
+        "notes",
+        "Write the notes",
+        "echo notes > notes.txt && echo more >> README && echo noise > build.log",
+    )
+    .await;
+    until_gone(&path).await;
+    assert!(h.get(a).await.unwrap().record.archived_at.is_some());
+    // One new commit on the branch, holding both changes and nothing ignored.
+    assert_eq!(
+        git(&f.repo, &["rev-list", "--count", &format!("{main}..notes")]),
+        "1"
+    );
+    assert_eq!(
+        git(&f.repo, &["log", "-1", "--format=%s", "notes"]),
+        "Paseo: work left in notes when Write the notes was archived"
+    );
+    assert_eq!(
+        git(
+            &f.repo,
+            &["log", "-1", "--format=%an <%ae>|%cn <%ce>", "notes"]
+        ),
+        "Repo Owner <owner@example.com>|Repo Owner <owner@example.com>"
+    );
+    let changed = git(&f.repo, &["show", "--format=", "--name-status", "notes"]);
+    assert_eq!(changed, "M\tREADME\nA\tnotes.txt", "{changed}");
+    assert_eq!(git(&f.repo, &["worktree", "list"]).lines().count(), 1);
+    // Restore: the worktree comes back from the branch, snapshot included.
+    h.restore(a, false).await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(path.join("notes.txt")).unwrap(),
+        "notes\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(path.join("README")).unwrap(),
+        "hello\nmore\n"
+    );
+    assert_eq!(git(&path, &["status", "--porcelain"]), "");
+    assert_eq!(h.snapshot().await.unwrap().workspaces.len(), 1);
+    f.rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_clean_worktree_is_removed_without_a_commit() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let main = git(&f.repo, &["rev-parse", "main"]);
+    let (_, path) = auto_agent(&h, &f.repo(), "clean", "Look only", "ls").await;
+    until_gone(&path).await;
+    assert_eq!(git(&f.repo, &["rev-parse", "clean"]), main);
+    f.rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn failing_hooks_and_signing_config_cannot_block_the_snapshot() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let w = h
+        .create_worktree(f.repo(), branch_off("hooked", None), None, None)
+        .await
+        .unwrap();
+    let path = PathBuf::from(&w.record.cwd);
+    let hooks = f.repo.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    for hook in ["pre-commit", "commit-msg", "prepare-commit-msg"] {
+        let p = hooks.join(hook);
+        std::fs::write(&p, "#!/bin/sh\necho refused by hook >&2\nexit 1\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // Signing that would fail, and would wait on a prompt if it could.
+    git(&f.repo, &["config", "commit.gpgsign", "true"]);
+    git(&f.repo, &["config", "gpg.program", "false"]);
+    // The hook really refuses a normal commit.
+    std::fs::write(path.join("work.txt"), "work\n").unwrap();
+    git(&path, &["add", "work.txt"]);
+    let refused = Command::new("git")
+        .arg("-C")
+        .arg(&path)
+        .args(["commit", "-q", "-m", "x"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    // A workspace archive (no single agent caused it) snapshots and removes.
+    h.archive_workspace(w.record.workspace_id.clone(), false)
+        .await
+        .unwrap();
+    until_gone(&path).await;
+    assert_eq!(
+        git(&f.repo, &["log", "-1", "--format=%s%n%G?", "hooked"]),
+        "Paseo: work left in hooked when workspace hooked was archived\nN"
+    );
+    assert_eq!(
+        git(&f.repo, &["show", "--format=", "--name-only", "hooked"]),
+        "work.txt"
+    );
+    f.rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_snapshot_that_fails_keeps_the_worktree_and_says_so_on_the_timeline_and_in_a_notice() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let mut events = h.subscribe();
+    // The branch cannot move: git's own lock file for its ref is held.
+    let lock = f.repo.join(".git/refs/heads/stuck.lock");
+    let (a, path) = auto_agent(
+        &h,
+        &f.repo(),
+        "stuck",
+        "Stuck agent",
+        "while [ ! -f ../go-stuck ]; do sleep 0.02; done; echo notes > notes.txt",
+    )
+    .await;
+    std::fs::write(&lock, b"").unwrap();
+    std::fs::write(path.parent().unwrap().join("go-stuck"), b"").unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    let notice = loop {
+        let ev = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("no notice")
+            .unwrap();
+        if let Event::Notice { message, .. } = ev {
+            break message;
+        }
+    };
+    assert!(
+        notice.contains("was kept with everything in it"),
+        "{notice}"
+    );
+    assert!(notice.contains(&path.display().to_string()), "{notice}");
+    assert!(notice.contains("stuck.lock"), "git's own words: {notice}");
+    // The worktree and its files are still there; nothing was committed.
+    assert_eq!(
+        std::fs::read_to_string(path.join("notes.txt")).unwrap(),
+        "notes\n"
+    );
+    assert_eq!(
+        git(&f.repo, &["rev-parse", "stuck"]),
+        git(&f.repo, &["rev-parse", "main"])
+    );
+    assert!(h.get(a).await.unwrap().record.archived_at.is_some());
+    // The agent's timeline says so, and the workspace stays open to retry.
+    let items = h.timeline(a, 0, 100).await.unwrap();
+    assert!(
+        items
+            .iter()
+            .any(|i| i.kind == ItemKind::Error && i.text == notice),
+        "{items:?}"
+    );
+    let snap = h.snapshot().await.unwrap();
+    assert!(snap.notices.contains(&notice));
+    let ws = snap
+        .workspaces
+        .iter()
+        .find(|w| w.record.cwd == path.display().to_string())
+        .expect("the workspace is back");
+    // Retrying once the lock is gone snapshots and removes it.
+    std::fs::remove_file(&lock).unwrap();
+    h.archive_workspace(ws.record.workspace_id.clone(), false)
+        .await
+        .unwrap();
+    until_gone(&path).await;
+    assert_eq!(
+        git(&f.repo, &["show", "--format=%s", "--name-only", "stuck"]),
+        "Paseo: work left in stuck when workspace stuck was archived\n\nnotes.txt"
+    );
+    // And the agent restores into the worktree, snapshot included.
+    h.restore(a, false).await.unwrap();
+    assert!(path.join("notes.txt").exists());
+    f.rt.shutdown().await;
+}
+
+#[test]
+fn a_folder_that_is_no_worktree_any_more_is_kept_not_committed_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    // The data root lives inside another repository (a dotfiles repository, say).
+    init_repo(&root);
+    let layout = paseo_core::store::Layout::new(root.join("home"));
+    let repo = root.join("app");
+    init_repo(&repo);
+    let created = workspaces::worktree::create(
+        &layout,
+        "",
+        repo.to_str().unwrap(),
+        &branch_off("lost", None),
+    )
+    .unwrap();
+    let path = created.path.clone();
+    // Its link to the repository is gone.
+    std::fs::remove_file(path.join(".git")).unwrap();
+    std::fs::write(path.join("notes.txt"), "notes\n").unwrap();
+    let before = git(&root, &["rev-parse", "HEAD"]);
+    let e = workspaces::worktree::snapshot_and_remove(
+        &layout,
+        repo.to_str().unwrap(),
+        path.to_str().unwrap(),
+        None,
+        "Paseo: work left in lost when x was archived",
+    )
+    .unwrap_err();
+    assert!(matches!(e, WorkspaceError::Snapshot { .. }), "{e}");
+    assert!(e.to_string().contains("not a git worktree any more"), "{e}");
+    assert!(path.join("notes.txt").exists());
+    assert_eq!(git(&root, &["rev-parse", "HEAD"]), before);
+    // And nothing outside the worktrees folder is ever touched.
+    let e = workspaces::worktree::snapshot_and_remove(
+        &layout,
+        repo.to_str().unwrap(),
+        repo.to_str().unwrap(),
+        None,
+        "x",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("refusing to remove it"), "{e}");
+    assert!(repo.join("README").exists());
 }

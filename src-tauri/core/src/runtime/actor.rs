@@ -47,7 +47,12 @@ enum Internal {
         agent: AgentId,
         turn: u64,
     },
-    Notice(String),
+    /// A worktree could not be snapshotted or removed: it stays, and so does its workspace.
+    WorktreeKept {
+        workspace: WorkspaceId,
+        show_on: Vec<AgentId>,
+        message: String,
+    },
 }
 
 /// Input for a session that is still starting.
@@ -483,8 +488,16 @@ impl Actor {
                 requested_by,
             } => {
                 tracing::info!(%workspace, %requested_by, "autoArchive: archiving the worktree it created");
+                let cause = match self.engine.agent(requested_by) {
+                    Some(a) if !a.record.title.trim().is_empty() => a.record.title.clone(),
+                    _ => format!("agent {requested_by}"),
+                };
                 match self.engine.archive_workspace(&workspace, true) {
-                    Ok(archived) => self.remove_worktree_later(&workspace, &archived, true),
+                    Ok(archived) => {
+                        let mut show_on = vec![requested_by];
+                        show_on.extend(archived.iter().filter(|a| **a != requested_by));
+                        self.remove_worktree_later(&workspace, &archived, &cause, show_on)
+                    }
                     Err(e) => self.notice(format!("could not archive worktree {workspace}: {e}")),
                 }
             }
@@ -604,7 +617,19 @@ impl Actor {
         });
     }
 
-    fn remove_worktree_later(&mut self, ws: &WorkspaceId, archived: &[AgentId], force: bool) {
+    /// Removes an archived worktree workspace's directory once its agents' processes are gone,
+    /// snapshotting what is left in it first (SPEC 15). `cause` names what was archived (for
+    /// the snapshot commit's message); `show_on` are the agents whose timelines show a failure.
+    /// A worktree that cannot be snapshotted or removed is kept, its workspace comes back
+    /// unarchived (so it stays visible and archiving it again retries), and the failure shows
+    /// on those timelines and as a notice.
+    fn remove_worktree_later(
+        &mut self,
+        ws: &WorkspaceId,
+        archived: &[AgentId],
+        cause: &str,
+        show_on: Vec<AgentId>,
+    ) {
         let Some(rec) = self.engine.workspace(ws).cloned() else {
             return;
         };
@@ -617,6 +642,7 @@ impl Actor {
             .collect();
         let layout = self.layout.clone();
         let tx = self.internal_tx.clone();
+        let message = workspaces::worktree::snapshot_message(Path::new(&rec.cwd), cause);
         tokio::spawn(async move {
             let deadline = tokio::time::Instant::now() + CLOSE_WAIT;
             for mut rx in closes {
@@ -624,22 +650,34 @@ impl Actor {
             }
             let repo = rec.repo.clone().unwrap_or_default();
             let cwd = rec.cwd.clone();
+            let branch = rec.branch.clone();
             let r = tokio::task::spawn_blocking(move || {
-                workspaces::worktree::remove(&layout, &repo, &cwd, force)
+                workspaces::worktree::snapshot_and_remove(
+                    &layout,
+                    &repo,
+                    &cwd,
+                    branch.as_deref(),
+                    &message,
+                )
             })
             .await;
-            match r {
-                Ok(Ok(())) => {
-                    tracing::info!(workspace = %rec.workspace_id, path = %rec.cwd, "worktree removed")
+            let failure = match r {
+                Ok(Ok(snapshot)) => {
+                    tracing::info!(workspace = %rec.workspace_id, path = %rec.cwd, ?snapshot, "worktree removed");
+                    return;
                 }
-                Ok(Err(e)) => {
-                    let _ = tx.send(Internal::Notice(format!(
-                        "the worktree {} could not be removed: {e}",
-                        rec.cwd
-                    )));
-                }
-                Err(_) => {}
-            }
+                Ok(Err(e)) => e.to_string(),
+                Err(e) => format!("the removal stopped: {e}"),
+            };
+            let _ = tx.send(Internal::WorktreeKept {
+                workspace: rec.workspace_id.clone(),
+                show_on,
+                message: format!(
+                    "The worktree {} was kept with everything in it: {failure}. Its workspace \
+                     stays open; archive it again to retry.",
+                    rec.cwd
+                ),
+            });
         });
     }
 
@@ -790,7 +828,19 @@ impl Actor {
                     }
                 }
             }
-            Internal::Notice(m) => self.notice(m),
+            Internal::WorktreeKept {
+                workspace,
+                show_on,
+                message,
+            } => {
+                if let Err(e) = self.engine.unarchive_workspace(&workspace) {
+                    tracing::warn!(%workspace, error = %e, "kept worktree's workspace not unarchived");
+                }
+                for agent in show_on {
+                    self.push_item(agent, NewItem::new(ItemKind::Error, message.clone()));
+                }
+                self.notice(message);
+            }
         }
     }
 
@@ -957,12 +1007,16 @@ impl Actor {
     pub(crate) fn archive_workspace(
         &mut self,
         id: &WorkspaceId,
-        confirmed: bool,
-        force: bool,
+        even_if_running: bool,
     ) -> Result<(Vec<AgentId>, Durable), RuntimeError> {
-        let archived = self.engine.archive_workspace(id, confirmed)?;
+        let archived = self.engine.archive_workspace(id, even_if_running)?;
         self.apply();
-        self.remove_worktree_later(id, &archived, force);
+        let cause = self
+            .engine
+            .workspace(id)
+            .map(|w| format!("workspace {}", w.display_name))
+            .unwrap_or_default();
+        self.remove_worktree_later(id, &archived, &cause, archived.clone());
         let d = self.durable(&archived);
         Ok((archived, d))
     }

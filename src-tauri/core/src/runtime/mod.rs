@@ -502,16 +502,18 @@ impl RuntimeHandle {
             .await
     }
 
-    /// Archives a workspace (refused while live agents work in it unless `confirmed`). A worktree
-    /// is also removed with git (`force` discards its uncommitted changes).
+    /// Archives a workspace: refused (`busy`) while live agents work in it unless
+    /// `even_if_running`, which archives (and stops) them too. A worktree is then removed with
+    /// git once their processes are gone, never losing work (SPEC 15): what is left in it is
+    /// committed on its branch first, and if that fails the worktree is kept, the workspace
+    /// comes back and a notice says why.
     pub async fn archive_workspace(
         &self,
         id: WorkspaceId,
-        confirmed: bool,
-        force: bool,
+        even_if_running: bool,
     ) -> Result<Vec<AgentId>, RuntimeError> {
         let (archived, wait) = self
-            .call(move |a| a.archive_workspace(&id, confirmed, force))
+            .call(move |a| a.archive_workspace(&id, even_if_running))
             .await??;
         wait.wait(&self.writer).await?;
         Ok(archived)
@@ -565,7 +567,8 @@ impl RuntimeHandle {
     }
 
     /// Restores the batch `id` was archived in (closed, links intact). Archived workspaces the
-    /// batch lives in come back first: a removed worktree is re-added from its kept branch.
+    /// batch lives in come back first: a removed worktree is re-added from its kept branch,
+    /// whose last commit is the snapshot of what was left in it (SPEC 15).
     pub async fn restore(&self, id: AgentId, as_root: bool) -> Result<Vec<AgentId>, RuntimeError> {
         let archived_ws = self.query(move |e| e.restore_workspaces(id)).await??;
         for w in archived_ws {

@@ -1,13 +1,17 @@
 //! Workspaces and projects: which directory an agent works in, which git repository (project)
-//! it belongs to, and git worktrees (see [`worktree`]).
+//! it belongs to, git worktrees (see [`worktree`]) and what an agent changed in its workspace
+//! (see [`changes`]).
 //!
 //! Everything here is I/O at the edge (the file system and the `git` CLI); the engine only
 //! stores the records these functions produce.
 
+pub mod changes;
+pub mod gitcli;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use gitcli::{Cmd, GitError};
 
 use crate::model::{
     ProjectId, ProjectRecord, Timestamp, WorkspaceId, WorkspaceKind, WorkspaceRecord,
@@ -36,8 +40,35 @@ pub enum WorkspaceError {
     Invalid { field: String, message: String },
     #[error("git {command} failed: {message}")]
     Git { command: String, message: String },
+    /// The snapshot commit before a removal failed (SPEC 15): the worktree was kept.
+    #[error("the work left in {path} could not be committed: {message}")]
+    Snapshot { path: String, message: String },
     #[error("{0}")]
     Io(String),
+}
+
+impl From<GitError> for WorkspaceError {
+    fn from(e: GitError) -> Self {
+        match e {
+            GitError::Missing { .. } => WorkspaceError::GitMissing,
+            GitError::Failed {
+                command, message, ..
+            } => WorkspaceError::Git { command, message },
+            GitError::Timeout { ref command, .. } | GitError::TooLarge { ref command, .. } => {
+                WorkspaceError::Git {
+                    command: command.clone(),
+                    message: e.to_string(),
+                }
+            }
+            GitError::Refused(message) => WorkspaceError::Invalid {
+                field: "workspace".into(),
+                message,
+            },
+            GitError::Io { message, .. } => {
+                WorkspaceError::Io(format!("cannot run git: {message}"))
+            }
+        }
+    }
 }
 
 /// What git says about a directory.
@@ -51,48 +82,18 @@ pub struct RepoInfo {
     pub branch: Option<String>,
 }
 
-/// Runs git with `args` in `dir` (never prompting, in the C locale) and waits for it.
-fn git_output(dir: &Path, args: &[&str]) -> Result<std::process::Output, WorkspaceError> {
-    Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
-        .output()
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                WorkspaceError::GitMissing
-            } else {
-                WorkspaceError::Io(format!("cannot run git: {e}"))
-            }
-        })
-}
-
 /// Runs git with `args` in `dir`; `Ok(None)` when git ran and failed (e.g. not a repository).
 pub fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, WorkspaceError> {
-    let out = git_output(dir, args)?;
-    if !out.status.success() {
-        return Ok(None);
-    }
-    Ok(Some(
-        String::from_utf8_lossy(&out.stdout).trim().to_string(),
-    ))
+    Ok(Cmd::git(dir)
+        .args(args)
+        .query()?
+        .map(|s| s.trim().to_string()))
 }
 
 /// Runs git with `args` in `dir`; its failure is an error carrying git's own message.
 fn run_git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
-    let out = git_output(dir, args)?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(WorkspaceError::Git {
-            command: args.first().copied().unwrap_or("").to_string()
-                + " "
-                + args.get(1).copied().unwrap_or(""),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
-    }
+    Cmd::git(dir).args(args).run()?;
+    Ok(())
 }
 
 /// Git facts about `dir`, or `None` when it is not in a repository (or git is missing).
@@ -282,6 +283,7 @@ pub fn worktree_workspace(
         branch: Some(created.branch.clone()),
         created_by_agent_id: created_by,
         created_by_request: request,
+        extra: base_extra(created.base.as_ref()),
         ..WorkspaceRecord::new(
             WorkspaceId::new(),
             project.project_id.clone(),
@@ -294,12 +296,46 @@ pub fn worktree_workspace(
     (ws, fresh.then_some(project))
 }
 
+/// The JSON keys a worktree's base is recorded under in its workspace record. They live in the
+/// record's open `extra` map until the model gets typed fields; fields with these JSON names
+/// will read what is recorded now.
+pub const BASE_BRANCH_KEY: &str = "baseBranch";
+pub const BASE_COMMIT_KEY: &str = "baseCommit";
+
+fn base_extra(base: Option<&worktree::BaseRef>) -> crate::model::Extra {
+    let mut extra = crate::model::Extra::new();
+    if let Some(b) = base {
+        if let Some(branch) = &b.branch {
+            extra.insert(BASE_BRANCH_KEY.into(), branch.clone().into());
+        }
+        if !b.commit.is_empty() {
+            extra.insert(BASE_COMMIT_KEY.into(), b.commit.clone().into());
+        }
+    }
+    extra
+}
+
+/// The base recorded for a worktree workspace when it was created, if any.
+pub fn recorded_base(ws: &WorkspaceRecord) -> Option<worktree::BaseRef> {
+    let text = |k: &str| {
+        ws.extra
+            .get(k)
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    Some(worktree::BaseRef {
+        branch: text(BASE_BRANCH_KEY),
+        commit: text(BASE_COMMIT_KEY)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn sh(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git")
+        let ok = std::process::Command::new("git")
             .arg("-C")
             .arg(dir)
             .args(args)

@@ -1,10 +1,11 @@
 //! Git worktrees under `$PASEO_HOME/worktrees/<repo-hash>/<slug>`, made and removed with the
 //! git CLI. The branch always outlives its worktree.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::gitcli::{self, Cmd, Hooks};
 use super::{git, repo_info, run_git, RepoInfo, WorkspaceError};
 use crate::store::Layout;
 
@@ -32,12 +33,27 @@ impl WorktreeTarget {
     }
 }
 
+/// What a worktree branch is compared with and merged into (the Changes feature).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BaseRef {
+    /// The local branch it came from, when it came from one (`main`); `None` for a tag or a
+    /// commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The commit the worktree's branch started at.
+    pub commit: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CreatedWorktree {
     pub path: PathBuf,
     pub branch: String,
     /// The repository it was made from.
     pub repo: RepoInfo,
+    /// What it branched off: recorded at creation for a new branch; for an existing branch
+    /// checked out, the best guess (see [`super::changes::find_base`]), if any.
+    pub base: Option<BaseRef>,
 }
 
 /// A stable short hash (FNV-1a 64) of the repository path: the folder that groups its
@@ -98,31 +114,12 @@ pub fn validate_branch(field: &str, name: &str) -> Result<(), WorkspaceError> {
 }
 
 fn branch_exists(repo: &Path, branch: &str) -> Result<bool, WorkspaceError> {
-    Ok(git(
-        repo,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("refs/heads/{branch}"),
-        ],
-    )?
-    .is_some())
+    Ok(gitcli::branch_exists(repo, branch)?)
 }
 
 /// Where `branch` is checked out, if anywhere.
 fn checked_out_at(repo: &Path, branch: &str) -> Result<Option<String>, WorkspaceError> {
-    let list = git(repo, &["worktree", "list", "--porcelain"])?.unwrap_or_default();
-    let want = format!("branch refs/heads/{branch}");
-    let mut current = None;
-    for line in list.lines() {
-        if let Some(p) = line.strip_prefix("worktree ") {
-            current = Some(p.to_string());
-        } else if line == want {
-            return Ok(current);
-        }
-    }
-    Ok(None)
+    Ok(gitcli::checked_out_at(repo, branch)?.map(|p| p.display().to_string()))
 }
 
 /// Creates a worktree of the repository containing `repo` for `target`. `field` prefixes the
@@ -232,29 +229,58 @@ pub fn create(
         }
     }
     let path = path.canonicalize().unwrap_or(path);
+    let base = match target {
+        WorktreeTarget::BranchOff { base, .. } => {
+            // The new branch starts where HEAD is now, whatever `base` named.
+            let commit = gitcli::resolve(&path, "HEAD")?.unwrap_or_default();
+            let branch = match base {
+                Some(b) => branch_exists(&main, b)?.then(|| b.clone()),
+                None => gitcli::current_branch(&main)?,
+            };
+            Some(BaseRef { branch, commit })
+        }
+        WorktreeTarget::CheckoutBranch { .. } => super::changes::find_base(&path).ok(),
+    };
     Ok(CreatedWorktree {
         path,
         branch,
         repo: info,
+        base,
     })
+}
+
+/// `path` if it is strictly inside the worktrees folder (canonical when it exists); the app
+/// never re-adds or removes anything else.
+fn inside_worktrees(layout: &Layout, path: &str, verb: &str) -> Result<PathBuf, WorkspaceError> {
+    let root = layout.worktrees_dir();
+    let canon_root = root.canonicalize().unwrap_or_else(|_| root.clone());
+    let p = Path::new(path);
+    let canon = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let ok = p.is_absolute()
+        && !p.components().any(|c| matches!(c, Component::ParentDir))
+        && [&root, &canon_root]
+            .iter()
+            .any(|r| canon.starts_with(r) && canon != **r);
+    if ok {
+        Ok(canon)
+    } else {
+        Err(WorkspaceError::Invalid {
+            field: "workspace".into(),
+            message: format!(
+                "{path} is not inside the worktrees folder {}; refusing to {verb} it",
+                root.display()
+            ),
+        })
+    }
 }
 
 /// Puts a removed worktree back at `path` with its kept `branch` (restoring its agents).
 pub fn readd(layout: &Layout, repo: &str, path: &str, branch: &str) -> Result<(), WorkspaceError> {
-    let root = layout.worktrees_dir();
-    let p = Path::new(path);
-    if !p.is_absolute() || !p.starts_with(&root) {
-        return Err(WorkspaceError::Invalid {
-            field: "workspace".into(),
-            message: format!(
-                "{path} is not inside the worktrees folder {}",
-                root.display()
-            ),
-        });
-    }
+    let p = inside_worktrees(layout, path, "restore")?;
     if p.is_dir() {
         return Ok(());
     }
+    validate_branch("workspace.branch", branch)?;
     let repo = Path::new(repo);
     run_git(repo, &["worktree", "prune"])?;
     if !branch_exists(repo, branch)? {
@@ -275,38 +301,77 @@ pub fn readd(layout: &Layout, repo: &str, path: &str, branch: &str) -> Result<()
         std::fs::create_dir_all(parent)
             .map_err(|e| WorkspaceError::Io(format!("cannot create {}: {e}", parent.display())))?;
     }
-    run_git(repo, &["worktree", "add", "--quiet", path, branch])
+    Cmd::git(repo)
+        .args(["worktree", "add", "--quiet"])
+        .arg(&p)
+        .arg(branch)
+        .run()?;
+    Ok(())
 }
 
-/// Removes the worktree at `path` (made from `repo`) with git, then prunes. `force` also
-/// discards uncommitted changes in it. Refuses any path outside the worktrees root. The branch
-/// is kept.
-pub fn remove(layout: &Layout, repo: &str, path: &str, force: bool) -> Result<(), WorkspaceError> {
-    let root = layout.worktrees_dir();
-    let root = root.canonicalize().unwrap_or(root);
-    let p = Path::new(path);
-    let canon = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    if !p.is_absolute() || !canon.starts_with(&root) || canon == root {
-        return Err(WorkspaceError::Invalid {
-            field: "workspace".into(),
-            message: format!(
-                "{path} is not inside the worktrees folder {}; refusing to remove it",
-                root.display()
-            ),
-        });
-    }
+/// The snapshot commit's message (SPEC 15): `cause` says what was archived, e.g. the agent's
+/// title or `workspace feat-x`.
+pub fn snapshot_message(path: &Path, cause: &str) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    // One line, bounded: the title comes from a user or an agent.
+    let cause: String = cause.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cause = match cause.chars().count() {
+        0 => "an untitled agent".to_string(),
+        n if n > 120 => cause.chars().take(119).collect::<String>() + "…",
+        _ => cause,
+    };
+    format!(
+        "Paseo: work left in {name} when {cause} was archived\n\n\
+         Paseo committed what was left uncommitted in the worktree {} before removing it, so\n\
+         nothing is lost: restoring the archived agent checks this branch out there again.\n",
+        path.display()
+    )
+}
+
+/// Removes the worktree at `path` (made from `repo`) without ever losing work in it (SPEC 15):
+/// first its uncommitted changes and untracked, non-ignored files are committed on `branch`
+/// as one snapshot commit (no hooks, no signing, author from git config or Paseo), then
+/// `git worktree remove` runs without `--force`, so git itself refuses if anything but ignored
+/// files is left. On any error the worktree is kept as it is. Returns the snapshot commit, if
+/// there was anything to commit. Refuses any path outside the worktrees folder. The branch is
+/// kept.
+pub fn snapshot_and_remove(
+    layout: &Layout,
+    repo: &str,
+    path: &str,
+    branch: Option<&str>,
+    message: &str,
+) -> Result<Option<String>, WorkspaceError> {
+    let canon = inside_worktrees(layout, path, "remove")?;
     let repo = Path::new(repo);
+    let mut snapshot = None;
     if canon.exists() {
-        let mut args = vec!["worktree", "remove"];
-        if force {
-            args.push("--force");
+        let kept = |message: String| WorkspaceError::Snapshot {
+            path: path.to_string(),
+            message,
+        };
+        // A folder git no longer sees as this worktree would let git find an enclosing
+        // repository (a dotfiles repository around the data root, say) and commit there.
+        let top = gitcli::toplevel(&canon).map_err(|e| kept(e.to_string()))?;
+        if top
+            .as_deref()
+            .map(|t| t.canonicalize().unwrap_or_else(|_| t.to_path_buf()))
+            != Some(canon.clone())
+        {
+            return Err(kept("it is not a git worktree any more".into()));
         }
-        let c = canon.display().to_string();
-        args.push(&c);
-        run_git(repo, &args)?;
+        snapshot = gitcli::commit_all(&canon, message, Hooks::Skip, branch)
+            .map_err(|e| kept(e.to_string()))?;
+        Cmd::git(repo)
+            .args(["worktree", "remove"])
+            .arg(&canon)
+            .run()?;
     }
     run_git(repo, &["worktree", "prune"])?;
-    Ok(())
+    Ok(snapshot)
 }
 
 #[cfg(test)]

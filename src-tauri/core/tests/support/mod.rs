@@ -5,6 +5,7 @@
 
 pub mod anthropic;
 pub mod cli;
+pub mod git;
 pub mod mcp_echo;
 pub mod openai;
 
