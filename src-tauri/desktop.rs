@@ -49,7 +49,14 @@ pub fn run(data_root: PathBuf) -> ExitCode {
                 "paseo-desktop: {}",
                 taken.unwrap_or_else(|| error.to_string())
             );
-            return ExitCode::FAILURE;
+            // A failed `build` leaves GTK/WebKit threads and the async runtime running; returning
+            // through `main` runs exit-time destructors underneath them, which crashed a refused
+            // launch with SIGSEGV under load (CI). Nothing is owned yet (the root was refused), so
+            // leave at once with the refusal's status.
+            use std::io::Write;
+            let _ = std::io::stderr().flush();
+            // SAFETY: `_exit` ends the process without running any handler; nothing needs one.
+            unsafe { libc::_exit(1) }
         }
     };
     // Every way out (Quit, a stop signal, the last window closed) ends the event loop and passes
