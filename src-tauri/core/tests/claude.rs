@@ -134,6 +134,47 @@ async fn the_apps_mcp_tools_are_loaded_and_called_without_a_permission_prompt() 
     }
 }
 
+/// SPEC 14: the agent's token reaches the CLI through a 0600 file that lives as long as the
+/// session, never through its command line (which every local user can read in /proc).
+#[tokio::test]
+async fn the_mcp_token_is_in_a_private_file_for_the_sessions_life_never_on_a_command_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let st = setup().await;
+    let token = "secret-agent-token-0123456789abcdef";
+    let mcp = support::mcp_echo::McpEcho::start(token).await;
+    let mut spec = st.spec();
+    spec.mcp = Some(mcp.access());
+    let agent = spec.agent_id.to_string();
+    let dir = mcp.access().config_dir;
+    let Started { s, .. } = st.start(spec).await;
+
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(&agent))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mode = std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(std::fs::read_to_string(&files[0]).unwrap().contains(token));
+
+    // No process of this machine shows the token on its command line.
+    let mut seen = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            seen += 1;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            assert!(!cmdline.contains(token), "{cmdline}");
+        }
+    }
+    assert!(seen > 1);
+    // The connection still works: the CLI read the file (the echo saw no bad token).
+    assert_eq!(mcp.unauthorized(), 0);
+
+    s.close().await;
+    assert!(!files[0].exists(), "the secrets file outlived its session");
+}
+
 crate::cli_tests! {
     setup;
     interrupt_mid_turn_cancels_and_the_session_goes_on => interrupt_mid_turn,

@@ -336,3 +336,28 @@ async fn codex_creates_a_subagent_through_mcp_and_gets_its_finish_notice() {
     cli_parent_hears_from_its_subagent(&f, &f.clis.codex, "codex").await;
     f.stop().await;
 }
+
+/// SPEC 14: an agent's environment carries its own token, never the user's (which would let it
+/// act as the user: unheld, on every agent).
+#[tokio::test]
+async fn an_agents_environment_has_its_own_token_and_never_the_users() {
+    let f = Fixture::start().await;
+    let h = f.h();
+    let user = std::fs::read_to_string(f.home.path().join("mcp-token")).unwrap();
+    let user = user.trim();
+    assert!(user.len() >= 32);
+    let a = h
+        .create(f.create("shell", "test -n \"$PASEO_MCP_TOKEN\" && env | sort"))
+        .await
+        .unwrap();
+    let a = settled(&h, a.id()).await;
+    assert_eq!(a.status, Status::Idle, "{:?}", a.record.last_error);
+    let items = h.timeline(a.id(), 0, 500).await.unwrap();
+    let output: String = items.iter().map(|i| i.text.as_str()).collect();
+    assert!(output.contains("PASEO_MCP_TOKEN="), "{output}");
+    assert!(
+        !output.contains(user),
+        "the user token is in an agent's environment"
+    );
+    f.stop().await;
+}

@@ -104,12 +104,15 @@ impl McpServer {
             .map_err(io("read the MCP listener's address"))?;
         let user = tokens::ensure_user_token(&layout.mcp_token_path())
             .map_err(io(format!("write {}", layout.mcp_token_path().display())))?;
+        let secrets = layout.secrets_dir();
+        tokens::prepare_secrets_dir(&secrets)
+            .map_err(io(format!("prepare {}", secrets.display())))?;
         let url = format!("http://127.0.0.1:{}/mcp", addr.port());
         Ok(McpServer {
             layout: layout.clone(),
             listener,
             addr,
-            tokens: Arc::new(Tokens::new(url, user)),
+            tokens: Arc::new(Tokens::new(url, user, secrets)),
         })
     }
 

@@ -1129,6 +1129,10 @@ async fn requests_without_a_valid_token_get_401_and_change_nothing() {
     let other = h.root("ok other").await;
     let t1 = h.token(other.id()).await;
     h.h().stop(other.id()).await.unwrap();
+    // SPEC 14: a token works only while its agent has a runtime, not until archive.
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let (status, _) = raw_post(&h.url, Some(&t1), &[], &list).await;
+    assert_eq!(status, 401, "a stopped agent's token still worked");
     h.seen.lock().unwrap().remove(&other.id());
     h.h()
         .prompt(

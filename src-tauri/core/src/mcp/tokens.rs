@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
 use crate::model::AgentId;
@@ -67,6 +67,26 @@ pub fn ensure_user_token(path: &Path) -> io::Result<String> {
     Ok(token)
 }
 
+/// Makes `dir` a private (0700) folder holding nothing: files left there by a session of an
+/// earlier process (which crashed before removing them) carry tokens that are dead anyway, but
+/// are still secrets on disk.
+pub fn prepare_secrets_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    // An existing folder keeps the mode it had; make sure no one else can list or enter it.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if let Err(error) = std::fs::remove_file(&path) {
+            tracing::warn!(path = %path.display(), %error, "cannot remove a stale secrets file");
+        }
+    }
+    Ok(())
+}
+
 #[derive(Default)]
 struct Agents {
     by_token: HashMap<String, AgentId>,
@@ -78,14 +98,17 @@ struct Agents {
 pub struct Tokens {
     url: String,
     user: String,
+    /// Where providers put per-session MCP configuration files (see [`McpAccess::config_dir`]).
+    secrets_dir: PathBuf,
     agents: RwLock<Agents>,
 }
 
 impl Tokens {
-    pub fn new(url: String, user: String) -> Tokens {
+    pub fn new(url: String, user: String, secrets_dir: PathBuf) -> Tokens {
         Tokens {
             url,
             user,
+            secrets_dir,
             agents: RwLock::new(Agents::default()),
         }
     }
@@ -121,6 +144,7 @@ impl AgentAccess for Tokens {
         Some(McpAccess {
             url: self.url.clone(),
             token,
+            config_dir: self.secrets_dir.clone(),
         })
     }
 
@@ -151,7 +175,11 @@ mod tests {
 
     #[test]
     fn issue_replaces_and_revoke_removes() {
-        let t = Tokens::new("http://127.0.0.1:1/mcp".into(), "u".repeat(64));
+        let t = Tokens::new(
+            "http://127.0.0.1:1/mcp".into(),
+            "u".repeat(64),
+            PathBuf::from("/nonexistent"),
+        );
         let a = AgentId::new();
         let first = t.issue(a).unwrap();
         assert_eq!(first.token.len(), 64);
@@ -184,5 +212,20 @@ mod tests {
         let b = ensure_user_token(&p).unwrap();
         assert_ne!(a, b);
         assert!(b.len() >= 64);
+    }
+
+    #[test]
+    fn the_secrets_folder_is_private_and_emptied() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("secrets");
+        prepare_secrets_dir(&dir).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(dir.join("stale.json"), "{}").unwrap();
+        prepare_secrets_dir(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     }
 }

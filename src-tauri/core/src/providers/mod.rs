@@ -17,6 +17,7 @@ pub mod command;
 pub mod oneshot;
 pub mod output;
 pub mod process;
+pub mod secret_file;
 pub mod shell;
 pub mod stdio;
 
@@ -74,6 +75,10 @@ pub const PASEO_TOOLS: [&str; 8] = [
 pub struct McpAccess {
     pub url: String,
     pub token: String,
+    /// A folder only the user can enter (0700) where a provider whose CLI takes its MCP
+    /// configuration from a file writes it (0600), so the token never appears on a command line
+    /// (SPEC 14). The file is the session's: it is removed when the session ends.
+    pub config_dir: PathBuf,
 }
 
 /// Everything a provider needs to start (or resume) one agent's session.

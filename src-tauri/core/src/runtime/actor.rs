@@ -501,11 +501,7 @@ impl Actor {
                     Err(e) => self.notice(format!("could not archive worktree {workspace}: {e}")),
                 }
             }
-            Effect::RevokeAccess { agent } => {
-                if let Some(a) = &self.access {
-                    a.revoke(agent);
-                }
-            }
+            Effect::RevokeAccess { agent } => self.revoke(agent),
         }
     }
 
@@ -598,6 +594,7 @@ impl Actor {
         let Some(slot) = self.slots.remove(&agent) else {
             return;
         };
+        self.revoke(agent);
         match slot.session {
             Some(s) => self.spawn_close(agent, s),
             None => {
@@ -608,7 +605,16 @@ impl Actor {
         }
     }
 
+    /// An agent's MCP token works only while it has a runtime (SPEC 14): closing or losing the
+    /// session ends it; the next start issues a new one.
+    fn revoke(&self, agent: AgentId) {
+        if let Some(a) = &self.access {
+            a.revoke(agent);
+        }
+    }
+
     fn spawn_close(&mut self, agent: AgentId, s: Box<dyn Session>) {
+        self.revoke(agent);
         let (tx, rx) = watch::channel(false);
         self.closing.insert(agent, rx);
         tokio::spawn(async move {
@@ -796,6 +802,7 @@ impl Actor {
                     }
                     (true, Err(e)) => {
                         self.slots.remove(&agent);
+                        self.revoke(agent);
                         tracing::warn!(%agent, error = %e, "session failed to start");
                         let _ = self.engine.session_failed(agent, &e.to_string());
                     }

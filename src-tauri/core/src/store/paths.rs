@@ -65,6 +65,11 @@ impl Layout {
     pub fn mcp_token_path(&self) -> PathBuf {
         self.home.join("mcp-token")
     }
+    /// Private (0700) folder for per-session secrets, such as the MCP configuration files
+    /// handed to agent CLIs; emptied at every start.
+    pub fn secrets_dir(&self) -> PathBuf {
+        self.home.join("secrets")
+    }
     /// Whether `p` lies inside the data root (lexically; callers pass normalized paths).
     pub fn contains(&self, p: &Path) -> bool {
         p.starts_with(&self.home)

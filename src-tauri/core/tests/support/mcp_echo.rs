@@ -66,6 +66,7 @@ impl McpEcho {
         paseo_core::providers::McpAccess {
             url: self.url.clone(),
             token: self.token.clone(),
+            config_dir: super::secrets_dir(),
         }
     }
 

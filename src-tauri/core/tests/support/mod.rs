@@ -41,7 +41,21 @@ pub fn mcp_access() -> McpAccess {
     McpAccess {
         url: "http://127.0.0.1:9/mcp".into(),
         token: "test-token".into(),
+        config_dir: secrets_dir(),
     }
+}
+
+/// A private folder for the MCP configuration files sessions write (what the app's
+/// `$PASEO_HOME/secrets` is), in the build's scratch folder; sessions remove their own files.
+pub fn secrets_dir() -> PathBuf {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-secrets");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .expect("the tests' secrets folder");
+    dir
 }
 
 /// The receiving end of a session's sink, with the last events seen (for failure messages).

@@ -5,7 +5,8 @@
 //! stdin as control messages (`--permission-prompt-tool stdio` makes the CLI ask us through
 //! `control_request`s of subtype `can_use_tool`). The first start passes `--session-id` with a
 //! fresh UUID, later starts `--resume` it. The app's MCP server is injected with `--mcp-config`
-//! and its tools are pre-approved with `--allowedTools`, so orchestration never waits on a
+//! naming a private file that holds the URL and the agent's bearer token (never the JSON itself:
+//! the command line is readable by every local user), and its tools are pre-approved with `--allowedTools`, so orchestration never waits on a
 //! permission prompt.
 //!
 //! This file is the provider (info, argv, start); [`protocol`] is the pure parser the shared
@@ -15,12 +16,15 @@ pub mod protocol;
 #[cfg(test)]
 mod tests;
 
+use std::path::Path;
+
 use serde_json::json;
 
+use super::secret_file::{SecretFile, WithSecrets};
 use super::stdio::StdioSession;
 use super::{
-    Configured, EventSink, McpAccess, Provider, ProviderInfo, SessionSpec, SessionStart,
-    MCP_SERVER_NAME, PASEO_TOOLS,
+    Configured, EventSink, McpAccess, Provider, ProviderError, ProviderInfo, SessionSpec,
+    SessionStart, MCP_SERVER_NAME, PASEO_TOOLS,
 };
 use crate::config::ProviderConfig;
 pub use protocol::ClaudeStream;
@@ -57,7 +61,8 @@ impl ClaudeSessionArg {
     }
 }
 
-/// The `--mcp-config` JSON that injects the app's MCP server.
+/// The `--mcp-config` JSON that injects the app's MCP server (written to the session's secret
+/// file, see [`SecretFile`]).
 pub fn mcp_config_json(mcp: &McpAccess) -> String {
     json!({
         "mcpServers": {
@@ -72,11 +77,13 @@ pub fn mcp_config_json(mcp: &McpAccess) -> String {
     .to_string()
 }
 
-/// The full argv for a session.
+/// The full argv for a session; `mcp_config` is the file holding [`mcp_config_json`] when the
+/// session gets the app's MCP server.
 pub fn claude_argv(
     prefix: &[String],
     spec: &SessionSpec,
     session: &ClaudeSessionArg,
+    mcp_config: Option<&Path>,
 ) -> Vec<String> {
     let mut argv: Vec<String> = prefix.to_vec();
     let mut push = |a: &str| argv.push(a.to_string());
@@ -114,10 +121,10 @@ pub fn claude_argv(
         push("--append-system-prompt");
         push(sp);
     }
-    if let Some(mcp) = &spec.mcp {
+    if let Some(file) = mcp_config {
         // Both options take several values; the flag after each ends its list.
         push("--mcp-config");
-        push(&mcp_config_json(mcp));
+        push(&file.to_string_lossy());
         push("--allowedTools");
         let tools: Vec<String> = PASEO_TOOLS
             .iter()
@@ -147,9 +154,27 @@ impl Provider for ClaudeProvider {
                 Some(id) => ClaudeSessionArg::Resume(id.to_string()),
                 None => ClaudeSessionArg::New(uuid::Uuid::new_v4().to_string()),
             };
-            let argv = claude_argv(&prefix, &spec, &session);
+            let secret = match &spec.mcp {
+                Some(mcp) => {
+                    let name =
+                        format!("claude-mcp-{}-{}.json", spec.agent_id, uuid::Uuid::new_v4());
+                    let file =
+                        SecretFile::write(&mcp.config_dir, &name, mcp_config_json(mcp).as_bytes())
+                            .map_err(|source| ProviderError::Spawn {
+                                what: format!(
+                                    "{CLI}: its MCP configuration in {}",
+                                    mcp.config_dir.display()
+                                ),
+                                source,
+                            })?;
+                    Some(file)
+                }
+                None => None,
+            };
+            let argv = claude_argv(&prefix, &spec, &session, secret.as_ref().map(|f| f.path()));
             let stream = ClaudeStream::new(Some(session.id().to_string()));
-            StdioSession::start(CLI, &argv, &spec.cwd, &env, stream, sink).await
+            let started = StdioSession::start(CLI, &argv, &spec.cwd, &env, stream, sink).await?;
+            Ok(WithSecrets::wrap(started, secret.into_iter().collect()))
         })
     }
 }

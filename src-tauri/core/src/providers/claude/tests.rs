@@ -329,22 +329,28 @@ fn argv_carries_session_model_mode_and_mcp() {
         mcp: Some(McpAccess {
             url: "http://127.0.0.1:4000/mcp".into(),
             token: "tok".into(),
+            config_dir: "/run/secrets".into(),
         }),
     };
     spec.config.model = Some("opus".into());
     spec.config.mode = Some("acceptEdits".into());
+    let file = std::path::Path::new("/run/secrets/claude-mcp.json");
     let argv = claude_argv(
         &["claude".to_string()],
         &spec,
         &ClaudeSessionArg::New("abc".into()),
+        Some(file),
     );
     let joined = argv.join(" ");
     assert!(joined.starts_with(
-        "claude -p --input-format stream-json --output-format stream-json --permission-prompt-tool stdio --session-id abc --model opus --permission-mode acceptEdits --mcp-config "
+        "claude -p --input-format stream-json --output-format stream-json --permission-prompt-tool stdio --session-id abc --model opus --permission-mode acceptEdits --mcp-config /run/secrets/claude-mcp.json "
     ), "{joined}");
-    let mcp: Value =
-        serde_json::from_str(&argv[argv.iter().position(|a| a == "--mcp-config").unwrap() + 1])
-            .unwrap();
+    // The token is in the file's JSON, never on the command line.
+    assert!(
+        argv.iter().all(|a| !a.contains("Bearer") && a != "tok"),
+        "{joined}"
+    );
+    let mcp: Value = serde_json::from_str(&mcp_config_json(spec.mcp.as_ref().unwrap())).unwrap();
     assert_eq!(
         mcp["mcpServers"]["paseo"],
         json!({"type": "http", "url": "http://127.0.0.1:4000/mcp",
@@ -358,6 +364,8 @@ fn argv_carries_session_model_mode_and_mcp() {
         &["c".into()],
         &spec,
         &ClaudeSessionArg::Resume("abc".into()),
+        None,
     );
+    assert!(!resumed.contains(&"--mcp-config".to_string()));
     assert!(resumed.join(" ").contains("--resume abc"));
 }

@@ -384,6 +384,7 @@ fn argv_injects_the_mcp_server_without_the_token() {
         Some(&McpAccess {
             url: "http://127.0.0.1:4000/mcp".into(),
             token: "secret".into(),
+            config_dir: "/unused".into(),
         }),
     );
     assert_eq!(
