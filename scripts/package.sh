@@ -14,13 +14,19 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --package
 export PATH="$HOME/.cargo/bin:$PATH"
 
+# PASEO_PACKAGE_PROFILE picks another cargo profile (the package test uses `package-test`, see
+# Cargo.toml); the package then lands in target/<profile>/bundle/deb.
+profile=${PASEO_PACKAGE_PROFILE:-release}
+cargo_args=(--locked)
+[ "$profile" = release ] || cargo_args+=(--profile "$profile")
+
 # Only the .deb: AppImage tooling is downloaded at build time, which is out of scope here.
-cargo tauri build --bundles deb --ci "$@" -- --locked
+cargo tauri build --bundles deb --ci "$@" -- "${cargo_args[@]}"
 
 target=${CARGO_TARGET_DIR:-target}
 pkgid=$(cargo pkgid --locked -p paseo-desktop) # path+file:///…#paseo-desktop@0.1.0
 version=${pkgid##*[#@]}
-deb="$target/release/bundle/deb/Paseo_${version}_$(dpkg --print-architecture).deb"
+deb="$target/$profile/bundle/deb/Paseo_${version}_$(dpkg --print-architecture).deb"
 if [ ! -f "$deb" ]; then
   echo "[package] expected $deb but it is not there" >&2
   exit 1
