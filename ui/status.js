@@ -60,3 +60,18 @@ export function agentName(agent) {
   const title = (agent.title || '').trim();
   return title || `${agent.provider} ${String(agent.id).slice(0, 8)}`;
 }
+
+const POWER_TITLES = {
+  full: 'Full power: acts without asking you',
+  asks: 'Asks you before it acts',
+};
+
+/** Shows an agent's power (SPEC 14) in a small tag: a fact, not an alarm. */
+export function setPower(el, power) {
+  const p = POWER_TITLES[power] ? power : null;
+  el.hidden = !p;
+  if (!p) return;
+  if (el.textContent !== p) el.textContent = p;
+  if (el.getAttribute('title') !== POWER_TITLES[p]) el.setAttribute('title', POWER_TITLES[p]);
+  if (el.dataset.power !== p) el.dataset.power = p;
+}

@@ -3,7 +3,7 @@
 // composer, and the composer. One pane is reused for whichever agent tab is active.
 import { h, setAttr, setText } from '../dom.js';
 import { fleet, providerInfo, providerLabel, workspaceName } from '../store.js';
-import { agentBucket, agentLabel, agentName, glyph, updateGlyph } from '../status.js';
+import { agentBucket, agentLabel, agentName, glyph, setPower, updateGlyph } from '../status.js';
 import { TimelineView, toolSummary } from './timeline.js';
 import { TrackView } from './track.js';
 import { Composer } from './composer.js';
@@ -19,6 +19,7 @@ export class AgentPane {
     this.glyph = glyph('done');
     this.title = h('h1', { class: 'agent-title', dataset: { testid: 'agent-title' } });
     this.provider = h('span', { class: 'meta', dataset: { testid: 'agent-provider' } });
+    this.power = h('span', { class: 'power-tag', dataset: { testid: 'agent-power' } });
     this.statusWord = h('span', { class: 'status-word', dataset: { testid: 'agent-status' } });
     this.cwd = h('span', { class: 'cwd mono', dataset: { testid: 'agent-cwd' } });
     this.workspace = h('span', { class: 'meta', dataset: { testid: 'agent-workspace' } });
@@ -30,7 +31,7 @@ export class AgentPane {
       },
     });
     this.header = h('header', { class: 'agent-header' },
-      h('div', { class: 'line' }, this.glyph, this.title, this.provider, h('span', { class: 'status-pill' }, this.statusWord),
+      h('div', { class: 'line' }, this.glyph, this.title, this.provider, this.power, h('span', { class: 'status-pill' }, this.statusWord),
         h('span', { class: 'spacer' }), this.parent),
       h('div', { class: 'line sub' }, this.cwd, this.workspace));
     this.lastError = h('div', { class: 'agent-error', role: 'status', dataset: { testid: 'agent-error' } });
@@ -68,6 +69,7 @@ export class AgentPane {
     setAttr(this.title, 'title', name);
     const model_ = agent.config?.model;
     setText(this.provider, `${providerLabel(agent.provider)}${model_ ? ` · ${model_}` : ''}`);
+    setPower(this.power, agent.power);
     setText(this.statusWord, label);
     this.statusWord.className = `status-word s-${bucket}`;
     setText(this.cwd, agent.cwd);

@@ -4,7 +4,7 @@
 // a track of a thousand subagents costs what a track of twenty does.
 import { h, setAttr, setText } from '../dom.js';
 import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
-import { agentBucket, agentLabel, agentName, glyph, updateGlyph } from '../status.js';
+import { agentBucket, agentLabel, agentName, glyph, setPower, updateGlyph } from '../status.js';
 
 const ROW_PX = 28;
 const OVERSCAN = 6;
@@ -99,6 +99,7 @@ export class TrackView {
     const g = glyph('done');
     const title = h('span', { class: 'row-title' });
     const provider = h('span', { class: 'row-provider' });
+    const power = h('span', { class: 'power-tag', dataset: { testid: 'track-power' } });
     const status = h('span', { class: 'row-status' });
     const open = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'track-open' }, onclick: () => this.actions.open(id) }, 'Open');
     const detach = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'track-detach' }, onclick: () => this.actions.detach(id) }, 'Detach');
@@ -106,8 +107,8 @@ export class TrackView {
     const el = h('div', {
       class: 'track-row', role: 'listitem', dataset: { testid: 'track-row', agentId: id },
       ondblclick: () => this.actions.open(id),
-    }, g, title, provider, status, h('span', { class: 'row-actions' }, open, detach, archive));
-    return { el, g, title, provider, status, open, detach, archive };
+    }, g, title, provider, power, status, h('span', { class: 'row-actions' }, open, detach, archive));
+    return { el, g, title, provider, power, status, open, detach, archive };
   }
 
   updateRow(row, agent) {
@@ -121,6 +122,7 @@ export class TrackView {
     setText(row.title, name);
     setAttr(row.title, 'title', name);
     setText(row.provider, providerLabel(agent.provider));
+    setPower(row.power, agent.power);
     setText(row.status, label);
     row.status.className = `row-status s-${bucket}`;
     setAttr(row.open, 'aria-label', `Open ${name}`);

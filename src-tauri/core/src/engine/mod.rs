@@ -14,6 +14,7 @@
 //! - `session.rs`: SPEC 2, provider sessions coming up, dying, closing, and app shutdown;
 //! - `turn.rs`: SPEC 2, prompts, turns, cancel and attention;
 //! - `permission.rs`: SPEC 2 and 9, permission requests and their answers;
+//! - `hold.rs`: SPEC 14, turns held until the user allows them;
 //! - `archive.rs`: SPEC 5, archive with cascade, autoArchive, restore, workspace archive;
 //! - `notice.rs`: SPEC 4, finish notices queued and delivered at idle boundaries;
 //! - `activity.rs`: SPEC 6 and 7, the indexes (children, roots, bucket contributions).
@@ -25,6 +26,7 @@ mod activity;
 mod archive;
 mod create;
 pub mod fxhash;
+mod hold;
 mod load;
 mod notice;
 mod permission;
@@ -42,6 +44,7 @@ use crate::model::{
 };
 
 pub use fxhash::{FxHashMap, FxHashSet};
+pub use hold::DENIED;
 
 /// The message a record left running by a crash carries after load.
 pub const INTERRUPTED: &str = "interrupted by shutdown";
@@ -137,9 +140,9 @@ impl AgentState {
         AgentState {
             parent: record.parent_agent_id(),
             root: record.id,
+            pending_permission: held_request(&record),
             record,
             session,
-            pending_permission: None,
             queued,
             turn_origin: None,
             cancel_requested: false,
@@ -177,11 +180,19 @@ impl AgentState {
     /// the input that was waiting for it.
     fn end_session(&mut self) -> Option<Queued> {
         self.session = SessionState::None;
-        self.pending_permission = None;
+        // A held turn outlives the process: it never ran in it.
+        self.pending_permission = held_request(&self.record);
         self.cancel_requested = false;
         self.turn_origin = None;
         self.queued.take()
     }
+}
+
+/// The permission request of the record's held turn (SPEC 14), if it has one.
+fn held_request(r: &AgentRecord) -> Option<PermissionRequest> {
+    r.held_turn
+        .as_ref()
+        .map(|h| h.request(&r.provider, &r.config, &r.cwd))
 }
 
 /// What the runtime must do after an operation.
@@ -350,11 +361,31 @@ pub struct Engine {
     /// Set by `load` until `deliver_pending`: notices queue but wake nobody before the runtime
     /// (and the MCP server agents talk to) is ready.
     delivery_paused: bool,
+    /// The kind (`shell`, `command`, `claude`, `codex`) of each configured provider, by id: what
+    /// an agent's power follows from.
+    provider_kinds: BTreeMap<String, String>,
 }
 
 impl Engine {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Tells the engine each provider's kind (by provider id), for [`Engine::power_of`].
+    pub fn set_provider_kinds(&mut self, kinds: BTreeMap<String, String>) {
+        self.provider_kinds = kinds;
+    }
+
+    /// The kind of the provider `id`; `None` for one the configuration does not define.
+    pub fn provider_kind(&self, id: &str) -> Option<&str> {
+        self.provider_kinds.get(id).map(String::as_str)
+    }
+
+    /// An agent's power (SPEC 14): by its provider's kind and its mode. An agent of a provider
+    /// the configuration no longer defines has `full` power: nothing unknown is trusted to ask.
+    pub fn power_of(&self, a: &AgentState) -> crate::model::Power {
+        let kind = self.provider_kind(&a.record.provider).unwrap_or_default();
+        crate::model::power(kind, &a.record.config)
     }
 
     /// Freezes the clock (tests); `None` returns to the wall clock.

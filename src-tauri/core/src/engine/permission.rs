@@ -42,6 +42,9 @@ impl Engine {
         request_id: &str,
         allow: bool,
     ) -> Result<(), EngineError> {
+        if self.answer_held(id, request_id, allow)? {
+            return Ok(());
+        }
         let a = self.live_mut(id)?;
         match &a.pending_permission {
             Some(p) if p.request_id == request_id => {}

@@ -28,6 +28,12 @@ impl Engine {
         let now = self.now();
         let a = self.live_mut(id)?;
         let status = a.record.last_status;
+        if a.record.held_turn.is_some() {
+            return Err(EngineError::Busy {
+                id,
+                status: "waiting for the user to allow a held turn",
+            });
+        }
         if status == Status::Running || a.queued.is_some() || status == Status::Initializing {
             return Err(EngineError::Busy {
                 id,
@@ -48,7 +54,7 @@ impl Engine {
     }
 
     /// Starts `q` now if the session is live and idle, else queues it and (re)starts the session.
-    fn begin(&mut self, id: AgentId, q: Queued) {
+    pub(super) fn begin(&mut self, id: AgentId, q: Queued) {
         let Some(a) = self.agents.get_mut(&id) else {
             return;
         };

@@ -13,6 +13,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::ids::{AgentId, BatchId, Extra, Timestamp, WorkspaceId};
+use super::power::HeldTurn;
 
 /// The label that links a subagent to its parent.
 pub const PARENT_LABEL: &str = "paseo.parent-agent-id";
@@ -178,6 +179,9 @@ pub struct AgentRecord {
     /// Whether autoArchive already fired (it fires once, on the first terminal turn event).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub auto_archive_done: bool,
+    /// A turn held until the user allows it (SPEC 14): it gave its caller more power.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_turn: Option<HeldTurn>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -252,6 +256,7 @@ impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
                 "autoArchiveDone" => {
                     r.auto_archive_done = map.next_value::<Option<bool>>()?.unwrap_or_default()
                 }
+                "heldTurn" => r.held_turn = map.next_value()?,
                 _ => {
                     let v: Value = map.next_value()?;
                     r.extra.insert(key.into_owned(), v);
@@ -308,6 +313,7 @@ impl AgentRecord {
             last_message: None,
             turn_count: 0,
             auto_archive_done: false,
+            held_turn: None,
             extra: Extra::new(),
         }
     }

@@ -3,14 +3,15 @@
 //! nouns; this module depends on none of them.
 //!
 //! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`workspace`]
-//! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`notice`] (finish
-//! notices) and [`status`] (buckets and who needs you). Everything is re-exported here, so
+//! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`power`] (SPEC 14),
+//! [`notice`] (finish notices) and [`status`] (buckets and who needs you). Everything is re-exported here, so
 //! `crate::model::X` names any of them.
 
 pub mod agent;
 pub mod ids;
 pub mod notice;
 pub mod permission;
+pub mod power;
 pub mod status;
 pub mod timeline;
 pub mod turn;
@@ -22,6 +23,7 @@ pub use agent::{
 pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};
 pub use notice::Notice;
 pub use permission::PermissionRequest;
+pub use power::{power, HeldTurn, Power};
 pub use status::{bucket, needs_you, Bucket};
 pub use timeline::{ItemKind, NewItem, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};

@@ -213,6 +213,13 @@ pub(crate) async fn start(
 
     let providers = opts.providers.clone();
     let mut engine = Engine::new();
+    engine.set_provider_kinds(
+        providers
+            .infos()
+            .into_iter()
+            .map(|i| (i.id, i.kind))
+            .collect(),
+    );
     let reads = |p: &str| {
         providers
             .get(p)

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::engine::{AgentState, Engine, TrackCounts};
 use crate::model::{
-    AgentId, AgentRecord, Bucket, PermissionRequest, ProjectRecord, Status, TimelineItem,
+    AgentId, AgentRecord, Bucket, PermissionRequest, Power, ProjectRecord, Status, TimelineItem,
     WorkspaceRecord,
 };
 use crate::providers::ProviderInfo;
@@ -32,6 +32,8 @@ pub struct AgentSnapshot {
     pub bucket: Bucket,
     /// Whether it needs the user (a pending permission or an unseen error), by the same rule.
     pub needs_you: bool,
+    /// `full` (acts without asking) or `asks` (SPEC 14), by the one power rule.
+    pub power: Power,
 }
 
 impl AgentSnapshot {
@@ -47,6 +49,7 @@ impl AgentSnapshot {
             queued_notices: engine.inbox(a.record.id).map(|q| q.len()).unwrap_or(0),
             bucket: a.bucket(),
             needs_you: a.needs_you(),
+            power: engine.power_of(a),
         }
     }
     pub fn id(&self) -> AgentId {

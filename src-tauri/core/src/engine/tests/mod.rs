@@ -4,6 +4,7 @@
 mod activity;
 mod archive;
 mod create;
+mod hold;
 mod load;
 mod notice;
 mod permission;

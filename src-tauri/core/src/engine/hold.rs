@@ -1,0 +1,116 @@
+//! Held turns (SPEC 14): a turn an agent asked for that would run with more power than the
+//! asking agent has waits behind a permission request on the agent that would run it. Nothing
+//! of it runs before the user allows it; a denial ends it `error` ("denied by the user") and the
+//! caller's finish notice says so. The held turn is in the record, so it survives a restart
+//! still answerable.
+
+use super::{clear_attention, require_attention, set_error, Engine, EngineError, Queued};
+use crate::model::{
+    AgentId, AttentionReason, HeldTurn, ItemKind, NewItem, NotifyArm, Power, Status, TurnInput,
+    TurnOrigin,
+};
+
+/// What a denied held turn ends with.
+pub const DENIED: &str = "denied by the user";
+
+impl Engine {
+    /// Holds `prompt` for agent `id`: `caller` (of power `caller_power`) asked for it, and it
+    /// would run with `power`. `notify` is armed as a prompt's would be and fires when the turn
+    /// ends, or at once when the user denies it. A busy agent (running, something queued, a turn
+    /// already held) refuses, as for a prompt.
+    pub fn hold_turn(
+        &mut self,
+        id: AgentId,
+        prompt: String,
+        caller: AgentId,
+        powers: (Power, Power),
+        notify: Option<AgentId>,
+    ) -> Result<(), EngineError> {
+        if let Some(n) = notify {
+            self.live(n)?;
+        }
+        let now = self.now();
+        let a = self.live_mut(id)?;
+        let status = a.record.last_status;
+        if a.record.held_turn.is_some() {
+            return Err(EngineError::Busy {
+                id,
+                status: "waiting for the user to allow a held turn",
+            });
+        }
+        if status == Status::Running || a.queued.is_some() || a.pending_permission.is_some() {
+            return Err(EngineError::Busy {
+                id,
+                status: status.as_str(),
+            });
+        }
+        let held = HeldTurn::new(prompt, caller, powers.0, powers.1);
+        let req = held.request(&a.record.provider, &a.record.config, &a.record.cwd);
+        a.record.held_turn = Some(held);
+        a.record.notify_arm = notify.map(NotifyArm::new);
+        a.record.last_user_message_at = Some(now);
+        a.pending_permission = Some(req.clone());
+        require_attention(&mut a.record, AttentionReason::Permission, now);
+        self.touch(id);
+        let mut item = NewItem::new(
+            ItemKind::Permission,
+            format!("Permission requested: {}", req.tool_name),
+        );
+        item.call_id = Some(req.request_id.clone());
+        item.tool_name = Some(req.tool_name.clone());
+        item.input = Some(req.input.clone());
+        self.timeline(id, item);
+        Ok(())
+    }
+
+    /// Answers a held turn, if `request_id` is the agent's held one; `Ok(false)` when it is not
+    /// (the request is a provider's).
+    pub(super) fn answer_held(
+        &mut self,
+        id: AgentId,
+        request_id: &str,
+        allow: bool,
+    ) -> Result<bool, EngineError> {
+        let now = self.now();
+        let a = self.live_mut(id)?;
+        if a.record
+            .held_turn
+            .as_ref()
+            .is_none_or(|h| h.request_id != request_id)
+        {
+            return Ok(false);
+        }
+        let Some(held) = a.record.held_turn.take() else {
+            return Ok(false);
+        };
+        let tool = a
+            .pending_permission
+            .take()
+            .map(|p| p.tool_name)
+            .unwrap_or_default();
+        clear_attention(&mut a.record);
+        let arm = a.record.notify_arm.take();
+        let mut item = NewItem::new(
+            ItemKind::Permission,
+            format!("{} {tool}", if allow { "Allowed" } else { "Denied" }),
+        );
+        item.call_id = Some(request_id.to_string());
+        if allow {
+            self.touch(id);
+            self.timeline(id, item);
+            self.begin(
+                id,
+                Queued {
+                    input: TurnInput::Prompt(held.prompt),
+                    origin: TurnOrigin::Agent(held.caller),
+                    arm,
+                },
+            );
+        } else {
+            set_error(&mut a.record, DENIED, now);
+            self.timeline(id, item);
+            self.report_failure(id, DENIED.to_string(), arm);
+        }
+        Ok(true)
+    }
+}
