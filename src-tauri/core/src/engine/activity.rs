@@ -17,6 +17,13 @@ impl Engine {
         (p != id && !pa.record.is_archived()).then_some(p)
     }
 
+    /// The parent an agent shows: its parent label's agent when that agent exists (archived or
+    /// not). A label naming no agent makes it a root, here and in every snapshot.
+    pub fn existing_parent(&self, a: &AgentState) -> Option<AgentId> {
+        a.parent
+            .filter(|p| *p != a.record.id && self.agents.contains_key(p))
+    }
+
     /// A parent's track: its unarchived children, oldest first.
     pub fn track(&self, parent: AgentId) -> Vec<AgentId> {
         self.children

@@ -111,14 +111,28 @@ impl Engine {
                 state.insert(p, 2);
             }
         }
+        // Labels naming no loaded agent (a quarantined parent, upstream data) stay in the record
+        // (restoring the parent's record brings the link back) but the agent is a root until
+        // then, in the engine and in every snapshot alike. One line for all of them.
+        let mut dangling = Vec::new();
         for id in ids {
             if let Some(label) = self.agents[id].record.labels.get(PARENT_LABEL) {
-                if label.parse::<AgentId>().is_err() {
-                    report.problems.push(format!(
+                match label.parse::<AgentId>() {
+                    Err(_) => report.problems.push(format!(
                         "agent {id} has an invalid parent label {label:?}; treated as a root agent"
-                    ));
+                    )),
+                    Ok(p) if !self.agents.contains_key(&p) => dangling.push(*id),
+                    Ok(_) => {}
                 }
             }
+        }
+        if !dangling.is_empty() {
+            let first: Vec<String> = dangling.iter().take(3).map(|id| id.to_string()).collect();
+            report.problems.push(format!(
+                "{} agent(s) name a parent that does not exist (e.g. {}); shown as root agents",
+                dangling.len(),
+                first.join(", ")
+            ));
         }
     }
 

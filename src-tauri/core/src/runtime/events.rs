@@ -40,7 +40,7 @@ impl AgentSnapshot {
     pub fn of(engine: &Engine, a: &AgentState) -> AgentSnapshot {
         AgentSnapshot {
             record: a.record.clone(),
-            parent_agent_id: a.record.parent_agent_id(),
+            parent_agent_id: engine.existing_parent(a),
             status: a.record.last_status,
             pending_permission: a.pending_permission.clone(),
             mcp_status: a.mcp_status.clone(),

@@ -49,3 +49,45 @@ fn load_normalizes_repairs_and_reports() {
     assert_eq!(e2.agent(parent).unwrap().status(), Status::Initializing);
     assert_eq!(e2.activity_snapshot(), e2.recompute_activity());
 }
+
+/// Issue 17.2: a parent label naming no loaded agent makes a root, reported in one line, and
+/// the label itself is kept for when the parent's record comes back.
+#[test]
+fn a_parent_label_naming_no_agent_makes_a_reported_root() {
+    let mut f = Fx::new();
+    let parent = f.idle(None, "w1");
+    let kids: Vec<AgentId> = (0..5).map(|_| f.idle(Some(parent), "w1")).collect();
+    let records: Vec<AgentRecord> =
+        f.e.agents()
+            .filter(|a| a.record.id != parent)
+            .map(|a| a.record.clone())
+            .collect();
+    let mut e2 = Engine::new();
+    let report = e2.load(
+        records,
+        f.e.workspaces().cloned().collect(),
+        vec![],
+        vec![],
+        &|_| true,
+    );
+    let lines: Vec<_> = report
+        .problems
+        .iter()
+        .filter(|p| p.contains("does not exist"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{:?}", report.problems);
+    assert!(lines[0].starts_with("5 agent(s)"), "{}", lines[0]);
+    for k in kids {
+        let a = e2.agent(k).unwrap();
+        assert_eq!(e2.existing_parent(a), None);
+        assert_eq!(a.root(), k);
+        assert_eq!(
+            a.record.parent_agent_id(),
+            Some(parent),
+            "the label is kept"
+        );
+    }
+    // A parent that exists is shown, archived or not.
+    let kid = f.idle(Some(parent), "w1");
+    assert_eq!(f.e.existing_parent(f.e.agent(kid).unwrap()), Some(parent));
+}
