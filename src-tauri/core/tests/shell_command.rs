@@ -401,3 +401,35 @@ async fn the_builtin_shell_takes_command_and_env_from_the_config_file() {
         "{err}"
     );
 }
+
+/// Issue 16: a command line longer than one argument may be (Linux: 128 KiB) still runs, as a
+/// private script file removed after its turn, never an E2BIG failure.
+#[tokio::test]
+async fn a_command_line_longer_than_an_argument_runs_from_a_private_script() {
+    let mut sh = shell_session(64).await;
+    // 3,000 lines of `: padding…` (≈ 300 KiB) then the commands that show it all ran.
+    let mut script = String::new();
+    for i in 0..3_000 {
+        script.push_str(&format!(": {i} {}\n", "x".repeat(96)));
+    }
+    script.push_str("echo \"script=$0\"\nls -l \"$0\" | cut -c1-10\necho done-long\n");
+    assert!(script.len() > paseo_core::providers::oneshot::MAX_ARG_BYTES);
+    let t = sh.run(&script).await;
+    assert_eq!(t.outcome(), &TurnOutcome::Completed, "{t:?}");
+    let out = t.output("stdout");
+    assert!(out.contains("done-long"), "{out:?}");
+    assert!(out.contains("-rw-------"), "the script is private: {out:?}");
+    let path = out
+        .lines()
+        .find_map(|l| l.strip_prefix("script="))
+        .expect("the script's path")
+        .to_string();
+    assert!(
+        !std::path::Path::new(&path).exists(),
+        "{path} outlived its turn"
+    );
+    // Short command lines still go as `-c`.
+    let t = sh.run("echo \"short=$0\"").await;
+    assert!(!t.output("stdout").contains("paseo-shell-"), "{t:?}");
+    sh.s.close().await;
+}

@@ -5,9 +5,11 @@
 
 use std::sync::Arc;
 
-use super::oneshot::{OneShot, TurnCommand};
+use super::oneshot::{OneShot, TurnCommand, MAX_ARG_BYTES};
 use super::process::find_program;
-use super::{Configured, EventSink, Provider, ProviderInfo, SessionSpec, SessionStart};
+use super::{
+    Configured, EventSink, Provider, ProviderError, ProviderInfo, SessionSpec, SessionStart,
+};
 use crate::config::ProviderConfig;
 
 pub const PROMPT_PLACEHOLDER: &str = "{prompt}";
@@ -41,8 +43,13 @@ fn unavailable(template: &[String], env: &super::process::AgentEnv) -> Option<St
     }
 }
 
-/// The argv and stdin of one turn.
-pub fn build_turn(template: &[String], stdin: bool, prompt: &str) -> TurnCommand {
+/// The argv and stdin of one turn. A prompt that would go in an argument longer than Linux
+/// allows is refused with the limit named (the provider's `stdin` setting takes any length).
+pub fn build_turn(
+    template: &[String],
+    stdin: bool,
+    prompt: &str,
+) -> Result<TurnCommand, ProviderError> {
     let mut substituted = false;
     let mut argv: Vec<String> = template
         .iter()
@@ -56,15 +63,20 @@ pub fn build_turn(template: &[String], stdin: bool, prompt: &str) -> TurnCommand
         })
         .collect();
     if stdin {
-        return TurnCommand {
-            argv,
-            stdin: Some(prompt.to_string()),
-        };
+        return Ok(TurnCommand::new(argv, Some(prompt.to_string())));
     }
     if !substituted {
         argv.push(prompt.to_string());
     }
-    TurnCommand { argv, stdin: None }
+    if let Some(long) = argv.iter().find(|a| a.len() >= MAX_ARG_BYTES) {
+        return Err(ProviderError::Invalid(format!(
+            "the prompt makes a {} byte argument, over Linux's limit of {MAX_ARG_BYTES} bytes per \
+             argument; set \"stdin\": true in this provider's configuration to pass prompts of \
+             any length on its standard input",
+            long.len()
+        )));
+    }
+    Ok(TurnCommand::new(argv, None))
 }
 
 impl Provider for CommandProvider {
@@ -109,13 +121,30 @@ mod tests {
 
     #[test]
     fn prompt_is_substituted_or_appended_or_piped() {
-        let t = build_turn(&argv(&["bot", "--msg={prompt}", "-q"]), false, "hi there");
+        let t = build_turn(&argv(&["bot", "--msg={prompt}", "-q"]), false, "hi there").unwrap();
         assert_eq!(t.argv, ["bot", "--msg=hi there", "-q"]);
         assert_eq!(t.stdin, None);
-        let t = build_turn(&argv(&["bot", "-q"]), false, "hi");
+        let t = build_turn(&argv(&["bot", "-q"]), false, "hi").unwrap();
         assert_eq!(t.argv, ["bot", "-q", "hi"]);
-        let t = build_turn(&argv(&["bot", "-q"]), true, "hi");
+        let t = build_turn(&argv(&["bot", "-q"]), true, "hi").unwrap();
         assert_eq!(t.argv, ["bot", "-q"]);
         assert_eq!(t.stdin.as_deref(), Some("hi"));
+    }
+
+    /// SPEC 14 / issue 16: a prompt too long for one argument is refused with the limit named,
+    /// never an E2BIG from execve; on stdin any length goes.
+    #[test]
+    fn a_prompt_too_long_for_an_argument_is_refused_naming_the_limit() {
+        let long = "x".repeat(MAX_ARG_BYTES);
+        for template in [&["bot", "--msg={prompt}"][..], &["bot"][..]] {
+            let Err(e) = build_turn(&argv(template), false, &long) else {
+                panic!("{template:?}: a {} byte argument was accepted", long.len());
+            };
+            let e = e.to_string();
+            assert!(e.contains("131072 bytes per argument"), "{e}");
+            assert!(e.contains("\"stdin\": true"), "{e}");
+        }
+        let t = build_turn(&argv(&["bot"]), true, &long).unwrap();
+        assert_eq!(t.stdin.map(|s| s.len()), Some(MAX_ARG_BYTES));
     }
 }

@@ -24,9 +24,26 @@ pub struct TurnCommand {
     pub argv: Vec<String>,
     /// Written to the process's stdin, which is then closed. `None`: stdin is /dev/null.
     pub stdin: Option<String>,
+    /// A file the process reads (a prompt too long for an argument), removed after the turn.
+    pub keep: Option<tempfile::TempPath>,
 }
 
-pub type BuildTurn = Arc<dyn Fn(&str) -> TurnCommand + Send + Sync>;
+impl TurnCommand {
+    pub fn new(argv: Vec<String>, stdin: Option<String>) -> TurnCommand {
+        TurnCommand {
+            argv,
+            stdin,
+            keep: None,
+        }
+    }
+}
+
+/// Linux's limit on one argument's length (`MAX_ARG_STRLEN`, the terminating NUL included): a
+/// longer prompt cannot travel as an argument (`execve` fails with E2BIG).
+pub const MAX_ARG_BYTES: usize = 128 * 1024;
+
+/// The turn a prompt makes, or why it cannot run.
+pub type BuildTurn = Arc<dyn Fn(&str) -> Result<TurnCommand, ProviderError> + Send + Sync>;
 
 #[derive(Default)]
 struct TurnState {
@@ -91,7 +108,7 @@ impl Session for OneShotSession {
         }
         // Forget groups whose processes are all gone, so a recycled id is never signalled.
         lock(&self.groups).retain(|g| process::group_alive(*g));
-        let cmd = (self.turns.build)(input.text());
+        let cmd = (self.turns.build)(input.text())?;
         let state = Arc::new(TurnState::default());
         let task = tokio::spawn(run_turn(
             self.turns.clone(),
@@ -168,6 +185,8 @@ async fn run_turn(
     groups: Arc<Mutex<Vec<i32>>>,
     closing: Arc<AtomicBool>,
 ) {
+    // Held until the turn's process is gone.
+    let keep = cmd.keep;
     let spawned = process::spawn(Launch {
         argv: &cmd.argv,
         cwd: &turns.cwd,
@@ -222,6 +241,7 @@ async fn run_turn(
     ];
     let status = spawned.proc.wait().await;
     spawned.proc.disarm();
+    drop(keep);
     drain_readers(readers, &progress).await;
     if closing.load(Ordering::SeqCst) {
         state.finished.store(true, Ordering::SeqCst);

@@ -4,9 +4,11 @@
 
 use std::sync::Arc;
 
-use super::oneshot::{OneShot, TurnCommand};
+use super::oneshot::{OneShot, TurnCommand, MAX_ARG_BYTES};
 use super::process::{find_argv0, find_program, AgentEnv};
-use super::{Configured, EventSink, Provider, ProviderInfo, SessionSpec, SessionStart};
+use super::{
+    Configured, EventSink, Provider, ProviderError, ProviderInfo, SessionSpec, SessionStart,
+};
 use crate::config::ProviderConfig;
 
 pub struct ShellProvider {
@@ -33,6 +35,23 @@ fn shell(base: &Configured, env: &AgentEnv) -> Vec<String> {
     }
 }
 
+/// Writes a script to a new private (0600) temp file.
+fn script_file(prompt: &str) -> Result<tempfile::TempPath, ProviderError> {
+    use std::io::Write;
+    let spawn = |source| ProviderError::Spawn {
+        what: "the shell: its script file for a long prompt".into(),
+        source,
+    };
+    let mut file = tempfile::Builder::new()
+        .prefix("paseo-shell-")
+        .suffix(".sh")
+        .tempfile()
+        .map_err(spawn)?;
+    file.write_all(prompt.as_bytes()).map_err(spawn)?;
+    file.flush().map_err(spawn)?;
+    Ok(file.into_temp_path())
+}
+
 impl Provider for ShellProvider {
     fn info(&self) -> ProviderInfo {
         let env = self.base.env();
@@ -50,9 +69,20 @@ impl Provider for ShellProvider {
             }
             let build = Arc::new(move |prompt: &str| {
                 let mut argv = shell.clone();
-                argv.push("-c".into());
-                argv.push(prompt.to_string());
-                TurnCommand { argv, stdin: None }
+                if prompt.len() < MAX_ARG_BYTES {
+                    argv.push("-c".into());
+                    argv.push(prompt.to_string());
+                    return Ok(TurnCommand::new(argv, None));
+                }
+                // Too long for `-c`: the shell runs it as a script file (private, removed
+                // after the turn), which every shell accepts as its first argument.
+                let script = script_file(prompt)?;
+                argv.push(script.to_string_lossy().into_owned());
+                Ok(TurnCommand {
+                    argv,
+                    stdin: None,
+                    keep: Some(script),
+                })
             });
             OneShot {
                 name: base.id,
