@@ -34,7 +34,9 @@ impl Engine {
                 status: "waiting for the user to allow a held turn",
             });
         }
-        if status == Status::Running || a.queued.is_some() || status == Status::Initializing {
+        // Initializing with nothing waiting (a closed agent waking up, SPEC 2): the prompt
+        // waits for the session like a first prompt does.
+        if status == Status::Running || a.queued.is_some() {
             return Err(EngineError::Busy {
                 id,
                 status: status.as_str(),
@@ -183,6 +185,19 @@ impl Engine {
         a.session = SessionState::None;
         self.out.effects.push(Effect::CloseSession { agent: id });
         self.turn_ended(id, TurnOutcome::Canceled)
+    }
+
+    /// The agent is about to be used (SPEC 2: `closed → initializing` when used again): a
+    /// closed agent with no process resumes its session now, so it is ready when the prompt
+    /// comes. Anything else is left as it is. Returns whether a session was started.
+    pub fn wake(&mut self, id: AgentId) -> Result<bool, EngineError> {
+        let a = self.live_mut(id)?;
+        if a.record.last_status != Status::Closed || a.session != SessionState::None {
+            return Ok(false);
+        }
+        self.start_session(id);
+        self.touch(id);
+        Ok(true)
     }
 
     /// The user opened the agent: its attention is seen (a pending permission stays).

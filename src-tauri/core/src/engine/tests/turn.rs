@@ -99,3 +99,45 @@ fn cancel_waits_for_the_provider_or_the_timeout() {
     // A timeout for a turn that already ended changes nothing.
     f.e.cancel_timed_out(id2, 1).unwrap();
 }
+
+/// Issue 17.3 (SPEC 2): a closed agent used again goes `closed → initializing` (resumed, once),
+/// and a prompt sent while it initializes waits for the session instead of being refused.
+#[test]
+fn waking_a_closed_agent_resumes_it_and_a_prompt_meanwhile_waits() {
+    let mut f = Fx::new();
+    let id = f.idle(None, "w1");
+    f.e.close(id).unwrap();
+    let _ = f.e.take_outcome();
+    assert_eq!(f.status(id), Status::Closed);
+    assert!(f.e.wake(id).unwrap());
+    assert_eq!(f.status(id), Status::Initializing);
+    let o = f.e.take_outcome();
+    assert_eq!(
+        effects(&o)
+            .iter()
+            .filter(|e| matches!(e, Effect::StartSession { agent, .. } if *agent == id))
+            .count(),
+        1
+    );
+    // Waking again starts nothing more; nor does waking a live agent.
+    assert!(!f.e.wake(id).unwrap());
+    assert!(effects(&f.e.take_outcome()).is_empty());
+    f.e.prompt(id, "hello".into(), TurnOrigin::User, None)
+        .unwrap();
+    assert_eq!(f.status(id), Status::Initializing);
+    // A second prompt while the first waits is refused: one turn at a time.
+    assert!(matches!(
+        f.e.prompt(id, "again".into(), TurnOrigin::User, None),
+        Err(EngineError::Busy { .. })
+    ));
+    f.e.session_ready(id).unwrap();
+    assert_eq!(f.status(id), Status::Running);
+    let o = f.e.take_outcome();
+    assert!(effects(&o).contains(&&Effect::SendTurn {
+        agent: id,
+        input: TurnInput::Prompt("hello".into())
+    }));
+    // A live idle agent is not woken again.
+    let other = f.idle(None, "w1");
+    assert!(!f.e.wake(other).unwrap());
+}
