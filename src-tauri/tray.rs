@@ -83,6 +83,19 @@ impl Attention {
     }
 }
 
+/// An entry's words: a turn the app held for the user's approval (SPEC 14) says so.
+fn words(why: Attention, agent: &AgentSnapshot) -> &'static str {
+    let held = agent.pending_permission.as_ref().is_some_and(|p| {
+        p.request_id
+            .starts_with(paseo_core::model::power::HELD_REQUEST_PREFIX)
+    });
+    if why == Attention::Permission && held {
+        "needs you: approve start"
+    } else {
+        why.words()
+    }
+}
+
 /// Which entry an agent gets, from the status rule's answers and whether it is a root agent
 /// (shared by snapshots and the engine's own state, so the live query and the tests cannot
 /// drift apart).
@@ -201,7 +214,12 @@ impl TrayModel {
             .map(|(why, agent)| Entry {
                 agent_id: agent.id(),
                 attention: why,
-                label: format!("{} {} — {}", why.glyph(), display_title(agent), why.words()),
+                label: format!(
+                    "{} {} — {}",
+                    why.glyph(),
+                    display_title(agent),
+                    words(why, agent)
+                ),
             })
             .collect();
         let counts_line = counts_line(counts, finished);

@@ -23,6 +23,10 @@ export function agentLabel(agent) {
   const bucket = agentBucket(agent);
   if (agent.status === 'initializing' && bucket === 'running') return 'starting';
   if (bucket === 'done') return agent.status === 'closed' ? 'closed' : 'idle';
+  // A turn the app held for the user's approval (SPEC 14).
+  if (bucket === 'needs_input' && String(agent.pendingPermission?.requestId ?? '').startsWith('paseo-held-')) {
+    return 'needs you: approve start';
+  }
   return BUCKETS[bucket].label;
 }
 

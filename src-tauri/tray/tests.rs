@@ -1,6 +1,7 @@
 //! The tray's menu model, computed from snapshots without a display.
 
 use super::*;
+use paseo_core::model::power::Power;
 use paseo_core::model::{
     bucket, needs_you, AgentRecord, AttentionReason, PermissionRequest, Status, Timestamp,
     PARENT_LABEL,
@@ -35,6 +36,7 @@ fn agent(title: &str) -> AgentSnapshot {
         queued_notices: 0,
         bucket: Bucket::Done,
         needs_you: false,
+        power: Power::Full,
     }
 }
 

@@ -121,7 +121,7 @@ export class AgentPane {
     };
     this.permission.replaceChildren(
       glyph('needs_input', 'needs you'),
-      h('div', { class: 'perm-text' },
+      isHeld(p) ? heldText(agent, p) : h('div', { class: 'perm-text' },
         h('div', {}, h('b', {}, agentName(agent)), ' asks to use ', h('code', {}, p.toolName)),
         p.description ? h('div', { class: 'muted' }, p.description) : null,
         h('code', { class: 'perm-input mono' }, toolSummary(p.input)),
@@ -134,4 +134,24 @@ export class AgentPane {
   focusComposer() {
     this.composer.focus();
   }
+}
+
+/** A turn held by the app (SPEC 14), not a provider's question. */
+function isHeld(p) {
+  return typeof p.requestId === 'string' && p.requestId.startsWith('paseo-held-');
+}
+
+/** "‹lead› wants to start a ‹shell› agent in ‹cwd›", provider and mode, the whole prompt. */
+function heldText(agent, p) {
+  const input = p.input || {};
+  const caller = fleet.agents.get(input.caller);
+  return h('div', { class: 'perm-text', dataset: { testid: 'permission-held' } },
+    h('div', {},
+      h('b', {}, caller ? agentName(caller) : 'An agent'), ' wants to start a ',
+      h('b', {}, providerLabel(input.provider)), ' agent in ', h('code', {}, input.cwd || agent.cwd)),
+    h('div', { class: 'muted' },
+      `${providerLabel(input.provider)} · mode ${input.mode || 'default'} · acts without asking, `
+      + 'while the agent that asked asks first. Nothing runs until you allow it.'),
+    h('pre', { class: 'perm-prompt mono', dataset: { testid: 'permission-prompt' } }, input.prompt ?? ''),
+    h('div', { class: 'perm-error error' }));
 }

@@ -26,6 +26,9 @@ impl Power {
     }
 }
 
+/// How a held turn's permission request id starts (the UI and the tray word it differently).
+pub const HELD_REQUEST_PREFIX: &str = "paseo-held-";
+
 /// The Claude Code mode that acts without asking.
 pub const CLAUDE_FULL_MODE: &str = "bypassPermissions";
 /// The Codex approval policy that never asks.
@@ -69,7 +72,7 @@ pub struct HeldTurn {
 impl HeldTurn {
     pub fn new(prompt: String, caller: AgentId, caller_power: Power, power: Power) -> HeldTurn {
         HeldTurn {
-            request_id: format!("paseo-held-{}", uuid::Uuid::new_v4()),
+            request_id: format!("{HELD_REQUEST_PREFIX}{}", uuid::Uuid::new_v4()),
             prompt,
             caller,
             caller_power,
