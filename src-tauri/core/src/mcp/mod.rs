@@ -278,5 +278,3 @@ async fn authenticate(State(tokens): State<Arc<Tokens>>, mut req: Request, next:
     next.run(req).await
 }
 
-#[cfg(test)]
-mod tests;
