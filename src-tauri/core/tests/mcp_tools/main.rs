@@ -478,15 +478,17 @@ async fn every_tool_works_end_to_end() {
         "{wt_cwd}"
     );
     assert!(std::path::Path::new(&wt_cwd).join(".git").exists());
+    let wt_id: WorkspaceId = wt["workspaceId"].as_str().unwrap().parse().unwrap();
     let ws_rec = h
         .h()
-        .query({
-            let id: WorkspaceId = wt["workspaceId"].as_str().unwrap().parse().unwrap();
-            move |e| e.workspace(&id).cloned()
-        })
+        .snapshot()
         .await
         .unwrap()
-        .unwrap();
+        .workspaces
+        .into_iter()
+        .find(|w| w.record.workspace_id == wt_id)
+        .unwrap()
+        .record;
     assert_eq!(ws_rec.branch.as_deref(), Some("feat/a"));
     assert_eq!(ws_rec.created_by_agent_id, Some(lead.id()));
 

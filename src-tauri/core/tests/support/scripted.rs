@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 
 use paseo_core::model::{AgentId, ItemKind, NewItem};
 use paseo_core::providers::{
-    EventSink, PermissionRequest, Provider, ProviderEvent, ProviderInfo, ProviderRegistry,
-    Session, SessionSpec, TurnInput, TurnOutcome,
+    EventSink, PermissionRequest, Provider, ProviderEvent, ProviderInfo, ProviderRegistry, Session,
+    SessionSpec, TurnInput, TurnOutcome,
 };
 use paseo_core::runtime::{Runtime, RuntimeOptions};
 
@@ -234,4 +234,3 @@ impl Env {
         rt
     }
 }
-
