@@ -12,9 +12,7 @@ use super::cmd::{Command, Prepared, Reply};
 use super::events::{AgentSnapshot, Event, FleetCounts, FleetSnapshot, WorkspaceSnapshot};
 use super::policy::{self, Caller};
 use super::timeline::Page;
-use super::{
-    CreateAgent, RuntimeError, WaitResult, WorkspaceTarget, MAX_PROMPT_BYTES, MAX_TITLE_CHARS,
-};
+use super::{CreateAgent, RuntimeError, WorkspaceTarget, MAX_PROMPT_BYTES, MAX_TITLE_CHARS};
 use crate::engine::ListFilter;
 use crate::model::{
     AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind, PARENT_LABEL,
@@ -46,7 +44,7 @@ pub struct Prompted {
 #[derive(Clone)]
 pub struct RuntimeHandle {
     tx: mpsc::UnboundedSender<Command>,
-    events: broadcast::Sender<Event>,
+    pub(super) events: broadcast::Sender<Event>,
     writer: Arc<Writer>,
     providers: ProviderRegistry,
     layout: Layout,
@@ -520,50 +518,6 @@ impl RuntimeHandle {
                 .await
                 .map_err(|_| RuntimeError::Stopped)?
                 .map_err(Into::into),
-        }
-    }
-
-    /// Waits until the agent is neither initializing nor running, or needs a permission; at most
-    /// `timeout`.
-    pub async fn wait(&self, id: AgentId, timeout: Duration) -> Result<WaitResult, RuntimeError> {
-        let mut rx = self.events.subscribe();
-        self.wait_on(id, timeout, &mut rx, |s| {
-            !s.status.is_active() || s.pending_permission.is_some()
-        })
-        .await
-    }
-
-    async fn wait_on(
-        &self,
-        id: AgentId,
-        timeout: Duration,
-        rx: &mut broadcast::Receiver<Event>,
-        done: impl Fn(&AgentSnapshot) -> bool,
-    ) -> Result<WaitResult, RuntimeError> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        let mut snap = self.get(id).await?;
-        loop {
-            if done(&snap) || snap.record.is_archived() {
-                return Ok(WaitResult {
-                    agent: snap,
-                    timed_out: false,
-                });
-            }
-            tokio::select! {
-                ev = rx.recv() => match ev {
-                    Ok(Event::AgentUpdated { agent } | Event::AgentArchived { agent }) if agent.id() == id => {
-                        snap = *agent;
-                    }
-                    Ok(_) => {}
-                    Err(broadcast::error::RecvError::Lagged(_)) => snap = self.get(id).await?,
-                    Err(broadcast::error::RecvError::Closed) => return Err(RuntimeError::Stopped),
-                },
-                _ = tokio::time::sleep_until(deadline) => {
-                    let snap = self.get(id).await?;
-                    let finished = done(&snap);
-                    return Ok(WaitResult { agent: snap, timed_out: !finished });
-                }
-            }
         }
     }
 

@@ -16,6 +16,7 @@ pub mod events;
 mod handle;
 pub mod policy;
 mod timeline;
+mod wait;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,6 +36,7 @@ pub use events::{
 };
 pub use handle::{Attention, Prompted, RuntimeHandle};
 pub use policy::Caller;
+pub use wait::WaitResult;
 
 /// Largest prompt accepted (bytes).
 pub const MAX_PROMPT_BYTES: usize = 1 << 20;
@@ -202,13 +204,6 @@ impl CreateAgent {
             request: None,
         }
     }
-}
-
-/// What `wait` returns.
-#[derive(Clone, Debug)]
-pub struct WaitResult {
-    pub agent: AgentSnapshot,
-    pub timed_out: bool,
 }
 
 /// A started runtime: the handle plus the actor's task.
