@@ -23,7 +23,6 @@
 //! UI.md's status language), else blue while any agent runs, else grey.
 
 use crate::quit;
-use paseo_core::engine::{AgentState, Engine};
 use paseo_core::model::{AgentId, Bucket};
 use paseo_core::runtime::{AgentSnapshot, FleetCounts, RuntimeHandle};
 use serde::Serialize;
@@ -96,9 +95,7 @@ fn words(why: Attention, agent: &AgentSnapshot) -> &'static str {
     }
 }
 
-/// Which entry an agent gets, from the status rule's answers and whether it is a root agent
-/// (shared by snapshots and the engine's own state, so the live query and the tests cannot
-/// drift apart).
+/// Which entry an agent gets, from the status rule's answers and whether it is a root agent.
 fn classify(archived: bool, is_root: bool, bucket: Bucket, needs_you: bool) -> Option<Attention> {
     if archived {
         return None;
@@ -121,15 +118,6 @@ pub fn attention_of(agent: &AgentSnapshot) -> Option<Attention> {
         agent.parent_agent_id.is_none(),
         agent.bucket,
         agent.needs_you,
-    )
-}
-
-fn attention_of_state(agent: &AgentState) -> Option<Attention> {
-    classify(
-        agent.record.is_archived(),
-        agent.parent.is_none(),
-        agent.bucket(),
-        agent.needs_you(),
     )
 }
 
@@ -279,16 +267,6 @@ fn menu_text(label: &str) -> String {
 /// The "and N more" line.
 fn more_label(more: usize) -> String {
     format!("and {more} more…")
-}
-
-/// The runtime's counts and the agents that may have an entry, from one consistent view.
-fn query(engine: &Engine) -> (FleetCounts, Vec<AgentSnapshot>) {
-    let candidates = engine
-        .agents()
-        .filter(|agent| attention_of_state(agent).is_some())
-        .map(|agent| AgentSnapshot::of(engine, agent))
-        .collect();
-    (FleetCounts::of(engine), candidates)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -492,8 +470,15 @@ pub fn spawn_updater<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
     tauri::async_runtime::spawn(async move {
         loop {
             wake.notified().await;
-            let (counts, candidates) = match runtime.query(query).await {
-                Ok(found) => found,
+            let (counts, candidates) = match runtime.attention().await {
+                Ok(found) => {
+                    let entries = found
+                        .agents
+                        .into_iter()
+                        .filter(|agent| attention_of(agent).is_some())
+                        .collect::<Vec<_>>();
+                    (found.counts, entries)
+                }
                 // The runtime stopped: the app is quitting.
                 Err(_) => return,
             };

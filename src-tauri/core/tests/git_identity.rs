@@ -42,7 +42,7 @@ async fn without_a_git_identity_the_snapshot_is_authored_by_paseo() {
     let mut c = CreateAgent::new(
         "shell",
         WorkspaceTarget::Worktree {
-            repo: repo.display().to_string(),
+            repo: Some(repo.display().to_string()),
             target: WorktreeTarget::BranchOff {
                 new_branch: "anon".into(),
                 base: None,

@@ -288,7 +288,7 @@ async fn auto_archive_of_an_agent_that_created_a_worktree_removes_the_worktree()
     let h = f.h();
     let mut c = shell(
         WorkspaceTarget::Worktree {
-            repo: f.repo(),
+            repo: Some(f.repo()),
             target: branch_off("auto", None),
         },
         // Runs until the test says go, so the other agent joins the worktree first.
@@ -378,7 +378,7 @@ async fn auto_agent(
 ) -> (AgentId, PathBuf) {
     let mut c = shell(
         WorkspaceTarget::Worktree {
-            repo: repo.into(),
+            repo: Some(repo.into()),
             target: branch_off(branch, None),
         },
         script,

@@ -277,6 +277,3 @@ async fn authenticate(State(tokens): State<Arc<Tokens>>, mut req: Request, next:
     req.extensions_mut().insert(caller);
     next.run(req).await
 }
-
-#[cfg(test)]
-mod tests;

@@ -19,14 +19,9 @@ use crate::store::atomic::write_private;
 /// Random bytes per token: 256 bits, well above the 128 the spec asks for.
 const TOKEN_BYTES: usize = 32;
 
-/// Who a request comes from, as its bearer token says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Caller {
-    /// The user token: a non-agent session.
-    User,
-    /// An agent's own token: an agent-scoped session.
-    Agent(AgentId),
-}
+/// Who a request comes from, as its bearer token says (the runtime's policy decides what
+/// each may do).
+pub use crate::runtime::Caller;
 
 /// A new random token, hex encoded.
 pub fn new_token() -> io::Result<String> {

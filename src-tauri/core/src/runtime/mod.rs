@@ -1,36 +1,42 @@
 //! The runtime: the one async owner of the engine (an actor), and the handle everything else
 //! (the desktop shell, headless mode, the MCP server) uses.
 //!
-//! Every change goes through the actor's mailbox, so races such as "a notice arrives while the
-//! parent is starting a turn" cannot happen. The actor runs an engine operation, then carries
-//! out its effects (durable writes, session start/stop, turns) and broadcasts events that carry
-//! enough for a window to render from events alone. Slow I/O (git, loading, waiting for
-//! durability or for a process tree to die) happens outside the actor.
+//! Every gesture is one typed [`cmd::Command`] in the actor's mailbox, so races such as "a
+//! notice arrives while the parent is starting a turn" cannot happen. The actor decides (the
+//! rules in [`policy`]), runs the engine operation, carries out its effects (durable writes,
+//! session start/stop, turns; [`apply`]) and broadcasts events that carry enough for a window
+//! to render from events alone, all in one step. Slow I/O (git, loading, waiting for
+//! durability or for a process tree to die) is prepared or awaited by the handle, off the
+//! actor.
 
 mod actor;
+mod apply;
+mod cmd;
 pub mod events;
+mod handle;
+pub mod policy;
+mod timeline;
+mod wait;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{broadcast, mpsc, oneshot};
-
-use crate::engine::{Engine, EngineError, ListFilter, NewAgent};
-use crate::model::{
-    AgentConfig, AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind,
-    PARENT_LABEL,
-};
-use crate::providers::{McpAccess, ProviderError, ProviderInfo, ProviderRegistry};
+use crate::engine::EngineError;
+use crate::model::{AgentId, WorkspaceId};
+use crate::providers::{McpAccess, ProviderError, ProviderRegistry};
 use crate::store::timeline::TimelineError;
-use crate::store::{Layout, StoreError, WriteError, Writer};
+use crate::store::{StoreError, WriteError};
 use crate::workspaces::worktree::WorktreeTarget;
-use crate::workspaces::{self, WorkspaceError};
+use crate::workspaces::WorkspaceError;
 
 pub use events::{
     AgentSnapshot, Event, FleetCounts, FleetSnapshot, TrackSnapshot, WorkspaceSnapshot,
 };
+pub use handle::{Attention, Prompted, RuntimeHandle};
+pub use policy::Caller;
+pub use wait::WaitResult;
 
 /// Largest prompt accepted (bytes).
 pub const MAX_PROMPT_BYTES: usize = 1 << 20;
@@ -51,8 +57,11 @@ pub enum RuntimeError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Timeline(#[from] TimelineError),
-    #[error("{field}: {message}")]
+    #[error("{}", with_field(field, message))]
     Invalid { field: String, message: String },
+    /// The caller may not act on this agent ([`policy::authorize`]).
+    #[error("{field}: {message}")]
+    Forbidden { field: String, message: String },
     #[error("the runtime has stopped")]
     Stopped,
 }
@@ -81,6 +90,7 @@ impl RuntimeError {
             RuntimeError::Workspace(_) => "invalid",
             RuntimeError::Write(_) | RuntimeError::Store(_) | RuntimeError::Timeline(_) => "io",
             RuntimeError::Invalid { .. } => "invalid",
+            RuntimeError::Forbidden { .. } => "forbidden",
             RuntimeError::Stopped => "stopped",
         }
     }
@@ -90,6 +100,14 @@ impl RuntimeError {
             field: field.to_string(),
             message: message.into(),
         }
+    }
+}
+
+fn with_field(field: &str, message: &str) -> String {
+    if field.is_empty() {
+        message.to_string()
+    } else {
+        format!("{field}: {message}")
     }
 }
 
@@ -136,27 +154,33 @@ pub enum WorkspaceTarget {
         id: WorkspaceId,
         cwd: Option<String>,
     },
+    /// The calling agent's workspace, in `cwd` (default: the caller's cwd).
+    Current { cwd: Option<String> },
     /// A new workspace for a directory.
     Directory { path: String },
-    /// A new git worktree.
+    /// A new git worktree of the repository containing `repo` (default: the caller's cwd).
     Worktree {
-        repo: String,
+        repo: Option<String>,
         target: WorktreeTarget,
     },
 }
 
-/// A request to create an agent (UI or MCP, already mapped from their shapes).
+/// A request to create an agent (UI or MCP, already mapped from their shapes); what it leaves
+/// out [`policy::resolve_create`] decides.
 #[derive(Clone, Debug)]
 pub struct CreateAgent {
+    /// Who asks; an agent caller becomes the new agent's creator.
+    pub caller: Caller,
     pub provider: String,
     pub title: Option<String>,
     pub model: Option<String>,
     pub mode: Option<String>,
     pub initial_prompt: Option<String>,
     pub workspace: WorkspaceTarget,
-    pub parent: Option<AgentId>,
-    pub created_by: Option<AgentId>,
-    pub notify: Option<AgentId>,
+    /// A subagent of the calling agent (else a detached root agent).
+    pub subagent: bool,
+    /// Whether the calling agent hears when the first turn ends (default: yes).
+    pub notify_on_finish: Option<bool>,
     pub auto_archive: bool,
     pub labels: BTreeMap<String, String>,
     /// Names the request (e.g. an MCP call id) for a worktree it creates.
@@ -166,39 +190,20 @@ pub struct CreateAgent {
 impl CreateAgent {
     pub fn new(provider: &str, workspace: WorkspaceTarget) -> Self {
         CreateAgent {
+            caller: Caller::User,
             provider: provider.to_string(),
             title: None,
             model: None,
             mode: None,
             initial_prompt: None,
             workspace,
-            parent: None,
-            created_by: None,
-            notify: None,
+            subagent: false,
+            notify_on_finish: None,
             auto_archive: false,
             labels: BTreeMap::new(),
             request: None,
         }
     }
-}
-
-/// What `wait` returns.
-#[derive(Clone, Debug)]
-pub struct WaitResult {
-    pub agent: AgentSnapshot,
-    pub timed_out: bool,
-}
-
-type Job = Box<dyn FnOnce(&mut actor::Actor) + Send>;
-
-/// The clonable handle to the runtime.
-#[derive(Clone)]
-pub struct RuntimeHandle {
-    tx: mpsc::UnboundedSender<actor::Msg>,
-    events: broadcast::Sender<Event>,
-    writer: Arc<Writer>,
-    providers: ProviderRegistry,
-    layout: Layout,
 }
 
 /// A started runtime: the handle plus the actor's task.
@@ -227,487 +232,6 @@ impl Runtime {
         self.handle.shutdown().await;
         let _ = self.task.await;
     }
-}
-
-fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
-    if p.trim().is_empty() {
-        return Err(RuntimeError::invalid(field, "the prompt is empty"));
-    }
-    if p.len() > MAX_PROMPT_BYTES {
-        return Err(RuntimeError::invalid(
-            field,
-            format!(
-                "the prompt is {} bytes; the limit is {MAX_PROMPT_BYTES}",
-                p.len()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-fn default_title(provider: &str, prompt: Option<&str>) -> String {
-    if let Some(p) = prompt {
-        let line = p
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("");
-        if !line.is_empty() {
-            let mut t: String = line.chars().take(60).collect();
-            if line.chars().count() > 60 {
-                t.push('…');
-            }
-            return t;
-        }
-    }
-    format!("{provider} agent")
-}
-
-impl RuntimeHandle {
-    /// Runs `f` on the actor and returns its result; the engine's outcome is carried out after.
-    pub(crate) async fn call<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&mut actor::Actor) -> T + Send + 'static,
-    ) -> Result<T, RuntimeError> {
-        let (tx, rx) = oneshot::channel();
-        let job: Job = Box::new(move |a| {
-            let _ = tx.send(f(a));
-        });
-        self.tx
-            .send(actor::Msg::Job(job))
-            .map_err(|_| RuntimeError::Stopped)?;
-        rx.await.map_err(|_| RuntimeError::Stopped)
-    }
-
-    /// Runs a read-only query on the engine.
-    pub async fn query<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Engine) -> T + Send + 'static,
-    ) -> Result<T, RuntimeError> {
-        self.call(move |a| f(&a.engine)).await
-    }
-
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.events.subscribe()
-    }
-
-    pub fn layout(&self) -> &Layout {
-        &self.layout
-    }
-
-    pub fn providers(&self) -> Vec<ProviderInfo> {
-        self.providers.infos()
-    }
-
-    pub async fn snapshot(&self) -> Result<FleetSnapshot, RuntimeError> {
-        self.call(|a| a.snapshot()).await
-    }
-
-    pub async fn counts(&self) -> Result<FleetCounts, RuntimeError> {
-        self.query(FleetCounts::of).await
-    }
-
-    pub async fn get(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
-        self.query(move |e| {
-            e.agent(id)
-                .map(|a| AgentSnapshot::of(e, a))
-                .ok_or(EngineError::UnknownAgent(id))
-        })
-        .await?
-        .map_err(Into::into)
-    }
-
-    /// Agents matching `filter`, oldest first, at most `limit`, with the total count.
-    pub async fn list(
-        &self,
-        filter: ListFilter,
-        limit: usize,
-    ) -> Result<(Vec<AgentSnapshot>, usize), RuntimeError> {
-        self.query(move |e| {
-            let all = e.list(&filter);
-            let total = all.len();
-            let v = all
-                .into_iter()
-                .take(limit)
-                .map(|a| AgentSnapshot::of(e, a))
-                .collect();
-            (v, total)
-        })
-        .await
-    }
-
-    /// Archived agents, most recently archived first.
-    pub async fn archived(&self, limit: usize) -> Result<Vec<AgentSnapshot>, RuntimeError> {
-        self.query(move |e| {
-            let mut v: Vec<_> = e.agents().filter(|a| a.record.is_archived()).collect();
-            v.sort_by_key(|a| std::cmp::Reverse((a.record.archived_at, a.record.created_at)));
-            v.into_iter()
-                .take(limit)
-                .map(|a| AgentSnapshot::of(e, a))
-                .collect()
-        })
-        .await
-    }
-
-    /// Creates an agent. Git and file-system checks run here, off the actor; the engine then
-    /// records it and its session starts in the background (the first prompt runs when ready).
-    pub async fn create(&self, req: CreateAgent) -> Result<AgentSnapshot, RuntimeError> {
-        let provider = self.providers.resolve(&req.provider)?;
-        let info = provider.info();
-        if let Some(p) = &req.initial_prompt {
-            check_prompt("initialPrompt", p)?;
-        }
-        if let Some(t) = &req.title {
-            if t.chars().count() > MAX_TITLE_CHARS {
-                return Err(RuntimeError::invalid(
-                    "title",
-                    format!("longer than {MAX_TITLE_CHARS} characters"),
-                ));
-            }
-        }
-        for (k, v) in &req.labels {
-            if k.is_empty() || k.len() > 200 || v.len() > 2_000 {
-                return Err(RuntimeError::invalid(
-                    &format!("labels.{k}"),
-                    "label keys must be 1–200 bytes and values at most 2,000",
-                ));
-            }
-            if k == PARENT_LABEL {
-                return Err(RuntimeError::invalid(
-                    &format!("labels.{k}"),
-                    "the parent label is set by relationship, not by labels",
-                ));
-            }
-        }
-        let layout = self.layout.clone();
-        let (workspace_id, cwd, created_ws) = match req.workspace.clone() {
-            WorkspaceTarget::Existing { id, cwd } => {
-                let ws = self
-                    .query({
-                        let id = id.clone();
-                        move |e| e.workspace(&id).cloned()
-                    })
-                    .await?
-                    .ok_or_else(|| EngineError::UnknownWorkspace(id.clone()))?;
-                if ws.is_archived() {
-                    return Err(EngineError::WorkspaceArchived(id).into());
-                }
-                let cwd = match cwd {
-                    None => ws.cwd.clone(),
-                    Some(c) => {
-                        let ws2 = ws.clone();
-                        blocking(move || workspaces::cwd_inside("workspace.cwd", &c, &ws2))
-                            .await??
-                            .display()
-                            .to_string()
-                    }
-                };
-                (id, cwd, None)
-            }
-            WorkspaceTarget::Directory { path } => {
-                let (dir, repo) = blocking(move || {
-                    let dir = workspaces::existing_dir("workspace.source.path", &path)?;
-                    let repo = workspaces::repo_info(&dir);
-                    Ok::<_, WorkspaceError>((dir, repo))
-                })
-                .await??;
-                let ws = self
-                    .call(move |a| a.register_directory(&dir, repo, false))
-                    .await?;
-                (ws.workspace_id.clone(), ws.cwd.clone(), None)
-            }
-            WorkspaceTarget::Worktree { repo, target } => {
-                let ws = self
-                    .create_worktree_inner(
-                        "workspace.source",
-                        repo,
-                        target,
-                        req.created_by,
-                        req.request.clone(),
-                    )
-                    .await?;
-                let id = ws.record.workspace_id.clone();
-                (id.clone(), ws.record.cwd.clone(), Some(id))
-            }
-        };
-        let _ = layout;
-        let title = match req.title.as_deref().map(str::trim) {
-            Some(t) if !t.is_empty() => t.to_string(),
-            _ => default_title(&req.provider, req.initial_prompt.as_deref()),
-        };
-        let new = NewAgent {
-            id: AgentId::new(),
-            provider: req.provider.clone(),
-            reads_prompts: info.reads_prompts,
-            cwd,
-            workspace_id,
-            title,
-            config: AgentConfig {
-                model: req.model.filter(|m| !m.trim().is_empty()),
-                mode: req.mode.filter(|m| !m.trim().is_empty()),
-                ..Default::default()
-            },
-            labels: req.labels,
-            parent: req.parent,
-            created_by: req.created_by,
-            initial_prompt: req.initial_prompt,
-            notify: req.notify,
-            auto_archive: req.auto_archive,
-            created_workspace_id: created_ws,
-        };
-        self.call(move |a| a.create(new)).await?
-    }
-
-    /// Registers a workspace for a directory the user picked (an unarchived workspace for the
-    /// same directory is reused).
-    pub async fn add_workspace(&self, path: String) -> Result<WorkspaceSnapshot, RuntimeError> {
-        let (dir, repo) = blocking(move || {
-            let dir = workspaces::existing_dir("path", &path)?;
-            let repo = workspaces::repo_info(&dir);
-            Ok::<_, WorkspaceError>((dir, repo))
-        })
-        .await??;
-        let ws = self
-            .call(move |a| a.register_directory(&dir, repo, true))
-            .await?;
-        self.query(move |e| WorkspaceSnapshot::of(e, &ws)).await
-    }
-
-    /// Creates a git worktree workspace (the `create_worktree` tool).
-    pub async fn create_worktree(
-        &self,
-        repo: String,
-        target: WorktreeTarget,
-        created_by: Option<AgentId>,
-        request: Option<String>,
-    ) -> Result<WorkspaceSnapshot, RuntimeError> {
-        self.create_worktree_inner("", repo, target, created_by, request)
-            .await
-    }
-
-    async fn create_worktree_inner(
-        &self,
-        field: &str,
-        repo: String,
-        target: WorktreeTarget,
-        created_by: Option<AgentId>,
-        request: Option<String>,
-    ) -> Result<WorkspaceSnapshot, RuntimeError> {
-        let layout = self.layout.clone();
-        let field = field.to_string();
-        let created =
-            blocking(move || crate::workspaces::worktree::create(&layout, &field, &repo, &target))
-                .await??;
-        self.call(move |a| a.register_worktree(&created, created_by, request))
-            .await
-    }
-
-    /// Archives a workspace: refused (`busy`) while live agents work in it unless
-    /// `even_if_running`, which archives (and stops) them too. A worktree is then removed with
-    /// git once their processes are gone, never losing work (SPEC 15): what is left in it is
-    /// committed on its branch first, and if that fails the worktree is kept, the workspace
-    /// comes back and a notice says why.
-    pub async fn archive_workspace(
-        &self,
-        id: WorkspaceId,
-        even_if_running: bool,
-    ) -> Result<Vec<AgentId>, RuntimeError> {
-        let (archived, wait) = self
-            .call(move |a| a.archive_workspace(&id, even_if_running))
-            .await??;
-        wait.wait(&self.writer).await?;
-        Ok(archived)
-    }
-
-    /// Sends a prompt; returns the agent as it is right after (running, or initializing while
-    /// its session resumes).
-    pub async fn prompt(
-        &self,
-        id: AgentId,
-        text: String,
-        origin: TurnOrigin,
-        notify: Option<AgentId>,
-    ) -> Result<AgentSnapshot, RuntimeError> {
-        check_prompt("prompt", &text)?;
-        self.call(move |a| a.prompt(id, text, origin, notify))
-            .await?
-    }
-
-    /// Interrupts the current turn and waits (bounded) until it has ended; returns the status.
-    pub async fn cancel(&self, id: AgentId) -> Result<Status, RuntimeError> {
-        let mut rx = self.events.subscribe();
-        let running = self.call(move |a| a.cancel(id)).await??;
-        if !running {
-            return Ok(self.get(id).await?.status);
-        }
-        let limit = Duration::from_secs(30);
-        let w = self
-            .wait_on(id, limit, &mut rx, |s| s.status != Status::Running)
-            .await?;
-        Ok(w.agent.status)
-    }
-
-    /// Archives the agent and its cascade; resolves once every archived record is durable and
-    /// their process trees are gone.
-    pub async fn archive(&self, id: AgentId) -> Result<Vec<AgentId>, RuntimeError> {
-        let (ids, wait) = self.call(move |a| a.archive(id)).await??;
-        wait.wait(&self.writer).await?;
-        Ok(ids)
-    }
-
-    /// "Archive finished": every child of `parent` that is not running, as one batch.
-    pub async fn archive_finished(&self, parent: AgentId) -> Result<Vec<AgentId>, RuntimeError> {
-        let (ids, wait) = self.call(move |a| a.archive_finished(parent)).await??;
-        wait.wait(&self.writer).await?;
-        Ok(ids)
-    }
-
-    pub async fn detach(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
-        self.call(move |a| a.detach(id)).await?
-    }
-
-    /// Restores the batch `id` was archived in (closed, links intact). Archived workspaces the
-    /// batch lives in come back first: a removed worktree is re-added from its kept branch,
-    /// whose last commit is the snapshot of what was left in it (SPEC 15).
-    pub async fn restore(&self, id: AgentId, as_root: bool) -> Result<Vec<AgentId>, RuntimeError> {
-        let archived_ws = self.query(move |e| e.restore_workspaces(id)).await??;
-        for w in archived_ws {
-            let layout = self.layout.clone();
-            let rec = w.clone();
-            blocking(move || match rec.kind {
-                WorkspaceKind::Worktree => crate::workspaces::worktree::readd(
-                    &layout,
-                    rec.repo.as_deref().unwrap_or_default(),
-                    &rec.cwd,
-                    rec.branch.as_deref().unwrap_or_default(),
-                ),
-                _ => workspaces::existing_dir("workspace.cwd", &rec.cwd).map(|_| ()),
-            })
-            .await??;
-            let wid = w.workspace_id.clone();
-            self.call(move |a| a.unarchive_workspace(&wid)).await??;
-        }
-        let (ids, wait) = self.call(move |a| a.restore(id, as_root)).await??;
-        wait.wait(&self.writer).await?;
-        Ok(ids)
-    }
-
-    pub async fn answer_permission(
-        &self,
-        id: AgentId,
-        request_id: String,
-        allow: bool,
-    ) -> Result<(), RuntimeError> {
-        self.call(move |a| a.answer_permission(id, &request_id, allow))
-            .await?
-    }
-
-    /// The user opened the agent: clears its attention.
-    pub async fn mark_seen(&self, id: AgentId) -> Result<(), RuntimeError> {
-        self.call(move |a| a.mark_seen(id)).await?
-    }
-
-    /// Stops the agent's process (it stays resumable).
-    pub async fn stop(&self, id: AgentId) -> Result<(), RuntimeError> {
-        let wait = self.call(move |a| a.stop(id)).await??;
-        wait.wait(&self.writer).await?;
-        Ok(())
-    }
-
-    /// Timeline items with `seq < before` (0 = the newest), at most `limit`, oldest first.
-    pub async fn timeline(
-        &self,
-        id: AgentId,
-        before: u64,
-        limit: usize,
-    ) -> Result<Vec<TimelineItem>, RuntimeError> {
-        let limit = limit.clamp(1, 5_000);
-        let r = self
-            .call(move |a| a.timeline_page(id, before, limit))
-            .await??;
-        match r {
-            actor::Page::Ready(items) => Ok(items),
-            actor::Page::Disk(rx) => rx
-                .await
-                .map_err(|_| RuntimeError::Stopped)?
-                .map_err(Into::into),
-        }
-    }
-
-    /// Waits until the agent is neither initializing nor running, or needs a permission; at most
-    /// `timeout`.
-    pub async fn wait(&self, id: AgentId, timeout: Duration) -> Result<WaitResult, RuntimeError> {
-        let mut rx = self.events.subscribe();
-        self.wait_on(id, timeout, &mut rx, |s| {
-            !s.status.is_active() || s.pending_permission.is_some()
-        })
-        .await
-    }
-
-    async fn wait_on(
-        &self,
-        id: AgentId,
-        timeout: Duration,
-        rx: &mut broadcast::Receiver<Event>,
-        done: impl Fn(&AgentSnapshot) -> bool,
-    ) -> Result<WaitResult, RuntimeError> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        let mut snap = self.get(id).await?;
-        loop {
-            if done(&snap) || snap.record.is_archived() {
-                return Ok(WaitResult {
-                    agent: snap,
-                    timed_out: false,
-                });
-            }
-            tokio::select! {
-                ev = rx.recv() => match ev {
-                    Ok(Event::AgentUpdated { agent } | Event::AgentArchived { agent }) if agent.id() == id => {
-                        snap = *agent;
-                    }
-                    Ok(_) => {}
-                    Err(broadcast::error::RecvError::Lagged(_)) => snap = self.get(id).await?,
-                    Err(broadcast::error::RecvError::Closed) => return Err(RuntimeError::Stopped),
-                },
-                _ = tokio::time::sleep_until(deadline) => {
-                    let snap = self.get(id).await?;
-                    let finished = done(&snap);
-                    return Ok(WaitResult { agent: snap, timed_out: !finished });
-                }
-            }
-        }
-    }
-
-    /// Lets queued finish notices run (call once the MCP server is up).
-    pub async fn deliver_pending(&self) -> Result<(), RuntimeError> {
-        self.call(|a| a.deliver_pending()).await
-    }
-
-    /// Closes every session (statuses persisted), flushes everything, stops the actor.
-    pub async fn shutdown(&self) {
-        let (tx, rx) = oneshot::channel();
-        if self.tx.send(actor::Msg::Shutdown(tx)).is_ok() {
-            let _ = rx.await;
-        }
-    }
-
-    /// Waits until every queued record write is durable.
-    pub async fn flush(&self) {
-        self.writer.flush().await;
-    }
-
-    pub fn now(&self) -> Timestamp {
-        Timestamp::now()
-    }
-}
-
-/// Runs blocking I/O off the async threads.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, RuntimeError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|_| RuntimeError::Stopped)
 }
 
 #[cfg(test)]

@@ -11,11 +11,15 @@ use futures::FutureExt;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::model::{ItemKind, NewItem};
+use std::time::Duration;
+
+use crate::model::{AgentId, ItemKind, NewItem, Status, TurnOrigin, WorkspaceId};
+use crate::providers::ProviderRegistry;
 use crate::providers::{
     EventSink, PermissionRequest, Provider, ProviderEvent, ProviderInfo, Session, SessionSpec,
     TurnInput, TurnOutcome,
 };
+use crate::store::Layout;
 
 #[derive(Default)]
 pub(crate) struct Log {
@@ -329,12 +333,14 @@ async fn archive_cascades_durably_and_closes_every_session() {
     let ws = workspace(&h, &env).await;
     let root = h.create(req(&ws, "hang")).await.unwrap();
     let mut k = req(&ws, "ok kid");
-    k.parent = Some(root.id());
-    k.created_by = Some(root.id());
+    k.caller = Caller::Agent(root.id());
+    k.subagent = true;
+    k.notify_on_finish = Some(false);
     let kid = h.create(k).await.unwrap();
     h.wait(kid.id(), T).await.unwrap();
     let mut d = req(&ws, "ok detached");
-    d.created_by = Some(root.id());
+    d.caller = Caller::Agent(root.id());
+    d.notify_on_finish = Some(false);
     let detached = h.create(d).await.unwrap();
     h.wait(detached.id(), T).await.unwrap();
     let mut rx = h.subscribe();
@@ -374,9 +380,9 @@ async fn finish_notice_reaches_the_parent_as_its_next_turn() {
     let parent = h.create(req(&ws, "ok planning")).await.unwrap();
     h.wait(parent.id(), T).await.unwrap();
     let mut k = req(&ws, "ok tests pass");
-    k.parent = Some(parent.id());
-    k.created_by = Some(parent.id());
-    k.notify = Some(parent.id());
+    // Created by the parent as its subagent: it hears when the first turn ends.
+    k.caller = Caller::Agent(parent.id());
+    k.subagent = true;
     k.title = Some("kid-1".into());
     let kid = h.create(k).await.unwrap();
     // The notice becomes the parent's next turn; wait until it has run.
@@ -577,13 +583,10 @@ async fn timeline_pages_back_beyond_the_in_memory_tail() {
     let a = h.create(req(&ws, "ok x")).await.unwrap();
     h.wait(a.id(), T).await.unwrap();
     let id = a.id();
-    h.call(move |act| {
-        for i in 0..5_000 {
-            act.push_item(id, NewItem::new(ItemKind::Output, format!("line {i}")));
-        }
-    })
-    .await
-    .unwrap();
+    let items = (0..5_000)
+        .map(|i| NewItem::new(ItemKind::Output, format!("line {i}")))
+        .collect();
+    h.push_items(id, items).await.unwrap();
     let last = h.timeline(id, 0, 10).await.unwrap();
     assert_eq!(last.last().unwrap().seq, 5_002);
     let old = h.timeline(id, 101, 100).await.unwrap();

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod git;
 pub mod mcp_echo;
 pub mod openai;
+pub mod scripted;
 
 pub use anthropic::standin;
 

@@ -4,6 +4,9 @@
 //! completes, `hang` runs until interrupted), wrapped to record the MCP access each session
 //! was given, as a real provider would put it in the agent's process.
 
+#[path = "../support/mod.rs"]
+mod support;
+
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,14 +19,18 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
-use super::*;
-use crate::model::{AgentId, Status, WorkspaceId, PARENT_LABEL};
-use crate::providers::{
+use paseo_core::mcp::{McpServer, RunningMcp};
+use paseo_core::model::{AgentId, Status, WorkspaceId, PARENT_LABEL};
+use paseo_core::providers::{
     EventSink, McpAccess, Provider, ProviderError, ProviderInfo, ProviderRegistry, Session,
     SessionSpec,
 };
-use crate::runtime::tests::{Env, Scripted};
-use crate::runtime::{AgentSnapshot, CreateAgent, Runtime, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{
+    AgentSnapshot, CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
+};
+use paseo_core::store::Layout;
+use support::git::git;
+use support::scripted::{Env, Scripted};
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
@@ -178,7 +185,7 @@ impl Harness {
     }
 
     async fn count(&self, include_archived: bool) -> usize {
-        let f = crate::engine::ListFilter {
+        let f = paseo_core::engine::ListFilter {
             include_archived,
             ..Default::default()
         };
@@ -241,24 +248,6 @@ fn text(r: &CallToolResult) -> String {
 
 fn id_of(v: &Value) -> AgentId {
     v["agentId"].as_str().unwrap().parse().unwrap()
-}
-
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A git repository with one commit, inside the harness workspace.
@@ -383,7 +372,7 @@ async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes
     loop {
         let got = h.env.log.lock().unwrap().inputs.iter().any(|(a, i)| {
             *a == parent.id()
-                && matches!(i, crate::providers::TurnInput::Notice(t) if t.contains(&kid.to_string()) && t.contains("tests pass"))
+                && matches!(i, paseo_core::providers::TurnInput::Notice(t) if t.contains(&kid.to_string()) && t.contains("tests pass"))
         });
         if got {
             break;
@@ -489,15 +478,17 @@ async fn every_tool_works_end_to_end() {
         "{wt_cwd}"
     );
     assert!(std::path::Path::new(&wt_cwd).join(".git").exists());
+    let wt_id: WorkspaceId = wt["workspaceId"].as_str().unwrap().parse().unwrap();
     let ws_rec = h
         .h()
-        .query({
-            let id: WorkspaceId = wt["workspaceId"].as_str().unwrap().parse().unwrap();
-            move |e| e.workspace(&id).cloned()
-        })
+        .snapshot()
         .await
         .unwrap()
-        .unwrap();
+        .workspaces
+        .into_iter()
+        .find(|w| w.record.workspace_id == wt_id)
+        .unwrap()
+        .record;
     assert_eq!(ws_rec.branch.as_deref(), Some("feat/a"));
     assert_eq!(ws_rec.created_by_agent_id, Some(lead.id()));
 
@@ -716,7 +707,7 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         ),
         (
             "create_agent",
-            with(json!({"initialPrompt": "x".repeat(crate::runtime::MAX_PROMPT_BYTES + 1)})),
+            with(json!({"initialPrompt": "x".repeat(paseo_core::runtime::MAX_PROMPT_BYTES + 1)})),
             "initialPrompt: the prompt is",
         ),
         (
@@ -1138,7 +1129,7 @@ async fn requests_without_a_valid_token_get_401_and_change_nothing() {
         .prompt(
             other.id(),
             "ok back".into(),
-            crate::model::TurnOrigin::User,
+            paseo_core::model::TurnOrigin::User,
             None,
         )
         .await
@@ -1457,7 +1448,7 @@ async fn fifty_agents_create_subagents_concurrently() {
         let (under, total) = h
             .h()
             .list(
-                crate::engine::ListFilter {
+                paseo_core::engine::ListFilter {
                     parent: Some(roots[*i]),
                     ..Default::default()
                 },
@@ -1486,7 +1477,7 @@ async fn fifty_agents_create_subagents_concurrently() {
             .filter(|(i, kid, _)| {
                 inputs.iter().any(|(a, inp)| {
                     *a == roots[*i]
-                        && matches!(inp, crate::providers::TurnInput::Notice(t) if t.contains(&kid.to_string()))
+                        && matches!(inp, paseo_core::providers::TurnInput::Notice(t) if t.contains(&kid.to_string()))
                 })
             })
             .count();
@@ -1644,7 +1635,7 @@ async fn the_docs_show_the_served_schemas() {
         assert_eq!(
             doc[a..b].trim(),
             want.trim(),
-            "docs/mcp.md is out of date: run UPDATE_MCP_DOCS=1 cargo test -p paseo-core --lib the_docs_show"
+            "docs/mcp.md is out of date: run UPDATE_MCP_DOCS=1 cargo test -p paseo-core --test mcp_tools the_docs_show"
         );
     }
     drop(c);

@@ -1,0 +1,301 @@
+//! The tools' bodies: input → one runtime request for the caller → output and summary.
+
+use std::time::Duration;
+
+use super::output::{
+    excerpt, ok, rt_err, status, tail, ArchiveOutput, CancelOutput, CreatedOutput, ListOutput,
+    PromptOutput, ToolResult, WaitOutput, WorktreeOutput,
+};
+use super::{PaseoTools, FOREGROUND_WAIT, LAST_MESSAGE_CHARS};
+use crate::engine::{EngineError, ListFilter};
+use crate::mcp::input::{
+    AgentInput, CreateAgentInput, CreateWorktreeInput, ListInput, Relationship, SendPromptInput,
+    SourceInput, WaitInput, WorkspaceInput, DEFAULT_LIST_LIMIT, DEFAULT_WAIT_SECONDS,
+};
+use crate::runtime::{Caller, CreateAgent, RuntimeError, WorkspaceTarget};
+
+impl PaseoTools {
+    pub(super) async fn do_create_agent(
+        &self,
+        caller: Caller,
+        input: CreateAgentInput,
+    ) -> ToolResult {
+        let workspace = match input.workspace {
+            WorkspaceInput::Current { cwd } => WorkspaceTarget::Current { cwd },
+            WorkspaceInput::Create { source } => match source {
+                SourceInput::Directory { path } => WorkspaceTarget::Directory { path },
+                SourceInput::Worktree { repo, target } => WorkspaceTarget::Worktree {
+                    repo,
+                    target: target.into_target(),
+                },
+            },
+        };
+        let mut req = CreateAgent::new(&input.provider, workspace);
+        req.caller = caller;
+        req.subagent = input.relationship == Relationship::Subagent;
+        req.notify_on_finish = input.notify_on_finish;
+        req.title = input.title;
+        req.model = input.model;
+        req.initial_prompt = Some(input.initial_prompt);
+        req.auto_archive = input.auto_archive.unwrap_or(false);
+        req.labels = input.labels.unwrap_or_default();
+        req.request = Some(format!("mcp:create_agent:{}", uuid::Uuid::new_v4()));
+        let snap = self.rt.create(req).await.map_err(|e| {
+            let field = match &e {
+                RuntimeError::Engine(
+                    EngineError::UnknownWorkspace(_) | EngineError::WorkspaceArchived(_),
+                ) => "workspace",
+                _ => "",
+            };
+            rt_err(e, field)
+        })?;
+        let out = CreatedOutput {
+            agent_id: snap.id().to_string(),
+            workspace_id: snap
+                .record
+                .workspace_id
+                .as_ref()
+                .map(|w| w.to_string())
+                .unwrap_or_default(),
+            cwd: snap.record.cwd.clone(),
+            status: status(snap.status),
+            title: snap.record.title.clone(),
+            parent_agent_id: snap.parent_agent_id.map(|p| p.to_string()),
+        };
+        let mut summary = format!(
+            "Created {} agent {} \"{}\" in {} (workspace {}); status {}. Its first prompt runs in \
+             the background.",
+            input.provider, out.agent_id, out.title, out.cwd, out.workspace_id, out.status
+        );
+        if snap.record.notify_on_finish {
+            summary.push_str(" You will get a notice as your next turn when that turn ends.");
+        }
+        ok(summary, out)
+    }
+
+    pub(super) async fn do_send_prompt(
+        &self,
+        caller: Caller,
+        input: SendPromptInput,
+    ) -> ToolResult {
+        let id = input.agent_id;
+        // When the prompt is accepted the turn is running (or queued behind a resume, status
+        // initializing), so `wait` cannot mistake the idle state before it for its end.
+        let sent = self
+            .rt
+            .prompt_as(
+                caller,
+                id,
+                input.prompt,
+                input.background,
+                input.notify_on_finish,
+            )
+            .await
+            .map_err(|e| rt_err(e, "agentId"))?;
+        if sent.background {
+            let out = PromptOutput {
+                agent_id: id.to_string(),
+                status: status(sent.agent.status),
+                background: true,
+                last_message: None,
+                timed_out: None,
+            };
+            let mut summary = format!("Prompt sent to agent {id}; it is {}.", out.status);
+            if sent.notify.is_some() {
+                summary.push_str(" You will get a notice as your next turn when the turn ends.");
+            }
+            return ok(summary, out);
+        }
+        let w = self
+            .rt
+            .wait(id, FOREGROUND_WAIT)
+            .await
+            .map_err(|e| rt_err(e, "agentId"))?;
+        let last = w
+            .agent
+            .record
+            .last_message
+            .as_deref()
+            .map(|m| tail(m, LAST_MESSAGE_CHARS));
+        let summary = if w.timed_out {
+            format!(
+                "Agent {id} is still {} after {} s; use wait_for_agent to keep waiting.",
+                status(w.agent.status),
+                FOREGROUND_WAIT.as_secs()
+            )
+        } else {
+            format!(
+                "Agent {id} is {}. Last message: {}",
+                status(w.agent.status),
+                excerpt(last.as_deref().unwrap_or("(none)"))
+            )
+        };
+        ok(
+            summary,
+            PromptOutput {
+                agent_id: id.to_string(),
+                status: status(w.agent.status),
+                background: false,
+                last_message: last,
+                timed_out: Some(w.timed_out),
+            },
+        )
+    }
+
+    pub(super) async fn do_wait(&self, input: WaitInput) -> ToolResult {
+        let id = input.agent_id;
+        let secs = input.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
+        let w = self
+            .rt
+            .wait(id, Duration::from_secs_f64(secs))
+            .await
+            .map_err(|e| rt_err(e, "agentId"))?;
+        let last = w
+            .agent
+            .record
+            .last_message
+            .as_deref()
+            .map(|m| tail(m, LAST_MESSAGE_CHARS));
+        let pending = w
+            .agent
+            .pending_permission
+            .as_ref()
+            .and_then(|p| serde_json::to_value(p).ok());
+        let mut summary = format!("Agent {id} is {}", status(w.agent.status));
+        if w.timed_out {
+            summary.push_str(&format!(" (still going after {secs} s)"));
+        }
+        if pending.is_some() {
+            summary.push_str("; it waits for a permission answer from the user");
+        }
+        if let Some(m) = &last {
+            summary.push_str(&format!(". Last message: {}", excerpt(m)));
+        }
+        ok(
+            summary,
+            WaitOutput {
+                agent_id: id.to_string(),
+                status: status(w.agent.status),
+                last_message: last,
+                timed_out: w.timed_out,
+                pending_permission: pending,
+            },
+        )
+    }
+
+    pub(super) async fn do_get(&self, input: AgentInput) -> ToolResult {
+        let snap = self
+            .rt
+            .get(input.agent_id)
+            .await
+            .map_err(|e| rt_err(e, "agentId"))?;
+        let mut summary = format!(
+            "Agent {} \"{}\" ({}) is {}",
+            snap.id(),
+            snap.record.title,
+            snap.record.provider,
+            status(snap.status)
+        );
+        if snap.record.is_archived() {
+            summary.push_str(" and archived");
+        }
+        if let Some(p) = snap.parent_agent_id {
+            summary.push_str(&format!("; parent {p}"));
+        }
+        ok(summary, snap)
+    }
+
+    pub(super) async fn do_list(&self, input: ListInput) -> ToolResult {
+        let filter = ListFilter {
+            include_archived: input.include_archived.unwrap_or(false),
+            parent: input.parent_agent_id,
+            workspace: input.workspace_id.clone(),
+            statuses: input.statuses(),
+        };
+        let limit = input.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+        let (agents, total) = self
+            .rt
+            .list(filter, limit)
+            .await
+            .map_err(|e| rt_err(e, ""))?;
+        let mut summary = format!("{} of {total} matching agents", agents.len());
+        for a in agents.iter().take(20) {
+            summary.push_str(&format!(
+                "\n- {} \"{}\" {} {}",
+                a.id(),
+                a.record.title,
+                a.record.provider,
+                status(a.status)
+            ));
+        }
+        if agents.len() > 20 {
+            summary.push_str("\n- …");
+        }
+        ok(summary, ListOutput { agents, total })
+    }
+
+    pub(super) async fn do_cancel(&self, caller: Caller, input: AgentInput) -> ToolResult {
+        let id = input.agent_id;
+        let s = self
+            .rt
+            .cancel_as(caller, id)
+            .await
+            .map_err(|e| rt_err(e, "agentId"))?;
+        ok(
+            format!("Agent {id} is {}.", status(s)),
+            CancelOutput {
+                agent_id: id.to_string(),
+                status: status(s),
+            },
+        )
+    }
+
+    pub(super) async fn do_archive(&self, caller: Caller, input: AgentInput) -> ToolResult {
+        let id = input.agent_id;
+        let ids = self
+            .rt
+            .archive_as(caller, id)
+            .await
+            .map_err(|e| rt_err(e, "agentId"))?;
+        let archived: Vec<String> = ids.iter().map(|a| a.to_string()).collect();
+        let summary = if archived.is_empty() {
+            format!("Agent {id} was already archived.")
+        } else {
+            format!(
+                "Archived {} agent(s): {}",
+                archived.len(),
+                archived.join(", ")
+            )
+        };
+        ok(summary, ArchiveOutput { archived })
+    }
+
+    pub(super) async fn do_create_worktree(
+        &self,
+        caller: Caller,
+        input: CreateWorktreeInput,
+    ) -> ToolResult {
+        let ws = self
+            .rt
+            .create_worktree_as(
+                caller,
+                input.repo,
+                input.target.into_target(),
+                Some(format!("mcp:create_worktree:{}", uuid::Uuid::new_v4())),
+            )
+            .await
+            .map_err(|e| rt_err(e, ""))?;
+        let out = WorktreeOutput {
+            workspace_id: ws.record.workspace_id.to_string(),
+            cwd: ws.record.cwd.clone(),
+            branch: ws.record.branch.clone().unwrap_or_default(),
+        };
+        ok(
+            format!(
+                "Created worktree {} on branch {} (workspace {}).",
+                out.cwd, out.branch, out.workspace_id
+            ),
+            out,
+        )
+    }
+}

@@ -1,0 +1,165 @@
+//! The agent commands: each checks the caller, runs the engine operation and applies its
+//! effects in the same actor step.
+
+use super::super::actor::Actor;
+use super::super::apply::Durable;
+use super::super::events::AgentSnapshot;
+use super::super::policy::{self, Caller, Placement};
+use super::super::{CreateAgent, RuntimeError};
+use super::Prepared;
+use crate::engine::EngineError;
+use crate::model::{AgentId, TurnOrigin, WorkspaceId};
+use crate::providers::ProviderInfo;
+
+impl Actor {
+    /// The whole create gesture: the caller's rules and defaults, the new workspace (if the
+    /// handle prepared one), the agent, and its first prompt queued behind its session.
+    pub(super) fn create(
+        &mut self,
+        req: CreateAgent,
+        info: &ProviderInfo,
+        prepared: Prepared,
+    ) -> Result<AgentSnapshot, RuntimeError> {
+        policy::precheck_create(&req)?;
+        if let Caller::Agent(c) = req.caller {
+            if self.engine.agent(c).is_none() {
+                return Err(RuntimeError::invalid(
+                    "",
+                    format!("the calling agent {c} no longer exists"),
+                ));
+            }
+        }
+        let (checked, placed) = match prepared {
+            Prepared::Existing { cwd } => (cwd, None),
+            Prepared::Directory { dir, repo } => {
+                let ws = self.register_directory(&dir, repo, false);
+                let placed = Placement {
+                    workspace: ws.workspace_id,
+                    cwd: ws.cwd,
+                    created: None,
+                };
+                (None, Some(placed))
+            }
+            Prepared::Worktree(created) => {
+                let ws = self.register_worktree(&created, req.caller.agent(), req.request.clone());
+                let id = ws.record.workspace_id;
+                let placed = Placement {
+                    workspace: id.clone(),
+                    cwd: ws.record.cwd,
+                    created: Some(id),
+                };
+                (None, Some(placed))
+            }
+        };
+        let new = policy::resolve_create(&self.engine, req, info, checked, placed)?;
+        let id = self.engine.create(new)?;
+        self.apply();
+        self.snap(id)
+    }
+
+    pub(super) fn prompt(
+        &mut self,
+        caller: Caller,
+        id: AgentId,
+        text: String,
+        origin: TurnOrigin,
+        notify: Option<AgentId>,
+    ) -> Result<AgentSnapshot, RuntimeError> {
+        policy::authorize(&self.engine, caller, id, "prompt")?;
+        self.engine.prompt(id, text, origin, notify)?;
+        self.apply();
+        self.snap(id)
+    }
+
+    pub(super) fn cancel(&mut self, caller: Caller, id: AgentId) -> Result<bool, RuntimeError> {
+        policy::authorize(&self.engine, caller, id, "cancel")?;
+        let r = self.engine.cancel(id)?;
+        self.apply();
+        Ok(r)
+    }
+
+    pub(super) fn archive(
+        &mut self,
+        caller: Caller,
+        id: AgentId,
+    ) -> Result<(Vec<AgentId>, Durable), RuntimeError> {
+        policy::authorize(&self.engine, caller, id, "archive")?;
+        let ids = self.engine.archive(id)?;
+        self.apply();
+        let d = self.durable(&ids);
+        Ok((ids, d))
+    }
+
+    pub(super) fn archive_finished(
+        &mut self,
+        parent: AgentId,
+    ) -> Result<(Vec<AgentId>, Durable), RuntimeError> {
+        if self.engine.agent(parent).is_none() {
+            return Err(EngineError::UnknownAgent(parent).into());
+        }
+        let kids = self.engine.finished_children(parent);
+        let ids = self.engine.archive_many(&kids)?;
+        self.apply();
+        let d = self.durable(&ids);
+        Ok((ids, d))
+    }
+
+    pub(super) fn detach(&mut self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
+        self.engine.detach(id)?;
+        self.apply();
+        self.snap(id)
+    }
+
+    /// `workspaces` are back on disk (the handle re-added them): they come back first, then
+    /// the batch.
+    pub(super) fn restore(
+        &mut self,
+        id: AgentId,
+        as_root: bool,
+        workspaces: &[WorkspaceId],
+    ) -> Result<(Vec<AgentId>, Durable), RuntimeError> {
+        self.unarchive_workspaces(workspaces)?;
+        let ids = self.engine.restore(id, as_root)?;
+        self.apply();
+        Ok((ids, self.durable(&[])))
+    }
+
+    pub(super) fn unarchive_workspaces(
+        &mut self,
+        workspaces: &[WorkspaceId],
+    ) -> Result<(), RuntimeError> {
+        for ws in workspaces {
+            self.engine.unarchive_workspace(ws)?;
+            self.apply();
+        }
+        Ok(())
+    }
+
+    pub(super) fn answer_permission(
+        &mut self,
+        id: AgentId,
+        request_id: &str,
+        allow: bool,
+    ) -> Result<(), RuntimeError> {
+        self.engine.answer_permission(id, request_id, allow)?;
+        self.apply();
+        Ok(())
+    }
+
+    pub(super) fn mark_seen(&mut self, id: AgentId) -> Result<(), RuntimeError> {
+        self.engine.mark_seen(id)?;
+        self.apply();
+        Ok(())
+    }
+
+    pub(super) fn stop(&mut self, id: AgentId) -> Result<Durable, RuntimeError> {
+        self.engine.close(id)?;
+        self.apply();
+        Ok(self.durable(&[id]))
+    }
+
+    pub(super) fn deliver_pending(&mut self) {
+        self.engine.deliver_pending();
+        self.apply();
+    }
+}

@@ -1,0 +1,274 @@
+//! The actor's mailbox: one typed command per operation, each with its typed reply. A command
+//! is decided and applied in one actor step; whatever it needed from disk or git the handle
+//! prepared before sending it ([`Prepared`]).
+//!
+//! Reads are named queries ([`Command::GetAgent`], [`Command::ListAgents`], …); changes are one
+//! command per gesture ([`Command::CreateAgent`] checks the caller, applies the defaults,
+//! registers a new workspace, creates the agent and queues its first prompt).
+
+mod agents;
+mod queries;
+mod workspaces;
+
+use std::path::PathBuf;
+
+use tokio::sync::oneshot;
+
+use super::actor::Actor;
+use super::apply::Durable;
+use super::events::{AgentSnapshot, FleetCounts, FleetSnapshot, WorkspaceSnapshot};
+use super::handle::Attention;
+use super::policy::{Caller, CreatePlan};
+use super::timeline::Page;
+use super::{CreateAgent, RuntimeError};
+use crate::engine::ListFilter;
+use crate::model::{AgentId, TurnOrigin, WorkspaceId, WorkspaceRecord};
+use crate::providers::ProviderInfo;
+use crate::workspaces::worktree::CreatedWorktree;
+use crate::workspaces::RepoInfo;
+
+/// Where a command's answer goes.
+pub(crate) type Reply<T> = oneshot::Sender<Result<T, RuntimeError>>;
+
+/// What the handle found on disk for a new agent before asking the actor.
+pub(crate) enum Prepared {
+    /// An existing workspace: nothing (or only a cwd) to check.
+    Existing { cwd: Option<PathBuf> },
+    /// A directory to register as a new workspace.
+    Directory {
+        dir: PathBuf,
+        repo: Option<RepoInfo>,
+    },
+    /// A git worktree made for this agent.
+    Worktree(Box<CreatedWorktree>),
+}
+
+pub(crate) enum Command {
+    // ------------------------------------------------------------ reads
+    Snapshot(Reply<FleetSnapshot>),
+    Counts(Reply<FleetCounts>),
+    /// Counts plus the agents that may need the user, from one consistent view (the tray).
+    Attention(Reply<Attention>),
+    GetAgent {
+        id: AgentId,
+        reply: Reply<AgentSnapshot>,
+    },
+    /// Agents matching the filter (unknown parent or workspace ids refused), with the total.
+    ListAgents {
+        filter: ListFilter,
+        limit: usize,
+        reply: Reply<(Vec<AgentSnapshot>, usize)>,
+    },
+    Archived {
+        limit: usize,
+        reply: Reply<Vec<AgentSnapshot>>,
+    },
+    TimelinePage {
+        id: AgentId,
+        before: u64,
+        limit: usize,
+        reply: Reply<Page>,
+    },
+    /// The defaults a create's disk and git checks depend on.
+    PlanCreate {
+        req: Box<CreateAgent>,
+        reply: Reply<CreatePlan>,
+    },
+    /// The archived workspaces a restore brings back (their directories are re-added first).
+    RestoreWorkspaces {
+        id: AgentId,
+        reply: Reply<Vec<WorkspaceRecord>>,
+    },
+    // ------------------------------------------------------------ changes
+    CreateAgent {
+        req: Box<CreateAgent>,
+        info: Box<ProviderInfo>,
+        prepared: Prepared,
+        reply: Reply<AgentSnapshot>,
+    },
+    AddWorkspace {
+        dir: PathBuf,
+        repo: Option<RepoInfo>,
+        reply: Reply<WorkspaceSnapshot>,
+    },
+    RegisterWorktree {
+        created: Box<CreatedWorktree>,
+        created_by: Option<AgentId>,
+        request: Option<String>,
+        reply: Reply<WorkspaceSnapshot>,
+    },
+    ArchiveWorkspace {
+        id: WorkspaceId,
+        even_if_running: bool,
+        reply: Reply<(Vec<AgentId>, Durable)>,
+    },
+    Prompt {
+        caller: Caller,
+        id: AgentId,
+        text: String,
+        origin: TurnOrigin,
+        notify: Option<AgentId>,
+        reply: Reply<AgentSnapshot>,
+    },
+    /// Answers whether a turn was running (and is now being interrupted).
+    Cancel {
+        caller: Caller,
+        id: AgentId,
+        reply: Reply<bool>,
+    },
+    Archive {
+        caller: Caller,
+        id: AgentId,
+        reply: Reply<(Vec<AgentId>, Durable)>,
+    },
+    ArchiveFinished {
+        parent: AgentId,
+        reply: Reply<(Vec<AgentId>, Durable)>,
+    },
+    Detach {
+        id: AgentId,
+        reply: Reply<AgentSnapshot>,
+    },
+    /// Unarchives workspaces whose directories are back (a restore that stopped part way).
+    UnarchiveWorkspaces {
+        workspaces: Vec<WorkspaceId>,
+        reply: Reply<()>,
+    },
+    /// Unarchives the workspaces whose directories are back, then restores the batch.
+    Restore {
+        id: AgentId,
+        as_root: bool,
+        workspaces: Vec<WorkspaceId>,
+        reply: Reply<(Vec<AgentId>, Durable)>,
+    },
+    AnswerPermission {
+        id: AgentId,
+        request_id: String,
+        allow: bool,
+        reply: Reply<()>,
+    },
+    MarkSeen {
+        id: AgentId,
+        reply: Reply<()>,
+    },
+    Stop {
+        id: AgentId,
+        reply: Reply<Durable>,
+    },
+    DeliverPending(Reply<()>),
+    /// Appends items to a timeline as a provider would (tests fill timelines fast with it).
+    #[cfg(test)]
+    PushItems {
+        id: AgentId,
+        items: Vec<crate::model::NewItem>,
+        reply: Reply<()>,
+    },
+    /// Closes every session, flushes, and ends the actor.
+    Shutdown(oneshot::Sender<()>),
+}
+
+fn answer<T>(reply: Reply<T>, r: Result<T, RuntimeError>) {
+    // The asker may have gone (a dropped request): the work is done either way.
+    let _ = reply.send(r);
+}
+
+impl Actor {
+    /// Runs one command (everything but `Shutdown`, which the loop handles).
+    pub(super) fn dispatch(&mut self, cmd: Command) {
+        match cmd {
+            Command::Snapshot(r) => answer(r, Ok(self.snapshot())),
+            Command::Counts(r) => answer(r, Ok(FleetCounts::of(&self.engine))),
+            Command::Attention(r) => answer(r, Ok(self.attention())),
+            Command::GetAgent { id, reply } => answer(reply, self.snap(id)),
+            Command::ListAgents {
+                filter,
+                limit,
+                reply,
+            } => answer(reply, self.list(filter, limit)),
+            Command::Archived { limit, reply } => answer(reply, Ok(self.archived(limit))),
+            Command::TimelinePage {
+                id,
+                before,
+                limit,
+                reply,
+            } => answer(reply, self.timeline_page(id, before, limit)),
+            Command::PlanCreate { req, reply } => {
+                answer(reply, super::policy::plan_create(&self.engine, &req))
+            }
+            Command::RestoreWorkspaces { id, reply } => answer(
+                reply,
+                self.engine.restore_workspaces(id).map_err(Into::into),
+            ),
+            Command::CreateAgent {
+                req,
+                info,
+                prepared,
+                reply,
+            } => answer(reply, self.create(*req, &info, prepared)),
+            Command::AddWorkspace { dir, repo, reply } => {
+                let ws = self.register_directory(&dir, repo, true);
+                answer(reply, Ok(WorkspaceSnapshot::of(&self.engine, &ws)))
+            }
+            Command::RegisterWorktree {
+                created,
+                created_by,
+                request,
+                reply,
+            } => answer(
+                reply,
+                Ok(self.register_worktree(&created, created_by, request)),
+            ),
+            Command::ArchiveWorkspace {
+                id,
+                even_if_running,
+                reply,
+            } => answer(reply, self.archive_workspace(&id, even_if_running)),
+            Command::Prompt {
+                caller,
+                id,
+                text,
+                origin,
+                notify,
+                reply,
+            } => answer(reply, self.prompt(caller, id, text, origin, notify)),
+            Command::Cancel { caller, id, reply } => answer(reply, self.cancel(caller, id)),
+            Command::Archive { caller, id, reply } => answer(reply, self.archive(caller, id)),
+            Command::ArchiveFinished { parent, reply } => {
+                answer(reply, self.archive_finished(parent))
+            }
+            Command::Detach { id, reply } => answer(reply, self.detach(id)),
+            Command::Restore {
+                id,
+                as_root,
+                workspaces,
+                reply,
+            } => answer(reply, self.restore(id, as_root, &workspaces)),
+            Command::UnarchiveWorkspaces { workspaces, reply } => {
+                answer(reply, self.unarchive_workspaces(&workspaces))
+            }
+            Command::AnswerPermission {
+                id,
+                request_id,
+                allow,
+                reply,
+            } => answer(reply, self.answer_permission(id, &request_id, allow)),
+            Command::MarkSeen { id, reply } => answer(reply, self.mark_seen(id)),
+            Command::Stop { id, reply } => answer(reply, self.stop(id)),
+            Command::DeliverPending(r) => {
+                self.deliver_pending();
+                answer(r, Ok(()))
+            }
+            #[cfg(test)]
+            Command::PushItems { id, items, reply } => {
+                for it in items {
+                    self.push_item(id, it);
+                }
+                answer(reply, Ok(()))
+            }
+            Command::Shutdown(r) => {
+                tracing::error!("shutdown reached dispatch; the loop handles it");
+                let _ = r.send(());
+            }
+        }
+    }
+}

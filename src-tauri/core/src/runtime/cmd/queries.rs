@@ -1,0 +1,118 @@
+//! The named reads: snapshots of the fleet as it is at this actor step.
+
+use std::collections::BTreeSet;
+
+use super::super::actor::Actor;
+use super::super::events::{
+    AgentSnapshot, FleetCounts, FleetSnapshot, TrackSnapshot, WorkspaceSnapshot,
+};
+use super::super::handle::Attention;
+use super::super::RuntimeError;
+use crate::engine::{EngineError, ListFilter};
+use crate::model::{AgentId, Bucket};
+
+impl Actor {
+    pub(crate) fn snap(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
+        self.engine
+            .agent(id)
+            .map(|a| AgentSnapshot::of(&self.engine, a))
+            .ok_or_else(|| EngineError::UnknownAgent(id).into())
+    }
+
+    pub(crate) fn track(&self, parent: AgentId) -> TrackSnapshot {
+        TrackSnapshot {
+            parent_agent_id: parent,
+            members: self.engine.track(parent),
+            counts: self.engine.track_counts(parent),
+        }
+    }
+
+    pub(super) fn snapshot(&self) -> FleetSnapshot {
+        let e = &self.engine;
+        let mut agents: Vec<AgentSnapshot> = e
+            .agents()
+            .filter(|a| !a.record.is_archived())
+            .map(|a| AgentSnapshot::of(e, a))
+            .collect();
+        agents.sort_by_key(|a| (a.record.created_at, a.record.id));
+        let parents: BTreeSet<AgentId> = agents.iter().filter_map(|a| a.parent_agent_id).collect();
+        FleetSnapshot {
+            home: self.layout.home.display().to_string(),
+            workspaces: e
+                .workspaces()
+                .filter(|w| !w.is_archived())
+                .map(|w| WorkspaceSnapshot::of(e, w))
+                .collect(),
+            projects: e.projects().cloned().collect(),
+            tracks: parents.into_iter().map(|p| self.track(p)).collect(),
+            providers: self.providers.infos(),
+            counts: FleetCounts::of(e),
+            notices: self.notices.clone(),
+            quarantined: self.quarantined.clone(),
+            mcp_url: self.access.as_ref().and_then(|a| a.url()),
+            agents,
+        }
+    }
+
+    /// Unarchived agents whose bucket or state may ask for the user, with the counts.
+    pub(super) fn attention(&self) -> Attention {
+        let e = &self.engine;
+        let agents = e
+            .agents()
+            .filter(|a| !a.record.is_archived())
+            .filter(|a| {
+                a.needs_you() || matches!(a.bucket(), Bucket::NeedsInput | Bucket::Attention)
+            })
+            .map(|a| AgentSnapshot::of(e, a))
+            .collect();
+        Attention {
+            counts: FleetCounts::of(e),
+            agents,
+        }
+    }
+
+    /// Unknown parent or workspace ids are refused rather than answered with an empty list
+    /// (SPEC 11).
+    pub(super) fn list(
+        &self,
+        filter: ListFilter,
+        limit: usize,
+    ) -> Result<(Vec<AgentSnapshot>, usize), RuntimeError> {
+        let e = &self.engine;
+        if let Some(p) = filter.parent.filter(|p| e.agent(*p).is_none()) {
+            return Err(RuntimeError::invalid(
+                "parentAgentId",
+                format!("unknown agent {p}"),
+            ));
+        }
+        if let Some(w) = filter
+            .workspace
+            .as_ref()
+            .filter(|w| e.workspace(w).is_none())
+        {
+            return Err(RuntimeError::invalid(
+                "workspaceId",
+                format!("unknown workspace {w}"),
+            ));
+        }
+        let all = e.list(&filter);
+        let total = all.len();
+        let v = all
+            .into_iter()
+            .take(limit)
+            .map(|a| AgentSnapshot::of(e, a))
+            .collect();
+        Ok((v, total))
+    }
+
+    /// Archived agents, most recently archived first.
+    pub(super) fn archived(&self, limit: usize) -> Vec<AgentSnapshot> {
+        let e = &self.engine;
+        let mut v: Vec<_> = e.agents().filter(|a| a.record.is_archived()).collect();
+        v.sort_by_key(|a| std::cmp::Reverse((a.record.archived_at, a.record.created_at)));
+        v.into_iter()
+            .take(limit)
+            .map(|a| AgentSnapshot::of(e, a))
+            .collect()
+    }
+}

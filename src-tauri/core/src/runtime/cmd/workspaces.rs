@@ -1,0 +1,76 @@
+//! The workspace commands: registering what the handle checked on disk, and archiving.
+
+use std::path::Path;
+
+use super::super::actor::Actor;
+use super::super::apply::Durable;
+use super::super::events::WorkspaceSnapshot;
+use super::super::RuntimeError;
+use crate::model::{
+    AgentId, ProjectRecord, Timestamp, WorkspaceId, WorkspaceKind, WorkspaceRecord,
+};
+use crate::workspaces::{self, worktree::CreatedWorktree, RepoInfo};
+
+impl Actor {
+    /// A workspace for `dir`; with `reuse`, an unarchived one for the same directory is
+    /// returned instead of a new one.
+    pub(super) fn register_directory(
+        &mut self,
+        dir: &Path,
+        repo: Option<RepoInfo>,
+        reuse: bool,
+    ) -> WorkspaceRecord {
+        let cwd = dir.display().to_string();
+        if reuse {
+            if let Some(w) = self
+                .engine
+                .workspaces()
+                .find(|w| !w.is_archived() && w.cwd == cwd && w.kind != WorkspaceKind::Worktree)
+            {
+                return w.clone();
+            }
+        }
+        let projects: Vec<ProjectRecord> = self.engine.projects().cloned().collect();
+        let (ws, project) =
+            workspaces::directory_workspace_with(dir, repo, &projects, Timestamp::now());
+        self.engine.upsert_workspace(ws.clone(), project);
+        self.apply();
+        ws
+    }
+
+    pub(super) fn register_worktree(
+        &mut self,
+        created: &CreatedWorktree,
+        created_by: Option<AgentId>,
+        request: Option<String>,
+    ) -> WorkspaceSnapshot {
+        let projects: Vec<ProjectRecord> = self.engine.projects().cloned().collect();
+        let (ws, project) = workspaces::worktree_workspace(
+            created,
+            &projects,
+            created_by,
+            request,
+            Timestamp::now(),
+        );
+        self.engine.upsert_workspace(ws.clone(), project);
+        self.apply();
+        WorkspaceSnapshot::of(&self.engine, &ws)
+    }
+
+    pub(super) fn archive_workspace(
+        &mut self,
+        id: &WorkspaceId,
+        even_if_running: bool,
+    ) -> Result<(Vec<AgentId>, Durable), RuntimeError> {
+        let archived = self.engine.archive_workspace(id, even_if_running)?;
+        self.apply();
+        let cause = self
+            .engine
+            .workspace(id)
+            .map(|w| format!("workspace {}", w.display_name))
+            .unwrap_or_default();
+        self.remove_worktree_later(id, &archived, &cause, archived.clone());
+        let d = self.durable(&archived);
+        Ok((archived, d))
+    }
+}

@@ -1,0 +1,564 @@
+//! The clonable handle everything else (the desktop shell, headless mode, the MCP server) uses.
+//! Each method checks what needs no state, prepares slow disk and git work off the actor, then
+//! sends one typed command and waits for its reply (and, for changes that must be durable
+//! first, for the writes and dead processes it reports).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use super::cmd::{Command, Prepared, Reply};
+use super::events::{AgentSnapshot, Event, FleetCounts, FleetSnapshot, WorkspaceSnapshot};
+use super::policy::{self, Caller};
+use super::timeline::Page;
+use super::{CreateAgent, RuntimeError, WorkspaceTarget, MAX_PROMPT_BYTES, MAX_TITLE_CHARS};
+use crate::engine::ListFilter;
+use crate::model::{
+    AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind, PARENT_LABEL,
+};
+use crate::providers::{ProviderInfo, ProviderRegistry};
+use crate::store::{Layout, Writer};
+use crate::workspaces::worktree::WorktreeTarget;
+use crate::workspaces::{self, WorkspaceError};
+
+/// The fleet's counts and the agents that may need the user, from one consistent view.
+#[derive(Clone, Debug, Default)]
+pub struct Attention {
+    pub counts: FleetCounts,
+    /// Unarchived agents that need the user or whose bucket asks for attention.
+    pub agents: Vec<AgentSnapshot>,
+}
+
+/// What [`RuntimeHandle::prompt_as`] did.
+#[derive(Clone, Debug)]
+pub struct Prompted {
+    /// The agent right after (running, or initializing while its session resumes).
+    pub agent: AgentSnapshot,
+    pub background: bool,
+    /// Who hears when the turn ends.
+    pub notify: Option<AgentId>,
+}
+
+/// The clonable handle to the runtime.
+#[derive(Clone)]
+pub struct RuntimeHandle {
+    tx: mpsc::UnboundedSender<Command>,
+    pub(super) events: broadcast::Sender<Event>,
+    writer: Arc<Writer>,
+    providers: ProviderRegistry,
+    layout: Layout,
+}
+
+fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
+    if p.trim().is_empty() {
+        return Err(RuntimeError::invalid(field, "the prompt is empty"));
+    }
+    if p.len() > MAX_PROMPT_BYTES {
+        return Err(RuntimeError::invalid(
+            field,
+            format!(
+                "the prompt is {} bytes; the limit is {MAX_PROMPT_BYTES}",
+                p.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_create(req: &CreateAgent) -> Result<(), RuntimeError> {
+    if let Some(p) = &req.initial_prompt {
+        check_prompt("initialPrompt", p)?;
+    }
+    if let Some(t) = &req.title {
+        if t.chars().count() > MAX_TITLE_CHARS {
+            return Err(RuntimeError::invalid(
+                "title",
+                format!("longer than {MAX_TITLE_CHARS} characters"),
+            ));
+        }
+    }
+    for (k, v) in &req.labels {
+        if k.is_empty() || k.len() > 200 || v.len() > 2_000 {
+            return Err(RuntimeError::invalid(
+                &format!("labels.{k}"),
+                "label keys must be 1–200 bytes and values at most 2,000",
+            ));
+        }
+        if k == PARENT_LABEL {
+            return Err(RuntimeError::invalid(
+                &format!("labels.{k}"),
+                "the parent label is set by relationship, not by labels",
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl RuntimeHandle {
+    pub(super) fn new(
+        tx: mpsc::UnboundedSender<Command>,
+        events: broadcast::Sender<Event>,
+        writer: Arc<Writer>,
+        providers: ProviderRegistry,
+        layout: Layout,
+    ) -> Self {
+        RuntimeHandle {
+            tx,
+            events,
+            writer,
+            providers,
+            layout,
+        }
+    }
+
+    /// Sends one command and waits for its reply.
+    async fn ask<T>(&self, cmd: impl FnOnce(Reply<T>) -> Command) -> Result<T, RuntimeError> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(cmd(tx)).map_err(|_| RuntimeError::Stopped)?;
+        rx.await.map_err(|_| RuntimeError::Stopped)?
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn providers(&self) -> Vec<ProviderInfo> {
+        self.providers.infos()
+    }
+
+    pub async fn snapshot(&self) -> Result<FleetSnapshot, RuntimeError> {
+        self.ask(Command::Snapshot).await
+    }
+
+    pub async fn counts(&self) -> Result<FleetCounts, RuntimeError> {
+        self.ask(Command::Counts).await
+    }
+
+    /// The counts and the agents that may need the user (what the tray shows).
+    pub async fn attention(&self) -> Result<Attention, RuntimeError> {
+        self.ask(Command::Attention).await
+    }
+
+    pub async fn get(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
+        self.ask(|reply| Command::GetAgent { id, reply }).await
+    }
+
+    /// Agents matching `filter`, oldest first, at most `limit`, with the total count. A parent
+    /// or workspace the filter names must exist.
+    pub async fn list(
+        &self,
+        filter: ListFilter,
+        limit: usize,
+    ) -> Result<(Vec<AgentSnapshot>, usize), RuntimeError> {
+        self.ask(|reply| Command::ListAgents {
+            filter,
+            limit,
+            reply,
+        })
+        .await
+    }
+
+    /// Archived agents, most recently archived first.
+    pub async fn archived(&self, limit: usize) -> Result<Vec<AgentSnapshot>, RuntimeError> {
+        self.ask(|reply| Command::Archived { limit, reply }).await
+    }
+
+    /// Creates an agent. What needs no state is checked first; git and file-system work runs
+    /// here, off the actor (after one read when it depends on the caller's defaults); then one
+    /// command decides and applies the rest. Its session starts in the background (the first
+    /// prompt runs when ready).
+    pub async fn create(&self, req: CreateAgent) -> Result<AgentSnapshot, RuntimeError> {
+        policy::precheck_create(&req)?;
+        let info = self.providers.resolve(&req.provider)?.info();
+        check_create(&req)?;
+        let plan = if policy::needs_plan(&req) {
+            let r = Box::new(req.clone());
+            self.ask(|reply| Command::PlanCreate { req: r, reply })
+                .await?
+        } else {
+            policy::CreatePlan::default()
+        };
+        let prepared = match (&req.workspace, plan) {
+            (WorkspaceTarget::Directory { path }, _) => {
+                let path = path.clone();
+                let (dir, repo) = blocking(move || {
+                    let dir = workspaces::existing_dir("workspace.source.path", &path)?;
+                    let repo = workspaces::repo_info(&dir);
+                    Ok::<_, WorkspaceError>((dir, repo))
+                })
+                .await??;
+                Prepared::Directory { dir, repo }
+            }
+            (WorkspaceTarget::Worktree { repo, target }, plan) => {
+                let repo = repo.clone().or(plan.worktree_repo).unwrap_or_default();
+                let layout = self.layout.clone();
+                let target = target.clone();
+                let created = blocking(move || {
+                    workspaces::worktree::create(&layout, "workspace.source", &repo, &target)
+                })
+                .await??;
+                Prepared::Worktree(Box::new(created))
+            }
+            (_, plan) => match plan.cwd_inside {
+                Some((cwd, ws)) => {
+                    let c = blocking(move || workspaces::cwd_inside("workspace.cwd", &cwd, &ws))
+                        .await??;
+                    Prepared::Existing { cwd: Some(c) }
+                }
+                None => Prepared::Existing { cwd: None },
+            },
+        };
+        let req = Box::new(req);
+        let info = Box::new(info);
+        self.ask(|reply| Command::CreateAgent {
+            req,
+            info,
+            prepared,
+            reply,
+        })
+        .await
+    }
+
+    /// Registers a workspace for a directory the user picked (an unarchived workspace for the
+    /// same directory is reused).
+    pub async fn add_workspace(&self, path: String) -> Result<WorkspaceSnapshot, RuntimeError> {
+        let (dir, repo) = blocking(move || {
+            let dir = workspaces::existing_dir("path", &path)?;
+            let repo = workspaces::repo_info(&dir);
+            Ok::<_, WorkspaceError>((dir, repo))
+        })
+        .await??;
+        self.ask(|reply| Command::AddWorkspace { dir, repo, reply })
+            .await
+    }
+
+    /// Creates a git worktree workspace for the user.
+    pub async fn create_worktree(
+        &self,
+        repo: String,
+        target: WorktreeTarget,
+        created_by: Option<AgentId>,
+        request: Option<String>,
+    ) -> Result<WorkspaceSnapshot, RuntimeError> {
+        let layout = self.layout.clone();
+        let created =
+            blocking(move || workspaces::worktree::create(&layout, "", &repo, &target)).await??;
+        let created = Box::new(created);
+        self.ask(|reply| Command::RegisterWorktree {
+            created,
+            created_by,
+            request,
+            reply,
+        })
+        .await
+    }
+
+    /// Creates a git worktree workspace for `caller` (the `create_worktree` tool): from the
+    /// repository containing `repo`, by default the calling agent's cwd.
+    pub async fn create_worktree_as(
+        &self,
+        caller: Caller,
+        repo: Option<String>,
+        target: WorktreeTarget,
+        request: Option<String>,
+    ) -> Result<WorkspaceSnapshot, RuntimeError> {
+        let repo = match (repo, caller) {
+            (Some(r), _) => r,
+            (None, Caller::Agent(id)) => {
+                let mut req = CreateAgent::new(
+                    "",
+                    WorkspaceTarget::Worktree {
+                        repo: None,
+                        target: target.clone(),
+                    },
+                );
+                req.caller = caller;
+                let r = Box::new(req);
+                let plan = self
+                    .ask(|reply| Command::PlanCreate { req: r, reply })
+                    .await?;
+                plan.worktree_repo.ok_or_else(|| {
+                    RuntimeError::invalid("", format!("the calling agent {id} no longer exists"))
+                })?
+            }
+            (None, Caller::User) => {
+                return Err(RuntimeError::invalid(
+                    "repo",
+                    "is required for a user-token session (there is no caller cwd to default \
+                     to)",
+                ))
+            }
+        };
+        self.create_worktree(repo, target, caller.agent(), request)
+            .await
+    }
+
+    /// Archives a workspace: refused (`busy`) while live agents work in it unless
+    /// `even_if_running`, which archives (and stops) them too. A worktree is then removed with
+    /// git once their processes are gone, never losing work (SPEC 15): what is left in it is
+    /// committed on its branch first, and if that fails the worktree is kept, the workspace
+    /// comes back and a notice says why.
+    pub async fn archive_workspace(
+        &self,
+        id: WorkspaceId,
+        even_if_running: bool,
+    ) -> Result<Vec<AgentId>, RuntimeError> {
+        let (archived, wait) = self
+            .ask(|reply| Command::ArchiveWorkspace {
+                id,
+                even_if_running,
+                reply,
+            })
+            .await?;
+        wait.wait(&self.writer).await?;
+        Ok(archived)
+    }
+
+    /// Sends a prompt as the user (or on behalf of `origin`); returns the agent as it is right
+    /// after (running, or initializing while its session resumes).
+    pub async fn prompt(
+        &self,
+        id: AgentId,
+        text: String,
+        origin: TurnOrigin,
+        notify: Option<AgentId>,
+    ) -> Result<AgentSnapshot, RuntimeError> {
+        check_prompt("prompt", &text)?;
+        self.ask(|reply| Command::Prompt {
+            caller: Caller::User,
+            id,
+            text,
+            origin,
+            notify,
+            reply,
+        })
+        .await
+    }
+
+    /// Sends `caller`'s prompt, if it may prompt `id`; background and notification default by
+    /// [`policy::prompt_route`].
+    pub async fn prompt_as(
+        &self,
+        caller: Caller,
+        id: AgentId,
+        text: String,
+        background: Option<bool>,
+        notify_on_finish: Option<bool>,
+    ) -> Result<Prompted, RuntimeError> {
+        let route = policy::prompt_route(caller, background, notify_on_finish)?;
+        check_prompt("prompt", &text)?;
+        let agent = self
+            .ask(|reply| Command::Prompt {
+                caller,
+                id,
+                text,
+                origin: route.origin,
+                notify: route.notify,
+                reply,
+            })
+            .await?;
+        Ok(Prompted {
+            agent,
+            background: route.background,
+            notify: route.notify,
+        })
+    }
+
+    /// Interrupts the current turn and waits (bounded) until it has ended; returns the status.
+    pub async fn cancel(&self, id: AgentId) -> Result<Status, RuntimeError> {
+        self.cancel_as(Caller::User, id).await
+    }
+
+    /// [`Self::cancel`] for `caller`, if it may cancel `id`.
+    pub async fn cancel_as(&self, caller: Caller, id: AgentId) -> Result<Status, RuntimeError> {
+        let mut rx = self.events.subscribe();
+        let running = self
+            .ask(|reply| Command::Cancel { caller, id, reply })
+            .await?;
+        if !running {
+            return Ok(self.get(id).await?.status);
+        }
+        let limit = Duration::from_secs(30);
+        let w = self
+            .wait_on(id, limit, &mut rx, |s| s.status != Status::Running)
+            .await?;
+        Ok(w.agent.status)
+    }
+
+    /// Archives the agent and its cascade; resolves once every archived record is durable and
+    /// their process trees are gone.
+    pub async fn archive(&self, id: AgentId) -> Result<Vec<AgentId>, RuntimeError> {
+        self.archive_as(Caller::User, id).await
+    }
+
+    /// [`Self::archive`] for `caller`, if it may archive `id`.
+    pub async fn archive_as(
+        &self,
+        caller: Caller,
+        id: AgentId,
+    ) -> Result<Vec<AgentId>, RuntimeError> {
+        let (ids, wait) = self
+            .ask(|reply| Command::Archive { caller, id, reply })
+            .await?;
+        wait.wait(&self.writer).await?;
+        Ok(ids)
+    }
+
+    /// "Archive finished": every child of `parent` that is not running, as one batch.
+    pub async fn archive_finished(&self, parent: AgentId) -> Result<Vec<AgentId>, RuntimeError> {
+        let (ids, wait) = self
+            .ask(|reply| Command::ArchiveFinished { parent, reply })
+            .await?;
+        wait.wait(&self.writer).await?;
+        Ok(ids)
+    }
+
+    pub async fn detach(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
+        self.ask(|reply| Command::Detach { id, reply }).await
+    }
+
+    /// Restores the batch `id` was archived in (closed, links intact). Archived workspaces the
+    /// batch lives in come back first: a removed worktree is re-added from its kept branch,
+    /// whose last commit is the snapshot of what was left in it (SPEC 15).
+    pub async fn restore(&self, id: AgentId, as_root: bool) -> Result<Vec<AgentId>, RuntimeError> {
+        let archived_ws = self
+            .ask(|reply| Command::RestoreWorkspaces { id, reply })
+            .await?;
+        let mut back = Vec::new();
+        for rec in archived_ws {
+            let layout = self.layout.clone();
+            let wid = rec.workspace_id.clone();
+            let readded = blocking(move || match rec.kind {
+                WorkspaceKind::Worktree => crate::workspaces::worktree::readd(
+                    &layout,
+                    rec.repo.as_deref().unwrap_or_default(),
+                    &rec.cwd,
+                    rec.branch.as_deref().unwrap_or_default(),
+                ),
+                _ => workspaces::existing_dir("workspace.cwd", &rec.cwd).map(|_| ()),
+            })
+            .await?;
+            if let Err(e) = readded {
+                // Those already back on disk come back in the fleet too, as they would have
+                // one by one.
+                if !back.is_empty() {
+                    self.ask(|reply| Command::UnarchiveWorkspaces {
+                        workspaces: back,
+                        reply,
+                    })
+                    .await?;
+                }
+                return Err(e.into());
+            }
+            back.push(wid);
+        }
+        let (ids, wait) = self
+            .ask(|reply| Command::Restore {
+                id,
+                as_root,
+                workspaces: back,
+                reply,
+            })
+            .await?;
+        wait.wait(&self.writer).await?;
+        Ok(ids)
+    }
+
+    pub async fn answer_permission(
+        &self,
+        id: AgentId,
+        request_id: String,
+        allow: bool,
+    ) -> Result<(), RuntimeError> {
+        self.ask(|reply| Command::AnswerPermission {
+            id,
+            request_id,
+            allow,
+            reply,
+        })
+        .await
+    }
+
+    /// The user opened the agent: clears its attention.
+    pub async fn mark_seen(&self, id: AgentId) -> Result<(), RuntimeError> {
+        self.ask(|reply| Command::MarkSeen { id, reply }).await
+    }
+
+    /// Stops the agent's process (it stays resumable).
+    pub async fn stop(&self, id: AgentId) -> Result<(), RuntimeError> {
+        let wait = self.ask(|reply| Command::Stop { id, reply }).await?;
+        wait.wait(&self.writer).await?;
+        Ok(())
+    }
+
+    /// Timeline items with `seq < before` (0 = the newest), at most `limit`, oldest first.
+    pub async fn timeline(
+        &self,
+        id: AgentId,
+        before: u64,
+        limit: usize,
+    ) -> Result<Vec<TimelineItem>, RuntimeError> {
+        let limit = limit.clamp(1, 5_000);
+        let page = self
+            .ask(|reply| Command::TimelinePage {
+                id,
+                before,
+                limit,
+                reply,
+            })
+            .await?;
+        match page {
+            Page::Ready(items) => Ok(items),
+            Page::Disk(rx) => rx
+                .await
+                .map_err(|_| RuntimeError::Stopped)?
+                .map_err(Into::into),
+        }
+    }
+
+    /// Lets queued finish notices run (call once the MCP server is up).
+    pub async fn deliver_pending(&self) -> Result<(), RuntimeError> {
+        self.ask(Command::DeliverPending).await
+    }
+
+    /// Closes every session (statuses persisted), flushes everything, stops the actor.
+    pub async fn shutdown(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Command::Shutdown(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) async fn push_items(
+        &self,
+        id: AgentId,
+        items: Vec<crate::model::NewItem>,
+    ) -> Result<(), RuntimeError> {
+        self.ask(|reply| Command::PushItems { id, items, reply })
+            .await
+    }
+
+    /// Waits until every queued record write is durable.
+    pub async fn flush(&self) {
+        self.writer.flush().await;
+    }
+
+    pub fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// Runs blocking I/O off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, RuntimeError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|_| RuntimeError::Stopped)
+}

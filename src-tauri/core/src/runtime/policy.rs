@@ -1,0 +1,313 @@
+//! Who may do what, and what a request gets when it leaves something out (SPEC 8): the one
+//! place for the rules the MCP tools and the UI used to decide on their own.
+//!
+//! A [`Caller`] is the user (the UI, or the MCP user token) or an agent (its own MCP token).
+//! Rules that depend only on the caller's kind run before any slow work ([`precheck_create`],
+//! [`prompt_route`]); rules that read the fleet run on the engine inside the actor step that
+//! acts ([`authorize`], [`resolve_create`]), so nothing changes between decision and effect.
+
+use std::path::PathBuf;
+
+use super::{CreateAgent, RuntimeError, WorkspaceTarget};
+use crate::engine::{AgentState, Engine, EngineError, NewAgent};
+use crate::model::{AgentConfig, AgentId, TurnOrigin, WorkspaceId, WorkspaceRecord};
+use crate::providers::ProviderInfo;
+
+/// Who a request comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Caller {
+    /// The user: the UI, or an MCP session with the user token.
+    #[default]
+    User,
+    /// An agent, through its own MCP token.
+    Agent(AgentId),
+}
+
+impl Caller {
+    pub fn agent(self) -> Option<AgentId> {
+        match self {
+            Caller::User => None,
+            Caller::Agent(a) => Some(a),
+        }
+    }
+
+    /// Whose turn a prompt from this caller is.
+    pub fn origin(self) -> TurnOrigin {
+        match self {
+            Caller::User => TurnOrigin::User,
+            Caller::Agent(a) => TurnOrigin::Agent(a),
+        }
+    }
+}
+
+/// The authorization rule: an agent may prompt, cancel or archive only itself, its
+/// descendants and agents it created; the user may act on any agent. Reading is open to all.
+pub fn authorize(
+    engine: &Engine,
+    caller: Caller,
+    target: AgentId,
+    verb: &str,
+) -> Result<(), RuntimeError> {
+    if engine.agent(target).is_none() {
+        return Err(EngineError::UnknownAgent(target).into());
+    }
+    match caller {
+        Caller::User => Ok(()),
+        Caller::Agent(c) if engine.may_mutate(c, target) => Ok(()),
+        Caller::Agent(c) => Err(RuntimeError::Forbidden {
+            field: "agentId".into(),
+            message: format!(
+                "agent {c} may not {verb} agent {target}: an agent may {verb} only itself, its \
+                 descendants and agents it created"
+            ),
+        }),
+    }
+}
+
+/// How a prompt is sent: whether the caller waits for the turn, and whom its end notifies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptRoute {
+    pub origin: TurnOrigin,
+    pub background: bool,
+    pub notify: Option<AgentId>,
+}
+
+/// An agent's prompt runs in the background by default and notifies it when the turn ends;
+/// the user waits by default and cannot be notified.
+pub fn prompt_route(
+    caller: Caller,
+    background: Option<bool>,
+    notify_on_finish: Option<bool>,
+) -> Result<PromptRoute, RuntimeError> {
+    let background = background.unwrap_or(caller.agent().is_some());
+    let notify = match (notify_on_finish, caller) {
+        (Some(false), _) => None,
+        (Some(true), Caller::Agent(c)) => Some(c),
+        (None, Caller::Agent(c)) if background => Some(c),
+        (None, _) => None,
+        (Some(true), Caller::User) => return Err(not_an_agent()),
+    };
+    Ok(PromptRoute {
+        origin: caller.origin(),
+        background,
+        notify,
+    })
+}
+
+fn not_an_agent() -> RuntimeError {
+    RuntimeError::invalid(
+        "notifyOnFinish",
+        "a user-token session is not an agent and cannot be notified",
+    )
+}
+
+/// The create rules that need only the caller's kind, checked before any slow work.
+pub fn precheck_create(req: &CreateAgent) -> Result<(), RuntimeError> {
+    let agent = req.caller.agent().is_some();
+    if req.subagent && !agent {
+        return Err(RuntimeError::invalid(
+            "relationship.kind",
+            "\"subagent\" needs an agent-scoped session (the agent's own token); a user-token \
+             session can only create detached agents",
+        ));
+    }
+    if req.notify_on_finish == Some(true) && !agent {
+        return Err(not_an_agent());
+    }
+    match &req.workspace {
+        WorkspaceTarget::Current { .. } if !agent => Err(RuntimeError::invalid(
+            "workspace.kind",
+            "\"current\" needs an agent-scoped session (the agent's own token); a user-token \
+             session must create a workspace",
+        )),
+        WorkspaceTarget::Worktree { repo: None, .. } if !agent => Err(RuntimeError::invalid(
+            "workspace.source.repo",
+            "is required for a user-token session (there is no caller cwd to default to)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The calling agent, which must still exist.
+fn calling(engine: &Engine, caller: Caller) -> Result<Option<&AgentState>, RuntimeError> {
+    match caller {
+        Caller::User => Ok(None),
+        Caller::Agent(c) => engine.agent(c).map(Some).ok_or_else(|| {
+            RuntimeError::invalid("", format!("the calling agent {c} no longer exists"))
+        }),
+    }
+}
+
+/// What a create needs checked on disk before it can be applied.
+#[derive(Clone, Debug, Default)]
+pub struct CreatePlan {
+    /// A working directory that must exist inside this workspace.
+    pub cwd_inside: Option<(String, WorkspaceRecord)>,
+    /// The repository a new worktree is made from.
+    pub worktree_repo: Option<String>,
+}
+
+/// Resolves the defaults that slow work depends on: the caller's workspace and cwd for
+/// `current`, and the repository of a worktree (the caller's cwd unless given).
+pub fn plan_create(engine: &Engine, req: &CreateAgent) -> Result<CreatePlan, RuntimeError> {
+    let me = calling(engine, req.caller)?;
+    let mut plan = CreatePlan::default();
+    match &req.workspace {
+        WorkspaceTarget::Current { cwd } => {
+            let (id, default_cwd) = caller_workspace(me)?;
+            let ws = existing_workspace(engine, &id)?;
+            plan.cwd_inside = Some((cwd.clone().unwrap_or(default_cwd), ws));
+        }
+        WorkspaceTarget::Existing { id, cwd: Some(c) } => {
+            let ws = existing_workspace(engine, id)?;
+            plan.cwd_inside = Some((c.clone(), ws));
+        }
+        WorkspaceTarget::Worktree { repo, .. } => {
+            plan.worktree_repo = match (repo, me) {
+                (Some(r), _) => Some(r.clone()),
+                (None, Some(a)) => Some(a.record.cwd.clone()),
+                (None, None) => None,
+            };
+        }
+        _ => {}
+    }
+    Ok(plan)
+}
+
+/// Whether a create must read the fleet before its slow work.
+pub fn needs_plan(req: &CreateAgent) -> bool {
+    matches!(
+        req.workspace,
+        WorkspaceTarget::Current { .. }
+            | WorkspaceTarget::Existing { cwd: Some(_), .. }
+            | WorkspaceTarget::Worktree { repo: None, .. }
+    )
+}
+
+fn caller_workspace(me: Option<&AgentState>) -> Result<(WorkspaceId, String), RuntimeError> {
+    let Some(a) = me else {
+        return Err(RuntimeError::invalid(
+            "workspace.kind",
+            "\"current\" needs an agent-scoped session",
+        ));
+    };
+    match &a.record.workspace_id {
+        Some(w) => Ok((w.clone(), a.record.cwd.clone())),
+        None => Err(RuntimeError::invalid(
+            "workspace.kind",
+            "the calling agent has no workspace",
+        )),
+    }
+}
+
+fn existing_workspace(engine: &Engine, id: &WorkspaceId) -> Result<WorkspaceRecord, RuntimeError> {
+    let ws = engine
+        .workspace(id)
+        .cloned()
+        .ok_or_else(|| EngineError::UnknownWorkspace(id.clone()))?;
+    if ws.is_archived() {
+        return Err(EngineError::WorkspaceArchived(id.clone()).into());
+    }
+    Ok(ws)
+}
+
+/// Where the new agent works once the slow checks are done: the workspace and cwd.
+pub struct Placement {
+    pub workspace: WorkspaceId,
+    pub cwd: String,
+    /// Set when the workspace was made for this agent (a new worktree).
+    pub created: Option<WorkspaceId>,
+}
+
+/// The full create decision, on the fleet as it is now: relationship, notification, where it
+/// works (a checked cwd, or the caller's), and what it inherits. A new agent of the caller's
+/// own provider inherits its mode, and its model unless one is given: "another one like me".
+pub fn resolve_create(
+    engine: &Engine,
+    req: CreateAgent,
+    info: &ProviderInfo,
+    checked_cwd: Option<PathBuf>,
+    placed: Option<Placement>,
+) -> Result<NewAgent, RuntimeError> {
+    precheck_create(&req)?;
+    let me = calling(engine, req.caller)?;
+    let caller = req.caller.agent();
+    let parent = if req.subagent { caller } else { None };
+    let notify = match req.notify_on_finish {
+        Some(false) => None,
+        _ => caller,
+    };
+    let cwd_of = |default: String| {
+        checked_cwd
+            .as_ref()
+            .map(|c| c.display().to_string())
+            .unwrap_or(default)
+    };
+    let (workspace_id, cwd, created_ws) = match (&req.workspace, placed) {
+        (_, Some(p)) => (p.workspace, cwd_of(p.cwd), p.created),
+        (WorkspaceTarget::Current { .. }, None) => {
+            let (id, cwd) = caller_workspace(me)?;
+            (id, cwd_of(cwd), None)
+        }
+        (WorkspaceTarget::Existing { id, .. }, None) => {
+            let ws = existing_workspace(engine, id)?;
+            (id.clone(), cwd_of(ws.cwd), None)
+        }
+        (WorkspaceTarget::Directory { .. } | WorkspaceTarget::Worktree { .. }, None) => {
+            return Err(RuntimeError::invalid(
+                "workspace",
+                "the new workspace was not prepared",
+            ))
+        }
+    };
+    let same = me.filter(|a| a.record.provider == req.provider);
+    let model = req
+        .model
+        .or_else(|| same.and_then(|a| a.record.config.model.clone()));
+    let mode = req
+        .mode
+        .or_else(|| same.and_then(|a| a.record.config.mode.clone()));
+    let title = match req.title.as_deref().map(str::trim) {
+        Some(t) if !t.is_empty() => t.to_string(),
+        _ => default_title(&req.provider, req.initial_prompt.as_deref()),
+    };
+    Ok(NewAgent {
+        id: AgentId::new(),
+        provider: req.provider,
+        reads_prompts: info.reads_prompts,
+        cwd,
+        workspace_id,
+        title,
+        config: AgentConfig {
+            model: model.filter(|m| !m.trim().is_empty()),
+            mode: mode.filter(|m| !m.trim().is_empty()),
+            ..Default::default()
+        },
+        labels: req.labels,
+        parent,
+        created_by: caller,
+        initial_prompt: req.initial_prompt,
+        notify,
+        auto_archive: req.auto_archive,
+        created_workspace_id: created_ws,
+    })
+}
+
+/// A new agent's title when none is given: the first line of its prompt, shortened.
+pub fn default_title(provider: &str, prompt: Option<&str>) -> String {
+    if let Some(p) = prompt {
+        let line = p
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        if !line.is_empty() {
+            let mut t: String = line.chars().take(60).collect();
+            if line.chars().count() > 60 {
+                t.push('…');
+            }
+            return t;
+        }
+    }
+    format!("{provider} agent")
+}

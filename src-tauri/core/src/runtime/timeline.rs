@@ -1,0 +1,103 @@
+//! Each agent's timeline: numbered items, an in-memory tail, batched events, and pages served
+//! from the tail or read from disk.
+
+use std::collections::VecDeque;
+
+use super::actor::Actor;
+use super::events::Event;
+use super::RuntimeError;
+use crate::model::{AgentId, NewItem, TimelineItem, Timestamp};
+use crate::store::timeline::PageReply;
+
+/// In-memory timeline tail per agent: at most this many items…
+const TAIL_ITEMS: usize = 2_000;
+/// …and at most this many bytes of text.
+const TAIL_BYTES: usize = 4 << 20;
+
+#[derive(Default)]
+pub(super) struct Tl {
+    next_seq: u64,
+    tail: VecDeque<TimelineItem>,
+    tail_bytes: usize,
+    pending: Vec<TimelineItem>,
+}
+
+/// A timeline page: served from memory, or on its way from disk.
+pub(crate) enum Page {
+    Ready(Vec<TimelineItem>),
+    Disk(PageReply),
+}
+
+impl Actor {
+    fn tl_state(&mut self, agent: AgentId) -> &mut Tl {
+        let timelines = &self.timelines;
+        self.tl.entry(agent).or_insert_with(|| Tl {
+            next_seq: timelines.recover(agent) + 1,
+            ..Default::default()
+        })
+    }
+
+    pub(crate) fn push_item(&mut self, agent: AgentId, item: NewItem) {
+        let turn = self
+            .engine
+            .agent(agent)
+            .map(|a| a.record.turn_count)
+            .unwrap_or(0);
+        let now = Timestamp::now();
+        let tl = self.tl_state(agent);
+        let it = item.numbered(tl.next_seq, turn, now);
+        tl.next_seq += 1;
+        tl.tail_bytes += it.text.len();
+        tl.tail.push_back(it.clone());
+        while tl.tail.len() > TAIL_ITEMS || (tl.tail_bytes > TAIL_BYTES && tl.tail.len() > 1) {
+            if let Some(old) = tl.tail.pop_front() {
+                tl.tail_bytes -= old.text.len();
+            }
+        }
+        tl.pending.push(it);
+    }
+
+    pub(super) fn flush_timeline_events(&mut self) {
+        for (agent, tl) in self.tl.iter_mut() {
+            if tl.pending.is_empty() {
+                continue;
+            }
+            let items = std::mem::take(&mut tl.pending);
+            self.timelines.append(*agent, &items);
+            let _ = self.events.send(Event::TimelineItems {
+                agent_id: *agent,
+                items,
+            });
+        }
+    }
+
+    pub(crate) fn timeline_page(
+        &mut self,
+        agent: AgentId,
+        before: u64,
+        limit: usize,
+    ) -> Result<Page, RuntimeError> {
+        if self.engine.agent(agent).is_none() {
+            return Err(crate::engine::EngineError::UnknownAgent(agent).into());
+        }
+        self.flush_timeline_events();
+        let tl = self.tl_state(agent);
+        let end = if before == 0 {
+            tl.next_seq
+        } else {
+            before.min(tl.next_seq)
+        };
+        let start = end.saturating_sub(limit as u64).max(1);
+        let first = tl.tail.front().map(|i| i.seq).unwrap_or(tl.next_seq);
+        if start >= first {
+            let items = tl
+                .tail
+                .iter()
+                .filter(|i| i.seq >= start && i.seq < end)
+                .cloned()
+                .collect();
+            return Ok(Page::Ready(items));
+        }
+        Ok(Page::Disk(self.timelines.page_rx(agent, end, limit)?))
+    }
+}

@@ -1,0 +1,236 @@
+//! A scripted provider for runtime-level tests (the app never ships it): the prompt text is the
+//! script. `ok <text>` completes with <text>, `fail <msg>` fails, `hang` runs until
+//! interrupted, `stubborn` ignores interrupts, `perm` asks for a permission, `die` exits
+//! mid-turn; anything else (notices included) is echoed.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use tokio::sync::mpsc;
+
+use paseo_core::model::{AgentId, ItemKind, NewItem};
+use paseo_core::providers::{
+    EventSink, PermissionRequest, Provider, ProviderEvent, ProviderInfo, ProviderRegistry, Session,
+    SessionSpec, TurnInput, TurnOutcome,
+};
+use paseo_core::runtime::{Runtime, RuntimeOptions};
+
+#[derive(Default)]
+pub struct Log {
+    pub starts: Vec<(AgentId, Option<String>)>,
+    pub inputs: Vec<(AgentId, TurnInput)>,
+    pub closes: Vec<AgentId>,
+}
+
+pub struct Scripted {
+    pub id: &'static str,
+    pub reads: bool,
+    pub log: Arc<Mutex<Log>>,
+}
+
+enum Ctl {
+    Turn(TurnInput),
+    Interrupt,
+    Permission(bool),
+}
+
+struct ScriptedSession {
+    tx: mpsc::UnboundedSender<Ctl>,
+    agent: AgentId,
+    log: Arc<Mutex<Log>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Provider for Scripted {
+    fn info(&self) -> ProviderInfo {
+        ProviderInfo {
+            id: self.id.into(),
+            label: self.id.into(),
+            kind: "test".into(),
+            available: true,
+            reason: None,
+            reads_prompts: self.reads,
+            models: vec![],
+        }
+    }
+
+    fn start(
+        &self,
+        spec: SessionSpec,
+        sink: EventSink,
+    ) -> BoxFuture<'static, Result<Box<dyn Session>, paseo_core::providers::ProviderError>> {
+        let log = self.log.clone();
+        async move {
+            let agent = spec.agent_id;
+            log.lock()
+                .unwrap()
+                .starts
+                .push((agent, spec.resume.clone()));
+            let session_id = spec
+                .resume
+                .clone()
+                .unwrap_or_else(|| format!("sess-{agent}"));
+            let (tx, mut rx) = mpsc::unbounded_channel::<Ctl>();
+            let log2 = log.clone();
+            let task = tokio::spawn(async move {
+                sink.send(ProviderEvent::SessionId(session_id)).await;
+                sink.send(ProviderEvent::Ready).await;
+                while let Some(c) = rx.recv().await {
+                    let Ctl::Turn(input) = c else { continue };
+                    log2.lock().unwrap().inputs.push((agent, input.clone()));
+                    let text = input.text().to_string();
+                    let (cmd, arg) = text.split_once(' ').unwrap_or((text.as_str(), ""));
+                    match cmd {
+                        "fail" => {
+                            sink.send(ProviderEvent::TurnEnded(TurnOutcome::Failed {
+                                message: arg.to_string(),
+                            }))
+                            .await;
+                        }
+                        "die" => {
+                            sink.send(ProviderEvent::Exited {
+                                message: "exit code 3".into(),
+                            })
+                            .await;
+                            return;
+                        }
+                        "hang" | "stubborn" => loop {
+                            match rx.recv().await {
+                                Some(Ctl::Interrupt) if cmd == "hang" => {
+                                    sink.send(ProviderEvent::TurnEnded(TurnOutcome::Canceled))
+                                        .await;
+                                    break;
+                                }
+                                None => return,
+                                _ => {}
+                            }
+                        },
+                        "perm" => {
+                            sink.send(ProviderEvent::Permission(PermissionRequest {
+                                request_id: "p1".into(),
+                                tool_name: "Bash".into(),
+                                input: serde_json::json!({"command": "rm -rf /tmp/x"}),
+                                description: None,
+                                call_id: None,
+                            }))
+                            .await;
+                            loop {
+                                match rx.recv().await {
+                                    Some(Ctl::Permission(allow)) => {
+                                        let t = if allow { "allowed" } else { "denied" };
+                                        sink.send(ProviderEvent::LastMessage(t.into())).await;
+                                        sink.send(ProviderEvent::TurnEnded(TurnOutcome::Completed))
+                                            .await;
+                                        break;
+                                    }
+                                    None => return,
+                                    _ => {}
+                                }
+                            }
+                        }
+                        _ => {
+                            // "ok <text>", notices and anything else: answer and complete.
+                            let reply = if cmd == "ok" {
+                                arg.to_string()
+                            } else {
+                                format!("echo: {text}")
+                            };
+                            sink.send(ProviderEvent::Items(vec![NewItem::new(
+                                ItemKind::Assistant,
+                                reply.clone(),
+                            )]))
+                            .await;
+                            sink.send(ProviderEvent::LastMessage(reply)).await;
+                            sink.send(ProviderEvent::TurnEnded(TurnOutcome::Completed))
+                                .await;
+                        }
+                    }
+                }
+            });
+            Ok(Box::new(ScriptedSession {
+                tx,
+                agent,
+                log,
+                task,
+            }) as Box<dyn Session>)
+        }
+        .boxed()
+    }
+}
+
+impl Session for ScriptedSession {
+    fn send(&mut self, input: TurnInput) -> Result<(), paseo_core::providers::ProviderError> {
+        self.tx
+            .send(Ctl::Turn(input))
+            .map_err(|_| paseo_core::providers::ProviderError::SessionGone)
+    }
+    fn interrupt(&mut self) -> Result<(), paseo_core::providers::ProviderError> {
+        self.tx
+            .send(Ctl::Interrupt)
+            .map_err(|_| paseo_core::providers::ProviderError::SessionGone)
+    }
+    fn respond_permission(
+        &mut self,
+        _request_id: &str,
+        allow: bool,
+    ) -> Result<(), paseo_core::providers::ProviderError> {
+        self.tx
+            .send(Ctl::Permission(allow))
+            .map_err(|_| paseo_core::providers::ProviderError::SessionGone)
+    }
+    fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
+        self.log.lock().unwrap().closes.push(self.agent);
+        self.task.abort();
+        async {}.boxed()
+    }
+}
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub work: std::path::PathBuf,
+    pub log: Arc<Mutex<Log>>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        Env {
+            work: work.canonicalize().unwrap(),
+            dir,
+            log: Default::default(),
+        }
+    }
+
+    pub fn home(&self) -> std::path::PathBuf {
+        self.dir.path().join("home")
+    }
+
+    pub async fn start(&self) -> Runtime {
+        let mut reg = ProviderRegistry::new();
+        reg.insert(
+            "script",
+            Arc::new(Scripted {
+                id: "script",
+                reads: true,
+                log: self.log.clone(),
+            }),
+        );
+        reg.insert(
+            "mute",
+            Arc::new(Scripted {
+                id: "mute",
+                reads: false,
+                log: self.log.clone(),
+            }),
+        );
+        let mut opts = RuntimeOptions::new(self.home(), reg);
+        opts.cancel_timeout = Duration::from_millis(300);
+        let rt = Runtime::start(opts, None).await.unwrap();
+        rt.handle.deliver_pending().await.unwrap();
+        rt
+    }
+}
