@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::store::{quarantine, Layout};
+
 /// The ids of the providers that exist without any configuration.
 pub const BUILTIN_PROVIDERS: [(&str, ProviderKind); 3] = [
     ("shell", ProviderKind::Shell),
@@ -137,6 +139,26 @@ impl Config {
                 source,
             }),
         }
+    }
+
+    /// Loads the configuration a start runs with. A file that cannot be used does not lock the
+    /// user out: the defaults run, a copy of the file goes to `quarantine/` (when its bytes can
+    /// be read), and the returned notice (also logged) says what was wrong and where the copy
+    /// is. The file itself stays for the user to fix: the app never writes it.
+    pub fn load_or_default(paseo_home: &Path) -> (Config, Option<String>) {
+        let error = match Self::load(paseo_home) {
+            Ok(c) => return (c, None),
+            Err(e) => e,
+        };
+        let layout = Layout::new(paseo_home);
+        let path = Self::path(paseo_home);
+        let aside = match quarantine::set_aside(&layout, &path, &error.to_string(), true) {
+            Ok(q) => format!("a copy is in {}", q.to),
+            Err(m) => m,
+        };
+        let notice = format!("{error} (using the default configuration; {aside})");
+        tracing::error!("{notice}");
+        (Config::default(), Some(notice))
     }
 
     /// Parses the text of a configuration file; `file` names it in errors.
@@ -437,6 +459,38 @@ mod tests {
             let err = parse(text).unwrap_err();
             assert!(err.starts_with(want), "{text}: got {err:?}, want {want:?}");
         }
+    }
+
+    #[test]
+    fn a_bad_file_is_reported_copied_aside_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Config::path(dir.path());
+        for text in ["{ not json", r#"{"providers": 3}"#] {
+            std::fs::write(&path, text).unwrap();
+            let (c, notice) = Config::load_or_default(dir.path());
+            assert_eq!(c, Config::default());
+            let notice = notice.unwrap();
+            assert!(notice.contains("config.json"), "{notice}");
+            let copy = notice.rsplit("a copy is in ").next().unwrap();
+            let copy = copy.trim_end_matches(')');
+            assert_eq!(std::fs::read_to_string(copy).unwrap(), text);
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                text,
+                "left for the user to fix"
+            );
+        }
+        // An unreadable one (a directory): reported, left alone.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let (_, notice) = Config::load_or_default(dir.path());
+        let notice = notice.unwrap();
+        assert!(notice.contains("could not be set aside"), "{notice}");
+        assert!(path.is_dir());
+        // A good file: no notice.
+        std::fs::remove_dir(&path).unwrap();
+        std::fs::write(&path, "{}").unwrap();
+        assert_eq!(Config::load_or_default(dir.path()).1, None);
     }
 
     #[test]
