@@ -4,11 +4,11 @@
 //! agent fail visibly and writes recover when space is back.
 
 use std::path::Path;
-use std::time::Duration;
 
 use paseo_core::config::Config;
+use paseo_core::model::AgentId;
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{Runtime, RuntimeHandle, RuntimeOptions};
+use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
 
 async fn start(home: &Path) -> Runtime {
     start_with(RuntimeOptions::new(
@@ -81,5 +81,94 @@ async fn damaged_registries_are_set_aside_reported_and_never_replaced_unseen() {
     let snap = rt.handle().snapshot().await.unwrap();
     assert!(snap.quarantined.is_empty(), "{:?}", snap.quarantined);
     assert_eq!(snap.workspaces.len(), 1);
+    rt.shutdown().await;
+}
+
+fn shell_in(ws: &paseo_core::model::WorkspaceId, cwd: Option<String>) -> CreateAgent {
+    CreateAgent::new(
+        "shell",
+        WorkspaceTarget::Existing {
+            id: ws.clone(),
+            cwd,
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_cwd_too_long_to_store_is_refused_at_creation_naming_cwd() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // Every component fits the file system; the folder named after the whole path does not.
+    let mut deep = work.path().to_path_buf();
+    for c in ["a", "b", "c"] {
+        deep.push(c.repeat(100));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    let rt = start(home.path()).await;
+    let h = rt.handle();
+    let ws = add_workspace(&h, work.path()).await;
+
+    let by_dir = CreateAgent::new(
+        "shell",
+        WorkspaceTarget::Directory {
+            path: deep.display().to_string(),
+        },
+    );
+    let inside = shell_in(&ws, Some(deep.display().to_string()));
+    for req in [by_dir, inside] {
+        let err = h.create(req).await.unwrap_err();
+        assert_eq!(err.code(), "invalid");
+        let msg = err.to_string();
+        assert!(msg.starts_with("cwd: "), "{msg}");
+        assert!(msg.contains("255"), "{msg}");
+    }
+    let snap = h.snapshot().await.unwrap();
+    assert!(snap.agents.is_empty());
+    assert_eq!(
+        snap.workspaces.len(),
+        1,
+        "a refused creation registers nothing"
+    );
+    assert!(!home.path().join("agents").exists());
+
+    // A short cwd in the same workspace is fine.
+    let ok = h.create(shell_in(&ws, None)).await.unwrap();
+    assert_eq!(ok.record.cwd, work.path().display().to_string());
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn creation_answers_only_once_the_record_is_durable() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let rt = start(home.path()).await;
+    let h = rt.handle();
+    let ws = add_workspace(&h, work.path()).await;
+    let layout = h.layout().clone();
+    for _ in 0..20 {
+        let a = h.create(shell_in(&ws, None)).await.unwrap();
+        // Read at once, no waiting: the answer came after the write.
+        let path = layout.record_path(&a.record.cwd, a.id());
+        let on_disk: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(on_disk["id"], a.id().to_string());
+    }
+    rt.shutdown().await;
+
+    // A record that cannot be written: creation fails with the reason, not success.
+    let other = tempfile::tempdir().unwrap();
+    let rt = start(home.path()).await;
+    let h = rt.handle();
+    let ws = add_workspace(&h, other.path()).await;
+    let folder = layout.record_path(&other.path().display().to_string(), AgentId::new());
+    let folder = folder.parent().unwrap();
+    std::fs::create_dir_all(layout.agents_dir()).unwrap();
+    std::fs::write(folder, b"a file where the folder goes").unwrap();
+    let err = h.create(shell_in(&ws, None)).await.unwrap_err();
+    assert_eq!(err.code(), "io", "{err}");
+    assert!(
+        err.to_string().contains(&folder.display().to_string()),
+        "{err}"
+    );
     rt.shutdown().await;
 }

@@ -969,10 +969,13 @@ impl Actor {
         }
     }
 
-    pub(crate) fn create(&mut self, new: NewAgent) -> Result<AgentSnapshot, RuntimeError> {
+    pub(crate) fn create(
+        &mut self,
+        new: NewAgent,
+    ) -> Result<(AgentSnapshot, Durable), RuntimeError> {
         let id = self.engine.create(new)?;
         self.apply();
-        self.snap(id)
+        Ok((self.snap(id)?, self.durable(&[])))
     }
 
     pub(crate) fn register_directory(

@@ -245,6 +245,11 @@ fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
     Ok(())
 }
 
+/// The store must be able to name the agent's record folder after its cwd (SPEC 15).
+fn check_cwd(layout: &Layout, cwd: &str) -> Result<(), RuntimeError> {
+    crate::store::paths::check_record_dir(layout, cwd).map_err(|m| RuntimeError::invalid("cwd", m))
+}
+
 fn default_title(provider: &str, prompt: Option<&str>) -> String {
     if let Some(p) = prompt {
         let line = p
@@ -411,6 +416,7 @@ impl RuntimeHandle {
                     Ok::<_, WorkspaceError>((dir, repo))
                 })
                 .await??;
+                check_cwd(&layout, &dir.display().to_string())?;
                 let ws = self
                     .call(move |a| a.register_directory(&dir, repo, false))
                     .await?;
@@ -430,7 +436,7 @@ impl RuntimeHandle {
                 (id.clone(), ws.record.cwd.clone(), Some(id))
             }
         };
-        let _ = layout;
+        check_cwd(&layout, &cwd)?;
         let title = match req.title.as_deref().map(str::trim) {
             Some(t) if !t.is_empty() => t.to_string(),
             _ => default_title(&req.provider, req.initial_prompt.as_deref()),
@@ -455,7 +461,11 @@ impl RuntimeHandle {
             auto_archive: req.auto_archive,
             created_workspace_id: created_ws,
         };
-        self.call(move |a| a.create(new)).await?
+        // Answers only once the record is durable: an agent whose record cannot be written is
+        // refused here, not lost at the next start.
+        let (snap, durable) = self.call(move |a| a.create(new)).await??;
+        durable.wait(&self.writer).await?;
+        Ok(snap)
     }
 
     /// Registers a workspace for a directory the user picked (an unarchived workspace for the
