@@ -1,5 +1,5 @@
 //! The user's configuration file, `$PASEO_HOME/config.json`: which providers exist, how their
-//! binaries are launched, and the MCP server's port.
+//! binaries are launched, the MCP server's port, and storage bounds.
 //!
 //! A missing file means defaults. Anything wrong in the file is an error that names the file and
 //! the field path (`config.json: providers.mybot.command: expected a non-empty array of strings`),
@@ -101,12 +101,32 @@ pub struct McpConfig {
     pub port: Option<u16>,
 }
 
+/// Bounds on what the data root keeps (`"storage"` in config.json).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StorageConfig {
+    /// `timelineMaxBytes`: one agent's timeline on disk; past it the oldest items are dropped
+    /// behind a marker.
+    pub timeline_max_bytes: u64,
+}
+
+/// The smallest timeline bound accepted.
+pub const MIN_TIMELINE_BYTES: u64 = 64 << 10;
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
 /// The whole configuration. `providers` always holds the built-in providers (possibly
 /// overridden) plus the user's own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     pub mcp: McpConfig,
+    pub storage: StorageConfig,
 }
 
 impl Default for Config {
@@ -118,6 +138,7 @@ impl Default for Config {
         Config {
             providers,
             mcp: McpConfig::default(),
+            storage: StorageConfig::default(),
         }
     }
 }
@@ -207,7 +228,27 @@ impl Config {
                         }
                     }
                 }
-                other => return Err(p.err(other, "unknown field (expected providers or mcp)")),
+                "storage" => {
+                    for (k, v) in p.object(value, "storage")? {
+                        match k.as_str() {
+                            "timelineMaxBytes" => {
+                                let what = format!(
+                                    "expected a number of bytes, at least {MIN_TIMELINE_BYTES}"
+                                );
+                                config.storage.timeline_max_bytes = v
+                                    .as_u64()
+                                    .filter(|n| *n >= MIN_TIMELINE_BYTES)
+                                    .ok_or_else(|| p.err("storage.timelineMaxBytes", &what))?;
+                            }
+                            other => {
+                                return Err(p.err(&format!("storage.{other}"), "unknown field"));
+                            }
+                        }
+                    }
+                }
+                other => {
+                    return Err(p.err(other, "unknown field (expected providers, mcp or storage)"))
+                }
             }
         }
         Ok(config)
@@ -399,6 +440,9 @@ mod tests {
         assert_eq!(bot.models, ["a", "b"]);
         assert!(c.providers.contains_key("shell"));
         assert_eq!(c.mcp.port, Some(7777));
+        assert_eq!(c.storage.timeline_max_bytes, 64 << 20, "the default");
+        let c = parse(r#"{"storage": {"timelineMaxBytes": 1048576}}"#).unwrap();
+        assert_eq!(c.storage.timeline_max_bytes, 1 << 20);
     }
 
     #[test]
@@ -453,6 +497,18 @@ mod tests {
             (
                 r#"{"providers": 3}"#,
                 "config.json: providers: expected an object",
+            ),
+            (
+                r#"{"storage": {"timelineMaxBytes": 1000}}"#,
+                "config.json: storage.timelineMaxBytes: expected a number of bytes, at least 65536",
+            ),
+            (
+                r#"{"storage": {"timelineMaxBytes": "64M"}}"#,
+                "config.json: storage.timelineMaxBytes: expected a number of bytes",
+            ),
+            (
+                r#"{"storage": {"other": 1}}"#,
+                "config.json: storage.other: unknown field",
             ),
         ];
         for (text, want) in cases {

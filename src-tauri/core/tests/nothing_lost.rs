@@ -4,9 +4,10 @@
 //! agent fail visibly and writes recover when space is back.
 
 use std::path::Path;
+use std::time::Duration;
 
 use paseo_core::config::Config;
-use paseo_core::model::AgentId;
+use paseo_core::model::{AgentId, ItemKind, Status, TimelineItem, TurnOrigin};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
 
@@ -170,5 +171,87 @@ async fn creation_answers_only_once_the_record_is_durable() {
         err.to_string().contains(&folder.display().to_string()),
         "{err}"
     );
+    rt.shutdown().await;
+}
+
+/// Every item of the agent's timeline, paged back from the newest in pages of `page`.
+async fn whole_timeline(h: &RuntimeHandle, id: AgentId, page: usize) -> Vec<TimelineItem> {
+    let mut before = 0;
+    let mut all: Vec<TimelineItem> = Vec::new();
+    loop {
+        let p = h.timeline(id, before, page).await.unwrap();
+        let Some(first) = p.first() else {
+            return all;
+        };
+        before = first.seq;
+        all.splice(0..0, p);
+    }
+}
+
+#[tokio::test]
+async fn timelines_stay_bounded_behind_a_marker_and_keep_their_numbers() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let bound = 128 << 10;
+    let opts = || {
+        let mut o = RuntimeOptions::new(
+            home.path(),
+            ProviderRegistry::from_config(&Config::default()),
+        );
+        o.timeline_max_bytes = bound;
+        o
+    };
+    let rt = start_with(opts()).await;
+    let h = rt.handle();
+    let ws = add_workspace(&h, work.path()).await;
+    let mut req = shell_in(&ws, None);
+    // About 2 MB of output, 16 times the bound.
+    req.initial_prompt = Some("seq 1 300000".into());
+    let a = h.create(req).await.unwrap();
+    let r = h.wait(a.id(), Duration::from_secs(60)).await.unwrap();
+    assert_eq!(
+        r.agent.status,
+        Status::Idle,
+        "{:?}",
+        r.agent.record.last_error
+    );
+    rt.shutdown().await;
+
+    let path = h.layout().timeline_path(a.id());
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(len <= bound, "{len} bytes on disk, bound {bound}");
+
+    // After a restart (nothing in memory), paging walks back to the marker.
+    let rt = start_with(opts()).await;
+    let h = rt.handle();
+    let all = whole_timeline(&h, a.id(), 7).await;
+    assert!(all.len() > 3, "{all:?}");
+    assert_eq!(all[0].kind, ItemKind::System);
+    assert!(
+        all[0].text.starts_with("older output dropped"),
+        "{}",
+        all[0].text
+    );
+    let seqs: Vec<u64> = all.iter().map(|i| i.seq).collect();
+    assert_eq!(
+        seqs,
+        (all[0].seq..all[0].seq + all.len() as u64).collect::<Vec<_>>()
+    );
+    let text: String = all[1..].iter().map(|i| i.text.as_str()).collect();
+    assert!(
+        text.ends_with("299999\n300000\n"),
+        "the newest output is kept"
+    );
+    let last = *seqs.last().unwrap();
+
+    // The next turn's items carry on from there.
+    h.prompt(a.id(), "echo again".into(), TurnOrigin::User, None)
+        .await
+        .unwrap();
+    h.wait(a.id(), Duration::from_secs(30)).await.unwrap();
+    let newest = h.timeline(a.id(), 0, 50).await.unwrap();
+    let next: Vec<u64> = newest.iter().map(|i| i.seq).filter(|s| *s > last).collect();
+    assert_eq!(next.first(), Some(&(last + 1)), "{newest:?}");
+    assert!(newest.iter().any(|i| i.text.contains("again")));
     rt.shutdown().await;
 }

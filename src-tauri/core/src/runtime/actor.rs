@@ -21,7 +21,7 @@ use crate::providers::{
     EventSink, ProviderError, ProviderEvent, ProviderRegistry, Session, SessionSpec, SinkMessage,
     TurnInput,
 };
-use crate::store::timeline::{PageReply, Timelines};
+use crate::store::timeline::{PageReply, TimelineOptions, Timelines};
 use crate::store::{self, Layout, Quarantined, Ticket, WriteError, Writer};
 use crate::workspaces::{self, worktree::CreatedWorktree, RepoInfo};
 
@@ -247,7 +247,13 @@ pub(crate) async fn start(
         engine,
         layout: layout.clone(),
         writer: writer.clone(),
-        timelines: Timelines::start(layout.clone()),
+        timelines: Timelines::start_with(
+            layout.clone(),
+            TimelineOptions {
+                max_bytes: opts.timeline_max_bytes,
+                failures: None,
+            },
+        ),
         providers: opts.providers.clone(),
         access,
         opts_env: opts.agent_env.clone(),

@@ -33,6 +33,18 @@ pub enum StoreError {
     Encode { what: String, message: String },
 }
 
+/// A write the store could not do, for the runtime to show and act on (SPEC 15): the agent it
+/// concerns (if any) goes `error` with the message. Sent when a file starts failing, not on
+/// every retry, so a full disk cannot flood the channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreFailure {
+    pub agent: Option<AgentId>,
+    pub message: String,
+}
+
+/// Where the writer and the timelines report failures.
+pub type FailureSender = tokio::sync::mpsc::UnboundedSender<StoreFailure>;
+
 /// Everything found under `agents/`.
 #[derive(Debug, Default)]
 pub struct LoadedAgents {
