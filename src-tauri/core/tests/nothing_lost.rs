@@ -3,13 +3,18 @@
 //! cannot be written are refused at creation; timelines stay bounded; a full disk makes the
 //! agent fail visibly and writes recover when space is back.
 
+mod support;
+
 use std::path::Path;
 use std::time::Duration;
 
 use paseo_core::config::Config;
 use paseo_core::model::{AgentId, ItemKind, Status, TimelineItem, TurnOrigin};
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{
+    CreateAgent, Event, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
+};
+use support::agent_pids;
 
 async fn start(home: &Path) -> Runtime {
     start_with(RuntimeOptions::new(
@@ -254,4 +259,141 @@ async fn timelines_stay_bounded_behind_a_marker_and_keep_their_numbers() {
     assert_eq!(next.first(), Some(&(last + 1)), "{newest:?}");
     assert!(newest.iter().any(|i| i.text.contains("again")));
     rt.shutdown().await;
+}
+
+/// A small tmpfs mounted for the test, unmounted when dropped.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// `None` (with the reason printed) where mounting is not permitted.
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Tmpfs { dir }),
+            Ok(o) => {
+                println!(
+                    "skipped: cannot mount a tmpfs: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                println!("skipped: cannot run mount: {e}");
+                None
+            }
+        }
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+/// The agent's record as it is on disk (it must always parse: never torn).
+fn record_on_disk(h: &RuntimeHandle, a: &paseo_core::runtime::AgentSnapshot) -> serde_json::Value {
+    let path = h.layout().record_path(&a.record.cwd, a.id());
+    serde_json::from_slice(&std::fs::read(path).unwrap()).expect("a whole record")
+}
+
+#[tokio::test]
+async fn a_full_disk_fails_the_flooding_agent_visibly_and_writes_recover() {
+    let Some(fs) = Tmpfs::mount("2m") else {
+        return;
+    };
+    let home = fs.path();
+    let work = tempfile::tempdir().unwrap();
+    let rt = start(home).await;
+    let h = rt.handle();
+    let mut events = h.subscribe();
+    let ws = add_workspace(&h, work.path()).await;
+    // Most of the space is taken by something else.
+    let filler = home.join("filler");
+    std::fs::write(&filler, vec![7u8; 1_600_000]).unwrap();
+
+    let rss_before = rss_bytes();
+    let mut req = shell_in(&ws, None);
+    req.initial_prompt = Some("yes 0123456789abcdefghijklmnopqrstuvwxyz".into());
+    let a = h.create(req).await.unwrap();
+    let r = h.wait(a.id(), Duration::from_secs(15)).await.unwrap();
+    assert!(!r.timed_out, "the flood was not stopped");
+    assert_eq!(r.agent.status, Status::Error);
+    let why = r.agent.record.last_error.clone().unwrap_or_default();
+    assert!(why.contains("No space left on device"), "{why}");
+    assert!(
+        agent_pids(a.id()).is_empty(),
+        "the flooding process is stopped"
+    );
+    let grew = rss_bytes().saturating_sub(rss_before);
+    assert!(grew < 200 << 20, "memory grew by {grew} bytes");
+    // The UI was told.
+    let mut noticed = false;
+    while let Ok(ev) = events.try_recv() {
+        if let Event::Notice { message, .. } = ev {
+            noticed |= message.contains("No space left on device");
+        }
+    }
+    assert!(noticed, "no notice of the failure");
+    // Whatever is on disk is a whole record.
+    record_on_disk(&h, &a);
+
+    // Space is back: what failed is written again, with nothing asked.
+    std::fs::remove_file(&filler).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let rec = record_on_disk(&h, &a);
+        if rec["lastStatus"] == "error" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the record was never rewritten: {rec}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The agent runs again, and its timeline goes on without a repeated or torn line.
+    h.prompt(a.id(), "echo recovered".into(), TurnOrigin::User, None)
+        .await
+        .unwrap();
+    let r = h.wait(a.id(), Duration::from_secs(15)).await.unwrap();
+    assert_eq!(
+        r.agent.status,
+        Status::Idle,
+        "{:?}",
+        r.agent.record.last_error
+    );
+    rt.shutdown().await;
+    let text = std::fs::read_to_string(h.layout().timeline_path(a.id())).unwrap();
+    let mut last = 0;
+    for line in text.lines() {
+        let it: TimelineItem = serde_json::from_str(line).expect("a whole line");
+        assert!(it.seq > last, "item {} after {last}", it.seq);
+        last = it.seq;
+    }
+    assert!(text.contains("recovered"));
+    // The clean stop's write landed too.
+    assert_eq!(record_on_disk(&h, &a)["lastStatus"], "closed");
 }

@@ -27,10 +27,12 @@ pub(super) struct Limits {
 
 impl Limits {
     pub(super) fn new(max_bytes: u64) -> Limits {
-        let cap = (max_bytes / 2).clamp(64 << 10, 8 << 20);
+        // Small: what waits while the disk is full is written first when space comes back,
+        // and must not fill it again at once.
+        let cap = (max_bytes / 64).clamp(64 << 10, 1 << 20);
         Limits {
             max_bytes,
-            pending_cap: usize::try_from(cap).unwrap_or(8 << 20),
+            pending_cap: usize::try_from(cap).unwrap_or(1 << 20),
         }
     }
 }
@@ -77,6 +79,8 @@ pub(super) struct AgentFile {
     truncate_to: Option<u64>,
     /// The last write failed (failures are reported when this changes, not on every retry).
     pub(super) failing: bool,
+    /// Why the last write failed.
+    reason: String,
     index: Option<Index>,
 }
 
@@ -105,6 +109,11 @@ impl AgentFile {
     ) -> Option<Overflow> {
         self.pending.extend_from_slice(bytes);
         self.pending_last_seq = self.pending_last_seq.max(last_seq);
+        self.drop_if_over(limits)
+    }
+
+    /// While writes fail, drops what waits past the cap (the first drop of a spell is returned).
+    pub(super) fn drop_if_over(&mut self, limits: &Limits) -> Option<Overflow> {
         if !self.failing || self.pending.len() <= limits.pending_cap {
             return None;
         }
@@ -114,6 +123,7 @@ impl AgentFile {
         d.items += lines;
         d.bytes += self.pending.len() as u64;
         d.last_seq = self.pending_last_seq;
+        d.reason = self.reason.clone();
         let report = Overflow {
             items: d.items,
             bytes: d.bytes,
@@ -126,6 +136,7 @@ impl AgentFile {
     /// The reason writes fail, for the marker of what gets dropped.
     pub(super) fn set_failure(&mut self, reason: &str) {
         self.failing = true;
+        self.reason = reason.to_string();
         if let Some(d) = &mut self.dropped {
             d.reason = reason.to_string();
         }

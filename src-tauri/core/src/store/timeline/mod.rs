@@ -206,7 +206,12 @@ impl Thread {
 
     fn append(&mut self, agent: AgentId, bytes: &[u8], last_seq: u64) {
         let f = self.files.entry(agent).or_default();
-        if let Some(o) = f.push(bytes, last_seq, &self.limits) {
+        let o = f.push(bytes, last_seq, &self.limits);
+        self.report_drop(agent, o);
+    }
+
+    fn report_drop(&self, agent: AgentId, o: Option<file::Overflow>) {
+        if let Some(o) = o {
             let m = format!(
                 "the timeline could not be written; {} items of output ({} bytes) were dropped \
                  to keep memory bounded",
@@ -230,9 +235,11 @@ impl Thread {
             Ok(()) => {}
             Err(e) => {
                 f.set_failure(&e.to_string());
+                let o = f.drop_if_over(&self.limits);
                 if !was_failing {
                     self.report(agent, format!("cannot write the timeline: {e}"));
                 }
+                self.report_drop(agent, o);
             }
         }
     }
