@@ -54,21 +54,16 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     let lock = DataRootLock::acquire(data_root)?;
     let log = logging::init(&data_root::log_dir(data_root))?;
     let layout = Layout::new(data_root);
-    // A bad config.json must not lock the user out of their fleet: the defaults run, and the
-    // error (naming the file and the field) is shown in the UI and the log.
-    let mut notices = Vec::new();
-    let config = match Config::load(data_root) {
-        Ok(config) => config,
-        Err(error) => {
-            tracing::error!(%error, "config.json ignored");
-            notices.push(format!("{error} (using the default configuration)"));
-            Config::default()
-        }
-    };
+    // A bad config.json must not lock the user out of their fleet: the defaults run, a copy of
+    // the file is set aside in quarantine/, and the error (naming the file and the field) is
+    // shown in the UI and the log.
+    let (config, notice) = Config::load_or_default(data_root);
+    let notices: Vec<String> = notice.into_iter().collect();
     // The MCP listener first: agents resumed by the runtime need its URL and their tokens.
     let mcp = McpServer::bind(&layout, config.mcp.port)?;
     let mut options = RuntimeOptions::new(data_root, ProviderRegistry::from_config(&config));
     options.notices = notices;
+    options.timeline_max_bytes = config.storage.timeline_max_bytes;
     let runtime = Runtime::start(options, Some(mcp.access())).await?;
     let handle = runtime.handle();
     let mcp = match mcp.serve(handle.clone()).await {

@@ -5,6 +5,7 @@
 
 use crate::tray::MAIN_WINDOW;
 use paseo_core::store::atomic::{write_atomic, TEMP_PREFIX};
+use paseo_core::store::{quarantine, Layout};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -41,7 +42,7 @@ struct Stored {
 /// The layouts of every window, as the app manages them.
 pub struct Layouts {
     path: PathBuf,
-    quarantine: PathBuf,
+    layout: Layout,
     /// Serialises read-modify-write of the file; holds the layouts as last written.
     stored: Mutex<Option<Stored>>,
     /// A problem found while reading the file, for the UI to show once.
@@ -52,13 +53,13 @@ impl Layouts {
     pub fn new(data_root: &Path) -> Layouts {
         Layouts {
             path: data_root.join(FILE),
-            quarantine: data_root.join("quarantine"),
+            layout: Layout::new(data_root),
             stored: Mutex::new(None),
             notice: Mutex::new(None),
         }
     }
 
-    /// The file, read on first use. A file that cannot be parsed is moved aside to
+    /// The file, read on first use. A file that cannot be read or parsed is moved aside to
     /// `quarantine/` (never silently overwritten) and the windows start with empty layouts.
     fn stored(&self) -> MutexGuard<'_, Option<Stored>> {
         let mut guard = lock(&self.stored);
@@ -72,41 +73,27 @@ impl Layouts {
         if let Some(dir) = self.path.parent() {
             remove_temp_leftovers(dir);
         }
-        let bytes = match std::fs::read(&self.path) {
-            Ok(bytes) => bytes,
+        let reason = match std::fs::read(&self.path) {
+            Ok(bytes) => match serde_json::from_slice::<Stored>(&bytes) {
+                Ok(stored) => return stored,
+                Err(error) => format!("not valid: {error}"),
+            },
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Stored::default(),
-            Err(error) => {
-                tracing::warn!(path = %self.path.display(), %error, "cannot read window layouts");
-                *lock(&self.notice) = Some(format!(
-                    "{} could not be read ({error}); windows start with empty layouts",
-                    self.path.display()
-                ));
-                return Stored::default();
-            }
+            Err(error) => format!("unreadable: {error}"),
         };
-        match serde_json::from_slice::<Stored>(&bytes) {
-            Ok(stored) => stored,
-            Err(error) => {
-                let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
-                let aside = self.quarantine.join(format!("{FILE}.{stamp}"));
-                let moved = std::fs::create_dir_all(&self.quarantine)
-                    .and_then(|()| std::fs::rename(&self.path, &aside));
-                let message = match moved {
-                    Ok(()) => format!(
-                        "{} is not valid ({error}); moved to {} and windows start with empty layouts",
-                        self.path.display(),
-                        aside.display()
-                    ),
-                    Err(move_error) => format!(
-                        "{} is not valid ({error}) and could not be moved aside ({move_error})",
-                        self.path.display()
-                    ),
-                };
-                tracing::warn!("{message}");
-                *lock(&self.notice) = Some(message);
-                Stored::default()
-            }
-        }
+        let message = match quarantine(&self.layout, &self.path, &reason) {
+            Ok(q) => format!(
+                "{} could not be used ({reason}); moved to {} and windows start with empty layouts",
+                q.from, q.to
+            ),
+            Err(move_error) => format!(
+                "{} could not be used ({reason}) and could not be moved aside ({move_error})",
+                self.path.display()
+            ),
+        };
+        tracing::warn!("{message}");
+        *lock(&self.notice) = Some(message);
+        Stored::default()
     }
 
     /// The layout last saved for the window `label`, if any.
@@ -341,5 +328,34 @@ mod tests {
             b"{not json".to_vec()
         );
         assert_eq!(layouts.take_notice(), None, "reported once");
+    }
+
+    #[test]
+    fn an_unreadable_file_is_moved_aside_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory where the file should be: unreadable even as root.
+        std::fs::create_dir_all(dir.path().join(FILE).join("sub")).unwrap();
+        std::fs::write(dir.path().join(FILE).join("sub/mine"), b"keep").unwrap();
+        let layouts = Layouts::new(dir.path());
+        assert_eq!(layouts.get("main"), None);
+        let notice = layouts.take_notice().unwrap();
+        assert!(
+            notice.contains("unreadable") && notice.contains("moved to"),
+            "{notice}"
+        );
+        layouts.set("main", json!({"tabs": ["a"]})).unwrap();
+        let aside: Vec<_> = std::fs::read_dir(dir.path().join("quarantine"))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert_eq!(aside.len(), 1);
+        assert_eq!(
+            std::fs::read(aside[0].path().join("sub/mine")).unwrap(),
+            b"keep".to_vec()
+        );
+        assert_eq!(
+            Layouts::new(dir.path()).get("main"),
+            Some(json!({"tabs": ["a"]}))
+        );
     }
 }

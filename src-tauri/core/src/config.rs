@@ -1,5 +1,5 @@
 //! The user's configuration file, `$PASEO_HOME/config.json`: which providers exist, how their
-//! binaries are launched, and the MCP server's port.
+//! binaries are launched, the MCP server's port, and storage bounds.
 //!
 //! A missing file means defaults. Anything wrong in the file is an error that names the file and
 //! the field path (`config.json: providers.mybot.command: expected a non-empty array of strings`),
@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+use crate::store::{quarantine, Layout};
 
 /// The ids of the providers that exist without any configuration.
 pub const BUILTIN_PROVIDERS: [(&str, ProviderKind); 3] = [
@@ -99,12 +101,32 @@ pub struct McpConfig {
     pub port: Option<u16>,
 }
 
+/// Bounds on what the data root keeps (`"storage"` in config.json).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StorageConfig {
+    /// `timelineMaxBytes`: one agent's timeline on disk; past it the oldest items are dropped
+    /// behind a marker.
+    pub timeline_max_bytes: u64,
+}
+
+/// The smallest timeline bound accepted.
+pub const MIN_TIMELINE_BYTES: u64 = 64 << 10;
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
 /// The whole configuration. `providers` always holds the built-in providers (possibly
 /// overridden) plus the user's own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     pub mcp: McpConfig,
+    pub storage: StorageConfig,
 }
 
 impl Default for Config {
@@ -116,6 +138,7 @@ impl Default for Config {
         Config {
             providers,
             mcp: McpConfig::default(),
+            storage: StorageConfig::default(),
         }
     }
 }
@@ -137,6 +160,26 @@ impl Config {
                 source,
             }),
         }
+    }
+
+    /// Loads the configuration a start runs with. A file that cannot be used does not lock the
+    /// user out: the defaults run, a copy of the file goes to `quarantine/` (when its bytes can
+    /// be read), and the returned notice (also logged) says what was wrong and where the copy
+    /// is. The file itself stays for the user to fix: the app never writes it.
+    pub fn load_or_default(paseo_home: &Path) -> (Config, Option<String>) {
+        let error = match Self::load(paseo_home) {
+            Ok(c) => return (c, None),
+            Err(e) => e,
+        };
+        let layout = Layout::new(paseo_home);
+        let path = Self::path(paseo_home);
+        let aside = match quarantine::set_aside(&layout, &path, &error.to_string(), true) {
+            Ok(q) => format!("a copy is in {}", q.to),
+            Err(m) => m,
+        };
+        let notice = format!("{error} (using the default configuration; {aside})");
+        tracing::error!("{notice}");
+        (Config::default(), Some(notice))
     }
 
     /// Parses the text of a configuration file; `file` names it in errors.
@@ -185,7 +228,27 @@ impl Config {
                         }
                     }
                 }
-                other => return Err(p.err(other, "unknown field (expected providers or mcp)")),
+                "storage" => {
+                    for (k, v) in p.object(value, "storage")? {
+                        match k.as_str() {
+                            "timelineMaxBytes" => {
+                                let what = format!(
+                                    "expected a number of bytes, at least {MIN_TIMELINE_BYTES}"
+                                );
+                                config.storage.timeline_max_bytes = v
+                                    .as_u64()
+                                    .filter(|n| *n >= MIN_TIMELINE_BYTES)
+                                    .ok_or_else(|| p.err("storage.timelineMaxBytes", &what))?;
+                            }
+                            other => {
+                                return Err(p.err(&format!("storage.{other}"), "unknown field"));
+                            }
+                        }
+                    }
+                }
+                other => {
+                    return Err(p.err(other, "unknown field (expected providers, mcp or storage)"))
+                }
             }
         }
         Ok(config)
@@ -377,6 +440,9 @@ mod tests {
         assert_eq!(bot.models, ["a", "b"]);
         assert!(c.providers.contains_key("shell"));
         assert_eq!(c.mcp.port, Some(7777));
+        assert_eq!(c.storage.timeline_max_bytes, 64 << 20, "the default");
+        let c = parse(r#"{"storage": {"timelineMaxBytes": 1048576}}"#).unwrap();
+        assert_eq!(c.storage.timeline_max_bytes, 1 << 20);
     }
 
     #[test]
@@ -432,11 +498,55 @@ mod tests {
                 r#"{"providers": 3}"#,
                 "config.json: providers: expected an object",
             ),
+            (
+                r#"{"storage": {"timelineMaxBytes": 1000}}"#,
+                "config.json: storage.timelineMaxBytes: expected a number of bytes, at least 65536",
+            ),
+            (
+                r#"{"storage": {"timelineMaxBytes": "64M"}}"#,
+                "config.json: storage.timelineMaxBytes: expected a number of bytes",
+            ),
+            (
+                r#"{"storage": {"other": 1}}"#,
+                "config.json: storage.other: unknown field",
+            ),
         ];
         for (text, want) in cases {
             let err = parse(text).unwrap_err();
             assert!(err.starts_with(want), "{text}: got {err:?}, want {want:?}");
         }
+    }
+
+    #[test]
+    fn a_bad_file_is_reported_copied_aside_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Config::path(dir.path());
+        for text in ["{ not json", r#"{"providers": 3}"#] {
+            std::fs::write(&path, text).unwrap();
+            let (c, notice) = Config::load_or_default(dir.path());
+            assert_eq!(c, Config::default());
+            let notice = notice.unwrap();
+            assert!(notice.contains("config.json"), "{notice}");
+            let copy = notice.rsplit("a copy is in ").next().unwrap();
+            let copy = copy.trim_end_matches(')');
+            assert_eq!(std::fs::read_to_string(copy).unwrap(), text);
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                text,
+                "left for the user to fix"
+            );
+        }
+        // An unreadable one (a directory): reported, left alone.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let (_, notice) = Config::load_or_default(dir.path());
+        let notice = notice.unwrap();
+        assert!(notice.contains("could not be set aside"), "{notice}");
+        assert!(path.is_dir());
+        // A good file: no notice.
+        std::fs::remove_dir(&path).unwrap();
+        std::fs::write(&path, "{}").unwrap();
+        assert_eq!(Config::load_or_default(dir.path()).1, None);
     }
 
     #[test]

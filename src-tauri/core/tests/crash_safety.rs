@@ -1,6 +1,7 @@
 //! Crash safety: a child process rewrites agent records at full speed through the real writer
-//! and is SIGKILLed at random moments, 60 times. After every kill every record parses, is a
-//! version the child wrote completely (never torn), and never goes back to an older version.
+//! and is SIGKILLed at random moments, 60 times (`PASEO_CRASH_KILLS` sets how many:
+//! scripts/soak.sh runs 1,000). After every kill every record parses, is a version the child
+//! wrote completely (never torn), and never goes back to an older version or disappears (lost).
 
 use std::collections::HashMap;
 use std::process::{Command, Stdio};
@@ -12,21 +13,13 @@ use paseo_core::store::{self, Layout, Writer};
 const AGENTS: usize = 20;
 const CHILD_ENV: &str = "PASEO_CRASH_CHILD_HOME";
 
-fn version_of(r: &AgentRecord) -> u64 {
-    let v: u64 = r
-        .title
-        .trim_start_matches('v')
-        .parse()
-        .expect("title is v<n>");
+/// The record's version, or `None` when its padding disagrees with its title (a torn or mixed
+/// write).
+fn version_of(r: &AgentRecord) -> Option<u64> {
+    let v: u64 = r.title.trim_start_matches('v').parse().ok()?;
     // The padding repeats the version: a torn or mixed write cannot pass this.
-    let pad = r.extra["pad"].as_str().expect("pad");
-    assert_eq!(
-        pad,
-        format!("{v:08}").repeat(400),
-        "record {} is inconsistent",
-        r.id
-    );
-    v
+    let pad = r.extra.get("pad")?.as_str()?;
+    (pad == format!("{v:08}").repeat(400)).then_some(v)
 }
 
 /// The child: loads what is there and rewrites every record with increasing versions until it
@@ -54,7 +47,7 @@ fn crash_child_writer() {
     let w = Writer::new(4);
     loop {
         for r in recs.iter_mut() {
-            let v = version_of(r) + 1;
+            let v = version_of(r).expect("a whole record") + 1;
             r.title = format!("v{v}");
             r.extra
                 .insert("pad".into(), format!("{v:08}").repeat(400).into());
@@ -74,7 +67,12 @@ fn records_survive_sigkill_at_random_moments() {
     let exe = std::env::current_exe().unwrap();
     let mut seen: HashMap<AgentId, u64> = HashMap::new();
     let mut seed: u64 = 0x9e3779b97f4a7c15;
-    for round in 0..60 {
+    let kills: usize = std::env::var("PASEO_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    let (mut torn, mut lost) = (0usize, 0usize);
+    for round in 0..kills {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
@@ -103,21 +101,33 @@ fn records_survive_sigkill_at_random_moments() {
         assert!(!status.success(), "round {round}: the child was not killed");
 
         let loaded = store::load_agents(&layout).unwrap();
-        assert!(
-            loaded.quarantined.is_empty(),
-            "round {round}: unreadable records {:?}",
-            loaded.quarantined
-        );
+        for q in &loaded.quarantined {
+            eprintln!("round {round}: unreadable record {q:?}");
+            torn += 1;
+        }
+        let mut present = std::collections::HashSet::new();
         for (_, r) in &loaded.records {
-            let v = version_of(r);
+            present.insert(r.id);
+            let Some(v) = version_of(r) else {
+                eprintln!("round {round}: {} is inconsistent (torn)", r.id);
+                torn += 1;
+                continue;
+            };
             let prev = seen.insert(r.id, v).unwrap_or(0);
-            assert!(
-                v >= prev,
-                "round {round}: {} went back from v{prev} to v{v}",
-                r.id
-            );
+            if v < prev {
+                eprintln!("round {round}: {} went back from v{prev} to v{v}", r.id);
+                lost += 1;
+            }
+        }
+        for id in seen.keys() {
+            if !present.contains(id) {
+                eprintln!("round {round}: {id} disappeared");
+                lost += 1;
+            }
         }
     }
+    println!("kills: {kills}, torn records: {torn}, lost records: {lost}");
+    assert_eq!((torn, lost), (0, 0), "after {kills} kills");
     assert_eq!(seen.len(), AGENTS);
     assert!(
         seen.values().all(|v| *v > 1),

@@ -79,6 +79,31 @@ impl Engine {
         Ok(())
     }
 
+    /// A write of the agent's record or timeline failed (a full disk…): the agent goes `error`
+    /// with the reason and its process stops, so nothing keeps running that cannot be kept
+    /// (SPEC 15). The same failure again changes nothing (its own error write may fail too).
+    pub fn storage_failed(&mut self, id: AgentId, message: &str) -> Result<(), EngineError> {
+        let now = self.now();
+        let a = self.get_mut(id)?;
+        if a.record.is_archived()
+            || (a.record.last_status == Status::Error
+                && a.record.last_error.as_deref() == Some(message))
+        {
+            return Ok(());
+        }
+        let had_session = a.session != SessionState::None;
+        let was = a.record.last_status;
+        a.end_session();
+        let arm = a.record.notify_arm.take();
+        set_error(&mut a.record, message, now);
+        if had_session {
+            self.out.effects.push(Effect::CloseSession { agent: id });
+        }
+        self.report_failure(id, message.to_string(), arm);
+        self.after_terminal_turn(id, was == Status::Running);
+        Ok(())
+    }
+
     /// Stops the agent's session (explicit stop or app quit): any → closed. A running armed turn
     /// counts as canceled and notifies its parent (delivered later, never lost).
     pub fn close(&mut self, id: AgentId) -> Result<(), EngineError> {

@@ -19,7 +19,7 @@ use crate::model::{AgentId, ItemKind, NewItem, Timestamp, WorkspaceId};
 use crate::providers::{
     ProviderError, ProviderEvent, ProviderRegistry, Session, SinkMessage, TurnInput,
 };
-use crate::store::timeline::Timelines;
+use crate::store::timeline::{TimelineOptions, Timelines};
 use crate::store::{self, Layout, Quarantined, Ticket, Writer};
 use crate::workspaces;
 
@@ -39,6 +39,8 @@ pub(super) enum Internal {
         show_on: Vec<AgentId>,
         message: String,
     },
+    /// A file started failing to be written (SPEC 15).
+    StoreFailed(store::StoreFailure),
 }
 
 /// Input for a session that is still starting.
@@ -192,16 +194,32 @@ pub(crate) async fn start(
         "data root loaded"
     );
 
-    let writer = Arc::new(Writer::new(4));
     let (events, _) = broadcast::channel(4096);
     let (tx, rx) = mpsc::unbounded_channel();
     let (sink_tx, sink_rx) = mpsc::channel(256);
     let (internal_tx, internal_rx) = mpsc::unbounded_channel();
+    // Write failures reach the actor as internal messages (one per file that starts failing).
+    let (fail_tx, mut fail_rx) = mpsc::unbounded_channel::<store::StoreFailure>();
+    let forward = internal_tx.clone();
+    tokio::spawn(async move {
+        while let Some(f) = fail_rx.recv().await {
+            if forward.send(Internal::StoreFailed(f)).is_err() {
+                return;
+            }
+        }
+    });
+    let writer = Arc::new(Writer::with_failures(4, Some(fail_tx.clone())));
     let mut actor = Actor {
         engine,
         layout: layout.clone(),
         writer: writer.clone(),
-        timelines: Timelines::start(layout.clone()),
+        timelines: Timelines::start_with(
+            layout.clone(),
+            TimelineOptions {
+                max_bytes: opts.timeline_max_bytes,
+                failures: Some(fail_tx),
+            },
+        ),
         providers: opts.providers.clone(),
         access,
         opts_env: opts.agent_env.clone(),
@@ -296,6 +314,17 @@ impl Actor {
 
     fn on_internal(&mut self, m: Internal) {
         match m {
+            Internal::StoreFailed(f) => {
+                let mut message = f.message;
+                if let Some(agent) = f.agent {
+                    // The agent goes error with the reason and its process stops.
+                    let _ = self.engine.storage_failed(agent, &message);
+                    if let Some(a) = self.engine.agent(agent) {
+                        message = format!("{}: {message}", a.record.title);
+                    }
+                }
+                self.notice(message);
+            }
             Internal::Started {
                 agent,
                 generation,

@@ -192,6 +192,10 @@ impl RuntimeHandle {
                     Ok::<_, WorkspaceError>((dir, repo))
                 })
                 .await??;
+                // Refused before the directory is registered: no workspace for an agent that
+                // cannot exist.
+                crate::store::paths::check_record_dir(&self.layout, &dir.display().to_string())
+                    .map_err(|m| RuntimeError::invalid("cwd", m))?;
                 Prepared::Directory { dir, repo }
             }
             (WorkspaceTarget::Worktree { repo, target }, plan) => {
@@ -215,13 +219,18 @@ impl RuntimeHandle {
         };
         let req = Box::new(req);
         let info = Box::new(info);
-        self.ask(|reply| Command::CreateAgent {
-            req,
-            info,
-            prepared,
-            reply,
-        })
-        .await
+        // Answers only once the record is durable: an agent whose record cannot be written is
+        // refused here, not lost at the next start.
+        let (snap, durable) = self
+            .ask(|reply| Command::CreateAgent {
+                req,
+                info,
+                prepared,
+                reply,
+            })
+            .await?;
+        durable.wait(&self.writer).await?;
+        Ok(snap)
     }
 
     /// Registers a workspace for a directory the user picked (an unarchived workspace for the

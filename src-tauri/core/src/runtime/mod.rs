@@ -132,6 +132,8 @@ pub struct RuntimeOptions {
     /// Problems found before the runtime started (e.g. a bad config.json), shown like load
     /// problems.
     pub notices: Vec<String>,
+    /// The bound of one agent's timeline on disk (config.json `storage.timelineMaxBytes`).
+    pub timeline_max_bytes: u64,
 }
 
 impl RuntimeOptions {
@@ -142,6 +144,7 @@ impl RuntimeOptions {
             cancel_timeout: Duration::from_secs(5),
             agent_env: BTreeMap::new(),
             notices: Vec::new(),
+            timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod atomic;
 pub mod paths;
+pub mod quarantine;
 pub mod timeline;
 pub mod writer;
 
@@ -14,9 +15,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::{AgentId, AgentRecord, Notice, ProjectRecord, Timestamp, WorkspaceRecord};
+use crate::model::{AgentId, AgentRecord, Notice, ProjectRecord, WorkspaceRecord};
 
 pub use paths::{cwd_with_dashes, Layout};
+pub use quarantine::{quarantine, Quarantined};
 pub use writer::{Ticket, WriteError, Writer};
 
 #[derive(Debug, thiserror::Error)]
@@ -31,14 +33,17 @@ pub enum StoreError {
     Encode { what: String, message: String },
 }
 
-/// A file moved aside because it could not be read or parsed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Quarantined {
-    pub from: String,
-    pub to: String,
-    pub reason: String,
+/// A write the store could not do, for the runtime to show and act on (SPEC 15): the agent it
+/// concerns (if any) goes `error` with the message. Sent when a file starts failing, not on
+/// every retry, so a full disk cannot flood the channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreFailure {
+    pub agent: Option<AgentId>,
+    pub message: String,
 }
+
+/// Where the writer and the timelines report failures.
+pub type FailureSender = tokio::sync::mpsc::UnboundedSender<StoreFailure>;
 
 /// Everything found under `agents/`.
 #[derive(Debug, Default)]
@@ -158,60 +163,6 @@ pub fn load_agents(layout: &Layout) -> Result<LoadedAgents, StoreError> {
     Ok(out)
 }
 
-/// Moves `path` into `quarantine/`, named after where it was, never overwriting.
-pub fn quarantine(layout: &Layout, path: &Path, reason: &str) -> io::Result<Quarantined> {
-    let qdir = layout.quarantine_dir();
-    atomic::ensure_dir(&qdir)?;
-    let rel = path.strip_prefix(&layout.home).unwrap_or(path);
-    let flat: String = rel
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c == '/' || c == '\\' { '_' } else { c })
-        .collect();
-    let stamp = Timestamp::now().millis();
-    let mut target = qdir.join(format!("{stamp}-{flat}"));
-    let mut n = 1;
-    while target.exists() {
-        target = qdir.join(format!("{stamp}-{n}-{flat}"));
-        n += 1;
-    }
-    fs::rename(path, &target).or_else(|_| {
-        // Another file system: copy, then remove.
-        fs::copy(path, &target)?;
-        fs::remove_file(path)
-    })?;
-    atomic::sync_dir(&qdir)?;
-    if let Some(p) = path.parent() {
-        let _ = atomic::sync_dir(p);
-    }
-    tracing::warn!(from = %path.display(), to = %target.display(), reason, "quarantined");
-    Ok(Quarantined {
-        from: path.display().to_string(),
-        to: target.display().to_string(),
-        reason: reason.to_string(),
-    })
-}
-
-/// Keeps a copy of a damaged registry in quarantine (the original stays until it is rewritten
-/// with what could be read).
-fn quarantine_copy(layout: &Layout, path: &Path, reason: &str) -> io::Result<Quarantined> {
-    let qdir = layout.quarantine_dir();
-    atomic::ensure_dir(&qdir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "registry".into());
-    let target = qdir.join(format!("{}-{name}", Timestamp::now().millis()));
-    fs::copy(path, &target)?;
-    atomic::sync_dir(&qdir)?;
-    tracing::warn!(from = %path.display(), to = %target.display(), reason, "registry quarantined");
-    Ok(Quarantined {
-        from: path.display().to_string(),
-        to: target.display().to_string(),
-        reason: reason.to_string(),
-    })
-}
-
 /// A registry file: `{"<key>": [entries]}` (a bare array is accepted on read).
 fn load_list<T: for<'de> Deserialize<'de>>(
     layout: &Layout,
@@ -224,7 +175,11 @@ fn load_list<T: for<'de> Deserialize<'de>>(
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return (Vec::new(), q, problems),
         Err(e) => {
-            problems.push(format!("cannot read {}: {e}", path.display()));
+            // Moved aside, so the registry the app writes next cannot replace it unseen.
+            match quarantine::set_aside(layout, path, &format!("unreadable: {e}"), false) {
+                Ok(x) => q.push(x),
+                Err(m) => problems.push(m),
+            }
             return (Vec::new(), q, problems);
         }
     };
@@ -251,13 +206,9 @@ fn load_list<T: for<'de> Deserialize<'de>>(
         Err(e) => bad.push(e),
     }
     if !bad.is_empty() {
-        let reason = bad.join("; ");
-        match quarantine_copy(layout, path, &reason) {
+        match quarantine::set_aside(layout, path, &bad.join("; "), true) {
             Ok(x) => q.push(x),
-            Err(e) => problems.push(format!(
-                "{} is damaged ({reason}) and could not be copied to quarantine: {e}",
-                path.display()
-            )),
+            Err(m) => problems.push(m),
         }
     }
     (out, q, problems)

@@ -112,6 +112,44 @@ pub fn cwd_with_dashes(cwd: &str) -> String {
     out
 }
 
+/// The longest file name the file system under `dir` takes (`NAME_MAX`); 255, the limit of
+/// every common Linux and macOS file system, when it cannot be asked.
+pub fn name_max(dir: &Path) -> usize {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        if let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) {
+            // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+            let n = unsafe { libc::pathconf(c.as_ptr(), libc::_PC_NAME_MAX) };
+            if n > 0 {
+                return n as usize;
+            }
+        }
+    }
+    255
+}
+
+/// Refuses a cwd whose record folder (`agents/{cwd-with-dashes}`) would be a longer name than
+/// the data root's file system allows: such an agent could never be written, and would run
+/// and vanish at the next start (SPEC 15). The message is for the `cwd` field.
+pub fn check_record_dir(layout: &Layout, cwd: &str) -> Result<(), String> {
+    let name = cwd_with_dashes(cwd);
+    let root = if layout.agents_dir().is_dir() {
+        layout.agents_dir()
+    } else {
+        layout.home.clone()
+    };
+    let max = name_max(&root).min(255);
+    if name.len() > max {
+        return Err(format!(
+            "the agent's record would be stored in a folder named after the cwd, {} bytes long; \
+             the data root's file system allows {max}: use a shorter path",
+            name.len()
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +178,20 @@ mod tests {
         for (cwd, want) in cases {
             assert_eq!(cwd_with_dashes(cwd), want, "cwd {cwd:?}");
         }
+    }
+
+    #[test]
+    fn a_cwd_too_long_for_a_folder_name_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let l = Layout::new(d.path());
+        assert_eq!(name_max(d.path()), 255);
+        let fits = format!("/{}", "a".repeat(255));
+        assert!(check_record_dir(&l, &fits).is_ok());
+        let long = format!("/{}/{}", "a".repeat(200), "b".repeat(55));
+        let err = check_record_dir(&l, &long).unwrap_err();
+        assert!(err.contains("256 bytes") && err.contains("255"), "{err}");
+        // Multi-byte characters count in bytes.
+        assert!(check_record_dir(&l, &format!("/{}", "é".repeat(128))).is_err());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Store tests on real files in temp dirs.
 
 use super::*;
-use crate::model::{Status, WorkspaceKind};
+use crate::model::{Status, Timestamp, WorkspaceKind};
 
 pub(crate) fn record(cwd: &str) -> AgentRecord {
     let now = Timestamp::from_millis(1_700_000_000_000);
@@ -140,4 +140,48 @@ fn ten_thousand_records_with_some_corrupt_all_accounted_for() {
         .records
         .iter()
         .all(|(_, r)| r.last_status == Status::Idle));
+}
+
+#[test]
+fn an_unreadable_registry_is_moved_aside_whole_and_reported() {
+    for key in ["workspaces", "projects"] {
+        let d = tempfile::tempdir().unwrap();
+        let l = Layout::new(d.path());
+        let path = if key == "workspaces" {
+            l.workspaces_path()
+        } else {
+            l.projects_path()
+        };
+        // A directory where the file should be: reading it fails (even as root), and a later
+        // rename of a new registry over it would have to replace it.
+        fs::create_dir_all(path.join("inside")).unwrap();
+        fs::write(path.join("inside/keep.txt"), b"mine").unwrap();
+        let reg = load_registry(&l);
+        assert!(reg.problems.is_empty(), "{:?}", reg.problems);
+        assert_eq!(reg.quarantined.len(), 1, "{key}");
+        let q = &reg.quarantined[0];
+        assert!(q.reason.starts_with("unreadable"), "{}", q.reason);
+        assert_eq!(q.from, path.display().to_string());
+        assert!(!path.exists(), "{key}: the way is clear for a new registry");
+        assert_eq!(
+            fs::read(Path::new(&q.to).join("inside/keep.txt")).unwrap(),
+            b"mine"
+        );
+        // Each file is set aside under its own name.
+        assert!(q.to.ends_with(&format!("projects_{key}.json")), "{}", q.to);
+    }
+}
+
+#[test]
+fn quarantine_names_never_collide() {
+    let d = tempfile::tempdir().unwrap();
+    let l = Layout::new(d.path());
+    let p = l.projects_path();
+    let mut seen = std::collections::HashSet::new();
+    for i in 0..5 {
+        atomic::write_atomic(&p, format!("{i}").as_bytes()).unwrap();
+        let q = quarantine::quarantine_copy(&l, &p, "test").unwrap();
+        assert!(seen.insert(q.to.clone()), "{} reused", q.to);
+        assert_eq!(fs::read_to_string(&q.to).unwrap(), format!("{i}"));
+    }
 }

@@ -5,15 +5,25 @@
 //! are written by a small pool of threads, so a cascade of a thousand archived records overlaps
 //! its fsyncs. Submitting never blocks; [`Writer::wait`] resolves when the content of a ticket
 //! (or a newer one) is durable.
+//!
+//! A write that fails (a full disk) is reported once, when its file starts failing, and retried
+//! every second with its latest content until it lands or newer content replaces it; memory holds
+//! at most one content per file.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
 use super::atomic::{remove_durable, write_atomic};
+use super::{FailureSender, StoreFailure};
+use crate::model::AgentId;
+
+/// How long a failed write waits before it is tried again.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum WriteError {
@@ -43,6 +53,8 @@ struct State {
     inflight: HashSet<PathBuf>,
     durable: HashMap<PathBuf, u64>,
     failed: HashMap<PathBuf, (u64, String)>,
+    /// Failed jobs with no newer content queued, and when to try them again.
+    retry: HashMap<PathBuf, (Job, Instant)>,
     next_seq: u64,
     stop: bool,
     writes: u64,
@@ -52,6 +64,7 @@ struct Inner {
     state: Mutex<State>,
     work: Condvar,
     done: watch::Sender<u64>,
+    failures: Option<FailureSender>,
 }
 
 impl Inner {
@@ -69,11 +82,17 @@ pub struct Writer {
 
 impl Writer {
     pub fn new(workers: usize) -> Writer {
+        Self::with_failures(workers, None)
+    }
+
+    /// A writer that reports each file that starts failing to `failures`.
+    pub fn with_failures(workers: usize, failures: Option<FailureSender>) -> Writer {
         let (done, _) = watch::channel(0);
         let inner = Arc::new(Inner {
             state: Mutex::new(State::default()),
             work: Condvar::new(),
             done,
+            failures,
         });
         let threads = (0..workers.max(1))
             .map(|i| {
@@ -104,6 +123,8 @@ impl Writer {
         let mut s = self.inner.lock();
         s.next_seq += 1;
         let seq = s.next_seq;
+        // Newer content replaces a failed write waiting for its retry.
+        s.retry.remove(&path);
         let fresh = s
             .pending
             .insert(path.clone(), Job { seq, content })
@@ -229,13 +250,23 @@ fn worker(inner: &Inner) {
                 if s.stop {
                     return;
                 }
-                s = inner.work.wait(s).unwrap_or_else(|e| e.into_inner());
+                if s.retry.is_empty() {
+                    s = inner.work.wait(s).unwrap_or_else(|e| e.into_inner());
+                } else {
+                    s = inner
+                        .work
+                        .wait_timeout(s, RETRY_AFTER / 4)
+                        .map(|(g, _)| g)
+                        .unwrap_or_else(|e| e.into_inner().0);
+                    requeue_due(&mut s);
+                }
             }
         };
         let result = match &job.content {
             Some(bytes) => write_atomic(&path, bytes),
             None => remove_durable(&path),
         };
+        let mut report = None;
         {
             let mut s = inner.lock();
             s.inflight.remove(&path);
@@ -244,11 +275,21 @@ fn worker(inner: &Inner) {
                     s.writes += 1;
                     let d = s.durable.entry(path.clone()).or_insert(0);
                     *d = (*d).max(job.seq);
-                    s.failed.remove(&path);
+                    if s.failed.remove(&path).is_some() {
+                        tracing::info!(path = %path.display(), "writes work again");
+                    }
                 }
                 Err(e) => {
-                    tracing::error!(path = %path.display(), error = %e, "durable write failed");
+                    if !s.failed.contains_key(&path) {
+                        tracing::error!(path = %path.display(), error = %e, "durable write failed");
+                        report = Some(failure(&path, &e));
+                    }
                     s.failed.insert(path.clone(), (job.seq, e.to_string()));
+                    if !s.pending.contains_key(&path) && job.content.is_some() {
+                        s.retry
+                            .insert(path.clone(), (job, Instant::now() + RETRY_AFTER));
+                        inner.work.notify_one();
+                    }
                 }
             }
             if s.pending.contains_key(&path) {
@@ -257,7 +298,48 @@ fn worker(inner: &Inner) {
             }
         }
         inner.done.send_modify(|n| *n += 1);
+        if let (Some(f), Some(tx)) = (report, &inner.failures) {
+            let _ = tx.send(f);
+        }
     }
+}
+
+/// Queues the failed jobs whose retry is due (unless newer content is already on its way).
+fn requeue_due(s: &mut State) {
+    let now = Instant::now();
+    let due: Vec<PathBuf> = s
+        .retry
+        .iter()
+        .filter(|(p, (_, at))| *at <= now && !s.inflight.contains(*p))
+        .map(|(p, _)| p.clone())
+        .collect();
+    for p in due {
+        if let Some((job, _)) = s.retry.remove(&p) {
+            if !s.pending.contains_key(&p) {
+                s.pending.insert(p.clone(), job);
+                s.ready.push_back(p);
+            }
+        }
+    }
+}
+
+/// What a failed write reports: an agent record's failure names the agent.
+fn failure(path: &Path, e: &std::io::Error) -> StoreFailure {
+    let in_agents = path
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "agents");
+    let agent = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .and_then(|s| s.parse::<AgentId>().ok())
+        .filter(|_| in_agents);
+    let message = match agent {
+        Some(_) => format!("cannot write the agent's record {}: {e}", path.display()),
+        None => format!("cannot write {}: {e}", path.display()),
+    };
+    StoreFailure { agent, message }
 }
 
 /// The path a ticket is for.
@@ -302,6 +384,36 @@ mod tests {
         w.wait_all(&tickets).await.unwrap();
         w.flush().await;
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 300);
+    }
+
+    #[tokio::test]
+    async fn a_failing_file_is_reported_once_and_retried_until_it_lands() {
+        let d = tempfile::tempdir().unwrap();
+        let id = AgentId::new();
+        let dir = d.path().join("agents/src-app");
+        let p = dir.join(format!("{id}.json"));
+        std::fs::create_dir_all(d.path().join("agents")).unwrap();
+        std::fs::write(&dir, b"in the way").unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let w = Writer::with_failures(2, Some(tx));
+        for i in 0..3 {
+            let t = w.submit(p.clone(), format!("v{i}").into_bytes());
+            assert!(w.wait(&t).await.is_err());
+        }
+        let f = rx.recv().await.unwrap();
+        assert_eq!(f.agent, Some(id));
+        assert!(f.message.contains("agent's record"), "{}", f.message);
+        // Space is back: the latest content lands on its own, with nothing submitted.
+        std::fs::remove_file(&dir).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::read(&p).ok().as_deref() != Some(b"v2".as_slice()) {
+            assert!(
+                Instant::now() < deadline,
+                "the failed write was not retried"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(rx.try_recv().is_err(), "reported once");
     }
 
     #[tokio::test]

@@ -55,3 +55,36 @@ fn shutdown_closes_everything_without_waking_parents() {
         .iter()
         .any(|e| matches!(e, Effect::StartSession { .. })));
 }
+
+#[test]
+fn a_failed_write_makes_a_running_agent_error_and_stops_its_process_once() {
+    let mut f = Fx::new();
+    let parent = f.idle(None, "w1");
+    let kid = f.armed(Some(parent), parent);
+    assert_eq!(f.status(kid), Status::Running);
+    let _ = f.e.take_outcome();
+    let why = "cannot write the timeline: No space left on device";
+    f.e.storage_failed(kid, why).unwrap();
+    let r = f.record(kid);
+    assert_eq!(r.last_status, Status::Error);
+    assert_eq!(r.last_error.as_deref(), Some(why));
+    assert_eq!(r.attention_reason, Some(AttentionReason::Error));
+    let o = f.e.take_outcome();
+    assert!(o.effects.contains(&Effect::CloseSession { agent: kid }));
+    assert!(o.agents.contains(&kid));
+    assert!(
+        o.effects.iter().any(
+            |e| matches!(e, Effect::SendTurn { agent, input: TurnInput::Notice(n) }
+                if *agent == parent && n.contains("failed"))
+        ),
+        "the armed parent hears of the failed turn: {:?}",
+        o.effects
+    );
+    // Its own error record failing to write reports the same: nothing more happens.
+    f.e.storage_failed(kid, why).unwrap();
+    assert!(f.e.take_outcome().is_empty());
+    // Prompting again starts a new session.
+    f.e.prompt(kid, "again".into(), TurnOrigin::User, None)
+        .unwrap();
+    assert_eq!(f.status(kid), Status::Initializing);
+}

@@ -19,7 +19,7 @@ impl Actor {
         req: CreateAgent,
         info: &ProviderInfo,
         prepared: Prepared,
-    ) -> Result<AgentSnapshot, RuntimeError> {
+    ) -> Result<(AgentSnapshot, Durable), RuntimeError> {
         policy::precheck_create(&req)?;
         if let Caller::Agent(c) = req.caller {
             if self.engine.agent(c).is_none() {
@@ -52,9 +52,12 @@ impl Actor {
             }
         };
         let new = policy::resolve_create(&self.engine, req, info, checked, placed)?;
+        // The store must be able to name the record's folder after the cwd (SPEC 15).
+        crate::store::paths::check_record_dir(&self.layout, &new.cwd)
+            .map_err(|m| RuntimeError::invalid("cwd", m))?;
         let id = self.engine.create(new)?;
         self.apply();
-        self.snap(id)
+        Ok((self.snap(id)?, self.durable(&[])))
     }
 
     pub(super) fn prompt(

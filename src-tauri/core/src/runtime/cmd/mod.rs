@@ -84,7 +84,7 @@ pub(crate) enum Command {
         req: Box<CreateAgent>,
         info: Box<ProviderInfo>,
         prepared: Prepared,
-        reply: Reply<AgentSnapshot>,
+        reply: Reply<(AgentSnapshot, Durable)>,
     },
     AddWorkspace {
         dir: PathBuf,

@@ -1,0 +1,483 @@
+//! Timelines on disk: one JSONL file per agent (`timelines/{id}.jsonl`), appended by a writer
+//! thread in batches and paged back on demand (see [`file`] for one file's rules).
+//!
+//! A sparse index (the seq and byte offset of every 128th line, built on the first page request
+//! and kept up to date by appends) makes paging a seek plus a short read, however long the
+//! history. Timelines are history, not state: appends are written within ~50 ms but not fsynced
+//! one by one. Each file is bounded (`storage.timelineMaxBytes` in config.json, 64 MiB by
+//! default): past it the oldest items are dropped behind a marker item. While writes fail (a
+//! full disk) what waits in memory is bounded too, and the failure is reported once per agent
+//! until writes work again.
+
+mod file;
+
+use std::collections::HashMap;
+use std::fs;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use self::file::{AgentFile, Limits};
+use super::paths::Layout;
+use super::{FailureSender, StoreFailure};
+use crate::model::{AgentId, TimelineItem};
+
+const FLUSH_EVERY: Duration = Duration::from_millis(50);
+const FLUSH_BYTES: usize = 1 << 20;
+/// The default bound of one agent's timeline on disk.
+pub const DEFAULT_MAX_BYTES: u64 = 64 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TimelineError {
+    #[error("cannot read the timeline of {agent}: {message}")]
+    Read { agent: AgentId, message: String },
+    #[error("the timeline writer has stopped")]
+    Stopped,
+}
+
+/// How the timelines run.
+#[derive(Clone, Debug)]
+pub struct TimelineOptions {
+    /// The bound of one agent's file.
+    pub max_bytes: u64,
+    /// Where write failures are reported.
+    pub failures: Option<FailureSender>,
+}
+
+impl Default for TimelineOptions {
+    fn default() -> Self {
+        TimelineOptions {
+            max_bytes: DEFAULT_MAX_BYTES,
+            failures: None,
+        }
+    }
+}
+
+enum Cmd {
+    /// Encoded lines and the seq of the last one.
+    Append(AgentId, Vec<u8>, u64),
+    Page {
+        agent: AgentId,
+        before: u64,
+        limit: usize,
+        reply: oneshot::Sender<Result<Vec<TimelineItem>, TimelineError>>,
+    },
+    Flush(oneshot::Sender<()>),
+    Stop,
+}
+
+/// Where a page read's answer arrives.
+pub type PageReply = oneshot::Receiver<Result<Vec<TimelineItem>, TimelineError>>;
+
+/// The handle the runtime holds.
+pub struct Timelines {
+    layout: Layout,
+    tx: mpsc::Sender<Cmd>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Timelines {
+    pub fn start(layout: Layout) -> Timelines {
+        Self::start_with(layout, TimelineOptions::default())
+    }
+
+    pub fn start_with(layout: Layout, opts: TimelineOptions) -> Timelines {
+        remove_temp_leftovers(&layout);
+        let (tx, rx) = mpsc::channel();
+        let l = layout.clone();
+        let thread = std::thread::Builder::new()
+            .name("paseo-timelines".into())
+            .spawn(move || run(l, rx, opts))
+            .ok();
+        Timelines { layout, tx, thread }
+    }
+
+    /// The number of the last item on disk for `agent` (so the next one is this + 1). Repairs a
+    /// torn last line a crash left. Call before the first append of the agent in this process.
+    pub fn recover(&self, agent: AgentId) -> u64 {
+        file::recover_last_seq(&self.layout.timeline_path(agent)).unwrap_or_else(|e| {
+            tracing::warn!(%agent, error = %e, "timeline unreadable; starting after it");
+            0
+        })
+    }
+
+    /// Queues numbered items for appending (in seq order, following the ones already queued).
+    pub fn append(&self, agent: AgentId, items: &[TimelineItem]) {
+        if items.is_empty() {
+            return;
+        }
+        let mut buf = Vec::with_capacity(items.len() * 128);
+        for it in items {
+            if serde_json::to_writer(&mut buf, it).is_ok() {
+                buf.push(b'\n');
+            }
+        }
+        let last = items.iter().map(|i| i.seq).max().unwrap_or(0);
+        let _ = self.tx.send(Cmd::Append(agent, buf, last));
+    }
+
+    /// Items with `seq < before` (all when `before` is 0), the newest `limit` of them, oldest
+    /// first. Ordered after every append queued before it.
+    pub async fn page(
+        &self,
+        agent: AgentId,
+        before: u64,
+        limit: usize,
+    ) -> Result<Vec<TimelineItem>, TimelineError> {
+        self.page_rx(agent, before, limit)?
+            .await
+            .map_err(|_| TimelineError::Stopped)?
+    }
+
+    /// The same without waiting: the answer arrives on the returned channel.
+    pub fn page_rx(
+        &self,
+        agent: AgentId,
+        before: u64,
+        limit: usize,
+    ) -> Result<PageReply, TimelineError> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::Page {
+                agent,
+                before,
+                limit,
+                reply,
+            })
+            .map_err(|_| TimelineError::Stopped)?;
+        Ok(rx)
+    }
+
+    pub async fn flush(&self) {
+        let (reply, rx) = oneshot::channel();
+        if self.tx.send(Cmd::Flush(reply)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    pub fn stop(&mut self) {
+        let _ = self.tx.send(Cmd::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Timelines {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Temp files of a compaction a crash interrupted (the timeline itself is intact).
+fn remove_temp_leftovers(layout: &Layout) {
+    let Ok(rd) = fs::read_dir(layout.timelines_dir()) else {
+        return;
+    };
+    for e in rd.flatten() {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with(super::atomic::TEMP_PREFIX)
+        {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+struct Thread {
+    layout: Layout,
+    limits: Limits,
+    failures: Option<FailureSender>,
+    files: HashMap<AgentId, AgentFile>,
+}
+
+impl Thread {
+    fn report(&self, agent: AgentId, message: String) {
+        tracing::error!(%agent, "{message}");
+        if let Some(tx) = &self.failures {
+            let _ = tx.send(StoreFailure {
+                agent: Some(agent),
+                message,
+            });
+        }
+    }
+
+    fn append(&mut self, agent: AgentId, bytes: &[u8], last_seq: u64) {
+        let f = self.files.entry(agent).or_default();
+        let o = f.push(bytes, last_seq, &self.limits);
+        self.report_drop(agent, o);
+    }
+
+    fn report_drop(&self, agent: AgentId, o: Option<file::Overflow>) {
+        if let Some(o) = o {
+            let m = format!(
+                "the timeline could not be written; {} items of output ({} bytes) were dropped \
+                 to keep memory bounded",
+                o.items, o.bytes
+            );
+            self.report(agent, m);
+        }
+    }
+
+    /// Writes what waits for one agent; a failure is reported when it starts, not on every retry.
+    fn write(&mut self, agent: AgentId) {
+        let path = self.layout.timeline_path(agent);
+        let Some(f) = self.files.get_mut(&agent) else {
+            return;
+        };
+        let was_failing = f.failing;
+        match f.write(&path, &self.limits) {
+            Ok(()) if was_failing => {
+                tracing::info!(%agent, "timeline writes work again");
+            }
+            Ok(()) => {}
+            Err(e) => {
+                f.set_failure(&e.to_string());
+                let o = f.drop_if_over(&self.limits);
+                if !was_failing {
+                    self.report(agent, format!("cannot write the timeline: {e}"));
+                }
+                self.report_drop(agent, o);
+            }
+        }
+    }
+
+    fn flush_all(&mut self) {
+        let ids: Vec<AgentId> = self
+            .files
+            .iter()
+            .filter(|(_, f)| f.has_work())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            self.write(id);
+        }
+        // Forget agents with nothing waiting and no index: 10,000 idle agents cost nothing.
+        self.files.retain(|_, f| f.keep());
+    }
+}
+
+fn run(layout: Layout, rx: mpsc::Receiver<Cmd>, opts: TimelineOptions) {
+    let mut t = Thread {
+        layout,
+        limits: Limits::new(opts.max_bytes),
+        failures: opts.failures,
+        files: HashMap::new(),
+    };
+    let mut last_flush = Instant::now();
+    let mut pending_bytes = 0usize;
+    loop {
+        match rx.recv_timeout(FLUSH_EVERY) {
+            Ok(Cmd::Append(agent, bytes, last_seq)) => {
+                pending_bytes += bytes.len();
+                t.append(agent, &bytes, last_seq);
+            }
+            Ok(Cmd::Page {
+                agent,
+                before,
+                limit,
+                reply,
+            }) => {
+                t.files.entry(agent).or_default();
+                t.write(agent);
+                let path = t.layout.timeline_path(agent);
+                let f = t.files.entry(agent).or_default();
+                let r = f
+                    .page(&path, before, limit)
+                    .map_err(|e| TimelineError::Read {
+                        agent,
+                        message: e.to_string(),
+                    });
+                let _ = reply.send(r);
+            }
+            Ok(Cmd::Flush(reply)) => {
+                t.flush_all();
+                pending_bytes = 0;
+                last_flush = Instant::now();
+                let _ = reply.send(());
+            }
+            Ok(Cmd::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                t.flush_all();
+                return;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if pending_bytes >= FLUSH_BYTES || last_flush.elapsed() >= FLUSH_EVERY {
+            t.flush_all();
+            pending_bytes = 0;
+            last_flush = Instant::now();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ItemKind, NewItem, Timestamp};
+
+    fn items(from: u64, n: u64) -> Vec<TimelineItem> {
+        (from..from + n)
+            .map(|s| {
+                NewItem::new(ItemKind::Output, format!("line {s}")).numbered(
+                    s,
+                    1,
+                    Timestamp::from_millis(s as i64),
+                )
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn appends_then_pages_back_from_any_point() {
+        let d = tempfile::tempdir().unwrap();
+        let layout = Layout::new(d.path());
+        let t = Timelines::start(layout.clone());
+        let a = AgentId::new();
+        assert_eq!(t.recover(a), 0);
+        t.append(a, &items(1, 1000));
+        let last = t.page(a, 0, 10).await.unwrap();
+        assert_eq!(last.first().unwrap().seq, 991);
+        assert_eq!(last.last().unwrap().seq, 1000);
+        let mid = t.page(a, 300, 50).await.unwrap();
+        assert_eq!(mid.len(), 50);
+        assert_eq!(mid[0].seq, 250);
+        assert_eq!(mid[49].seq, 299);
+        // Appends after the index exists keep it current.
+        t.append(a, &items(1001, 300));
+        let p = t.page(a, 1200, 3).await.unwrap();
+        assert_eq!(
+            p.iter().map(|i| i.seq).collect::<Vec<_>>(),
+            vec![1197, 1198, 1199]
+        );
+        let first = t.page(a, 3, 100).await.unwrap();
+        assert_eq!(first.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![1, 2]);
+        assert!(t.page(a, 1, 10).await.unwrap().is_empty());
+        t.flush().await;
+        assert_eq!(t.recover(a), 1300);
+    }
+
+    #[test]
+    fn recover_truncates_a_torn_line() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.jsonl");
+        fs::write(&p, b"{\"a\":1}\n{\"a\":2}\n{\"a\":").unwrap();
+        assert_eq!(file::recover_last_seq(&p).unwrap(), 2);
+        assert_eq!(fs::read(&p).unwrap(), b"{\"a\":1}\n{\"a\":2}\n");
+        fs::write(&p, b"{\"seq\":7,\"x\":1}\n{\"seq\":9,\"x\":1}\n{\"se").unwrap();
+        assert_eq!(file::recover_last_seq(&p).unwrap(), 9);
+    }
+
+    fn seqs(items: &[TimelineItem]) -> Vec<u64> {
+        items.iter().map(|i| i.seq).collect()
+    }
+
+    #[tokio::test]
+    async fn a_timeline_past_its_bound_drops_the_oldest_behind_a_marker() {
+        let d = tempfile::tempdir().unwrap();
+        let layout = Layout::new(d.path());
+        let max = 64 << 10;
+        let opts = TimelineOptions {
+            max_bytes: max,
+            failures: None,
+        };
+        let a = AgentId::new();
+        let mut t = Timelines::start_with(layout.clone(), opts.clone());
+        for chunk in 0..40 {
+            t.append(a, &items(chunk * 100 + 1, 100));
+            t.flush().await;
+        }
+        let len = fs::metadata(layout.timeline_path(a)).unwrap().len();
+        assert!(len <= max, "{len} bytes on disk, bound {max}");
+        // The newest items are all there, numbered as they were.
+        let last = t.page(a, 0, 50).await.unwrap();
+        assert_eq!(seqs(&last), (3951..=4000).collect::<Vec<_>>());
+        // Paging back to the start ends at the marker, numbered like the last dropped item.
+        let all = t.page(a, 0, 100_000).await.unwrap();
+        let marker = &all[0];
+        assert_eq!(marker.kind, ItemKind::System);
+        assert!(
+            marker.text.starts_with("older output dropped"),
+            "{}",
+            marker.text
+        );
+        assert_eq!(seqs(&all[1..]), (marker.seq + 1..=4000).collect::<Vec<_>>());
+        let mut before = 0;
+        let mut paged = Vec::new();
+        loop {
+            let p = t.page(a, before, 37).await.unwrap();
+            if p.is_empty() {
+                break;
+            }
+            before = p[0].seq;
+            paged.splice(0..0, p);
+        }
+        assert_eq!(seqs(&paged), seqs(&all), "paging walks the same items");
+        assert!(t.page(a, marker.seq, 10).await.unwrap().is_empty());
+        // Numbers carry on after a restart.
+        t.stop();
+        let t = Timelines::start_with(layout.clone(), opts);
+        assert_eq!(t.recover(a), 4000);
+        t.append(a, &items(4001, 1));
+        assert_eq!(seqs(&t.page(a, 0, 2).await.unwrap()), vec![4000, 4001]);
+    }
+
+    #[tokio::test]
+    async fn while_writes_fail_memory_stays_bounded_and_a_marker_says_what_was_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let layout = Layout::new(d.path());
+        // A file where the timelines folder goes: every write fails.
+        fs::write(layout.timelines_dir(), b"in the way").unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let opts = TimelineOptions {
+            max_bytes: 64 << 20,
+            failures: Some(tx),
+        };
+        let a = AgentId::new();
+        let t = Timelines::start_with(layout.clone(), opts);
+        t.append(a, &items(1, 10));
+        t.flush().await;
+        let first = rx.recv().await.unwrap();
+        assert_eq!(first.agent, Some(a));
+        assert!(
+            first.message.starts_with("cannot write the timeline"),
+            "{}",
+            first.message
+        );
+        // A flood while failing: beyond the cap the waiting items are dropped (reported once).
+        let big = |from: u64| -> Vec<TimelineItem> {
+            (from..from + 100)
+                .map(|s| {
+                    NewItem::new(ItemKind::Output, "x".repeat(10_000)).numbered(
+                        s,
+                        1,
+                        Timestamp::from_millis(0),
+                    )
+                })
+                .collect()
+        };
+        for k in 0..20 {
+            t.append(a, &big(11 + k * 100));
+        }
+        t.flush().await;
+        let dropped = rx.recv().await.unwrap();
+        assert!(dropped.message.contains("dropped"), "{}", dropped.message);
+        assert!(rx.try_recv().is_err(), "one report per failing spell");
+        // Space is back: the marker and what came after land, numbered in order.
+        fs::remove_file(layout.timelines_dir()).unwrap();
+        t.append(a, &items(2011, 3));
+        t.flush().await;
+        let all = t.page(a, 0, 1000).await.unwrap();
+        let marker = all.iter().find(|i| i.kind == ItemKind::Error).unwrap();
+        assert!(
+            marker.text.contains("could not be written"),
+            "{}",
+            marker.text
+        );
+        let s = seqs(&all);
+        assert!(s.windows(2).all(|w| w[0] < w[1]), "{s:?}");
+        assert_eq!(s.last(), Some(&2013));
+        assert_eq!(t.recover(a), 2013);
+    }
+}
