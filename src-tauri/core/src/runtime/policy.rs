@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use super::{CreateAgent, RuntimeError, WorkspaceTarget};
 use crate::engine::{AgentState, Engine, EngineError, NewAgent};
-use crate::model::{AgentConfig, AgentId, TurnOrigin, WorkspaceId, WorkspaceRecord};
+use crate::model::{AgentConfig, AgentId, Power, TurnOrigin, WorkspaceId, WorkspaceRecord};
 use crate::providers::ProviderInfo;
 
 /// Who a request comes from.
@@ -294,6 +294,24 @@ pub fn resolve_create(
 }
 
 /// A new agent's title when none is given: the first line of its prompt, shortened.
+/// SPEC 14: a turn that would run with `power` for an agent caller with less power is held
+/// for the user; this answers the caller and its power when it must be. The user is never held,
+/// and equal or lesser power never is. A caller that no longer exists counts as asking.
+pub fn must_hold(engine: &Engine, caller: Caller, power: Power) -> Option<(AgentId, Power)> {
+    let c = caller.agent()?;
+    let mine = engine
+        .agent(c)
+        .map(|a| engine.power_of(a))
+        .unwrap_or(Power::Asks);
+    (power > mine).then_some((c, mine))
+}
+
+/// The power a new agent will have (its provider's kind and its resolved mode).
+pub fn power_of_new(engine: &Engine, new: &NewAgent) -> Power {
+    let kind = engine.provider_kind(&new.provider).unwrap_or_default();
+    crate::model::power(kind, &new.config)
+}
+
 pub fn default_title(provider: &str, prompt: Option<&str>) -> String {
     if let Some(p) = prompt {
         let line = p

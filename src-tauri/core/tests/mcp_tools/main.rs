@@ -32,6 +32,8 @@ use paseo_core::store::Layout;
 use support::git::git;
 use support::scripted::{Env, Scripted};
 
+mod powers;
+
 type Client = RunningService<RoleClient, ClientConfig>;
 
 const T: Duration = Duration::from_secs(20);
@@ -40,11 +42,17 @@ const T: Duration = Duration::from_secs(20);
 struct Capture {
     inner: Scripted,
     seen: Arc<Mutex<HashMap<AgentId, McpAccess>>>,
+    /// The provider kind it stands for, when not the scripted one's (the power rule reads it).
+    kind: Option<&'static str>,
 }
 
 impl Provider for Capture {
     fn info(&self) -> ProviderInfo {
-        self.inner.info()
+        let mut info = self.inner.info();
+        if let Some(k) = self.kind {
+            info.kind = k.into();
+        }
+        info
     }
     fn start(
         &self,
@@ -76,7 +84,13 @@ impl Harness {
     async fn start_on(env: Env, port: Option<u16>) -> Harness {
         let seen: Arc<Mutex<HashMap<AgentId, McpAccess>>> = Arc::default();
         let mut reg = ProviderRegistry::new();
-        for (id, reads) in [("script", true), ("mute", false)] {
+        // `asker` stands for an agent that asks before it acts (a Claude Code kind: `asks`
+        // unless its mode is bypassPermissions); the scripted ones have `full` power.
+        for (id, reads, kind) in [
+            ("script", true, None),
+            ("mute", false, None),
+            ("asker", true, Some("claude")),
+        ] {
             reg.insert(
                 id,
                 Arc::new(Capture {
@@ -86,6 +100,7 @@ impl Harness {
                         log: env.log.clone(),
                     },
                     seen: seen.clone(),
+                    kind,
                 }),
             );
         }

@@ -51,11 +51,29 @@ impl Actor {
                 (None, Some(placed))
             }
         };
+        let caller = req.caller;
         let new = policy::resolve_create(&self.engine, req, info, checked, placed)?;
         // The store must be able to name the record's folder after the cwd (SPEC 15).
         crate::store::paths::check_record_dir(&self.layout, &new.cwd)
             .map_err(|m| RuntimeError::invalid("cwd", m))?;
+        // A first turn that would give the caller more power waits for the user (SPEC 14): the
+        // agent is created without it and the turn is held on it, in this same step.
+        let power = policy::power_of_new(&self.engine, &new);
+        let mut new = new;
+        let held = match policy::must_hold(&self.engine, caller, power) {
+            Some((by, mine)) => new
+                .initial_prompt
+                .take()
+                .map(|p| (p, by, mine, new.notify)),
+            None => None,
+        };
         let id = self.engine.create(new)?;
+        if let Some((prompt, by, mine, notify)) = held {
+            if let Err(e) = self.engine.hold_turn(id, prompt, by, (mine, power), notify) {
+                self.apply();
+                return Err(e.into());
+            }
+        }
         self.apply();
         Ok((self.snap(id)?, self.durable(&[])))
     }
@@ -69,7 +87,15 @@ impl Actor {
         notify: Option<AgentId>,
     ) -> Result<AgentSnapshot, RuntimeError> {
         policy::authorize(&self.engine, caller, id, "prompt")?;
-        self.engine.prompt(id, text, origin, notify)?;
+        let power = self
+            .engine
+            .agent(id)
+            .map(|a| self.engine.power_of(a))
+            .ok_or(EngineError::UnknownAgent(id))?;
+        match policy::must_hold(&self.engine, caller, power) {
+            Some((by, mine)) => self.engine.hold_turn(id, text, by, (mine, power), notify)?,
+            None => self.engine.prompt(id, text, origin, notify)?,
+        }
         self.apply();
         self.snap(id)
     }
