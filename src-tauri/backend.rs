@@ -64,6 +64,7 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     let mut options = RuntimeOptions::new(data_root, ProviderRegistry::from_config(&config));
     options.notices = notices;
     options.timeline_max_bytes = config.storage.timeline_max_bytes;
+    options.limits = config.limits;
     let runtime = Runtime::start(options, Some(mcp.access())).await?;
     let handle = runtime.handle();
     let mcp = match mcp.serve(handle.clone()).await {

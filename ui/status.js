@@ -21,6 +21,8 @@ export function agentBucket(agent) {
 /** The word for an agent: its bucket, or its literal state when there is nothing to flag. */
 export function agentLabel(agent) {
   const bucket = agentBucket(agent);
+  // Its start waits for one of the maxLiveAgents slots (SPEC 14): say why it does not start.
+  if (agent.status === 'initializing' && agent.waitingForSlot) return `queued: ${agent.waitingForSlot} agents live`;
   if (agent.status === 'initializing' && bucket === 'running') return 'starting';
   if (bucket === 'done') return agent.status === 'closed' ? 'closed' : 'idle';
   // A turn the app held for the user's approval (SPEC 14).

@@ -37,6 +37,7 @@ fn agent(title: &str) -> AgentSnapshot {
         bucket: Bucket::Done,
         needs_you: false,
         power: Power::Full,
+        waiting_for_slot: None,
     }
 }
 

@@ -19,6 +19,7 @@ mod anthropic;
 mod helpers;
 
 mod folder_picker;
+mod held;
 mod layouts;
 mod new_agent;
 mod notices;

@@ -127,6 +127,7 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     pub mcp: McpConfig,
     pub storage: StorageConfig,
+    pub limits: crate::runtime::limits::Limits,
 }
 
 impl Default for Config {
@@ -139,6 +140,7 @@ impl Default for Config {
             providers,
             mcp: McpConfig::default(),
             storage: StorageConfig::default(),
+            limits: Default::default(),
         }
     }
 }
@@ -246,8 +248,15 @@ impl Config {
                         }
                     }
                 }
+                "limits" => {
+                    config.limits = crate::runtime::limits::Limits::parse(value)
+                        .map_err(|(path, message)| p.err(&path, &message))?;
+                }
                 other => {
-                    return Err(p.err(other, "unknown field (expected providers, mcp or storage)"))
+                    return Err(p.err(
+                        other,
+                        "unknown field (expected providers, mcp, storage or limits)",
+                    ))
                 }
             }
         }

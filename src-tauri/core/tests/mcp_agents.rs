@@ -24,7 +24,7 @@ fn create_args() -> serde_json::Value {
     json!({
         "provider": "shell",
         "title": "helper",
-        "initialPrompt": "echo helper-finished",
+        "initialPrompt": "touch helper-marker && echo helper-finished",
         "relationship": {"kind": "subagent"},
         "workspace": {"kind": "current"}
     })
@@ -76,12 +76,11 @@ impl Fixture {
             ws: None,
         };
         let server = McpServer::bind(&Layout::new(f.home.path()), None).unwrap();
-        let rt = Runtime::start(
-            RuntimeOptions::new(f.home.path(), f.clis.registry()),
-            Some(server.access()),
-        )
-        .await
-        .unwrap();
+        let mut opts = RuntimeOptions::new(f.home.path(), f.clis.registry());
+        // Claude Code refuses bypassPermissions as root unless told it runs in a sandbox (this
+        // machine runs the tests as root; see shared/reference/agent-clis.md).
+        opts.agent_env.insert("IS_SANDBOX".into(), "1".into());
+        let rt = Runtime::start(opts, Some(server.access())).await.unwrap();
         let mcp = server.serve(rt.handle()).await.unwrap();
         rt.handle.deliver_pending().await.unwrap();
         let ws = rt
@@ -253,12 +252,21 @@ async fn a_shell_agent_creates_subagents_with_its_own_token_and_archiving_it_arc
 /// The end-to-end check for a prompt-reading CLI: the model's create_agent call made a shell
 /// subagent in the parent's workspace; it finished; the parent got the notice as its next turn
 /// and the stand-in model saw it.
+/// The mode in which each CLI acts without asking (SPEC 14 power `full`).
+fn full_mode(provider: &str) -> &'static str {
+    match provider {
+        "claude" => paseo_core::model::power::CLAUDE_FULL_MODE,
+        _ => paseo_core::model::power::CODEX_FULL_MODE,
+    }
+}
+
+/// A parent in a mode that acts without asking creates a shell child (equal power: nothing held).
 async fn cli_parent_hears_from_its_subagent<A: CliApi>(f: &Fixture, api: &A, provider: &str) {
     let h = f.h();
-    let parent = h
-        .create(f.create(provider, "spawn a helper, please"))
-        .await
-        .unwrap();
+    let mut c = f.create(provider, "spawn a helper, please");
+    c.mode = Some(full_mode(provider).into());
+    let parent = h.create(c).await.unwrap();
+    assert_eq!(parent.power, paseo_core::model::Power::Full);
     let kids = f.children(parent.id(), 1).await;
     let kid = &kids[0];
     assert_eq!(kid.record.title, "helper");
@@ -321,6 +329,94 @@ async fn cli_parent_hears_from_its_subagent<A: CliApi>(f: &Fixture, api: &A, pro
     // The child's archive goes with the parent's.
     let archived = h.archive(parent.id()).await.unwrap();
     assert!(archived.contains(&kid.id()));
+}
+
+/// SPEC 14 with the real CLI: a parent in its default mode (it asks before acting) creates a
+/// shell child through MCP. The call succeeds, but nothing of the child's first turn runs (its
+/// marker file stays absent) until the user allows it; a denied one errors and the parent gets
+/// exactly one notice saying so.
+async fn cli_held_child<A: CliApi>(f: &Fixture, api: &A, provider: &str) {
+    let h = f.h();
+    let marker = f.work.path().join("helper-marker");
+    for allow in [true, false] {
+        let parent = h
+            .create(f.create(provider, "spawn a helper, please"))
+            .await
+            .unwrap();
+        assert_eq!(parent.power, paseo_core::model::Power::Asks);
+        let kid = f.children(parent.id(), 1).await.remove(0);
+        let held = eventually(T, || async {
+            let k = h.get(kid.id()).await.unwrap();
+            match (&k.pending_permission, k.record.held_turn.is_some()) {
+                (Some(p), true) => Ok(p.clone()),
+                _ => Err(format!("{} not held: {:?}", kid.id(), k.status)),
+            }
+        })
+        .await;
+        let p = settled(&h, parent.id()).await;
+        let (content, is_error) = api
+            .inputs()
+            .into_iter()
+            .rev()
+            .find_map(|i| match i {
+                Seen::ToolOutput { content, is_error } => Some((content, is_error)),
+                _ => None,
+            })
+            .expect("a tool result");
+        assert!(!is_error, "the call itself succeeds: {content}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!marker.exists(), "nothing of a held turn runs");
+        assert!(p.record.last_message.is_some());
+        h.answer_permission(kid.id(), held.request_id.clone(), allow)
+            .await
+            .unwrap();
+        let k = settled(&h, kid.id()).await;
+        let kid_id = kid.id().to_string();
+        let notices = || {
+            api.inputs()
+                .into_iter()
+                .filter(|i| matches!(i, Seen::Text(t) if t.contains("<paseo-notice") && t.contains(&kid_id)))
+                .count()
+        };
+        eventually(T, || async {
+            (notices() >= 1)
+                .then_some(())
+                .ok_or("no notice yet".to_string())
+        })
+        .await;
+        settled(&h, parent.id()).await;
+        assert_eq!(notices(), 1, "exactly one notice");
+        if allow {
+            assert_eq!(k.status, Status::Idle, "{:?}", k.record.last_error);
+            assert!(marker.exists(), "allowed: it ran");
+            std::fs::remove_file(&marker).unwrap();
+        } else {
+            assert_eq!(k.status, Status::Error);
+            assert_eq!(
+                k.record.last_error.as_deref(),
+                Some(paseo_core::engine::DENIED)
+            );
+            assert!(!marker.exists(), "denied: it never ran");
+            let told = api.inputs().into_iter().any(|i| {
+                matches!(i, Seen::Text(t) if t.contains(&kid_id) && t.contains("denied by the user"))
+            });
+            assert!(told, "the parent's notice names the denial");
+        }
+    }
+}
+
+#[tokio::test]
+async fn claude_code_in_default_mode_cannot_run_a_shell_child_until_the_user_allows_it() {
+    let f = Fixture::start().await;
+    cli_held_child(&f, &f.clis.claude, "claude").await;
+    f.stop().await;
+}
+
+#[tokio::test]
+async fn codex_asking_for_approval_cannot_run_a_shell_child_until_the_user_allows_it() {
+    let f = Fixture::start().await;
+    cli_held_child(&f, &f.clis.codex, "codex").await;
+    f.stop().await;
 }
 
 #[tokio::test]

@@ -123,6 +123,9 @@ pub struct AgentState {
     pub reads_prompts: bool,
     /// The parent label, parsed once (kept in step with `record.labels`).
     pub parent: Option<AgentId>,
+    /// `Some(limit)` while its start waits for one of the `limit` live slots (SPEC 14
+    /// `maxLiveAgents`); set by the runtime, shown, never stored.
+    pub waiting_for_slot: Option<usize>,
     /// The top of its live parent chain (itself for a root agent).
     root: AgentId,
     /// The bucket it contributes, and where (SPEC 6).
@@ -148,6 +151,7 @@ impl AgentState {
             cancel_requested: false,
             mcp_status: None,
             reads_prompts,
+            waiting_for_slot: None,
             contribution: None,
         }
     }

@@ -189,4 +189,19 @@ impl Engine {
             self.send_notice(id, arm, "failed", Some(message));
         }
     }
+
+    /// The runtime holds this agent's start until a live slot frees (`Some(limit)`), or lets
+    /// it go (`None`): shown in its snapshot so the user sees why it waits.
+    pub fn set_waiting_for_slot(&mut self, id: AgentId, limit: Option<usize>) {
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        if a.waiting_for_slot != limit {
+            a.waiting_for_slot = limit;
+            self.out.agents.insert(id);
+            if let Some(p) = self.live_parent(id) {
+                self.out.tracks.insert(p);
+            }
+        }
+    }
 }

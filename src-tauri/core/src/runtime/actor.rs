@@ -80,6 +80,11 @@ pub(crate) struct Actor {
     pub(super) tickets: Vec<Ticket>,
     pub(super) counts: FleetCounts,
     pub(super) counts_dirty: bool,
+    /// config.json `limits` (SPEC 14).
+    pub(super) limits: super::limits::Limits,
+    pub(super) create_rate: super::limits::CreateRate,
+    /// Starts waiting for a live slot, oldest first (the resume id each asked for).
+    pub(super) waiting: std::collections::VecDeque<(AgentId, Option<String>)>,
 }
 
 /// Loads the data root and starts the actor.
@@ -238,6 +243,9 @@ pub(crate) async fn start(
         tickets: Vec::new(),
         counts: FleetCounts::default(),
         counts_dirty: true,
+        limits: opts.limits,
+        create_rate: Default::default(),
+        waiting: Default::default(),
     };
     // Persist what load repaired or registered.
     for id in fixed_ws {

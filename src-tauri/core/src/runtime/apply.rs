@@ -42,6 +42,10 @@ impl Actor {
         loop {
             let out = self.engine.take_outcome();
             if out.is_empty() {
+                // Slots freed by what was just carried out go to the oldest waiting starts.
+                if self.fill_slots() {
+                    continue;
+                }
                 break;
             }
             for e in out.effects {
@@ -160,7 +164,7 @@ impl Actor {
 
     pub(super) fn execute(&mut self, e: Effect) {
         match e {
-            Effect::StartSession { agent, resume } => self.start_session(agent, resume),
+            Effect::StartSession { agent, resume } => self.start_or_wait(agent, resume),
             Effect::SendTurn { agent, input } => self.with_session(agent, Buffered::Send(input)),
             Effect::Interrupt { agent, turn } => {
                 self.with_session(agent, Buffered::Interrupt);
@@ -286,6 +290,7 @@ impl Actor {
     }
 
     pub(super) fn close_session(&mut self, agent: AgentId) {
+        self.stop_waiting(agent);
         let Some(slot) = self.slots.remove(&agent) else {
             return;
         };

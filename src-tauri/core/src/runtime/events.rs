@@ -34,6 +34,9 @@ pub struct AgentSnapshot {
     pub needs_you: bool,
     /// `full` (acts without asking) or `asks` (SPEC 14), by the one power rule.
     pub power: Power,
+    /// While its start waits for a live slot: the `maxLiveAgents` limit it waits behind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_for_slot: Option<usize>,
 }
 
 impl AgentSnapshot {
@@ -50,6 +53,7 @@ impl AgentSnapshot {
             bucket: a.bucket(),
             needs_you: a.needs_you(),
             power: engine.power_of(a),
+            waiting_for_slot: a.waiting_for_slot,
         }
     }
     pub fn id(&self) -> AgentId {

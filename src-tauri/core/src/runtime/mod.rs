@@ -14,6 +14,8 @@ mod apply;
 mod cmd;
 pub mod events;
 mod handle;
+pub mod limits;
+mod live;
 pub mod policy;
 mod timeline;
 mod wait;
@@ -62,6 +64,9 @@ pub enum RuntimeError {
     /// The caller may not act on this agent ([`policy::authorize`]).
     #[error("{field}: {message}")]
     Forbidden { field: String, message: String },
+    /// A limit of config.json `limits` refuses the call (SPEC 14); nothing was created.
+    #[error("{0}")]
+    Limit(String),
     #[error("the runtime has stopped")]
     Stopped,
 }
@@ -91,6 +96,7 @@ impl RuntimeError {
             RuntimeError::Write(_) | RuntimeError::Store(_) | RuntimeError::Timeline(_) => "io",
             RuntimeError::Invalid { .. } => "invalid",
             RuntimeError::Forbidden { .. } => "forbidden",
+            RuntimeError::Limit(_) => "limit",
             RuntimeError::Stopped => "stopped",
         }
     }
@@ -134,6 +140,8 @@ pub struct RuntimeOptions {
     pub notices: Vec<String>,
     /// The bound of one agent's timeline on disk (config.json `storage.timelineMaxBytes`).
     pub timeline_max_bytes: u64,
+    /// config.json `limits` (SPEC 14).
+    pub limits: limits::Limits,
 }
 
 impl RuntimeOptions {
@@ -145,6 +153,7 @@ impl RuntimeOptions {
             agent_env: BTreeMap::new(),
             notices: Vec::new(),
             timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
+            limits: limits::Limits::default(),
         }
     }
 }

@@ -306,6 +306,24 @@ pub fn must_hold(engine: &Engine, caller: Caller, power: Power) -> Option<(Agent
     (power > mine).then_some((c, mine))
 }
 
+/// How many agents stand above a new agent that `caller` creates: the caller and, up the
+/// chain, the agent that created (or is the parent of) each. Counted through detached agents
+/// too, so a loop of agents starting agents cannot escape `maxDepth` by detaching.
+pub fn depth_under(engine: &Engine, caller: AgentId) -> usize {
+    let mut n = 0;
+    let mut cur = Some(caller);
+    while let Some(c) = cur {
+        n += 1;
+        if n > 1_000_000 {
+            break; // a cycle in damaged records; the limit refuses it anyway
+        }
+        cur = engine
+            .agent(c)
+            .and_then(|a| a.record.created_by.or(a.parent));
+    }
+    n
+}
+
 /// The power a new agent will have (its provider's kind and its resolved mode).
 pub fn power_of_new(engine: &Engine, new: &NewAgent) -> Power {
     let kind = engine.provider_kind(&new.provider).unwrap_or_default();

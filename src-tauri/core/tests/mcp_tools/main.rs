@@ -32,6 +32,7 @@ use paseo_core::store::Layout;
 use support::git::git;
 use support::scripted::{Env, Scripted};
 
+mod limits;
 mod powers;
 
 type Client = RunningService<RoleClient, ClientConfig>;
@@ -82,6 +83,14 @@ impl Harness {
     }
 
     async fn start_on(env: Env, port: Option<u16>) -> Harness {
+        Harness::start_limited(env, port, Default::default()).await
+    }
+
+    async fn start_limited(
+        env: Env,
+        port: Option<u16>,
+        limits: paseo_core::runtime::limits::Limits,
+    ) -> Harness {
         let seen: Arc<Mutex<HashMap<AgentId, McpAccess>>> = Arc::default();
         let mut reg = ProviderRegistry::new();
         // `asker` stands for an agent that asks before it acts (a Claude Code kind: `asks`
@@ -108,6 +117,7 @@ impl Harness {
         let server = McpServer::bind(&layout, port).unwrap();
         let mut opts = RuntimeOptions::new(env.home(), reg);
         opts.cancel_timeout = Duration::from_millis(300);
+        opts.limits = limits;
         let rt = Runtime::start(opts, Some(server.access())).await.unwrap();
         let mcp = server.serve(rt.handle()).await.unwrap();
         rt.handle.deliver_pending().await.unwrap();
@@ -1422,7 +1432,13 @@ async fn a_user_token_session_cannot_use_subagent_or_current() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_agents_create_subagents_concurrently() {
-    let h = Harness::start().await;
+    // The roots stand in for agents calling while idle, which only works while they keep their
+    // sessions: room for all 100 (the live-agent limit has its own tests in limits.rs).
+    let roomy = paseo_core::runtime::limits::Limits {
+        max_live_agents: 200,
+        ..Default::default()
+    };
+    let h = Harness::start_limited(Env::new(), None, roomy).await;
     let mut roots = Vec::new();
     for i in 0..50 {
         roots.push(h.root(&format!("ok root-{i}")).await.id());

@@ -43,9 +43,7 @@ fn notices(h: &Harness, parent: AgentId, kid: AgentId) -> Vec<String> {
         .inputs
         .iter()
         .filter_map(|(a, i)| match i {
-            TurnInput::Notice(t) if *a == parent && t.contains(&kid.to_string()) => {
-                Some(t.clone())
-            }
+            TurnInput::Notice(t) if *a == parent && t.contains(&kid.to_string()) => Some(t.clone()),
             _ => None,
         })
         .collect()

@@ -57,6 +57,10 @@ pub fn codex_argv(prefix: &[String], mcp: Option<&McpAccess>) -> Vec<String> {
             format!("mcp_servers.{MCP_SERVER_NAME}.url={url}"),
             // Codex refuses inline tokens; it reads this variable, which the session sets.
             format!("mcp_servers.{MCP_SERVER_NAME}.bearer_token_env_var=\"PASEO_MCP_TOKEN\""),
+            // The app's own tools run without Codex's approval, as Claude's allowedTools do: the
+            // app guards them itself (SPEC 14 held turns). Without it, approval `never` refuses
+            // every call ("requires approval, but approval policy is never").
+            format!("mcp_servers.{MCP_SERVER_NAME}.default_tools_approval_mode=\"approve\""),
         ] {
             argv.push("-c".into());
             argv.push(kv);

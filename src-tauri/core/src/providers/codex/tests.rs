@@ -395,7 +395,9 @@ fn argv_injects_the_mcp_server_without_the_token() {
             "-c",
             "mcp_servers.paseo.url=\"http://127.0.0.1:4000/mcp\"",
             "-c",
-            "mcp_servers.paseo.bearer_token_env_var=\"PASEO_MCP_TOKEN\""
+            "mcp_servers.paseo.bearer_token_env_var=\"PASEO_MCP_TOKEN\"",
+            "-c",
+            "mcp_servers.paseo.default_tools_approval_mode=\"approve\""
         ]
     );
     assert!(!argv.join(" ").contains("secret"));

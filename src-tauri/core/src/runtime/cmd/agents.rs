@@ -56,15 +56,22 @@ impl Actor {
         // The store must be able to name the record's folder after the cwd (SPEC 15).
         crate::store::paths::check_record_dir(&self.layout, &new.cwd)
             .map_err(|m| RuntimeError::invalid("cwd", m))?;
+        // Limits on agents starting agents (SPEC 14): checked last, so a refused call counts
+        // nothing, and only for agent callers (the user is not limited).
+        if let Some(c) = caller.agent() {
+            self.limits
+                .check_depth(policy::depth_under(&self.engine, c))?;
+            let now = crate::model::Timestamp::now();
+            self.create_rate.prune(now);
+            self.create_rate
+                .take(c, now, self.limits.create_per_minute)?;
+        }
         // A first turn that would give the caller more power waits for the user (SPEC 14): the
         // agent is created without it and the turn is held on it, in this same step.
         let power = policy::power_of_new(&self.engine, &new);
         let mut new = new;
         let held = match policy::must_hold(&self.engine, caller, power) {
-            Some((by, mine)) => new
-                .initial_prompt
-                .take()
-                .map(|p| (p, by, mine, new.notify)),
+            Some((by, mine)) => new.initial_prompt.take().map(|p| (p, by, mine, new.notify)),
             None => None,
         };
         let id = self.engine.create(new)?;

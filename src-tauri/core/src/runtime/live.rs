@@ -1,0 +1,82 @@
+//! The live-agent limit (SPEC 14 `maxLiveAgents`): a session start beyond it waits in a queue,
+//! oldest first, and starts when a slot frees. The agent is created and answers at once; its
+//! snapshot says it waits, so the user sees why (and an orchestrator starting 200 test agents
+//! on a small machine neither freezes it nor fails). An idle agent's process is what usually
+//! holds a slot: when starts wait, the idle agent quiet the longest is closed (resumable, as a
+//! stop is) to make room, so a fleet of idle agents never blocks new work.
+
+use super::actor::Actor;
+use crate::engine::SessionState;
+use crate::model::{AgentId, Status};
+
+impl Actor {
+    /// Starts the session now, or queues the start when every live slot is taken.
+    pub(super) fn start_or_wait(&mut self, agent: AgentId, resume: Option<String>) {
+        let max = self.limits.max_live_agents;
+        if self.slots.contains_key(&agent) || self.slots.len() < max {
+            self.start_session(agent, resume);
+            return;
+        }
+        match self.waiting.iter_mut().find(|(a, _)| *a == agent) {
+            Some(w) => w.1 = resume,
+            None => self.waiting.push_back((agent, resume)),
+        }
+        self.engine.set_waiting_for_slot(agent, Some(max));
+    }
+
+    /// The agent no longer wants a start (closed, archived).
+    pub(super) fn stop_waiting(&mut self, agent: AgentId) {
+        let before = self.waiting.len();
+        self.waiting.retain(|(a, _)| *a != agent);
+        if self.waiting.len() != before {
+            self.engine.set_waiting_for_slot(agent, None);
+        }
+    }
+
+    /// Starts the oldest waiting agents while slots are free; whether any started.
+    pub(super) fn fill_slots(&mut self) -> bool {
+        let mut started = false;
+        while self.slots.len() < self.limits.max_live_agents {
+            let Some((agent, resume)) = self.waiting.pop_front() else {
+                break;
+            };
+            // Only an agent still waiting for its session: one archived or stopped meanwhile
+            // has nothing to start.
+            let wants = self
+                .engine
+                .agent(agent)
+                .is_some_and(|a| a.session == SessionState::Starting && !a.record.is_archived());
+            self.engine.set_waiting_for_slot(agent, None);
+            if wants {
+                self.start_session(agent, resume);
+            }
+            started = true;
+        }
+        if !self.waiting.is_empty() {
+            if let Some(idle) = self.quietest_idle() {
+                tracing::info!(agent = %idle, "closing an idle session for a waiting start");
+                if self.engine.close(idle).is_ok() {
+                    started = true;
+                }
+            }
+        }
+        started
+    }
+
+    /// The live idle agent with nothing pending that has been quiet the longest.
+    fn quietest_idle(&self) -> Option<AgentId> {
+        self.slots
+            .keys()
+            .filter_map(|id| self.engine.agent(*id))
+            .filter(|a| {
+                a.session == SessionState::Live
+                    && a.record.last_status == Status::Idle
+                    && a.queued.is_none()
+                    && a.pending_permission.is_none()
+                    && a.record.held_turn.is_none()
+                    && self.engine.inbox(a.record.id).is_none_or(|q| q.is_empty())
+            })
+            .min_by_key(|a| (a.record.last_activity_at, a.record.id))
+            .map(|a| a.record.id)
+    }
+}
