@@ -106,7 +106,7 @@ impl AppState {
 }
 
 /// A panic while holding one of these locks leaves plain data behind, still valid: keep going.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -3,6 +3,7 @@
 //! atomically) and handed back when that window starts again. "New window" opens another client
 //! (`window-N`); the extra windows that were open at quit come back at the next launch.
 
+use crate::state::lock;
 use crate::tray::MAIN_WINDOW;
 use paseo_core::store::atomic::{write_atomic, TEMP_PREFIX};
 use paseo_core::store::{quarantine, Layout};
@@ -258,12 +259,6 @@ pub fn closed_by_user<R: Runtime>(app: &AppHandle<R>, label: &str) {
             tracing::warn!(%label, %error, "cannot forget the window's layout");
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

@@ -73,7 +73,7 @@ async fn a_held_start_is_answered_from_the_childs_pane() {
     app.wait_for(&pane).await;
     let held = app
         .wait_for_text(&format!("{pane} {}", tid("permission-held")), |t| {
-            t.contains("shell")
+            t.contains("lead wants to start a Shell agent")
         })
         .await;
     assert!(

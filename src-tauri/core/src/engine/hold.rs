@@ -4,10 +4,10 @@
 //! caller's finish notice says so. The held turn is in the record, so it survives a restart
 //! still answerable.
 
-use super::{clear_attention, require_attention, set_error, Engine, EngineError, Queued};
+use super::turn::refuse_if_busy;
+use super::{require_attention, set_error, Engine, EngineError, Queued};
 use crate::model::{
-    AgentId, AttentionReason, HeldTurn, ItemKind, NewItem, NotifyArm, Power, Status, TurnInput,
-    TurnOrigin,
+    AgentId, AttentionReason, HeldTurn, ItemKind, NewItem, NotifyArm, Power, TurnInput, TurnOrigin,
 };
 
 /// What a denied held turn ends with.
@@ -31,17 +31,11 @@ impl Engine {
         }
         let now = self.now();
         let a = self.live_mut(id)?;
-        let status = a.record.last_status;
-        if a.record.held_turn.is_some() {
+        refuse_if_busy(a)?;
+        if a.pending_permission.is_some() {
             return Err(EngineError::Busy {
                 id,
-                status: "waiting for the user to allow a held turn",
-            });
-        }
-        if status == Status::Running || a.queued.is_some() || a.pending_permission.is_some() {
-            return Err(EngineError::Busy {
-                id,
-                status: status.as_str(),
+                status: "waiting for a permission",
             });
         }
         let held = HeldTurn::new(prompt, caller, powers.0, powers.1);
@@ -83,18 +77,8 @@ impl Engine {
         let Some(held) = a.record.held_turn.take() else {
             return Ok(false);
         };
-        let tool = a
-            .pending_permission
-            .take()
-            .map(|p| p.tool_name)
-            .unwrap_or_default();
-        clear_attention(&mut a.record);
+        let item = super::permission::answered(a, request_id, allow);
         let arm = a.record.notify_arm.take();
-        let mut item = NewItem::new(
-            ItemKind::Permission,
-            format!("{} {tool}", if allow { "Allowed" } else { "Denied" }),
-        );
-        item.call_id = Some(request_id.to_string());
         if allow {
             self.touch(id);
             self.timeline(id, item);

@@ -50,18 +50,8 @@ impl Engine {
             Some(p) if p.request_id == request_id => {}
             _ => return Err(EngineError::NoSuchPermission(id, request_id.to_string())),
         }
-        let tool = a
-            .pending_permission
-            .take()
-            .map(|p| p.tool_name)
-            .unwrap_or_default();
-        clear_attention(&mut a.record);
+        let item = answered(a, request_id, allow);
         self.touch(id);
-        let mut item = NewItem::new(
-            ItemKind::Permission,
-            format!("{} {tool}", if allow { "Allowed" } else { "Denied" }),
-        );
-        item.call_id = Some(request_id.to_string());
         self.timeline(id, item);
         self.out.effects.push(Effect::AnswerPermission {
             agent: id,
@@ -90,4 +80,21 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// Takes the agent's pending request as answered: its attention cleared, and the timeline item
+/// that records the answer.
+pub(super) fn answered(a: &mut super::AgentState, request_id: &str, allow: bool) -> NewItem {
+    let tool = a
+        .pending_permission
+        .take()
+        .map(|p| p.tool_name)
+        .unwrap_or_default();
+    clear_attention(&mut a.record);
+    let mut item = NewItem::new(
+        ItemKind::Permission,
+        format!("{} {tool}", if allow { "Allowed" } else { "Denied" }),
+    );
+    item.call_id = Some(request_id.to_string());
+    item
 }

@@ -27,21 +27,9 @@ impl Engine {
         }
         let now = self.now();
         let a = self.live_mut(id)?;
-        let status = a.record.last_status;
-        if a.record.held_turn.is_some() {
-            return Err(EngineError::Busy {
-                id,
-                status: "waiting for the user to allow a held turn",
-            });
-        }
         // Initializing with nothing waiting (a closed agent waking up, SPEC 2): the prompt
         // waits for the session like a first prompt does.
-        if status == Status::Running || a.queued.is_some() {
-            return Err(EngineError::Busy {
-                id,
-                status: status.as_str(),
-            });
-        }
+        refuse_if_busy(a)?;
         if matches!(origin, TurnOrigin::User | TurnOrigin::Agent(_)) {
             a.record.last_user_message_at = Some(now);
         }
@@ -211,4 +199,23 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// Refuses a new turn while one runs, one waits for the session, or one is held for the user.
+pub(super) fn refuse_if_busy(a: &super::AgentState) -> Result<(), EngineError> {
+    let id = a.record.id;
+    if a.record.held_turn.is_some() {
+        return Err(EngineError::Busy {
+            id,
+            status: "waiting for the user to allow a held turn",
+        });
+    }
+    let status = a.record.last_status;
+    if status == Status::Running || a.queued.is_some() {
+        return Err(EngineError::Busy {
+            id,
+            status: status.as_str(),
+        });
+    }
+    Ok(())
 }

@@ -84,8 +84,16 @@ async fn an_asking_agent_cannot_start_a_full_turn_until_the_user_allows_it() {
     assert_eq!(parent.power, Power::Asks);
     let c = h.as_agent(parent.id()).await;
 
-    // The call answers at once; the shell-like child (full power) holds its first turn.
-    let kid = create_child(&c, "script", "ok kid ran").await;
+    // The call answers at once, saying so; the full-power child holds its first turn.
+    let r = call(
+        &c,
+        "create_agent",
+        json!({"provider": "script", "initialPrompt": "ok kid ran",
+               "relationship": {"kind": "subagent"}, "workspace": {"kind": "current"}}),
+    )
+    .await;
+    assert!(text(&r).contains("The turn is held"), "{}", text(&r));
+    let kid = id_of(&r.structured_content.clone().unwrap());
     let s = held(&h, kid).await;
     settle().await;
     assert!(!ran(&h, kid, "kid ran"), "nothing of a held turn runs");
@@ -120,13 +128,15 @@ async fn an_asking_agent_cannot_start_a_full_turn_until_the_user_allows_it() {
         .is_err());
 
     // A follow-up prompt to a full agent is held the same way.
-    let out = ok(
+    // Foreground or not, the call answers at once and says the turn is held.
+    let r = call(
         &c,
         "send_agent_prompt",
-        json!({"agentId": kid.to_string(), "prompt": "ok second turn", "background": true}),
+        json!({"agentId": kid.to_string(), "prompt": "ok second turn"}),
     )
     .await;
-    assert!(out.is_object(), "send_agent_prompt answers: {out}");
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert!(text(&r).contains("The turn is held"), "{}", text(&r));
     let s = held(&h, kid).await;
     settle().await;
     assert!(!ran(&h, kid, "second turn"));

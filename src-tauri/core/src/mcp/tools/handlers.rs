@@ -14,6 +14,10 @@ use crate::mcp::input::{
 };
 use crate::runtime::{Caller, CreateAgent, RuntimeError, WorkspaceTarget};
 
+/// What a caller is told when its turn waits for the user (SPEC 14).
+const HELD: &str = " The turn is held: that agent acts without asking and you ask first, so it \
+     runs only once the user allows it (a denial ends it with an error).";
+
 impl PaseoTools {
     pub(super) async fn do_create_agent(
         &self,
@@ -67,6 +71,9 @@ impl PaseoTools {
              the background.",
             input.provider, out.agent_id, out.title, out.cwd, out.workspace_id, out.status
         );
+        if snap.record.held_turn.is_some() {
+            summary.push_str(HELD);
+        }
         if snap.record.notify_on_finish {
             summary.push_str(" You will get a notice as your next turn when that turn ends.");
         }
@@ -92,7 +99,8 @@ impl PaseoTools {
             )
             .await
             .map_err(|e| rt_err(e, "agentId"))?;
-        if sent.background {
+        let held = sent.agent.record.held_turn.is_some();
+        if sent.background || held {
             let out = PromptOutput {
                 agent_id: id.to_string(),
                 status: status(sent.agent.status),
@@ -101,7 +109,10 @@ impl PaseoTools {
                 timed_out: None,
             };
             let mut summary = format!("Prompt sent to agent {id}; it is {}.", out.status);
-            if sent.notify.is_some() {
+            if held {
+                summary.push_str(HELD);
+            }
+            if sent.notify.is_some() || held {
                 summary.push_str(" You will get a notice as your next turn when the turn ends.");
             }
             return ok(summary, out);

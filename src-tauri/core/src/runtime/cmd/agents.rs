@@ -100,7 +100,12 @@ impl Actor {
             .map(|a| self.engine.power_of(a))
             .ok_or(EngineError::UnknownAgent(id))?;
         match policy::must_hold(&self.engine, caller, power) {
-            Some((by, mine)) => self.engine.hold_turn(id, text, by, (mine, power), notify)?,
+            // The caller always hears how a held turn ends (a denial included): it did not
+            // wait for it, whatever it asked.
+            Some((by, mine)) => {
+                let notify = notify.or(Some(by));
+                self.engine.hold_turn(id, text, by, (mine, power), notify)?
+            }
             None => self.engine.prompt(id, text, origin, notify)?,
         }
         self.apply();
