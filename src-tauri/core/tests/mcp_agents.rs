@@ -457,3 +457,92 @@ async fn an_agents_environment_has_its_own_token_and_never_the_users() {
     );
     f.stop().await;
 }
+
+/// The PASEO_MCP_TOKEN in the environment of each live process whose PASEO_AGENT_ID is `agent`.
+fn tokens_in_environ(agent: AgentId) -> Vec<String> {
+    let id = format!("PASEO_AGENT_ID={agent}");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        let vars: Vec<String> = env
+            .split(|b| *b == 0)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        if vars.iter().any(|v| *v == id) {
+            found.extend(
+                vars.iter()
+                    .filter_map(|v| v.strip_prefix("PASEO_MCP_TOKEN=").map(str::to_string)),
+            );
+        }
+    }
+    found
+}
+
+/// SPEC 14: with shell, Claude Code and Codex agents live, no process on the machine shows any
+/// of their tokens, or the user's, on its command line (readable by every local user).
+#[tokio::test]
+async fn no_token_is_on_any_command_line_while_agents_run() {
+    let f = Fixture::start().await;
+    let h = f.h();
+    let user = std::fs::read_to_string(f.home.path().join("mcp-token")).unwrap();
+    let mut secrets = vec![user.trim().to_string()];
+    let mut live = Vec::new();
+    for provider in ["claude", "codex"] {
+        let a = h.create(f.create(provider, "hello")).await.unwrap();
+        settled(&h, a.id()).await;
+        live.push(a.id());
+    }
+    // A shell agent whose turn is still running while we look.
+    let sh = h.create(f.create("shell", "sleep 30")).await.unwrap();
+    eventually(T, || async {
+        let s = h.get(sh.id()).await.unwrap();
+        (s.status == Status::Running)
+            .then_some(())
+            .ok_or(format!("{:?}", s.status))
+    })
+    .await;
+    live.push(sh.id());
+    // Each agent's token, from its processes' environments (Codex and shell) and, for Claude,
+    // from its private MCP config file.
+    for id in &live {
+        secrets.extend(tokens_in_environ(*id));
+    }
+    for e in std::fs::read_dir(f.home.path().join("secrets"))
+        .unwrap()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let auth = v["mcpServers"]["paseo"]["headers"]["Authorization"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        secrets.push(auth.trim_start_matches("Bearer ").to_string());
+    }
+    secrets.sort();
+    secrets.dedup();
+    assert!(
+        secrets.len() >= 4,
+        "the user's token and one per agent: {}",
+        secrets.len()
+    );
+    let mut seen = 0;
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        seen += 1;
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        for s in &secrets {
+            assert!(
+                !cmdline.contains(s.as_str()),
+                "a token on a command line: {cmdline}"
+            );
+        }
+    }
+    assert!(seen > 5);
+    h.cancel(sh.id()).await.unwrap();
+    f.stop().await;
+}
