@@ -2,6 +2,10 @@
 //! Desktop. No Tauri dependency: the desktop shell and headless mode both drive it through
 //! [`runtime`].
 
+// Lets unit tests include the integration tests' support files, which name the crate.
+#[cfg(test)]
+extern crate self as paseo_core;
+
 pub mod config;
 pub mod engine;
 pub mod mcp;

@@ -470,7 +470,7 @@ fn tokens_in_environ(agent: AgentId) -> Vec<String> {
             .split(|b| *b == 0)
             .map(|v| String::from_utf8_lossy(v).into_owned())
             .collect();
-        if vars.iter().any(|v| *v == id) {
+        if vars.contains(&id) {
             found.extend(
                 vars.iter()
                     .filter_map(|v| v.strip_prefix("PASEO_MCP_TOKEN=").map(str::to_string)),

@@ -4,7 +4,6 @@
 //! caller's finish notice says so. The held turn is in the record, so it survives a restart
 //! still answerable.
 
-use super::turn::refuse_if_busy;
 use super::{require_attention, set_error, Engine, EngineError, Queued};
 use crate::model::{
     AgentId, AttentionReason, HeldTurn, ItemKind, NewItem, NotifyArm, Power, TurnInput, TurnOrigin,
@@ -26,12 +25,7 @@ impl Engine {
         powers: (Power, Power),
         notify: Option<AgentId>,
     ) -> Result<(), EngineError> {
-        if let Some(n) = notify {
-            self.live(n)?;
-        }
-        let now = self.now();
-        let a = self.live_mut(id)?;
-        refuse_if_busy(a)?;
+        let (now, a) = self.turn_target(id, notify)?;
         if a.pending_permission.is_some() {
             return Err(EngineError::Busy {
                 id,

@@ -22,14 +22,9 @@ impl Engine {
         origin: TurnOrigin,
         notify: Option<AgentId>,
     ) -> Result<(), EngineError> {
-        if let Some(n) = notify {
-            self.live(n)?;
-        }
-        let now = self.now();
-        let a = self.live_mut(id)?;
         // Initializing with nothing waiting (a closed agent waking up, SPEC 2): the prompt
         // waits for the session like a first prompt does.
-        refuse_if_busy(a)?;
+        let (now, a) = self.turn_target(id, notify)?;
         if matches!(origin, TurnOrigin::User | TurnOrigin::Agent(_)) {
             a.record.last_user_message_at = Some(now);
         }
@@ -201,8 +196,26 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// The agent a new turn is for, when it can take one (and whoever it notifies is live),
+    /// with the time of the request.
+    pub(super) fn turn_target(
+        &mut self,
+        id: AgentId,
+        notify: Option<AgentId>,
+    ) -> Result<(crate::model::Timestamp, &mut super::AgentState), EngineError> {
+        if let Some(n) = notify {
+            self.live(n)?;
+        }
+        let now = self.now();
+        let a = self.live_mut(id)?;
+        refuse_if_busy(a)?;
+        Ok((now, a))
+    }
+}
+
 /// Refuses a new turn while one runs, one waits for the session, or one is held for the user.
-pub(super) fn refuse_if_busy(a: &super::AgentState) -> Result<(), EngineError> {
+fn refuse_if_busy(a: &super::AgentState) -> Result<(), EngineError> {
     let id = a.record.id;
     if a.record.held_turn.is_some() {
         return Err(EngineError::Busy {

@@ -122,12 +122,7 @@ impl PaseoTools {
             .wait(id, FOREGROUND_WAIT)
             .await
             .map_err(|e| rt_err(e, "agentId"))?;
-        let last = w
-            .agent
-            .record
-            .last_message
-            .as_deref()
-            .map(|m| tail(m, LAST_MESSAGE_CHARS));
+        let last = last_message(&w.agent);
         let summary = if w.timed_out {
             format!(
                 "Agent {id} is still {} after {} s; use wait_for_agent to keep waiting.",
@@ -161,12 +156,7 @@ impl PaseoTools {
             .wait(id, Duration::from_secs_f64(secs))
             .await
             .map_err(|e| rt_err(e, "agentId"))?;
-        let last = w
-            .agent
-            .record
-            .last_message
-            .as_deref()
-            .map(|m| tail(m, LAST_MESSAGE_CHARS));
+        let last = last_message(&w.agent);
         let pending = w
             .agent
             .pending_permission
@@ -309,4 +299,13 @@ impl PaseoTools {
             out,
         )
     }
+}
+
+/// The end of the agent's last message, as much as a tool result carries.
+fn last_message(agent: &crate::runtime::AgentSnapshot) -> Option<String> {
+    agent
+        .record
+        .last_message
+        .as_deref()
+        .map(|m| tail(m, LAST_MESSAGE_CHARS))
 }
