@@ -113,7 +113,10 @@ impl RuntimeHandle {
     }
 
     /// Sends one command and waits for its reply.
-    async fn ask<T>(&self, cmd: impl FnOnce(Reply<T>) -> Command) -> Result<T, RuntimeError> {
+    pub(super) async fn ask<T>(
+        &self,
+        cmd: impl FnOnce(Reply<T>) -> Command,
+    ) -> Result<T, RuntimeError> {
         let (tx, rx) = oneshot::channel();
         self.tx.send(cmd(tx)).map_err(|_| RuntimeError::Stopped)?;
         rx.await.map_err(|_| RuntimeError::Stopped)?
@@ -564,7 +567,7 @@ impl RuntimeHandle {
 }
 
 /// Runs blocking I/O off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, RuntimeError> {
     tokio::task::spawn_blocking(f)

@@ -11,6 +11,7 @@
 
 mod actor;
 mod apply;
+mod changes;
 mod cmd;
 pub mod events;
 mod handle;
@@ -33,6 +34,7 @@ use crate::store::{StoreError, WriteError};
 use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::WorkspaceError;
 
+pub use changes::{AgentChanges, AgentDiff};
 pub use events::{
     AgentSnapshot, Event, FleetCounts, FleetSnapshot, TrackSnapshot, WorkspaceSnapshot,
 };
@@ -59,6 +61,8 @@ pub enum RuntimeError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Timeline(#[from] TimelineError),
+    #[error(transparent)]
+    Changes(#[from] crate::workspaces::changes::ChangesError),
     #[error("{}", with_field(field, message))]
     Invalid { field: String, message: String },
     /// The caller may not act on this agent ([`policy::authorize`]).
@@ -97,6 +101,7 @@ impl RuntimeError {
             RuntimeError::Invalid { .. } => "invalid",
             RuntimeError::Forbidden { .. } => "forbidden",
             RuntimeError::Limit(_) => "limit",
+            RuntimeError::Changes(e) => changes::code(e),
             RuntimeError::Stopped => "stopped",
         }
     }

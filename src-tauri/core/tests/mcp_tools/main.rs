@@ -32,6 +32,7 @@ use paseo_core::store::Layout;
 use support::git::git;
 use support::scripted::{Env, Scripted};
 
+mod changes;
 mod limits;
 mod powers;
 
@@ -301,6 +302,7 @@ async fn tools_are_listed_with_schemas_from_the_rust_types() {
             "send_agent_prompt",
             "wait_for_agent",
             "get_agent",
+            "get_agent_changes",
             "list_agents",
             "cancel_agent",
             "archive_agent",
@@ -1642,6 +1644,7 @@ async fn the_docs_show_the_served_schemas() {
         "send_agent_prompt",
         "wait_for_agent",
         "get_agent",
+        "get_agent_changes",
         "list_agents",
         "cancel_agent",
         "archive_agent",

@@ -94,6 +94,50 @@ impl Input for AgentInput {
     }
 }
 
+/// Input of `get_agent_changes`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChangesInput {
+    /// The agent (a UUID).
+    #[schemars(with = "String")]
+    pub agent_id: AgentId,
+    /// One changed file (its path now, or before a rename): its diff comes back too.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// With `path`: the first diff line of the page (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// With `path`: lines in the page (default 1,000, at most 5,000).
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+impl Input for ChangesInput {
+    fn parse(v: &Value) -> R<Self> {
+        let o = Obj::new(v, "", &["agentId", "path", "offset", "limit"])?;
+        let input = ChangesInput {
+            agent_id: o.req_agent_id("agentId")?,
+            path: o.opt_text("path")?,
+            offset: o.opt_u64("offset", u32::MAX as u64)?,
+            limit: o.opt_u64("limit", crate::workspaces::changes::MAX_PAGE_LINES as u64)?,
+        };
+        if input.path.is_none() {
+            for f in ["offset", "limit"] {
+                if o.get(f).is_some() {
+                    return Err(FieldError::new(
+                        f,
+                        "goes with path (a page of one file's diff)",
+                    ));
+                }
+            }
+        }
+        if input.limit == Some(0) {
+            return Err(FieldError::new("limit", "must be at least 1"));
+        }
+        Ok(input)
+    }
+}
+
 /// A status filter value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -109,7 +109,8 @@ mod create;
 mod walker;
 
 pub use agents::{
-    AgentInput, CreateWorktreeInput, ListInput, SendPromptInput, StatusInput, WaitInput,
+    AgentInput, ChangesInput, CreateWorktreeInput, ListInput, SendPromptInput, StatusInput,
+    WaitInput,
 };
 pub use create::{CreateAgentInput, Relationship, SourceInput, TargetInput, WorkspaceInput};
 

@@ -9,8 +9,9 @@ use super::output::{
 use super::{PaseoTools, FOREGROUND_WAIT, LAST_MESSAGE_CHARS};
 use crate::engine::{EngineError, ListFilter};
 use crate::mcp::input::{
-    AgentInput, CreateAgentInput, CreateWorktreeInput, ListInput, Relationship, SendPromptInput,
-    SourceInput, WaitInput, WorkspaceInput, DEFAULT_LIST_LIMIT, DEFAULT_WAIT_SECONDS,
+    AgentInput, ChangesInput, CreateAgentInput, CreateWorktreeInput, ListInput, Relationship,
+    SendPromptInput, SourceInput, WaitInput, WorkspaceInput, DEFAULT_LIST_LIMIT,
+    DEFAULT_WAIT_SECONDS,
 };
 use crate::runtime::{Caller, CreateAgent, RuntimeError, WorkspaceTarget};
 
@@ -182,6 +183,53 @@ impl PaseoTools {
                 pending_permission: pending,
             },
         )
+    }
+
+    pub(super) async fn do_changes(&self, input: ChangesInput) -> ToolResult {
+        let id = input.agent_id;
+        let set = self
+            .rt
+            .agent_changes(id)
+            .await
+            .map_err(|e| rt_err(e, "agentId"))?;
+        let t = &set.changes.totals;
+        let mut summary = format!(
+            "Agent {id} changed {} file(s): +{} -{}{} (against {}).",
+            t.files,
+            t.additions,
+            t.deletions,
+            if t.binary > 0 {
+                format!(", {} binary", t.binary)
+            } else {
+                String::new()
+            },
+            set.base_branch.as_deref().unwrap_or("HEAD")
+        );
+        let mut value = serde_json::to_value(&set)
+            .map_err(|e| crate::mcp::input::FieldError::new("", e.to_string()))?;
+        if let Some(path) = input.path {
+            let page = crate::workspaces::changes::Page {
+                offset: input.offset.unwrap_or(0) as usize,
+                limit: input.limit.unwrap_or(1_000) as usize,
+            };
+            let diff = self
+                .rt
+                .agent_diff(id, path.clone(), page)
+                .await
+                .map_err(|e| rt_err(e, "path"))?;
+            summary.push_str(&format!(
+                " Diff of {path}: {} line(s) from {}{}.",
+                diff.diff.total_lines,
+                diff.diff.offset,
+                diff.diff
+                    .next_offset
+                    .map(|n| format!("; next page at offset {n}"))
+                    .unwrap_or_default()
+            ));
+            value["diff"] = serde_json::to_value(&diff.diff)
+                .map_err(|e| crate::mcp::input::FieldError::new("", e.to_string()))?;
+        }
+        ok(summary, value)
     }
 
     pub(super) async fn do_get(&self, input: AgentInput) -> ToolResult {

@@ -19,7 +19,7 @@ use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
 
 use super::input::{
-    input_schema, AgentInput, Args, CreateAgentInput, CreateWorktreeInput, ListInput,
+    input_schema, AgentInput, Args, ChangesInput, CreateAgentInput, CreateWorktreeInput, ListInput,
     SendPromptInput, WaitInput,
 };
 use crate::runtime::RuntimeHandle;
@@ -134,6 +134,21 @@ impl PaseoTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         run!("get_agent", ctx, args, |_c, input| self.do_get(input))
+    }
+
+    /// What an agent changed on disk: the files with +/- counts (a worktree against the base it
+    /// was branched from, a directory or checkout against HEAD; untracked files count as
+    /// added), and with `path` one file's diff, a page of lines at a time. Review a subagent's
+    /// work before you merge it.
+    #[tool(name = "get_agent_changes",
+        input_schema = input_schema::<ChangesInput>(), annotations(read_only_hint = true))]
+    async fn get_agent_changes(
+        &self,
+        Parameters(args): Parameters<Args<ChangesInput>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        run!("get_agent_changes", ctx, args, |_c, input| self
+            .do_changes(input))
     }
 
     /// Lists agents, oldest first, filtered by parent, workspace and status (archived ones

@@ -53,6 +53,11 @@ pub(crate) enum Command {
         id: AgentId,
         reply: Reply<AgentSnapshot>,
     },
+    /// Where an agent works: its cwd and its workspace (the Changes view compares there).
+    Workplace {
+        id: AgentId,
+        reply: Reply<(String, Option<crate::model::WorkspaceRecord>)>,
+    },
     /// Agents matching the filter (unknown parent or workspace ids refused), with the total.
     ListAgents {
         filter: ListFilter,
@@ -180,6 +185,7 @@ impl Actor {
             Command::Counts(r) => answer(r, Ok(FleetCounts::of(&self.engine))),
             Command::Attention(r) => answer(r, Ok(self.attention())),
             Command::GetAgent { id, reply } => answer(reply, self.snap(id)),
+            Command::Workplace { id, reply } => answer(reply, self.workplace(id)),
             Command::ListAgents {
                 filter,
                 limit,

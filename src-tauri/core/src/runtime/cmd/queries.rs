@@ -19,6 +19,20 @@ impl Actor {
             .ok_or_else(|| EngineError::UnknownAgent(id).into())
     }
 
+    pub(super) fn workplace(
+        &self,
+        id: AgentId,
+    ) -> Result<(String, Option<crate::model::WorkspaceRecord>), RuntimeError> {
+        let a = self.engine.agent(id).ok_or(EngineError::UnknownAgent(id))?;
+        let ws = a
+            .record
+            .workspace_id
+            .as_ref()
+            .and_then(|w| self.engine.workspace(w))
+            .cloned();
+        Ok((a.record.cwd.clone(), ws))
+    }
+
     pub(crate) fn track(&self, parent: AgentId) -> TrackSnapshot {
         TrackSnapshot {
             parent_agent_id: parent,

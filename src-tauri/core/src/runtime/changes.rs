@@ -1,0 +1,158 @@
+//! What an agent changed on disk (issue 15: the Changes view and `get_agent_changes`): the
+//! actor says where the agent works, one read; git runs here, off the actor, on the workspace
+//! the agent works in (a worktree against its base, anything else against HEAD).
+//!
+//! Reads follow SPEC 8 (any caller may read any agent). The actions (commit, merge, discard)
+//! are the user's: the UI asks for them after a native confirm; agents have their own git.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::cmd::Command;
+use super::handle::blocking;
+use super::{RuntimeError, RuntimeHandle};
+use crate::model::{AgentId, WorkspaceKind, WorkspaceRecord};
+use crate::workspaces::changes::{
+    self, ChangeSet, ChangesError, Compare, Discarded, FileDiff, Merged, Page,
+};
+
+/// An agent's changes: the files with their counts, and what they were compared with.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentChanges {
+    pub agent_id: AgentId,
+    /// `worktree`, `directory` or `local` (what the comparison means).
+    pub workspace_kind: Option<WorkspaceKind>,
+    /// The branch a merge goes into (worktrees whose base is a branch).
+    pub base_branch: Option<String>,
+    #[serde(flatten)]
+    pub changes: ChangeSet,
+}
+
+/// One file's diff in an agent's changes.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentDiff {
+    pub agent_id: AgentId,
+    #[serde(flatten)]
+    pub diff: FileDiff,
+}
+
+/// Where the agent works and what its changes are compared with.
+struct Target {
+    dir: PathBuf,
+    compare: Compare,
+    kind: Option<WorkspaceKind>,
+}
+
+impl Target {
+    fn of(cwd: String, ws: Option<WorkspaceRecord>) -> Target {
+        let dir = PathBuf::from(&cwd);
+        match ws {
+            Some(ws) => Target {
+                compare: changes::compare_for(&ws),
+                kind: Some(ws.kind),
+                dir,
+            },
+            None => Target {
+                dir,
+                compare: Compare::Head,
+                kind: None,
+            },
+        }
+    }
+
+    fn base_branch(&self) -> Option<String> {
+        match &self.compare {
+            Compare::Base(b) => b.branch.clone(),
+            Compare::Head => None,
+        }
+    }
+}
+
+/// The stable code of a Changes error at the command and MCP boundaries.
+pub(super) fn code(e: &ChangesError) -> &'static str {
+    match e {
+        ChangesError::NotARepository { .. }
+        | ChangesError::NotChanged { .. }
+        | ChangesError::Invalid { .. } => "invalid",
+        ChangesError::NoBase { .. } | ChangesError::BaseMissing { .. } => "not_found",
+        ChangesError::NothingToCommit
+        | ChangesError::Uncommitted { .. }
+        | ChangesError::BaseCheckoutDirty { .. }
+        | ChangesError::MergeConflict { .. } => "conflict",
+        ChangesError::GhUnavailable { .. } => "unavailable",
+        ChangesError::Git(_) | ChangesError::Io(_) => "io",
+    }
+}
+
+impl RuntimeHandle {
+    async fn target(&self, id: AgentId) -> Result<Target, RuntimeError> {
+        let (cwd, ws) = self.ask(|reply| Command::Workplace { id, reply }).await?;
+        blocking(move || Target::of(cwd, ws)).await
+    }
+
+    /// The agent's changed files with their counts.
+    pub async fn agent_changes(&self, id: AgentId) -> Result<AgentChanges, RuntimeError> {
+        let t = self.target(id).await?;
+        blocking(move || {
+            let set = changes::changes(&t.dir, &t.compare)?;
+            Ok(AgentChanges {
+                agent_id: id,
+                workspace_kind: t.kind,
+                base_branch: t.base_branch(),
+                changes: set,
+            })
+        })
+        .await?
+    }
+
+    /// One changed file's diff, a page of lines at a time.
+    pub async fn agent_diff(
+        &self,
+        id: AgentId,
+        path: String,
+        page: Page,
+    ) -> Result<AgentDiff, RuntimeError> {
+        let t = self.target(id).await?;
+        blocking(move || {
+            let diff = changes::file_diff(&t.dir, &t.compare, &path, page)?;
+            Ok(AgentDiff { agent_id: id, diff })
+        })
+        .await?
+    }
+
+    /// Commits everything in the agent's working tree; returns the commit.
+    pub async fn commit_agent_changes(
+        &self,
+        id: AgentId,
+        message: String,
+    ) -> Result<String, RuntimeError> {
+        let t = self.target(id).await?;
+        blocking(move || Ok(changes::commit_all(&t.dir, &message)?)).await?
+    }
+
+    /// Merges a worktree agent's branch into the base it was made from.
+    pub async fn merge_agent_changes(&self, id: AgentId) -> Result<Merged, RuntimeError> {
+        let t = self.target(id).await?;
+        let Some(base) = t.base_branch() else {
+            return Err(RuntimeError::invalid(
+                "agentId",
+                "only an agent in a worktree branched off a branch can be merged into its base",
+            ));
+        };
+        blocking(move || Ok(changes::merge_into_base(&t.dir, &base)?)).await?
+    }
+
+    /// Discards the agent's uncommitted work after keeping it in a snapshot commit (SPEC 15).
+    pub async fn discard_agent_changes(
+        &self,
+        id: AgentId,
+        title: String,
+    ) -> Result<Option<Discarded>, RuntimeError> {
+        let t = self.target(id).await?;
+        let message = format!("Paseo: work of {title} kept before it was discarded");
+        blocking(move || Ok(changes::discard(&t.dir, &message)?)).await?
+    }
+}
