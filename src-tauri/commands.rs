@@ -35,6 +35,9 @@ impl From<RuntimeError> for CommandError {
     }
 }
 
+mod changes;
+pub use changes::*;
+
 type Answer<T> = Result<T, CommandError>;
 
 fn runtime(state: &AppState) -> Answer<RuntimeHandle> {
@@ -376,6 +379,11 @@ pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + 
         archive_workspace,
         window_layout_get,
         window_layout_set,
-        new_window
+        new_window,
+        agent_changes,
+        agent_diff,
+        commit_agent_changes,
+        merge_agent_changes,
+        discard_agent_changes
     ]
 }

@@ -110,6 +110,28 @@ export function newWindow() {
   return call('new_window');
 }
 
+/** What the agent changed on disk: {files, totals, baseBranch, workspaceKind, branch, …}. */
+export function agentChanges(agentId) {
+  return call('agent_changes', { agentId });
+}
+
+/** A page of one changed file's diff: {file, hunks, totalLines, offset, nextOffset}. */
+export function agentDiff(agentId, path, offset = 0, limit = 1000) {
+  return call('agent_diff', { agentId, path, offset, limit });
+}
+
+export function commitAgentChanges(agentId, message) {
+  return call('commit_agent_changes', { agentId, message });
+}
+
+export function mergeAgentChanges(agentId) {
+  return call('merge_agent_changes', { agentId });
+}
+
+export function discardAgentChanges(agentId) {
+  return call('discard_agent_changes', { agentId });
+}
+
 /** Subscribes to a backend event; resolves to a function that unsubscribes. */
 export function listen(event, handler) {
   return tauri().event.listen(event, (message) => handler(message.payload));

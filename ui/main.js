@@ -12,6 +12,7 @@ import * as tabs from './gestures/tabs.js';
 import * as archive from './gestures/archive.js';
 import * as archived from './gestures/archived.js';
 import * as agents from './gestures/agents.js';
+import * as changes from './gestures/changes.js';
 
 mountViews({
   // Tabs and workspaces.
@@ -37,6 +38,8 @@ mountViews({
   archiveFinished: archive.archiveFinished,
   toggleTrack: (id) => { layout.toggleIn('collapsedTracks', id); invalidate('pane'); },
   isTrackCollapsed: (id) => layout.layout.collapsedTracks.includes(id),
+  // The Changes view.
+  changes,
   // The archived list.
   toggleArchived: archived.toggleArchived,
   restore: archived.restore,

@@ -21,6 +21,8 @@ pub struct Kid {
     pub prompt: String,
     /// A directory for a new workspace ("create"), or None for the parent's ("current").
     pub directory: Option<PathBuf>,
+    /// A new worktree of this repository on a new branch (repo, branch), instead.
+    pub worktree: Option<(PathBuf, String)>,
 }
 
 pub fn kid(title: &str, prompt: &str) -> Kid {
@@ -28,6 +30,7 @@ pub fn kid(title: &str, prompt: &str) -> Kid {
         title: title.into(),
         prompt: prompt.into(),
         directory: None,
+        worktree: None,
     }
 }
 
@@ -36,9 +39,13 @@ pub fn kid(title: &str, prompt: &str) -> Kid {
 pub fn spawn_script(kids: &[Kid], tail: &str) -> String {
     let mut script = String::from("set -e\ntest -n \"$PASEO_MCP_TOKEN\"\nbody=$(mktemp)\n");
     for k in kids {
-        let workspace = match &k.directory {
-            Some(dir) => json!({"kind": "create", "source": {"kind": "directory", "path": dir}}),
-            None => json!({"kind": "current"}),
+        let workspace = match (&k.directory, &k.worktree) {
+            (_, Some((repo, branch))) => json!({"kind": "create", "source": {"kind": "worktree",
+                "repo": repo, "target": {"kind": "branch-off", "newBranch": branch}}}),
+            (Some(dir), None) => {
+                json!({"kind": "create", "source": {"kind": "directory", "path": dir}})
+            }
+            (None, None) => json!({"kind": "current"}),
         };
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
             "name": "create_agent", "arguments": {"provider": "shell", "title": k.title,

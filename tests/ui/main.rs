@@ -18,6 +18,7 @@ mod anthropic;
 
 mod helpers;
 
+mod changes;
 mod folder_picker;
 mod held;
 mod layouts;

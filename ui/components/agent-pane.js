@@ -7,11 +7,12 @@ import { agentBucket, agentLabel, agentName, glyph, setPower, updateGlyph } from
 import { TimelineView, toolSummary } from './timeline.js';
 import { TrackView } from './track.js';
 import { Composer } from './composer.js';
+import { ChangesView } from './changes-view.js';
 
 export class AgentPane {
   /**
    * actions: {open(id, opts), send, interrupt, answerPermission(id, requestId, allow),
-   * detach, archiveChild, archiveFinished, toggleTrack, isTrackCollapsed(id)}
+   * detach, archiveChild, archiveFinished, toggleTrack, isTrackCollapsed(id), changes: see ChangesView}
    */
   constructor(actions, invalidateTimeline) {
     this.actions = actions;
@@ -30,9 +31,18 @@ export class AgentPane {
         if (id) this.actions.open(id, { here: true });
       },
     });
+    // Timeline or Changes (what the agent changed on disk) in the pane's body.
+    this.showChanges = false;
+    this.changesToggle = h('button', {
+      class: 'small ghost changes-toggle', type: 'button', 'aria-pressed': 'false',
+      dataset: { testid: 'changes-toggle' }, title: 'Show what this agent changed on disk',
+      onclick: () => this.setChanges(!this.showChanges),
+    }, 'Changes');
+    this.changes = new ChangesView(actions.changes);
+    this.changes.el.hidden = true;
     this.header = h('header', { class: 'agent-header' },
       h('div', { class: 'line' }, this.glyph, this.title, this.provider, this.power, h('span', { class: 'status-pill' }, this.statusWord),
-        h('span', { class: 'spacer' }), this.parent),
+        h('span', { class: 'spacer' }), this.changesToggle, this.parent),
       h('div', { class: 'line sub' }, this.cwd, this.workspace));
     this.lastError = h('div', { class: 'agent-error', role: 'status', dataset: { testid: 'agent-error' } });
     this.timeline = new TimelineView({
@@ -50,13 +60,30 @@ export class AgentPane {
     });
     this.composer = new Composer({ send: actions.send, interrupt: actions.interrupt });
     this.el = h('section', { class: 'agent-pane', dataset: { testid: 'agent-pane' } },
-      this.header, this.lastError, this.timeline.wrap, this.permission, this.track.el, this.composer.el);
+      this.header, this.lastError, this.timeline.wrap, this.changes.el, this.permission, this.track.el, this.composer.el);
+  }
+
+  /** Shows the Changes view (true) or the timeline (false). */
+  setChanges(on) {
+    this.showChanges = on;
+    this.changesToggle.setAttribute('aria-pressed', String(on));
+    this.changesToggle.classList.toggle('active', on);
+    this.timeline.wrap.hidden = on;
+    this.changes.el.hidden = !on;
+    if (on && this.agentId) this.changes.show(this.agentId);
   }
 
   /** Renders `agent` (the active tab) with the timeline model `model`. */
   render(agent, model) {
     const switched = this.agentId !== agent.id;
     this.agentId = agent.id;
+    // The Changes view follows the agent: a new agent loads, a turn boundary reloads.
+    const moment = `${agent.status}/${agent.turnCount ?? 0}`;
+    if (this.showChanges) {
+      if (switched) this.changes.show(agent.id);
+      else if (moment !== this.moment) this.changes.refreshSoon();
+    }
+    this.moment = moment;
     const bucket = agentBucket(agent);
     const label = agentLabel(agent);
     const name = agentName(agent);

@@ -1,0 +1,165 @@
+// The Changes view (issue 15): in place of the timeline, what the agent changed on disk. A
+// summary with the actions (Commit all, Merge into the base, Discard), the changed files with
+// their +/− counts, and the selected file's diff: hunks with added and removed lines coloured,
+// context collapsed to git's three lines, binary files and renames named, long diffs in pages.
+import { h, setText } from '../dom.js';
+
+const STATUS = { A: 'added', M: 'modified', D: 'deleted', R: 'renamed' };
+
+export class ChangesView {
+  /** actions: {load(id), diff(id, path, offset), commitAll(id, message, files), merge(id, branch, base), discard(id, files), commitMessage(id)} */
+  constructor(actions) {
+    this.actions = actions;
+    this.agentId = null;
+    this.data = null;
+    this.selected = null;
+    this.loading = null;
+    this.timer = null;
+    this.summary = h('span', { class: 'changes-summary', dataset: { testid: 'changes-summary' } });
+    this.commit = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-commit' }, onclick: () => this.run('commit') }, 'Commit all');
+    this.merge = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-merge' }, onclick: () => this.run('merge') }, 'Merge');
+    this.discard = h('button', { class: 'small danger', type: 'button', dataset: { testid: 'changes-discard' }, onclick: () => this.run('discard') }, 'Discard');
+    this.refresh = h('button', { class: 'small ghost', type: 'button', title: 'Refresh', 'aria-label': 'Refresh the changes', dataset: { testid: 'changes-refresh' }, onclick: () => this.reload() }, '↻');
+    this.result = h('div', { class: 'changes-result', role: 'status', dataset: { testid: 'changes-result' } });
+    this.error = h('div', { class: 'changes-error error', role: 'alert', dataset: { testid: 'changes-error' } });
+    this.files = h('ul', { class: 'changes-files', role: 'listbox', 'aria-label': 'Changed files', dataset: { testid: 'changes-files' } });
+    this.diff = h('div', { class: 'changes-diff mono', tabindex: '0', dataset: { testid: 'changes-diff' } });
+    this.el = h('div', { class: 'changes-view', dataset: { testid: 'changes-view' } },
+      h('div', { class: 'changes-bar' }, this.summary, h('span', { class: 'spacer' }), this.refresh, this.commit, this.merge, this.discard),
+      this.result, this.error,
+      h('div', { class: 'changes-body' }, this.files, this.diff));
+  }
+
+  /** Shows `agentId`'s changes, loaded afresh (the files may have changed while hidden). */
+  show(agentId) {
+    if (this.agentId !== agentId) {
+      this.agentId = agentId;
+      this.data = null;
+      this.selected = null;
+      setText(this.result, '');
+      this.files.replaceChildren();
+      this.diff.replaceChildren();
+    }
+    this.reload();
+  }
+
+  /** The agent did something (a turn ended, a status changed): reload soon, once. */
+  refreshSoon() {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.reload(), 400);
+  }
+
+  async reload() {
+    const id = this.agentId;
+    if (!id) return;
+    const mine = (this.loading = Symbol('load'));
+    try {
+      const data = await this.actions.load(id);
+      if (this.loading !== mine || this.agentId !== id) return;
+      this.data = data;
+      setText(this.error, '');
+      this.renderList();
+      const still = data.files.find((f) => f.path === this.selected);
+      this.select(still ? still.path : data.files[0]?.path ?? null);
+    } catch (error) {
+      if (this.loading !== mine) return;
+      this.data = null;
+      setText(this.summary, 'No changes to show');
+      setText(this.error, error.message);
+      this.files.replaceChildren();
+      this.diff.replaceChildren();
+      this.setButtons(false, false);
+    }
+  }
+
+  setButtons(any, mergeable) {
+    this.commit.disabled = !any;
+    this.discard.disabled = !any;
+    this.merge.hidden = !mergeable;
+    this.merge.disabled = !mergeable;
+  }
+
+  renderList() {
+    const d = this.data;
+    const t = d.totals;
+    const against = d.baseBranch ? `against ${d.baseBranch}` : 'against HEAD';
+    setText(this.summary, t.files === 0
+      ? `No changes ${against}`
+      : `${t.files} file${t.files === 1 ? '' : 's'} · +${t.additions} −${t.deletions}${t.binary ? ` · ${t.binary} binary` : ''} ${against}`);
+    this.merge.textContent = d.baseBranch ? `Merge into ${d.baseBranch}` : 'Merge';
+    this.setButtons(t.files > 0, Boolean(d.baseBranch) && d.workspaceKind === 'worktree');
+    this.files.replaceChildren(...d.files.map((f) => h('li', {
+      class: 'changes-file', role: 'option', tabindex: '0',
+      dataset: { testid: 'changes-file', path: f.path, status: f.status },
+      onclick: () => this.select(f.path),
+      onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.select(f.path); } },
+    },
+    h('span', { class: `file-status st-${f.status}`, title: STATUS[f.status] }, f.status),
+    h('span', { class: 'file-path', title: f.oldPath ? `${f.oldPath} → ${f.path}` : f.path }, f.oldPath ? `${f.oldPath} → ${f.path}` : f.path),
+    f.binary ? h('span', { class: 'file-counts muted' }, 'binary')
+      : h('span', { class: 'file-counts' }, h('span', { class: 'add' }, `+${f.additions}`), ' ', h('span', { class: 'del' }, `−${f.deletions}`)))));
+  }
+
+  async select(path) {
+    this.selected = path;
+    for (const li of this.files.children) li.setAttribute('aria-selected', String(li.dataset.path === path));
+    this.diff.replaceChildren();
+    if (!path) return;
+    await this.page(path, 0);
+  }
+
+  /** Loads the page of `path`'s diff at `offset` and appends it. */
+  async page(path, offset) {
+    const id = this.agentId;
+    try {
+      const d = await this.actions.diff(id, path, offset);
+      if (this.agentId !== id || this.selected !== path) return;
+      this.diff.querySelector('.diff-more')?.remove();
+      if (offset === 0) this.diff.append(h('div', { class: 'diff-file' }, d.file.oldPath ? `${d.file.oldPath} → ${d.file.path}` : d.file.path));
+      if (d.binary) {
+        this.diff.append(h('div', { class: 'muted' }, 'Binary file: no line diff.'));
+        return;
+      }
+      if (d.totalLines === 0) this.diff.append(h('div', { class: 'muted' }, d.file.status === 'R' ? 'Renamed without changes.' : 'No line changes.'));
+      const frag = document.createDocumentFragment();
+      for (const hunk of d.hunks) {
+        frag.append(h('div', { class: 'diff-hunk' }, `@@ −${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@ ${hunk.section}`));
+        for (const l of hunk.lines) {
+          const mark = l.kind === 'add' ? '+' : l.kind === 'remove' ? '−' : ' ';
+          frag.append(h('div', { class: `diff-line ${l.kind}` },
+            h('span', { class: 'ln' }, l.oldLine ?? ''), h('span', { class: 'ln' }, l.newLine ?? ''),
+            h('span', { class: 'mark' }, mark), h('span', { class: 'text' }, l.text)));
+        }
+      }
+      this.diff.append(frag);
+      if (d.nextOffset != null) {
+        this.diff.append(h('button', {
+          class: 'small diff-more', type: 'button', dataset: { testid: 'changes-more' },
+          onclick: () => this.page(path, d.nextOffset),
+        }, `Show more (${d.totalLines - d.nextOffset} more lines)`));
+      }
+    } catch (error) {
+      setText(this.error, error.message);
+    }
+  }
+
+  async run(what) {
+    const id = this.agentId;
+    const d = this.data;
+    if (!id || !d) return;
+    const buttons = [this.commit, this.merge, this.discard];
+    for (const b of buttons) b.disabled = true;
+    setText(this.error, '');
+    try {
+      let line = null;
+      if (what === 'commit') line = await this.actions.commitAll(id, this.actions.commitMessage(id), d.totals.files);
+      else if (what === 'merge') line = await this.actions.merge(id, d.branch, d.baseBranch);
+      else line = await this.actions.discard(id, d.totals.files);
+      if (line) setText(this.result, line);
+    } catch (error) {
+      setText(this.error, error.message);
+    } finally {
+      await this.reload();
+    }
+  }
+}

@@ -1,0 +1,49 @@
+// The Changes view's gestures (issue 15): read what an agent changed and one file's diff, and
+// the user's actions on it, each after a native confirm naming what will happen. Git's own
+// error comes back as the message; nothing is retried behind the user's back. Default OK /
+// Cancel buttons, as the archive dialogs: GTK puts Cancel first and focused, the safe default.
+import * as backend from '../backend.js';
+import { fleet } from '../store.js';
+import { agentName } from '../status.js';
+
+export function load(agentId) {
+  return backend.agentChanges(agentId);
+}
+
+export function diff(agentId, path, offset = 0) {
+  return backend.agentDiff(agentId, path, offset, 500);
+}
+
+/** The message Commit all proposes: the agent's title and the start of its last message. */
+export function commitMessage(agentId) {
+  const agent = fleet.agents.get(agentId);
+  const title = agent ? agentName(agent) : 'agent';
+  const last = (agent?.lastMessage ?? '').trim().split('\n').find((l) => l.trim()) ?? '';
+  return last ? `${title}\n\n${last.slice(0, 400)}` : title;
+}
+
+/** Resolves to a result line for the view, or null when the user cancelled. */
+export async function commitAll(agentId, message, files) {
+  const ok = await backend.confirm('Commit all changes?',
+    `Commit ${files} changed file${files === 1 ? '' : 's'} (untracked ones included) on the agent's branch with the message:\n\n${message}`);
+  if (!ok) return null;
+  const commit = await backend.commitAgentChanges(agentId, message);
+  return `Committed ${commit.slice(0, 10)}.`;
+}
+
+export async function merge(agentId, branch, base) {
+  const ok = await backend.confirm(`Merge into ${base}?`,
+    `Merge the agent's branch ${branch ?? ''} into ${base} (fast-forward when possible, else a merge commit). A conflict aborts the merge and changes nothing.`);
+  if (!ok) return null;
+  const m = await backend.mergeAgentChanges(agentId);
+  const how = m.kind === 'fast-forward' ? 'fast-forwarded' : m.kind === 'up-to-date' ? 'already up to date' : 'merged';
+  return `${m.baseBranch} ${how} at ${m.commit.slice(0, 10)}.`;
+}
+
+export async function discard(agentId, files) {
+  const ok = await backend.confirm('Discard the changes?',
+    `Discard the uncommitted changes in ${files} file${files === 1 ? '' : 's'} and the new files? They are kept first in a snapshot commit (refs/paseo/discarded/…), so they can be brought back.`);
+  if (!ok) return null;
+  const d = await backend.discardAgentChanges(agentId);
+  return d ? `Discarded; kept in ${d.reference}.` : 'Nothing to discard.';
+}
