@@ -81,3 +81,10 @@ export function setPower(el, power) {
   if (el.getAttribute('title') !== POWER_TITLES[p]) el.setAttribute('title', POWER_TITLES[p]);
   if (el.dataset.power !== p) el.dataset.power = p;
 }
+
+/** What the agent changed on disk, compactly ("3 files +40 −2"); '' when nothing or not counted. */
+export function changesText(agent) {
+  const c = agent.changes;
+  if (!c || !c.files) return '';
+  return `${c.files} file${c.files === 1 ? '' : 's'} +${c.additions} −${c.deletions}`;
+}

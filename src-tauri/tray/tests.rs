@@ -38,6 +38,7 @@ fn agent(title: &str) -> AgentSnapshot {
         needs_you: false,
         power: Power::Full,
         waiting_for_slot: None,
+        changes: None,
     }
 }
 

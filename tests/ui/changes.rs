@@ -99,6 +99,17 @@ async fn review_commit_discard_and_merge_from_the_changes_view() {
     open_root(&app, &editor).await;
     let pane = sel_pane(&editor_id);
     app.wait_for_attr(&pane, "data-status", "idle").await;
+    // Counted when its turn ended: shown in the workspace home.
+    app.click(&tid("tab-home")).await;
+    app.wait_for_text(
+        &format!(
+            "[data-testid=\"workspace-agent\"][data-agent-id=\"{editor_id}\"] {}",
+            tid("workspace-agent-changes")
+        ),
+        |t| t == "3 files +4 −2",
+    )
+    .await;
+    open_root(&app, &editor).await;
     app.click(&tid("changes-toggle")).await;
     app.wait_count(&tid("changes-file"), 3).await;
     let want = numstat(&repo);
@@ -180,6 +191,12 @@ async fn review_commit_discard_and_merge_from_the_changes_view() {
     open_root(&app, &fam.lead).await;
     app.wait_for_attr(&sel_row(&kid_id), "data-status", "idle")
         .await;
+    // The track shows what the subagent changed (a commit on its branch).
+    app.wait_for_text(
+        &format!("{} {}", sel_row(&kid_id), tid("track-changes")),
+        |t| t == "1 file +1 −0",
+    )
+    .await;
     app.click(&format!("{} {}", sel_row(&kid_id), tid("track-open")))
         .await;
     app.wait_for(&sel_pane(&kid_id)).await;

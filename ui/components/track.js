@@ -4,7 +4,7 @@
 // a track of a thousand subagents costs what a track of twenty does.
 import { h, setAttr, setText } from '../dom.js';
 import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
-import { agentBucket, agentLabel, agentName, glyph, setPower, updateGlyph } from '../status.js';
+import { agentBucket, agentLabel, agentName, changesText, glyph, setPower, updateGlyph } from '../status.js';
 
 const ROW_PX = 28;
 const OVERSCAN = 6;
@@ -101,14 +101,15 @@ export class TrackView {
     const provider = h('span', { class: 'row-provider' });
     const power = h('span', { class: 'power-tag', dataset: { testid: 'track-power' } });
     const status = h('span', { class: 'row-status' });
+    const changes = h('span', { class: 'row-changes mono', dataset: { testid: 'track-changes' }, title: 'Files changed on disk, lines added and removed' });
     const open = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'track-open' }, onclick: () => this.actions.open(id) }, 'Open');
     const detach = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'track-detach' }, onclick: () => this.actions.detach(id) }, 'Detach');
     const archive = h('button', { class: 'small ghost icon danger', type: 'button', dataset: { testid: 'track-archive' }, onclick: () => this.actions.archive(id) }, '×');
     const el = h('div', {
       class: 'track-row', role: 'listitem', dataset: { testid: 'track-row', agentId: id },
       ondblclick: () => this.actions.open(id),
-    }, g, title, provider, power, status, h('span', { class: 'row-actions' }, open, detach, archive));
-    return { el, g, title, provider, power, status, open, detach, archive };
+    }, g, title, provider, power, status, changes, h('span', { class: 'row-actions' }, open, detach, archive));
+    return { el, g, title, provider, power, status, changes, open, detach, archive };
   }
 
   updateRow(row, agent) {
@@ -125,6 +126,7 @@ export class TrackView {
     setPower(row.power, agent.power);
     setText(row.status, label);
     row.status.className = `row-status s-${bucket}`;
+    setText(row.changes, changesText(agent));
     setAttr(row.open, 'aria-label', `Open ${name}`);
     setAttr(row.detach, 'aria-label', `Detach ${name}`);
     setAttr(row.archive, 'aria-label', `Archive ${name}`);

@@ -3,7 +3,7 @@
 // away.
 import { h, reconcile, setAttr, setText, ago } from '../dom.js';
 import { fleet, rootsIn, descendants, providerLabel, workspaceName } from '../store.js';
-import { agentBucket, agentLabel, agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
+import { agentBucket, agentLabel, agentName, changesText, glyph, updateGlyph, workspaceLabel } from '../status.js';
 
 export class WorkspaceHome {
   /** actions: {open(id), newAgent(wsId)} */
@@ -39,14 +39,16 @@ export class WorkspaceHome {
     const name = h('span', { class: 'wa-name' });
     const meta = h('span', { class: 'wa-meta muted' });
     const word = h('span', { class: 'wa-word' });
+    const changes = h('span', { class: 'wa-changes mono', dataset: { testid: 'workspace-agent-changes' } });
     const el = h('button', { class: 'ws-agent', type: 'button', role: 'listitem', dataset: { testid: 'workspace-agent', agentId: id }, onclick: () => this.actions.open(id) },
-      g, name, word, meta);
-    el._parts = { g, name, meta, word };
+      g, name, word, changes, meta);
+    el._parts = { g, name, meta, word, changes };
     return el;
   }
 
   update(el, agent) {
-    const { g, name, meta, word } = el._parts;
+    const { g, name, meta, word, changes } = el._parts;
+    setText(changes, changesText(agent));
     const bucket = agentBucket(agent);
     const label = agentLabel(agent);
     updateGlyph(g, bucket, label);

@@ -126,6 +126,8 @@ pub struct AgentState {
     /// `Some(limit)` while its start waits for one of the `limit` live slots (SPEC 14
     /// `maxLiveAgents`); set by the runtime, shown, never stored.
     pub waiting_for_slot: Option<usize>,
+    /// What it changed on disk, as last counted by the runtime (never stored).
+    pub changes: Option<crate::model::ChangeCounts>,
     /// The top of its live parent chain (itself for a root agent).
     root: AgentId,
     /// The bucket it contributes, and where (SPEC 6).
@@ -152,6 +154,7 @@ impl AgentState {
             mcp_status: None,
             reads_prompts,
             waiting_for_slot: None,
+            changes: None,
             contribution: None,
         }
     }

@@ -204,4 +204,19 @@ impl Engine {
             }
         }
     }
+
+    /// The runtime counted what the agent changed on disk: shown in its track row and the
+    /// workspace home (re-rendered, not a record change).
+    pub fn set_changes(&mut self, id: AgentId, counts: Option<crate::model::ChangeCounts>) {
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        if a.changes != counts {
+            a.changes = counts;
+            self.out.agents.insert(id);
+            if let Some(p) = self.live_parent(id) {
+                self.out.tracks.insert(p);
+            }
+        }
+    }
 }

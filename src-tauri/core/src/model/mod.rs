@@ -27,4 +27,4 @@ pub use power::{power, HeldTurn, Power};
 pub use status::{bucket, needs_you, Bucket};
 pub use timeline::{ItemKind, NewItem, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
-pub use workspace::{ProjectRecord, WorkspaceKind, WorkspaceRecord};
+pub use workspace::{ChangeCounts, ProjectRecord, WorkspaceKind, WorkspaceRecord};

@@ -93,3 +93,13 @@ pub struct ProjectRecord {
     #[serde(flatten)]
     pub extra: Extra,
 }
+
+/// How much an agent changed on disk, as its Changes view counts it (shown in the track and the
+/// workspace home). Not stored: counted again when its turns end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeCounts {
+    pub files: u64,
+    pub additions: u64,
+    pub deletions: u64,
+}

@@ -41,6 +41,11 @@ pub(super) enum Internal {
     },
     /// A file started failing to be written (SPEC 15).
     StoreFailed(store::StoreFailure),
+    /// What an agent changed on disk, counted off the actor.
+    Counted {
+        agent: AgentId,
+        counts: Option<crate::model::ChangeCounts>,
+    },
 }
 
 /// Input for a session that is still starting.
@@ -322,6 +327,7 @@ impl Actor {
 
     fn on_internal(&mut self, m: Internal) {
         match m {
+            Internal::Counted { agent, counts } => self.engine.set_changes(agent, counts),
             Internal::StoreFailed(f) => {
                 let mut message = f.message;
                 if let Some(agent) = f.agent {
@@ -438,7 +444,10 @@ impl Actor {
                 Ok(())
             }
             ProviderEvent::LastMessage(t) => self.engine.last_message(agent, t),
-            ProviderEvent::TurnEnded(o) => self.engine.turn_ended(agent, o),
+            ProviderEvent::TurnEnded(o) => {
+                self.count_changes(agent);
+                self.engine.turn_ended(agent, o)
+            }
             ProviderEvent::Permission(p) => self.engine.permission_requested(agent, p),
             ProviderEvent::PermissionResolved { request_id } => {
                 self.engine.permission_resolved(agent, &request_id)

@@ -9,10 +9,11 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::actor::{Actor, Internal};
 use super::cmd::Command;
 use super::handle::blocking;
 use super::{RuntimeError, RuntimeHandle};
-use crate::model::{AgentId, WorkspaceKind, WorkspaceRecord};
+use crate::model::{AgentId, ChangeCounts, WorkspaceKind, WorkspaceRecord};
 use crate::workspaces::changes::{
     self, ChangeSet, ChangesError, Compare, Discarded, FileDiff, Merged, Page,
 };
@@ -130,7 +131,9 @@ impl RuntimeHandle {
         message: String,
     ) -> Result<String, RuntimeError> {
         let t = self.target(id).await?;
-        blocking(move || Ok(changes::commit_all(&t.dir, &message)?)).await?
+        let r = blocking(move || Ok(changes::commit_all(&t.dir, &message)?)).await?;
+        self.recount(id).await;
+        r
     }
 
     /// Merges a worktree agent's branch into the base it was made from.
@@ -142,7 +145,9 @@ impl RuntimeHandle {
                 "only an agent in a worktree branched off a branch can be merged into its base",
             ));
         };
-        blocking(move || Ok(changes::merge_into_base(&t.dir, &base)?)).await?
+        let r = blocking(move || Ok(changes::merge_into_base(&t.dir, &base)?)).await?;
+        self.recount(id).await;
+        r
     }
 
     /// Discards the agent's uncommitted work after keeping it in a snapshot commit (SPEC 15).
@@ -153,6 +158,35 @@ impl RuntimeHandle {
     ) -> Result<Option<Discarded>, RuntimeError> {
         let t = self.target(id).await?;
         let message = format!("Paseo: work of {title} kept before it was discarded");
-        blocking(move || Ok(changes::discard(&t.dir, &message)?)).await?
+        let r = blocking(move || Ok(changes::discard(&t.dir, &message)?)).await?;
+        self.recount(id).await;
+        r
+    }
+
+    async fn recount(&self, id: AgentId) {
+        let _ = self.ask(|reply| Command::CountChanges { id, reply }).await;
+    }
+}
+
+impl Actor {
+    /// Counts what the agent changed, off the actor (git can be slow on a big tree); the count
+    /// comes back as an internal message and shows in its track row and the workspace home.
+    pub(super) fn count_changes(&mut self, agent: AgentId) {
+        let Ok((cwd, ws)) = self.workplace(agent) else {
+            return;
+        };
+        let tx = self.internal_tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let t = Target::of(cwd, ws);
+            // Not a git checkout (or git failing): no counts, rather than an error per turn.
+            let counts = changes::changes(&t.dir, &t.compare)
+                .ok()
+                .map(|c| ChangeCounts {
+                    files: c.totals.files as u64,
+                    additions: c.totals.additions,
+                    deletions: c.totals.deletions,
+                });
+            let _ = tx.send(Internal::Counted { agent, counts });
+        });
     }
 }

@@ -37,6 +37,10 @@ pub struct AgentSnapshot {
     /// While its start waits for a live slot: the `maxLiveAgents` limit it waits behind.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting_for_slot: Option<usize>,
+    /// What it changed on disk (files, +, −), as last counted; absent until counted or when
+    /// its cwd is not in a git repository.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<crate::model::ChangeCounts>,
 }
 
 impl AgentSnapshot {
@@ -54,6 +58,7 @@ impl AgentSnapshot {
             needs_you: a.needs_you(),
             power: engine.power_of(a),
             waiting_for_slot: a.waiting_for_slot,
+            changes: a.changes,
         }
     }
     pub fn id(&self) -> AgentId {

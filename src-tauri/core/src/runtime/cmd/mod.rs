@@ -53,6 +53,11 @@ pub(crate) enum Command {
         id: AgentId,
         reply: Reply<AgentSnapshot>,
     },
+    /// Count again what the agent changed (after the user committed, merged or discarded).
+    CountChanges {
+        id: AgentId,
+        reply: Reply<()>,
+    },
     /// Where an agent works: its cwd and its workspace (the Changes view compares there).
     Workplace {
         id: AgentId,
@@ -186,6 +191,10 @@ impl Actor {
             Command::Attention(r) => answer(r, Ok(self.attention())),
             Command::GetAgent { id, reply } => answer(reply, self.snap(id)),
             Command::Workplace { id, reply } => answer(reply, self.workplace(id)),
+            Command::CountChanges { id, reply } => {
+                self.count_changes(id);
+                answer(reply, Ok(()))
+            }
             Command::ListAgents {
                 filter,
                 limit,

@@ -19,7 +19,7 @@ impl Actor {
             .ok_or_else(|| EngineError::UnknownAgent(id).into())
     }
 
-    pub(super) fn workplace(
+    pub(crate) fn workplace(
         &self,
         id: AgentId,
     ) -> Result<(String, Option<crate::model::WorkspaceRecord>), RuntimeError> {
