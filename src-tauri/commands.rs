@@ -384,6 +384,9 @@ pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + 
         agent_diff,
         commit_agent_changes,
         merge_agent_changes,
-        discard_agent_changes
+        discard_agent_changes,
+        open_in_editor,
+        pr_status,
+        create_pr
     ]
 }

@@ -132,6 +132,20 @@ export function discardAgentChanges(agentId) {
   return call('discard_agent_changes', { agentId });
 }
 
+/** Opens the agent's folder, or one changed file (`path`), in the user's editor. */
+export function openInEditor(agentId, path) {
+  return call('open_in_editor', { agentId, path: path ?? null });
+}
+
+/** {state: 'ready'} or {state: 'unavailable', reason}. */
+export function prStatus(agentId) {
+  return call('pr_status', { agentId });
+}
+
+export function createPr(agentId, title, body) {
+  return call('create_pr', { agentId, title, body });
+}
+
 /** Subscribes to a backend event; resolves to a function that unsubscribes. */
 export function listen(event, handler) {
   return tauri().event.listen(event, (message) => handler(message.payload));

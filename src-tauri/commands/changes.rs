@@ -4,7 +4,7 @@
 use super::{agent_id, runtime, Answer};
 use crate::state::AppState;
 use paseo_core::runtime::{AgentChanges, AgentDiff};
-use paseo_core::workspaces::changes::{Discarded, Merged, Page};
+use paseo_core::workspaces::changes::{Discarded, GhStatus, Merged, Page};
 use tauri::State;
 
 #[tauri::command]
@@ -56,4 +56,34 @@ pub async fn discard_agent_changes(
     let rt = runtime(&state)?;
     let title = rt.get(id).await?.record.title;
     Ok(rt.discard_agent_changes(id, title).await?)
+}
+
+/// Opens the agent's folder, or one changed file, in the user's editor.
+#[tauri::command]
+pub async fn open_in_editor(
+    state: State<'_, AppState>,
+    agent_id: String,
+    path: Option<String>,
+) -> Answer<String> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?.open_in_editor(id, path).await?)
+}
+
+/// Whether a pull request can be opened (gh installed and signed in), or why not.
+#[tauri::command]
+pub async fn pr_status(state: State<'_, AppState>, agent_id: String) -> Answer<GhStatus> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?.pr_status(id).await?)
+}
+
+/// Pushes the agent's branch and opens a pull request into its base; answers its URL.
+#[tauri::command]
+pub async fn create_pr(
+    state: State<'_, AppState>,
+    agent_id: String,
+    title: String,
+    body: String,
+) -> Answer<String> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?.create_pr(id, title, body).await?)
 }

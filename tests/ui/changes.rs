@@ -78,7 +78,22 @@ async fn shown(app: &App) -> Vec<(String, String, String)> {
 
 #[tokio::test]
 async fn review_commit_discard_and_merge_from_the_changes_view() {
-    let h = Harness::new("changes_view");
+    // The user's editor: a script that notes what it was asked to open.
+    let tools = tempfile::tempdir().unwrap();
+    let opened = tools.path().join("opened");
+    let editor = tools.path().join("editor");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{}'\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let h = Harness::builder("changes_view")
+        .env("VISUAL", &format!("{} --new-window", editor.display()))
+        .build();
     let app = h.launch_ready(&[]).await;
     let repo = h.work_dir("repo");
     git(&repo, &["init", "-q", "-b", "main"]);
@@ -140,6 +155,18 @@ async fn review_commit_discard_and_merge_from_the_changes_view() {
     assert!(kinds.contains(&"diff-line add:TWO"), "{kinds:?}");
     assert!(kinds.contains(&"diff-line context:one"), "{kinds:?}");
     app.screenshot("changes").await;
+    // Open in editor: the selected file, with the user's $VISUAL.
+    app.click(&tid("changes-open")).await;
+    app.wait_for_text(&tid("changes-result"), |t| t.contains("Opened keep.txt"))
+        .await;
+    let seen = crate::common::poll("the editor to run", crate::common::TIMEOUT, || async {
+        std::fs::read_to_string(&opened).ok()
+    })
+    .await;
+    assert_eq!(
+        seen,
+        format!("--new-window\n{}\n", repo.join("keep.txt").display())
+    );
 
     // Commit all: asked first, then on the branch, and the view is empty.
     app.click(&tid("changes-commit")).await;
@@ -203,6 +230,17 @@ async fn review_commit_discard_and_merge_from_the_changes_view() {
     app.wait_count(&tid("changes-file"), 1).await;
     app.wait_for_text(&tid("changes-merge"), |t| t.contains("Merge into main"))
         .await;
+    // No gh on this machine: Create pull request says why it is unavailable.
+    app.wait_for_attr(
+        &tid("changes-pr"),
+        "data-unavailable",
+        "the GitHub CLI (gh) is not installed",
+    )
+    .await;
+    assert_eq!(
+        app.prop(&tid("changes-pr"), "disabled").await,
+        serde_json::json!(true)
+    );
     app.click(&tid("changes-merge")).await;
     h.answer_dialog("Merge into main?", Answer::Ok).await;
     app.wait_for_text(&tid("changes-result"), |t| t.contains("main"))

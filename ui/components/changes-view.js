@@ -7,7 +7,7 @@ import { h, setText } from '../dom.js';
 const STATUS = { A: 'added', M: 'modified', D: 'deleted', R: 'renamed' };
 
 export class ChangesView {
-  /** actions: {load(id), diff(id, path, offset), commitAll(id, message, files), merge(id, branch, base), discard(id, files), commitMessage(id)} */
+  /** actions: ui/gestures/changes.js (load, diff, commitAll, merge, discard, commitMessage, openInEditor, prStatus, createPr) */
   constructor(actions) {
     this.actions = actions;
     this.agentId = null;
@@ -19,13 +19,15 @@ export class ChangesView {
     this.commit = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-commit' }, onclick: () => this.run('commit') }, 'Commit all');
     this.merge = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-merge' }, onclick: () => this.run('merge') }, 'Merge');
     this.discard = h('button', { class: 'small danger', type: 'button', dataset: { testid: 'changes-discard' }, onclick: () => this.run('discard') }, 'Discard');
+    this.open = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-open' }, title: 'Open the selected file (or the folder) in your editor ($VISUAL, else the desktop default)', onclick: () => this.run('open') }, 'Open in editor');
+    this.pr = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-pr' }, onclick: () => this.run('pr') }, 'Create pull request');
     this.refresh = h('button', { class: 'small ghost', type: 'button', title: 'Refresh', 'aria-label': 'Refresh the changes', dataset: { testid: 'changes-refresh' }, onclick: () => this.reload() }, '↻');
     this.result = h('div', { class: 'changes-result', role: 'status', dataset: { testid: 'changes-result' } });
     this.error = h('div', { class: 'changes-error error', role: 'alert', dataset: { testid: 'changes-error' } });
     this.files = h('ul', { class: 'changes-files', role: 'listbox', 'aria-label': 'Changed files', dataset: { testid: 'changes-files' } });
     this.diff = h('div', { class: 'changes-diff mono', tabindex: '0', dataset: { testid: 'changes-diff' } });
     this.el = h('div', { class: 'changes-view', dataset: { testid: 'changes-view' } },
-      h('div', { class: 'changes-bar' }, this.summary, h('span', { class: 'spacer' }), this.refresh, this.commit, this.merge, this.discard),
+      h('div', { class: 'changes-bar' }, this.summary, h('span', { class: 'spacer' }), this.refresh, this.open, this.commit, this.merge, this.pr, this.discard),
       this.result, this.error,
       h('div', { class: 'changes-body' }, this.files, this.diff));
   }
@@ -77,6 +79,23 @@ export class ChangesView {
     this.discard.disabled = !any;
     this.merge.hidden = !mergeable;
     this.merge.disabled = !mergeable;
+    this.pr.hidden = !mergeable;
+    if (mergeable) this.checkPr();
+  }
+
+  /** Pull requests need gh installed and signed in: otherwise the button says why not. */
+  async checkPr() {
+    const id = this.agentId;
+    this.pr.disabled = true;
+    try {
+      const s = await this.actions.prStatus(id);
+      if (this.agentId !== id) return;
+      this.pr.disabled = s.state !== 'ready';
+      this.pr.title = s.state === 'ready' ? 'Push the branch and open a pull request with gh' : `Unavailable: ${s.reason}`;
+      this.pr.dataset.unavailable = s.state === 'ready' ? '' : s.reason;
+    } catch (error) {
+      this.pr.title = `Unavailable: ${error.message}`;
+    }
   }
 
   renderList() {
@@ -147,13 +166,15 @@ export class ChangesView {
     const id = this.agentId;
     const d = this.data;
     if (!id || !d) return;
-    const buttons = [this.commit, this.merge, this.discard];
+    const buttons = [this.commit, this.merge, this.discard, this.pr];
     for (const b of buttons) b.disabled = true;
     setText(this.error, '');
     try {
       let line = null;
       if (what === 'commit') line = await this.actions.commitAll(id, this.actions.commitMessage(id), d.totals.files);
       else if (what === 'merge') line = await this.actions.merge(id, d.branch, d.baseBranch);
+      else if (what === 'open') line = await this.actions.openInEditor(id, this.selected);
+      else if (what === 'pr') line = await this.actions.createPr(id, d.branch, d.baseBranch);
       else line = await this.actions.discard(id, d.totals.files);
       if (line) setText(this.result, line);
     } catch (error) {

@@ -47,3 +47,22 @@ export async function discard(agentId, files) {
   const d = await backend.discardAgentChanges(agentId);
   return d ? `Discarded; kept in ${d.reference}.` : 'Nothing to discard.';
 }
+
+export async function openInEditor(agentId, path) {
+  const program = await backend.openInEditor(agentId, path);
+  return `Opened ${path ?? 'the folder'} with ${program}.`;
+}
+
+export function prStatus(agentId) {
+  return backend.prStatus(agentId);
+}
+
+export async function createPr(agentId, branch, base) {
+  const agent = fleet.agents.get(agentId);
+  const title = agent ? agentName(agent) : 'Agent work';
+  const ok = await backend.confirm('Create pull request?',
+    `Push ${branch} and open a pull request into ${base} titled "${title}" with gh?`);
+  if (!ok) return null;
+  const url = await backend.createPr(agentId, title, (agent?.lastMessage ?? '').slice(0, 4000));
+  return `Pull request: ${url}`;
+}

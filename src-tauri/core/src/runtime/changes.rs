@@ -15,7 +15,8 @@ use super::handle::blocking;
 use super::{RuntimeError, RuntimeHandle};
 use crate::model::{AgentId, ChangeCounts, WorkspaceKind, WorkspaceRecord};
 use crate::workspaces::changes::{
-    self, ChangeSet, ChangesError, Compare, Discarded, FileDiff, Merged, Page,
+    self, ChangeSet, ChangesError, Compare, Discarded, FileDiff, Gh, GhStatus, Merged, Page,
+    PullRequest,
 };
 
 /// An agent's changes: the files with their counts, and what they were compared with.
@@ -161,6 +162,94 @@ impl RuntimeHandle {
         let r = blocking(move || Ok(changes::discard(&t.dir, &message)?)).await?;
         self.recount(id).await;
         r
+    }
+
+    /// Whether a pull request can be opened for the agent's branch (`gh` installed and signed
+    /// in), or why not.
+    pub async fn pr_status(&self, id: AgentId) -> Result<GhStatus, RuntimeError> {
+        let t = self.target(id).await?;
+        blocking(move || Gh::default().status(&t.dir)).await
+    }
+
+    /// Pushes a worktree agent's branch and opens a pull request into its base with `gh`;
+    /// answers the pull request's URL.
+    pub async fn create_pr(
+        &self,
+        id: AgentId,
+        title: String,
+        body: String,
+    ) -> Result<String, RuntimeError> {
+        let t = self.target(id).await?;
+        let Some(base) = t.base_branch() else {
+            return Err(RuntimeError::invalid(
+                "agentId",
+                "only an agent in a worktree branched off a branch has a base to open a pull \
+                 request into",
+            ));
+        };
+        blocking(move || {
+            let head = crate::workspaces::gitcli::current_branch(&t.dir)
+                .map_err(ChangesError::from)?
+                .ok_or_else(|| {
+                    RuntimeError::invalid("agentId", "the worktree is not on a branch")
+                })?;
+            let pr = PullRequest {
+                title,
+                body,
+                base,
+                head,
+                draft: false,
+            };
+            Ok(Gh::default().create_pr(&t.dir, &pr)?)
+        })
+        .await?
+    }
+
+    /// Opens the agent's folder, or one of its changed files, in the user's editor: `$VISUAL`
+    /// when set (a GUI editor, e.g. `code -n`), else the desktop's default (`xdg-open`). Only a
+    /// changed file can be named, so no caller can open anything else through this.
+    pub async fn open_in_editor(
+        &self,
+        id: AgentId,
+        path: Option<String>,
+    ) -> Result<String, RuntimeError> {
+        let t = self.target(id).await?;
+        blocking(move || {
+            let target = match path {
+                None => t.dir.clone(),
+                Some(p) => {
+                    let set = changes::changes(&t.dir, &t.compare)?;
+                    let f = set
+                        .files
+                        .iter()
+                        .find(|f| f.path == p)
+                        .ok_or(ChangesError::NotChanged { path: p })?;
+                    PathBuf::from(&set.root).join(&f.path)
+                }
+            };
+            let visual = std::env::var("VISUAL")
+                .ok()
+                .filter(|v| !v.trim().is_empty());
+            let mut argv: Vec<String> = match &visual {
+                Some(v) => v.split_whitespace().map(str::to_string).collect(),
+                None => vec!["xdg-open".into()],
+            };
+            let program = argv.remove(0);
+            let mut cmd = std::process::Command::new(&program);
+            cmd.args(&argv)
+                .arg(&target)
+                .current_dir(&t.dir)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            let mut child = cmd.spawn().map_err(|e| {
+                RuntimeError::invalid("editor", format!("cannot start {program}: {e}"))
+            })?;
+            // Reaped in the background: an editor may run for hours.
+            std::thread::spawn(move || child.wait());
+            Ok(program)
+        })
+        .await?
     }
 
     async fn recount(&self, id: AgentId) {
