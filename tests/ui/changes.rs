@@ -168,14 +168,28 @@ async fn review_commit_discard_and_merge_from_the_changes_view() {
         format!("--new-window\n{}\n", repo.join("keep.txt").display())
     );
 
-    // Commit all: asked first, then on the branch, and the view is empty.
+    // Commit all: the message is prefilled from the agent's title and can be edited; asked
+    // first, then on the branch, and the view is empty.
+    let prefilled = app.prop(&tid("changes-message"), "value").await;
+    assert!(
+        prefilled.as_str().unwrap().starts_with("editor"),
+        "{prefilled}"
+    );
+    app.execute(
+        "const m = document.querySelector('[data-testid=\"changes-message\"]'); m.value = 'editor: keep, new, gone'; return null;",
+        vec![],
+    )
+    .await;
     app.click(&tid("changes-commit")).await;
     h.answer_dialog("Commit all changes?", Answer::Ok).await;
     app.wait_for_text(&tid("changes-result"), |t| t.contains("Committed"))
         .await;
     app.wait_for_text(&tid("changes-summary"), |t| t.contains("No changes"))
         .await;
-    assert!(git(&repo, &["log", "-1", "--format=%s"]).starts_with("editor"));
+    assert_eq!(
+        git(&repo, &["log", "-1", "--format=%s"]).trim(),
+        "editor: keep, new, gone"
+    );
     assert!(numstat(&repo).is_empty());
 
     // Discard: Cancel keeps everything; OK keeps a snapshot ref, then cleans.

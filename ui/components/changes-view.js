@@ -22,13 +22,17 @@ export class ChangesView {
     this.open = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-open' }, title: 'Open the selected file (or the folder) in your editor ($VISUAL, else the desktop default)', onclick: () => this.run('open') }, 'Open in editor');
     this.pr = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-pr' }, onclick: () => this.run('pr') }, 'Create pull request');
     this.refresh = h('button', { class: 'small ghost', type: 'button', title: 'Refresh', 'aria-label': 'Refresh the changes', dataset: { testid: 'changes-refresh' }, onclick: () => this.reload() }, '↻');
+    this.message = h('textarea', {
+      class: 'changes-message mono', rows: '2', spellcheck: 'false', 'aria-label': 'Commit message',
+      dataset: { testid: 'changes-message' },
+    });
     this.result = h('div', { class: 'changes-result', role: 'status', dataset: { testid: 'changes-result' } });
     this.error = h('div', { class: 'changes-error error', role: 'alert', dataset: { testid: 'changes-error' } });
     this.files = h('ul', { class: 'changes-files', role: 'listbox', 'aria-label': 'Changed files', dataset: { testid: 'changes-files' } });
     this.diff = h('div', { class: 'changes-diff mono', tabindex: '0', dataset: { testid: 'changes-diff' } });
     this.el = h('div', { class: 'changes-view', dataset: { testid: 'changes-view' } },
       h('div', { class: 'changes-bar' }, this.summary, h('span', { class: 'spacer' }), this.refresh, this.open, this.commit, this.merge, this.pr, this.discard),
-      this.result, this.error,
+      this.message, this.result, this.error,
       h('div', { class: 'changes-body' }, this.files, this.diff));
   }
 
@@ -39,6 +43,7 @@ export class ChangesView {
       this.data = null;
       this.selected = null;
       setText(this.result, '');
+      this.message.value = this.actions.commitMessage(agentId);
       this.files.replaceChildren();
       this.diff.replaceChildren();
     }
@@ -76,6 +81,7 @@ export class ChangesView {
 
   setButtons(any, mergeable) {
     this.commit.disabled = !any;
+    this.message.hidden = !any;
     this.discard.disabled = !any;
     this.merge.hidden = !mergeable;
     this.merge.disabled = !mergeable;
@@ -171,7 +177,10 @@ export class ChangesView {
     setText(this.error, '');
     try {
       let line = null;
-      if (what === 'commit') line = await this.actions.commitAll(id, this.actions.commitMessage(id), d.totals.files);
+      if (what === 'commit') {
+        line = await this.actions.commitAll(id, this.message.value.trim() || this.actions.commitMessage(id), d.totals.files);
+        if (line) this.message.value = this.actions.commitMessage(id);
+      }
       else if (what === 'merge') line = await this.actions.merge(id, d.branch, d.baseBranch);
       else if (what === 'open') line = await this.actions.openInEditor(id, this.selected);
       else if (what === 'pr') line = await this.actions.createPr(id, d.branch, d.baseBranch);
