@@ -26,6 +26,7 @@ impl Engine {
     ) -> LoadReport {
         self.delivery_paused = true;
         let mut report = LoadReport::default();
+        let mut repairs = Repairs::default();
         for p in projects {
             self.projects.insert(p.project_id.clone(), p);
         }
@@ -36,10 +37,7 @@ impl Engine {
             let id = rec.id;
             if let Some(existing) = self.agents.get(&id) {
                 report.duplicates.push(id);
-                report.problems.push(format!(
-                    "agent {id} is stored twice; kept the copy updated at {}",
-                    existing.record.updated_at.max(rec.updated_at)
-                ));
+                repairs.add("were stored twice (the copy updated last was kept)", id);
                 if existing.record.updated_at >= rec.updated_at {
                     continue;
                 }
@@ -52,8 +50,9 @@ impl Engine {
 
         let mut ids: Vec<AgentId> = self.agents.keys().copied().collect();
         ids.sort_by_key(|id| (self.agents[id].record.created_at, *id));
-        self.cut_parent_cycles(&ids, &mut report);
-        self.finish_cascades(&ids, &mut report);
+        self.cut_parent_cycles(&ids, &mut report, &mut repairs);
+        self.finish_cascades(&ids, &mut repairs);
+        report.problems.extend(repairs.lines());
         let owed = self.normalize_statuses(&ids, &mut report);
         self.build_indexes(&ids);
         self.load_inboxes(inboxes);
@@ -66,7 +65,12 @@ impl Engine {
 
     /// Cuts self-links and cycles of parent links (deterministically, at the oldest member of a
     /// cycle) and reports parent labels that are no agent id. `ids` is oldest first.
-    fn cut_parent_cycles(&mut self, ids: &[AgentId], report: &mut LoadReport) {
+    fn cut_parent_cycles(
+        &mut self,
+        ids: &[AgentId],
+        report: &mut LoadReport,
+        repairs: &mut Repairs,
+    ) {
         let mut state: HashMap<AgentId, u8> = HashMap::new(); // 1 = on path, 2 = done
         for &start in ids {
             if state.contains_key(&start) {
@@ -86,9 +90,10 @@ impl Engine {
                             .min_by_key(|id| (self.agents[*id].record.created_at, **id))
                             .unwrap_or(&c);
                         self.cut_parent_link(victim);
-                        report.problems.push(format!(
-                            "agent {victim} was part of a cycle of parent links; its parent link was removed"
-                        ));
+                        repairs.add(
+                            "were part of a cycle of parent links (their parent link was removed)",
+                            victim,
+                        );
                         break;
                     }
                     _ => {}
@@ -101,9 +106,7 @@ impl Engine {
                     .filter(|p| self.agents.contains_key(p));
                 if cur == Some(c) {
                     self.cut_parent_link(c);
-                    report.problems.push(format!(
-                        "agent {c} named itself as its parent; link removed"
-                    ));
+                    repairs.add("named themselves as their parent (link removed)", c);
                     cur = None;
                 }
             }
@@ -118,9 +121,10 @@ impl Engine {
         for id in ids {
             if let Some(label) = self.agents[id].record.labels.get(PARENT_LABEL) {
                 match label.parse::<AgentId>() {
-                    Err(_) => report.problems.push(format!(
-                        "agent {id} has an invalid parent label {label:?}; treated as a root agent"
-                    )),
+                    Err(_) => repairs.add(
+                        "have a parent label that is no agent id (treated as root agents)",
+                        *id,
+                    ),
                     Ok(p) if !self.agents.contains_key(&p) => dangling.push(*id),
                     Ok(_) => {}
                 }
@@ -145,7 +149,7 @@ impl Engine {
 
     /// Finishes cascades a crash interrupted: unarchived descendants of archived agents are
     /// archived with the nearest archived ancestor's batch (one pass, top down).
-    fn finish_cascades(&mut self, ids: &[AgentId], report: &mut LoadReport) {
+    fn finish_cascades(&mut self, ids: &[AgentId], repairs: &mut Repairs) {
         let mut kids: HashMap<AgentId, Vec<AgentId>> = HashMap::new();
         for id in ids {
             if let Some(p) = self.agents[id].parent {
@@ -173,9 +177,10 @@ impl Engine {
                 if !a.record.is_archived() {
                     a.record.archived_at = at;
                     a.record.archive_batch_id = batch.clone();
-                    report.problems.push(format!(
-                        "agent {k} was left unarchived under archived parent {cur}; archived it with its parent"
-                    ));
+                    repairs.add(
+                        "were left unarchived under an archived parent (archived with it)",
+                        k,
+                    );
                     self.out.agents.insert(k);
                 }
                 stack.push(k);
@@ -291,5 +296,30 @@ impl Engine {
                 }
             }
         }
+    }
+}
+
+/// Load repairs of one kind, counted: each kind is reported in one line with its count and the
+/// first few ids, never one line per record (a large data root can hold thousands).
+#[derive(Default)]
+struct Repairs(std::collections::BTreeMap<&'static str, (usize, Vec<AgentId>)>);
+
+impl Repairs {
+    const SHOWN: usize = 3;
+
+    fn add(&mut self, what: &'static str, id: AgentId) {
+        let e = self.0.entry(what).or_default();
+        e.0 += 1;
+        if e.1.len() < Self::SHOWN {
+            e.1.push(id);
+        }
+    }
+
+    fn lines(self) -> impl Iterator<Item = String> {
+        self.0.into_iter().map(|(what, (n, ids))| {
+            let shown: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+            let more = if n > ids.len() { ", …" } else { "" };
+            format!("{n} agent(s) {what}: {}{more}", shown.join(", "))
+        })
     }
 }

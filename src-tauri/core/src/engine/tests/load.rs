@@ -91,3 +91,36 @@ fn a_parent_label_naming_no_agent_makes_a_reported_root() {
     let kid = f.idle(Some(parent), "w1");
     assert_eq!(f.e.existing_parent(f.e.agent(kid).unwrap()), Some(parent));
 }
+
+/// Issue 19: load repairs are one line per kind with a count and the first few ids, never one
+/// line per record (a crash under a large archive can leave thousands).
+#[test]
+fn repairs_are_summarized_one_line_per_kind() {
+    let mut f = Fx::new();
+    let parent = f.idle(None, "w1");
+    let kids: Vec<AgentId> = (0..40).map(|_| f.idle(Some(parent), "w1")).collect();
+    let mut records: Vec<AgentRecord> = f.e.agents().map(|a| a.record.clone()).collect();
+    for r in records.iter_mut() {
+        if r.id == parent {
+            r.archived_at = Some(Timestamp::from_millis(5));
+            r.archive_batch_id = Some("b1".parse().unwrap());
+        }
+    }
+    let mut e2 = Engine::new();
+    let report = e2.load(
+        records,
+        f.e.workspaces().cloned().collect(),
+        vec![],
+        vec![],
+        &|_| true,
+    );
+    let lines: Vec<&String> = report
+        .problems
+        .iter()
+        .filter(|p| p.contains("unarchived"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{:?}", report.problems);
+    assert!(lines[0].starts_with("40 agent(s) were left unarchived"), "{}", lines[0]);
+    assert_eq!(lines[0].matches(", ").count(), 3, "three ids and …: {}", lines[0]);
+    assert!(kids.iter().all(|k| e2.agent(*k).unwrap().record.is_archived()));
+}
