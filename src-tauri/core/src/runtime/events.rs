@@ -66,6 +66,61 @@ impl AgentSnapshot {
     }
 }
 
+/// One agent in a listing (`list_agents`): who it is, where, and its state; not its config,
+/// system prompt or resume state (`get_agent` has the whole snapshot). Small enough that a
+/// 10,000-agent listing stays a few megabytes.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSummary {
+    pub id: AgentId,
+    pub title: String,
+    pub provider: String,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_agent_id: Option<AgentId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<crate::model::WorkspaceId>,
+    pub cwd: String,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, String>,
+    pub requires_attention: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attention_reason: Option<crate::model::AttentionReason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attention_timestamp: Option<crate::model::Timestamp>,
+    pub needs_you: bool,
+    pub created_at: crate::model::Timestamp,
+    pub updated_at: crate::model::Timestamp,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_activity_at: Option<crate::model::Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<crate::model::Timestamp>,
+}
+
+impl From<AgentSnapshot> for AgentSummary {
+    fn from(s: AgentSnapshot) -> Self {
+        let r = s.record;
+        AgentSummary {
+            id: r.id,
+            title: r.title,
+            provider: r.provider,
+            status: s.status,
+            parent_agent_id: s.parent_agent_id,
+            workspace_id: r.workspace_id,
+            cwd: r.cwd,
+            labels: r.labels,
+            requires_attention: r.requires_attention,
+            attention_reason: r.attention_reason,
+            attention_timestamp: r.attention_timestamp,
+            needs_you: s.needs_you,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            last_activity_at: r.last_activity_at,
+            archived_at: r.archived_at,
+        }
+    }
+}
+
 /// A workspace with its live activity.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

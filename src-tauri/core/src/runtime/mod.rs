@@ -36,7 +36,8 @@ use crate::workspaces::WorkspaceError;
 
 pub use changes::{AgentChanges, AgentDiff};
 pub use events::{
-    AgentSnapshot, Event, FleetCounts, FleetSnapshot, TrackSnapshot, WorkspaceSnapshot,
+    AgentSnapshot, AgentSummary, Event, FleetCounts, FleetSnapshot, TrackSnapshot,
+    WorkspaceSnapshot,
 };
 pub use handle::{Attention, Prompted, RuntimeHandle};
 pub use policy::Caller;

@@ -120,7 +120,18 @@ fn repairs_are_summarized_one_line_per_kind() {
         .filter(|p| p.contains("unarchived"))
         .collect();
     assert_eq!(lines.len(), 1, "{:?}", report.problems);
-    assert!(lines[0].starts_with("40 agent(s) were left unarchived"), "{}", lines[0]);
-    assert_eq!(lines[0].matches(", ").count(), 3, "three ids and …: {}", lines[0]);
-    assert!(kids.iter().all(|k| e2.agent(*k).unwrap().record.is_archived()));
+    assert!(
+        lines[0].starts_with("40 agent(s) were left unarchived"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(
+        lines[0].matches(", ").count(),
+        3,
+        "three ids and …: {}",
+        lines[0]
+    );
+    assert!(kids
+        .iter()
+        .all(|k| e2.agent(*k).unwrap().record.is_archived()));
 }

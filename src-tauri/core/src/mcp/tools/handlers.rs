@@ -280,6 +280,7 @@ impl PaseoTools {
         if agents.len() > 20 {
             summary.push_str("\n- …");
         }
+        let agents = agents.into_iter().map(Into::into).collect();
         ok(summary, ListOutput { agents, total })
     }
 

@@ -13,7 +13,7 @@ use super::super::input::FieldError;
 use super::super::tokens::Caller;
 use crate::model::Status;
 use crate::providers::ProviderError;
-use crate::runtime::{AgentSnapshot, RuntimeError};
+use crate::runtime::RuntimeError;
 use crate::workspaces::WorkspaceError;
 
 /// Output of `create_agent`.
@@ -86,19 +86,30 @@ pub struct WorktreeOutput {
 /// Output of `list_agents`.
 #[derive(Serialize)]
 pub struct ListOutput {
-    pub agents: Vec<AgentSnapshot>,
+    pub agents: Vec<crate::runtime::AgentSummary>,
     pub total: usize,
 }
 
 pub(super) type ToolResult = Result<CallToolResult, FieldError>;
+
+/// Results larger than this carry their JSON only as structured content (a 10,000-agent listing
+/// would otherwise travel twice); the text summary says so.
+const TEXT_COPY_MAX: usize = 256 << 10;
 
 pub(super) fn ok(summary: String, value: impl Serialize) -> ToolResult {
     let value = serde_json::to_value(value)
         .map_err(|e| FieldError::new("", format!("cannot encode the result: {e}")))?;
     // The JSON goes in a text block too: some clients show the model only `content`.
     let json = value.to_string();
-    let mut r =
-        CallToolResult::success(vec![ContentBlock::text(summary), ContentBlock::text(json)]);
+    let blocks = if json.len() <= TEXT_COPY_MAX {
+        vec![ContentBlock::text(summary), ContentBlock::text(json)]
+    } else {
+        vec![ContentBlock::text(format!(
+            "{summary}\n(The full result, {} KiB of JSON, is in structuredContent.)",
+            json.len() >> 10
+        ))]
+    };
+    let mut r = CallToolResult::success(blocks);
     r.structured_content = Some(value);
     Ok(r)
 }
