@@ -25,6 +25,7 @@ mod layouts;
 mod new_agent;
 mod notices;
 mod permission;
+mod scale;
 mod screenshots;
 mod tabs;
 mod timeline;

@@ -1,7 +1,11 @@
 // A workspace's home tab: its root agents (newest first) with their state and subagent counts,
 // so agents without a tab in this window — started by other windows or by agents — are one click
-// away.
-import { h, reconcile, setAttr, setText, ago } from '../dom.js';
+// away. Rows are virtualised like the track's: only those in view are in the DOM, so a workspace
+// with ten thousand agents opens and scrolls like one with ten.
+import { h, setAttr, setText, ago } from '../dom.js';
+
+const ROW_PX = 32;
+const OVERSCAN = 10;
 import { fleet, rootsIn, descendants, providerLabel, workspaceName } from '../store.js';
 import { agentBucket, agentLabel, agentName, changesText, glyph, updateGlyph, workspaceLabel } from '../status.js';
 
@@ -20,6 +24,9 @@ export class WorkspaceHome {
         h('div', {}, h('div', { class: 'line' }, this.title, this.state), this.cwd),
         h('button', { class: 'primary', type: 'button', dataset: { testid: 'workspace-new-agent' }, onclick: () => this.actions.newAgent(this.wsId) }, 'New agent here')),
       this.list, this.empty);
+    this.roots = [];
+    this.rows = new Map();
+    this.el.addEventListener('scroll', () => this.renderRows(), { passive: true });
   }
 
   render(wsId) {
@@ -29,9 +36,45 @@ export class WorkspaceHome {
     setText(this.cwd, ws ? ws.cwd : '');
     setText(this.state, workspaceLabel(ws?.bucket ?? null));
     this.state.className = `status-word s-${ws?.bucket ?? 'none'}`;
-    const roots = rootsIn(wsId);
-    this.empty.hidden = roots.length > 0;
-    reconcile(this.list, roots, (a) => a.id, (a) => this.create(a.id), (el, a) => this.update(el, a));
+    if (this.shownWs !== wsId) {
+      this.shownWs = wsId;
+      this.el.scrollTop = 0;
+    }
+    this.roots = rootsIn(wsId).map((a) => a.id);
+    this.empty.hidden = this.roots.length > 0;
+    this.list.style.height = `${this.roots.length * ROW_PX}px`;
+    this.renderRows();
+  }
+
+  /** Puts the rows in view (plus a margin) in the DOM, at their places; drops the others. */
+  renderRows() {
+    const top = this.el.scrollTop - this.list.offsetTop;
+    const height = this.el.clientHeight || ROW_PX * 20;
+    const from = Math.max(0, Math.floor(top / ROW_PX) - OVERSCAN);
+    const to = Math.min(this.roots.length, Math.ceil((top + height) / ROW_PX) + OVERSCAN);
+    const wanted = new Set();
+    for (let i = from; i < to; i++) {
+      const id = this.roots[i];
+      const agent = fleet.agents.get(id);
+      if (!agent) continue;
+      wanted.add(id);
+      let el = this.rows.get(id);
+      if (!el) {
+        el = this.create(id);
+        this.rows.set(id, el);
+        this.list.append(el);
+      }
+      el.style.transform = `translateY(${i * ROW_PX}px)`;
+      this.update(el, agent);
+    }
+    const present = new Set(this.roots);
+    for (const [id, el] of this.rows) {
+      if (wanted.has(id)) continue;
+      // A row scrolled out of view keeps its element while it holds the focus.
+      if (present.has(id) && el.contains(document.activeElement)) continue;
+      el.remove();
+      this.rows.delete(id);
+    }
   }
 
   create(id) {

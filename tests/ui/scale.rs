@@ -1,0 +1,65 @@
+//! Issue 19 in the window: a workspace with thousands of root agents opens and scrolls with only
+//! the rows in view in the DOM, and the oldest agent, at the very end, is one scroll and one
+//! click away.
+
+use crate::common::{tid, Harness};
+use crate::helpers::*;
+use paseo_core::model::AgentId;
+use paseo_core::store::Layout;
+use serde_json::json;
+
+const ROOTS: usize = 3_000;
+
+#[tokio::test]
+async fn a_workspace_home_with_thousands_of_agents_keeps_few_rows_in_the_dom() {
+    let h = Harness::new("scale_home");
+    let work = h.work_dir("big");
+    let mut oldest = None;
+    for n in 0..ROOTS {
+        let id = AgentId::new();
+        oldest.get_or_insert(id);
+        let at = format!(
+            "2026-12-01T{:02}:{:02}:{:02}.000Z",
+            n / 3600,
+            (n / 60) % 60,
+            n % 60
+        );
+        let record = json!({
+            "id": id.to_string(), "provider": "shell", "cwd": work.display().to_string(),
+            "title": format!("worker-{n:04}"), "lastStatus": "idle",
+            "createdAt": at, "updatedAt": at, "lastActivityAt": at, "config": {},
+        });
+        let path = Layout::new(h.home()).record_path(&work.display().to_string(), id);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_vec(&record).unwrap()).unwrap();
+    }
+    let oldest = oldest.unwrap().to_string();
+    let app = h.launch_ready(&[]).await;
+    let agent = app.agent(&oldest).await.expect("the oldest agent is loaded");
+    app.click(&sel_ws(ws_id(&agent))).await;
+    app.click(&tid("tab-home")).await;
+    app.wait_for(&tid("workspace-agent")).await;
+    let in_dom = app
+        .execute(
+            "return document.querySelectorAll('[data-testid=\"workspace-agent\"]').length;",
+            vec![],
+        )
+        .await;
+    let in_dom = in_dom.as_u64().unwrap();
+    assert!(
+        (10..=80).contains(&in_dom),
+        "{in_dom} rows in the DOM for {ROOTS} agents"
+    );
+    // The end of the list: the oldest agent, in view after one scroll, and it opens.
+    app.execute(
+        "const el = document.querySelector('[data-testid=\"workspace-home\"]'); el.scrollTop = el.scrollHeight; return null;",
+        vec![],
+    )
+    .await;
+    let row = format!("[data-testid=\"workspace-agent\"][data-agent-id=\"{oldest}\"]");
+    app.wait_for(&row).await;
+    app.click(&row).await;
+    app.wait_for(&sel_pane(&oldest)).await;
+    app.wait_for_text(&tid("agent-title"), |t| t == "worker-0000")
+        .await;
+}
