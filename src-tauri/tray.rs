@@ -167,6 +167,8 @@ pub struct TrayModel {
     pub entries: Vec<Entry>,
     /// Agents that need the user but did not fit ([`MAX_ENTRIES`]).
     pub more: usize,
+    /// The app itself needs the user: files of the data root cannot be written (SPEC 15).
+    pub storage: Option<String>,
 }
 
 impl TrayModel {
@@ -217,56 +219,23 @@ impl TrayModel {
             counts_line,
             entries,
             more,
+            storage: None,
         }
+    }
+
+    /// With the app's own problem first: the icon says failed unless a permission waits.
+    pub fn with_storage(mut self, problem: Option<String>) -> TrayModel {
+        if problem.is_some() && self.state != TrayState::Attention(Attention::Permission) {
+            self.state = TrayState::Attention(Attention::Failed);
+        }
+        self.storage = problem;
+        self
     }
 
     /// The model of an empty fleet (before the runtime answered).
     pub fn empty() -> TrayModel {
         TrayModel::of(&FleetCounts::default(), &[])
     }
-}
-
-/// The shared counts wording (see [`crate::state::FleetCounts::summary`]), plus the unseen
-/// finished root agents when there are any: they have entries but are not "needs you".
-fn counts_line(counts: &FleetCounts, finished: usize) -> String {
-    let c = crate::state::FleetCounts::from(*counts);
-    if finished == 0 {
-        return c.summary();
-    }
-    format!(
-        "{} running · {} need{} you · {finished} finished · {} total",
-        c.running,
-        c.needs_you,
-        if c.needs_you == 1 { "s" } else { "" },
-        c.total
-    )
-}
-
-/// The agent's title on one short line; the provider's name when it has none.
-pub fn display_title(agent: &AgentSnapshot) -> String {
-    let words: Vec<&str> = agent.record.title.split_whitespace().collect();
-    let title = if words.is_empty() {
-        format!("{} agent", agent.record.provider)
-    } else {
-        words.join(" ")
-    };
-    if title.chars().count() <= MAX_TITLE_CHARS {
-        return title;
-    }
-    let mut short: String = title.chars().take(MAX_TITLE_CHARS - 1).collect();
-    short.truncate(short.trim_end().len());
-    short.push('…');
-    short
-}
-
-/// A label as the menu library takes it: `&` marks a mnemonic there, `&&` is a literal `&`.
-fn menu_text(label: &str) -> String {
-    label.replace('&', "&&")
-}
-
-/// The "and N more" line.
-fn more_label(more: usize) -> String {
-    format!("and {more} more…")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -391,7 +360,9 @@ impl<R: Runtime> Tray<R> {
         if shown.counts_line != model.counts_line {
             self.counts.set_text(&model.counts_line)?;
         }
-        if shown.entries != model.entries || shown.more != model.more {
+        if (&shown.entries, shown.more, &shown.storage)
+            != (&model.entries, model.more, &model.storage)
+        {
             self.render_section(&model)?;
         }
         *shown = model;
@@ -406,6 +377,10 @@ impl<R: Runtime> Tray<R> {
         }
         *section_len = 0;
         let mut items: Vec<MenuItem<R>> = Vec::new();
+        if let Some(problem) = &model.storage {
+            let text = menu_text(&format!("✕ Paseo — {problem}"));
+            items.push(MenuItem::with_id(app, ID_MORE, text, true, None::<&str>)?);
+        }
         for entry in &model.entries {
             let id = format!("{AGENT_PREFIX}{}", entry.agent_id);
             items.push(MenuItem::with_id(
@@ -470,19 +445,19 @@ pub fn spawn_updater<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
     tauri::async_runtime::spawn(async move {
         loop {
             wake.notified().await;
-            let (counts, candidates) = match runtime.attention().await {
+            let (counts, candidates, storage) = match runtime.attention().await {
                 Ok(found) => {
                     let entries = found
                         .agents
                         .into_iter()
                         .filter(|agent| attention_of(agent).is_some())
                         .collect::<Vec<_>>();
-                    (found.counts, entries)
+                    (found.counts, entries, found.storage)
                 }
                 // The runtime stopped: the app is quitting.
                 Err(_) => return,
             };
-            let model = TrayModel::of(&counts, &candidates);
+            let model = TrayModel::of(&counts, &candidates).with_storage(storage);
             let handle = app.clone();
             let posted = app.run_on_main_thread(move || {
                 if let Some(tray) = handle.try_state::<Tray<R>>() {
@@ -582,6 +557,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+mod text;
+pub use text::display_title;
+use text::{counts_line, menu_text, more_label};
 
 #[cfg(test)]
 mod tests;

@@ -294,3 +294,15 @@ fn models_compare_equal_when_nothing_shown_changed() {
     let two = TrayModel::of(&counts(0, 1, 1), &[a]);
     assert_eq!(one, two);
 }
+
+/// SPEC 15: files the app cannot write are the app's own problem: an entry first, the failed
+/// icon unless a permission waits.
+#[test]
+fn a_storage_problem_is_an_entry_and_turns_the_icon_to_failed() {
+    let counts = FleetCounts::default();
+    let m = TrayModel::of(&counts, &[]).with_storage(Some("1 file(s) cannot be written".into()));
+    assert_eq!(m.state, TrayState::Attention(Attention::Failed));
+    assert_eq!(m.storage.as_deref(), Some("1 file(s) cannot be written"));
+    let m = TrayModel::of(&counts, &[]).with_storage(None);
+    assert_eq!(m.state, TrayState::Idle);
+}

@@ -25,14 +25,16 @@ async fn problems_found_at_load_are_shown_as_notices() {
     );
     assert!(text.contains("quarantine"), "{text}");
     assert!(text.contains("config.json"), "{text}");
-    // Nothing was dropped: the file was moved aside.
+    // Nothing was dropped: the record was moved aside, config.json copied aside and left in
+    // place (SPEC 15: never replaced unseen).
     assert!(!bad.exists());
     assert_eq!(
         std::fs::read_dir(h.home().join("quarantine"))
             .unwrap()
             .count(),
-        1
+        2
     );
+    assert!(h.home().join("config.json").exists());
     app.screenshot("notices").await;
     // Dismissed, a notice goes away.
     app.click(&tid("notice-dismiss")).await;

@@ -35,7 +35,10 @@ async fn a_workspace_home_with_thousands_of_agents_keeps_few_rows_in_the_dom() {
     }
     let oldest = oldest.unwrap().to_string();
     let app = h.launch_ready(&[]).await;
-    let agent = app.agent(&oldest).await.expect("the oldest agent is loaded");
+    let agent = app
+        .agent(&oldest)
+        .await
+        .expect("the oldest agent is loaded");
     app.click(&sel_ws(ws_id(&agent))).await;
     app.click(&tid("tab-home")).await;
     app.wait_for(&tid("workspace-agent")).await;

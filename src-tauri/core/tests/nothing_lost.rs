@@ -359,6 +359,14 @@ async fn a_full_disk_fails_the_flooding_agent_visibly_and_writes_recover() {
     assert!(noticed, "no notice of the failure");
     // Whatever is on disk is a whole record.
     record_on_disk(&h, &a);
+    // The app itself needs the user while files cannot be written (the tray shows it).
+    let storage = h.attention().await.unwrap().storage;
+    assert!(
+        storage
+            .as_deref()
+            .is_some_and(|s| s.contains("cannot be written")),
+        "{storage:?}"
+    );
 
     // Space is back: what failed is written again, with nothing asked.
     std::fs::remove_file(&filler).unwrap();
@@ -371,6 +379,14 @@ async fn a_full_disk_fails_the_flooding_agent_visibly_and_writes_recover() {
         assert!(
             std::time::Instant::now() < deadline,
             "the record was never rewritten: {rec}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while let Some(s) = h.attention().await.unwrap().storage {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never cleared once writes land: {s}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -28,6 +28,9 @@ pub struct Attention {
     pub counts: FleetCounts,
     /// Unarchived agents that need the user or whose bucket asks for attention.
     pub agents: Vec<AgentSnapshot>,
+    /// Files of the data root that cannot be written right now (a full disk): the app itself
+    /// needs the user (SPEC 15).
+    pub storage: Option<String>,
 }
 
 /// What [`RuntimeHandle::prompt_as`] did.

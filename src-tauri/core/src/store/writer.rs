@@ -85,6 +85,18 @@ impl Writer {
         Self::with_failures(workers, None)
     }
 
+    /// The files whose last write failed and the first one's error, while any does (cleared
+    /// file by file as their retries land).
+    pub fn failing(&self) -> Option<(usize, String)> {
+        let s = self.inner.lock();
+        let first = s
+            .failed
+            .iter()
+            .next()
+            .map(|(p, (_, e))| format!("{}: {e}", p.display()))?;
+        Some((s.failed.len(), first))
+    }
+
     /// A writer that reports each file that starts failing to `failures`.
     pub fn with_failures(workers: usize, failures: Option<FailureSender>) -> Writer {
         let (done, _) = watch::channel(0);

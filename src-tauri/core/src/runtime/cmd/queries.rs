@@ -79,9 +79,21 @@ impl Actor {
             })
             .map(|a| AgentSnapshot::of(e, a))
             .collect();
+        let timelines = self.timelines.failing();
+        let storage = match self.writer.failing() {
+            Some((n, first)) => Some(format!(
+                "{} file(s) of the data root cannot be written: {first}",
+                n + timelines
+            )),
+            None if timelines > 0 => Some(format!(
+                "{timelines} agent timeline(s) cannot be written (is the data root's disk full?)"
+            )),
+            None => None,
+        };
         Attention {
             counts: FleetCounts::of(e),
             agents,
+            storage,
         }
     }
 

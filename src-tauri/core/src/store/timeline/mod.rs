@@ -76,6 +76,8 @@ pub struct Timelines {
     layout: Layout,
     tx: mpsc::Sender<Cmd>,
     thread: Option<JoinHandle<()>>,
+    /// How many agents' timeline files fail to be written now (a full disk).
+    failing: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Timelines {
@@ -87,11 +89,23 @@ impl Timelines {
         remove_temp_leftovers(&layout);
         let (tx, rx) = mpsc::channel();
         let l = layout.clone();
+        let failing = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let f = failing.clone();
         let thread = std::thread::Builder::new()
             .name("paseo-timelines".into())
-            .spawn(move || run(l, rx, opts))
+            .spawn(move || run(l, rx, opts, f))
             .ok();
-        Timelines { layout, tx, thread }
+        Timelines {
+            layout,
+            tx,
+            thread,
+            failing,
+        }
+    }
+
+    /// How many agents' timelines cannot be written right now.
+    pub fn failing(&self) -> usize {
+        self.failing.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The number of the last item on disk for `agent` (so the next one is this + 1). Repairs a
@@ -187,6 +201,7 @@ fn remove_temp_leftovers(layout: &Layout) {
 }
 
 struct Thread {
+    failing: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     layout: Layout,
     limits: Limits,
     failures: Option<FailureSender>,
@@ -256,11 +271,19 @@ impl Thread {
         }
         // Forget agents with nothing waiting and no index: 10,000 idle agents cost nothing.
         self.files.retain(|_, f| f.keep());
+        let n = self.files.values().filter(|f| f.failing).count();
+        self.failing.store(n, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
-fn run(layout: Layout, rx: mpsc::Receiver<Cmd>, opts: TimelineOptions) {
+fn run(
+    layout: Layout,
+    rx: mpsc::Receiver<Cmd>,
+    opts: TimelineOptions,
+    failing: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
     let mut t = Thread {
+        failing,
         layout,
         limits: Limits::new(opts.max_bytes),
         failures: opts.failures,

@@ -1,0 +1,47 @@
+//! The tray menu's words: the counts line, agent titles cut to one short line, menu labels.
+
+use super::MAX_TITLE_CHARS;
+use paseo_core::runtime::{AgentSnapshot, FleetCounts};
+
+/// The shared counts wording (see [`crate::state::FleetCounts::summary`]), plus the unseen
+/// finished root agents when there are any: they have entries but are not "needs you".
+pub(super) fn counts_line(counts: &FleetCounts, finished: usize) -> String {
+    let c = crate::state::FleetCounts::from(*counts);
+    if finished == 0 {
+        return c.summary();
+    }
+    format!(
+        "{} running · {} need{} you · {finished} finished · {} total",
+        c.running,
+        c.needs_you,
+        if c.needs_you == 1 { "s" } else { "" },
+        c.total
+    )
+}
+
+/// The agent's title on one short line; the provider's name when it has none.
+pub fn display_title(agent: &AgentSnapshot) -> String {
+    let words: Vec<&str> = agent.record.title.split_whitespace().collect();
+    let title = if words.is_empty() {
+        format!("{} agent", agent.record.provider)
+    } else {
+        words.join(" ")
+    };
+    if title.chars().count() <= MAX_TITLE_CHARS {
+        return title;
+    }
+    let mut short: String = title.chars().take(MAX_TITLE_CHARS - 1).collect();
+    short.truncate(short.trim_end().len());
+    short.push('…');
+    short
+}
+
+/// A label as the menu library takes it: `&` marks a mnemonic there, `&&` is a literal `&`.
+pub(super) fn menu_text(label: &str) -> String {
+    label.replace('&', "&&")
+}
+
+/// The "and N more" line.
+pub(super) fn more_label(more: usize) -> String {
+    format!("and {more} more…")
+}
