@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 
 use crate::store::{quarantine, Layout};
 
+mod notifications;
+pub use notifications::NotificationsConfig;
+
 /// The ids of the providers that exist without any configuration.
 pub const BUILTIN_PROVIDERS: [(&str, ProviderKind); 3] = [
     ("shell", ProviderKind::Shell),
@@ -128,6 +131,7 @@ pub struct Config {
     pub mcp: McpConfig,
     pub storage: StorageConfig,
     pub limits: crate::runtime::limits::Limits,
+    pub notifications: NotificationsConfig,
 }
 
 impl Default for Config {
@@ -141,6 +145,7 @@ impl Default for Config {
             mcp: McpConfig::default(),
             storage: StorageConfig::default(),
             limits: Default::default(),
+            notifications: NotificationsConfig::default(),
         }
     }
 }
@@ -252,10 +257,14 @@ impl Config {
                     config.limits = crate::runtime::limits::Limits::parse(value)
                         .map_err(|(path, message)| p.err(&path, &message))?;
                 }
+                "notifications" => {
+                    config.notifications = NotificationsConfig::parse(value)
+                        .map_err(|(path, message)| p.err(&path, &message))?;
+                }
                 other => {
                     return Err(p.err(
                         other,
-                        "unknown field (expected providers, mcp, storage or limits)",
+                        "unknown field (expected providers, mcp, storage, limits or notifications)",
                     ))
                 }
             }
