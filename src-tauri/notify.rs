@@ -225,6 +225,8 @@ pub struct Presence {
 pub struct Notifications {
     data_root: PathBuf,
     settings: Mutex<NotificationsConfig>,
+    /// Signalled when the settings change: a burst never spans two settings.
+    changed: tokio::sync::Notify,
     presence: Mutex<HashMap<String, Presence>>,
 }
 
@@ -238,6 +240,7 @@ impl Notifications {
         Notifications {
             data_root: data_root.to_path_buf(),
             settings: Mutex::new(settings),
+            changed: tokio::sync::Notify::new(),
             presence: Mutex::new(HashMap::new()),
         }
     }
@@ -251,6 +254,7 @@ impl Notifications {
         let mut current = lock(&self.settings);
         write_settings(&self.data_root, settings)?;
         *current = settings;
+        self.changed.notify_waiters();
         Ok(())
     }
 
@@ -326,17 +330,29 @@ where
         .into_iter()
         .map(|agent| (agent.id(), agent))
         .collect();
+    let Some(state) = app.try_state::<Notifications>() else {
+        return;
+    };
     loop {
         let mut changed: Vec<AgentSnapshot> = Vec::new();
         let mut lagged = false;
-        // The first change opens a burst; what follows within COALESCE joins it.
+        // The first change opens a burst; what follows within COALESCE joins it. The burst is
+        // judged by the settings in force when it opened, and closes early when they change.
         let mut deadline: Option<tokio::time::Instant> = None;
+        let mut settings = state.settings();
         loop {
             let next = match deadline {
-                None => rx.recv().await,
-                Some(at) => match tokio::time::timeout_at(at, rx.recv()).await {
-                    Ok(next) => next,
-                    Err(_) => break,
+                None => {
+                    let next = rx.recv().await;
+                    settings = state.settings();
+                    next
+                }
+                Some(at) => tokio::select! {
+                    next = tokio::time::timeout_at(at, rx.recv()) => match next {
+                        Ok(next) => next,
+                        Err(_) => break,
+                    },
+                    _ = state.changed.notified() => break,
                 },
             };
             match next {
@@ -368,10 +384,11 @@ where
             .iter()
             .filter_map(|agent| known.get(&agent.id()).cloned())
             .collect();
-        let Some(state) = app.try_state::<Notifications>() else {
-            return;
-        };
-        let note = plan(&before, &after, &state.settings(), &state.watched());
+        let note = plan(&before, &after, &settings, &state.watched());
+        for agent in &after {
+            let was = before.iter().find(|b| b.id() == agent.id()).map(occurrence);
+            tracing::debug!(agent = %agent.id(), ?was, now = ?occurrence(agent), "burst");
+        }
         for agent in after {
             if agent.record.is_archived() {
                 known.remove(&agent.id());
