@@ -192,6 +192,18 @@ async fn failures_notify_once_except_in_view_and_a_click_opens_the_agent() {
     .await;
     h.wait_window_visible("Paseo", true).await;
 
+    // What the window reports is what counts: told (as a window showing that tab would say) that
+    // it shows an agent, the app keeps quiet when that agent fails, even though this page never
+    // opened it (so never marks it seen).
+    let shown = h.mcp_create_shell("shown elsewhere", "sleep 1; exit 7");
+    app.call_ui(
+        "/backend.js",
+        "windowPresence",
+        vec![json!(true), json!(shown)],
+    )
+    .await;
+    h.mcp_wait_status(&shown, "error").await;
+
     // The ☰ menu's toggle switches notifications off in config.json: a failure then says nothing;
     // switched on again, the next one does.
     let toggle = |on: bool| {
