@@ -56,11 +56,18 @@ impl Server {
     }
 
     fn get_capabilities(&self) -> Vec<String> {
-        ["actions", "body", "body-markup"].map(String::from).to_vec()
+        ["actions", "body", "body-markup"]
+            .map(String::from)
+            .to_vec()
     }
 
     fn get_server_information(&self) -> (String, String, String, String) {
-        ("stand-in".into(), "paseo-tests".into(), "1".into(), "1.2".into())
+        (
+            "stand-in".into(),
+            "paseo-tests".into(),
+            "1".into(),
+            "1.2".into(),
+        )
     }
 
     async fn close_notification(
@@ -149,7 +156,10 @@ async fn failures_notify_once_except_in_view_and_a_click_opens_the_agent() {
 
     // An agent whose tab is shown in the focused window fails: the user sees it, no notification.
     let window = h.wait_for_window("Paseo").await;
-    assert!(h.xdotool_in_window(window, &[]).await, "cannot focus the window");
+    assert!(
+        h.xdotool_in_window(window, &[]).await,
+        "cannot focus the window"
+    );
     let watched = app
         .create_shell(&h.work_dir("watched"), "watched", "sleep 2; exit 5")
         .await;
@@ -160,9 +170,7 @@ async fn failures_notify_once_except_in_view_and_a_click_opens_the_agent() {
         "[data-testid=\"agent-pane\"][data-agent-id=\"{watched}\"]"
     ))
     .await;
-    let focused = app
-        .execute("return document.hasFocus()", vec![])
-        .await;
+    let focused = app.execute("return document.hasFocus()", vec![]).await;
     assert_eq!(focused, json!(true), "the window should have focus");
     app.wait_for_status(&watched, "error").await;
 
@@ -220,16 +228,20 @@ async fn failures_notify_once_except_in_view_and_a_click_opens_the_agent() {
         serde_json::from_slice(&std::fs::read(h.home().join("config.json")).unwrap_or_default())
             .unwrap_or_default()
     };
-    common::poll("config.json to switch notifications off", TIMEOUT, || async {
-        (config()["notifications"]["enabled"] == false).then_some(())
-    })
+    common::poll(
+        "config.json to switch notifications off",
+        TIMEOUT,
+        || async { (config()["notifications"]["enabled"] == false).then_some(()) },
+    )
     .await;
     let quiet = h.mcp_create_shell("quiet", "exit 4");
     h.mcp_wait_status(&quiet, "error").await;
     toggle(false).await;
-    common::poll("config.json to switch notifications on", TIMEOUT, || async {
-        (config()["notifications"]["enabled"] == true).then_some(())
-    })
+    common::poll(
+        "config.json to switch notifications on",
+        TIMEOUT,
+        || async { (config()["notifications"]["enabled"] == true).then_some(()) },
+    )
     .await;
     h.mcp_create_shell("loud", "exit 6");
     let calls = daemon.wait_for(2).await;
@@ -238,4 +250,33 @@ async fn failures_notify_once_except_in_view_and_a_click_opens_the_agent() {
     assert_eq!(config()["notifications"]["subagentFinished"], false);
     app.quit().await;
     assert!(h.shutdown().is_empty());
+}
+
+/// The README's screenshot: a real notification server (dunst) on the test's display shows what
+/// the app sends. Run by hand: `cargo test --test notifications -- --ignored docs_screenshot`,
+/// then crop `target/e2e-screenshots/notifications_docs/notification.png` to the window
+/// (`convert … -crop 1280x760+0+0`) into `docs/screenshots/`. Needs dunst, installed by hand
+/// (`apt-get install dunst`), not by scripts/setup.sh: its D-Bus service file would let every
+/// other test's private bus start it on the test's display whenever the app notifies.
+#[tokio::test]
+#[ignore]
+async fn docs_screenshot() {
+    let h = Harness::builder("notifications_docs").dbus(true).build();
+    let mut dunst = h.command("dunst");
+    dunst.args(["-config", "/dev/null"]);
+    let _dunst = h.spawn("dunst", dunst);
+    let app = h.launch_ready(&[]).await;
+    h.wait_for_mcp().await;
+    let lead = app
+        .create_shell(&h.work_dir("app"), "lead", "echo 'plan: 3 steps'")
+        .await;
+    app.call_ui("/gestures/tabs.js", "openAgent", vec![lead["id"].clone()])
+        .await;
+    h.mcp_create_shell(
+        "migrate",
+        "echo 'migration 0042 failed: column exists' >&2; exit 3",
+    );
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    h.screenshot_screen("notification");
+    app.quit().await;
 }

@@ -29,12 +29,13 @@ pub fn window_presence<R: Runtime>(
     agent_id: Option<String>,
 ) -> Result<(), CommandError> {
     let agent = match agent_id {
-        Some(id) => Some(id.parse().map_err(|e: paseo_core::model::ModelError| {
-            CommandError {
-                code: "invalid".to_string(),
-                message: format!("agentId: {e}"),
-            }
-        })?),
+        Some(id) => Some(
+            id.parse()
+                .map_err(|e: paseo_core::model::ModelError| CommandError {
+                    code: "invalid".to_string(),
+                    message: format!("agentId: {e}"),
+                })?,
+        ),
         None => None,
     };
     notifications.set_presence(window.label(), Presence { focused, agent });

@@ -20,15 +20,19 @@ pub fn write_settings(data_root: &Path, settings: NotificationsConfig) -> Result
         Ok(text) => match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(root)) => root,
             Ok(_) => return Err(refuse("not a JSON object; fix the file first".into())),
-            Err(error) => return Err(refuse(format!("invalid JSON ({error}); fix the file first"))),
+            Err(error) => {
+                return Err(refuse(format!(
+                    "invalid JSON ({error}); fix the file first"
+                )))
+            }
         },
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Map::new(),
         Err(source) => return Err(NotifyError::Write { file, source }),
     };
     let value = serde_json::to_value(settings).map_err(|e| refuse(e.to_string()))?;
     root.insert("notifications".to_string(), value);
-    let text = serde_json::to_string_pretty(&Value::Object(root))
-        .map_err(|e| refuse(e.to_string()))?;
+    let text =
+        serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| refuse(e.to_string()))?;
     // Never write a file the next start would refuse (an error elsewhere in it stays the
     // user's to fix, with the message naming it).
     Config::parse(&text, &file).map_err(|e| refuse(format!("{e}; fix the file first")))?;
@@ -44,8 +48,11 @@ mod tests {
     fn writes_only_its_key_and_keeps_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let path = Config::path(dir.path());
-        std::fs::write(&path, r#"{"storage": {"timelineMaxBytes": 100000}, "mcp": {"port": 0}}"#)
-            .unwrap();
+        std::fs::write(
+            &path,
+            r#"{"storage": {"timelineMaxBytes": 100000}, "mcp": {"port": 0}}"#,
+        )
+        .unwrap();
         let off = NotificationsConfig {
             enabled: false,
             ..NotificationsConfig::default()

@@ -160,7 +160,10 @@ fn root_finishes_notify_subagent_finishes_only_when_asked() {
     let mut settings = defaults();
     settings.subagent_finished = true;
     let note = plan(&[kid], std::slice::from_ref(&kid_done), &settings, &none()).unwrap();
-    assert_eq!((note.summary.as_str(), note.body.as_str()), ("kid", "finished"));
+    assert_eq!(
+        (note.summary.as_str(), note.body.as_str()),
+        ("kid", "finished")
+    );
     // A subagent's failure and permission requests are the user's anyway.
     let kid_failed = failed(kid_done.clone(), "boom", 3);
     assert_eq!(one(&kid_done, &kid_failed).unwrap().body, "failed: boom");
@@ -169,7 +172,8 @@ fn root_finishes_notify_subagent_finishes_only_when_asked() {
 #[test]
 fn settings_switch_kinds_and_everything_off() {
     let a = running(agent("a"));
-    let cases: [(AgentSnapshot, fn(&mut NotificationsConfig)); 3] = [
+    type SwitchOff = fn(&mut NotificationsConfig);
+    let cases: [(AgentSnapshot, SwitchOff); 3] = [
         (failed(a.clone(), "x", 1), |s| s.error = false),
         (finished(a.clone(), 1), |s| s.finished = false),
         (asking(a.clone(), "r", "Bash", 1), |s| s.permission = false),
@@ -194,7 +198,15 @@ fn a_watched_agent_is_never_notified() {
     let a = running(agent("in view"));
     let b = failed(a.clone(), "x", 1);
     let watched: HashSet<AgentId> = [a.id()].into();
-    assert_eq!(plan(&[a.clone()], &[b.clone()], &defaults(), &watched), None);
+    assert_eq!(
+        plan(
+            std::slice::from_ref(&a),
+            std::slice::from_ref(&b),
+            &defaults(),
+            &watched
+        ),
+        None
+    );
     // Another agent in the same burst still is.
     let c = running(agent("elsewhere"));
     let d = finished(c.clone(), 1);
@@ -219,8 +231,14 @@ fn a_burst_is_one_notification_most_urgent_first() {
     mixed[5] = asking(before[5].clone(), "r", "Bash", 1);
     let note = plan(&before, &mixed, &defaults(), &none()).unwrap();
     assert_eq!(note.summary, "7 agents need you");
-    assert_eq!(note.open, mixed[5].id(), "the permission request comes first");
-    assert!(note.body.starts_with("a5 — needs permission to run Bash\na3 — failed: exit 2"));
+    assert_eq!(
+        note.open,
+        mixed[5].id(),
+        "the permission request comes first"
+    );
+    assert!(note
+        .body
+        .starts_with("a5 — needs permission to run Bash\na3 — failed: exit 2"));
 
     let two: Vec<AgentSnapshot> = before[..2]
         .iter()

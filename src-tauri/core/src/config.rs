@@ -172,7 +172,8 @@ impl Config {
     /// Loads the configuration a start runs with. A file that cannot be used does not lock the
     /// user out: the defaults run, a copy of the file goes to `quarantine/` (when its bytes can
     /// be read), and the returned notice (also logged) says what was wrong and where the copy
-    /// is. The file itself stays for the user to fix: the app never writes it.
+    /// is. The file itself stays for the user to fix: the app never rewrites a bad file (the
+    /// only write, the ☰ menu's notification toggle, refuses one).
     pub fn load_or_default(paseo_home: &Path) -> (Config, Option<String>) {
         let error = match Self::load(paseo_home) {
             Ok(c) => return (c, None),

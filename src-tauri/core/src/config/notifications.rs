@@ -38,9 +38,12 @@ impl NotificationsConfig {
     /// Reads the `notifications` object; absent fields keep their defaults. On error: the field
     /// path and what was wrong.
     pub fn parse(value: &Value) -> Result<Self, (String, String)> {
-        let object = value
-            .as_object()
-            .ok_or_else(|| ("notifications".to_string(), "expected an object".to_string()))?;
+        let object = value.as_object().ok_or_else(|| {
+            (
+                "notifications".to_string(),
+                "expected an object".to_string(),
+            )
+        })?;
         let mut config = NotificationsConfig::default();
         for (key, value) in object {
             let path = format!("notifications.{key}");
@@ -75,8 +78,8 @@ mod tests {
         assert_eq!(c.notifications, NotificationsConfig::default());
         assert!(c.notifications.enabled && c.notifications.finished);
         assert!(!c.notifications.subagent_finished);
-        let c = parse(r#"{"notifications": {"finished": false, "subagentFinished": true}}"#)
-            .unwrap();
+        let c =
+            parse(r#"{"notifications": {"finished": false, "subagentFinished": true}}"#).unwrap();
         assert!(c.notifications.enabled && !c.notifications.finished);
         assert!(c.notifications.subagent_finished && c.notifications.error);
     }
