@@ -192,13 +192,16 @@ async fn failures_notify_once_except_in_view_and_a_click_opens_the_agent() {
     assert_eq!(daemon.calls().len(), 1, "{:?}", daemon.calls());
     app.screenshot("a-background-failure").await;
 
-    // The click opens that agent in the window.
+    // From a hidden window (the tray's Hide window), the click shows it and opens that agent.
+    let tray = h.tray_menu(app.pid()).await;
+    tray.click("Hide window").await;
+    h.wait_window_visible("Paseo", false).await;
     daemon.click(note.id).await;
+    h.wait_window_visible("Paseo", true).await;
     app.wait_for(&format!(
         "[data-testid=\"agent-pane\"][data-agent-id=\"{broken}\"]"
     ))
     .await;
-    h.wait_window_visible("Paseo", true).await;
 
     // What the window reports is what counts: told (as a window showing that tab would say) that
     // it shows an agent, the app keeps quiet when that agent fails, even though this page never
