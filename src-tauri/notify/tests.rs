@@ -35,6 +35,8 @@ fn agent(title: &str) -> AgentSnapshot {
         bucket: Bucket::Done,
         needs_you: false,
         power: Power::Full,
+        waiting_for_slot: None,
+        changes: None,
     }
 }
 
