@@ -251,6 +251,30 @@ async fn failures_notify_once_except_in_view_and_a_click_opens_the_agent() {
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!(calls[1].summary, "loud", "{calls:?}");
     assert_eq!(config()["notifications"]["subagentFinished"], false);
+
+    // Three root agents finishing together make one notification. They wait for a file, so they
+    // end within one poll of each other, however slow the machine.
+    let go = h.work_dir("gate").join("go");
+    let wait = format!("while [ ! -f '{}' ]; do sleep 0.05; done", go.display());
+    let ids: Vec<String> = ["one", "two", "three"]
+        .iter()
+        .map(|title| h.mcp_create_shell(title, &wait))
+        .collect();
+    for id in &ids {
+        h.mcp_wait_status(id, "running").await;
+    }
+    std::fs::write(&go, b"").unwrap();
+    let calls = daemon.wait_for(3).await;
+    assert_eq!(calls[2].summary, "3 agents finished", "{calls:?}");
+    // One line per agent, in the order they finished.
+    let mut lines: Vec<&str> = calls[2].body.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["one — finished", "three — finished", "two — finished"]
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+    assert_eq!(daemon.calls().len(), 3, "{:?}", daemon.calls());
     app.quit().await;
     assert!(h.shutdown().is_empty());
 }
