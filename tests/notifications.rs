@@ -1,7 +1,9 @@
 //! Desktop notifications end to end: the real app on a private session bus with a notification
 //! server stand-in (org.freedesktop.Notifications written with zbus: it records every Notify
 //! call and "clicks" by emitting ActionInvoked). Agents are real shell agents; the window is the
-//! real webview over WebDriver.
+//! real webview over WebDriver. Checked: one notification per failure, naming the agent and the
+//! reason (markup escaped); none for an agent in view; the click shows the hidden window and
+//! opens the agent; the ☰ toggle writes config.json and silences; a burst is one notification.
 
 mod common;
 
