@@ -387,6 +387,9 @@ pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + 
         discard_agent_changes,
         open_in_editor,
         pr_status,
-        create_pr
+        create_pr,
+        crate::notify::commands::window_presence,
+        crate::notify::commands::notification_settings,
+        crate::notify::commands::set_notification_settings
     ]
 }

@@ -3,6 +3,7 @@
 use crate::backend;
 use crate::cli::Mode;
 use crate::headless::StopSignals;
+use crate::notify::Notifications;
 use crate::quit;
 use crate::state::AppState;
 use crate::tray::{self, Tray, MAIN_WINDOW};
@@ -170,6 +171,9 @@ fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
     }
 
     forward_events(app);
+    if let Some(runtime) = app.state::<AppState>().runtime() {
+        crate::notify::spawn(app, runtime);
+    }
 
     if let Err(error) = open_main_window(app) {
         tracing::error!(%error, "cannot open the main window; quitting");
@@ -197,6 +201,20 @@ fn open_main_window<R: Runtime>(
 }
 
 fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
+    // What the page reports of its focus can be late; the window system's word is not.
+    match event {
+        WindowEvent::Focused(false) => {
+            if let Some(n) = window.app_handle().try_state::<Notifications>() {
+                n.blurred(window.label());
+            }
+        }
+        WindowEvent::Destroyed => {
+            if let Some(n) = window.app_handle().try_state::<Notifications>() {
+                n.forget(window.label());
+            }
+        }
+        _ => {}
+    }
     if let WindowEvent::CloseRequested { api, .. } = event {
         if window.label() != MAIN_WINDOW {
             // Extra windows simply close, and do not come back at the next launch.

@@ -10,6 +10,7 @@ pub mod desktop;
 pub mod headless;
 pub mod lock;
 pub mod logging;
+pub mod notify;
 pub mod quit;
 pub mod state;
 pub mod tray;
@@ -24,10 +25,12 @@ use tauri::{Builder, Runtime};
 /// managed state and the commands. The real app and the mock-runtime tests both build from it.
 pub fn configure<R: Runtime>(builder: Builder<R>, state: state::AppState) -> Builder<R> {
     let layouts = windows::Layouts::new(state.data_root());
+    let notifications = notify::Notifications::new(state.data_root());
     builder
         .plugin(tauri_plugin_dialog::init())
         .manage(state)
         .manage(layouts)
+        .manage(notifications)
         .invoke_handler(commands::handler())
 }
 

@@ -329,8 +329,8 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, id: &str) {
     }
 }
 
-/// Shows the main window and asks it to open `agent_id`.
-fn open_agent<R: Runtime>(app: &AppHandle<R>, agent_id: AgentId) {
+/// Shows the main window and asks it to open `agent_id` (a tray entry, a notification click).
+pub fn open_agent<R: Runtime>(app: &AppHandle<R>, agent_id: AgentId) {
     tracing::info!(agent = %agent_id, "opening an agent from the tray");
     show_main_window(app);
     if let Err(error) = app.emit_to(MAIN_WINDOW, OPEN_AGENT_EVENT, OpenAgent { agent_id }) {
@@ -493,6 +493,9 @@ pub fn hide_main_window<R: Runtime>(app: &AppHandle<R>) {
         if let Err(error) = window.hide() {
             tracing::warn!(%error, "cannot hide the main window");
         }
+    }
+    if let Some(notifications) = app.try_state::<crate::notify::Notifications>() {
+        notifications.blurred(MAIN_WINDOW);
     }
     note_visibility(app, false);
 }

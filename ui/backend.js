@@ -164,3 +164,18 @@ export async function pickFolder(title, from) {
   const chosen = await tauri().dialog.open({ directory: true, multiple: false, title, defaultPath: from || undefined });
   return Array.isArray(chosen) ? chosen[0] ?? null : chosen ?? null;
 }
+
+/** Tells the app whether this window has focus and which agent's tab it shows (no desktop notification for that agent then). */
+export function windowPresence(focused, agentId) {
+  return call('window_presence', { focused, agentId: agentId ?? null });
+}
+
+/** config.json `notifications`: {enabled, permission, error, finished, subagentFinished}. */
+export function notificationSettings() {
+  return call('notification_settings');
+}
+
+/** Writes `notifications` into config.json and applies it; resolves to the settings in force. */
+export function setNotificationSettings(settings) {
+  return call('set_notification_settings', { settings });
+}

@@ -8,6 +8,7 @@ import { mountViews } from './views.js';
 import { followChanges } from './events.js';
 import { listenKeyboard } from './keyboard.js';
 import { boot } from './boot.js';
+import { followPresence } from './presence.js';
 import * as tabs from './gestures/tabs.js';
 import * as archive from './gestures/archive.js';
 import * as archived from './gestures/archived.js';
@@ -45,5 +46,6 @@ mountViews({
   restore: archived.restore,
 });
 followChanges();
+followPresence();
 listenKeyboard();
 boot();

@@ -3,6 +3,7 @@
 // backs the frame up, so a window the compositor does not paint (hidden to the tray, covered)
 // still catches up, just less often.
 const renderers = new Map();
+const after = [];
 const dirty = new Set();
 let frame = 0;
 let timer = 0;
@@ -11,6 +12,11 @@ const BACKUP_MS = 250;
 /** Registers the function that redraws `area`. */
 export function register(area, fn) {
   renderers.set(area, fn);
+}
+
+/** Runs `fn` after every redraw (e.g. to report what the window now shows). */
+export function afterFlush(fn) {
+  after.push(fn);
 }
 
 /** Marks areas dirty; they redraw in the next frame. */
@@ -38,4 +44,5 @@ export function flush() {
       console.error(`rendering ${area} failed`, error);
     }
   }
+  for (const fn of after) fn();
 }

@@ -24,16 +24,21 @@ export function closeMenu() {
   anchor.setAttribute('aria-expanded', 'false');
 }
 
-/** items: [{label, shortcut, testid, run}] */
+/** items: [{label, shortcut, testid, run, checked?}]; `checked` (true/false) makes an on/off item. */
 export function openMenu(anchor, items) {
   if (open) {
     closeMenu();
     return;
   }
-  const buttons = items.map((item) => h('button', {
-    type: 'button', role: 'menuitem', dataset: { testid: item.testid },
-    onclick: () => { closeMenu(); item.run(); },
-  }, h('span', {}, item.label), item.shortcut ? h('kbd', {}, item.shortcut) : null));
+  const buttons = items.map((item) => {
+    const toggle = typeof item.checked === 'boolean';
+    return h('button', {
+      type: 'button', role: toggle ? 'menuitemcheckbox' : 'menuitem', dataset: { testid: item.testid },
+      'aria-checked': toggle ? String(item.checked) : undefined,
+      onclick: () => { closeMenu(); item.run(); },
+    }, h('span', {}, item.label), toggle ? h('span', { class: 'menu-check' }, item.checked ? '✓ on' : 'off') : null,
+    item.shortcut ? h('kbd', {}, item.shortcut) : null);
+  });
   const el = h('div', {
     class: 'menu', role: 'menu', 'aria-label': 'Paseo menu', dataset: { testid: 'menu' },
     onkeydown: (e) => {

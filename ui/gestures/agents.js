@@ -8,6 +8,7 @@ import { openMenu, closeMenu } from '../components/menu.js';
 import { ui } from '../window-state.js';
 import { resetForm, focusForm, focusComposer } from '../views.js';
 import { resyncSoon } from '../resync.js';
+import { notificationsItem } from './notifications.js';
 
 export function showForm(wsId) {
   closeMenu();
@@ -96,10 +97,12 @@ export function stopTurn(id) {
   backend.cancelAgent(id).catch((error) => addError('Could not stop the turn', error));
 }
 
-export function showMenu(anchor) {
+export async function showMenu(anchor) {
+  const notifications = await notificationsItem();
   openMenu(anchor, [
     { label: 'New agent', shortcut: 'Ctrl+N', testid: 'menu-new-agent', run: () => showForm() },
     { label: 'New window', shortcut: 'Ctrl+Shift+N', testid: 'menu-new-window', run: () => newWindow() },
     { label: 'Add a workspace…', testid: 'menu-add-workspace', run: () => addWorkspace() },
-  ]);
+    notifications,
+  ].filter(Boolean));
 }

@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 
 use crate::store::{quarantine, Layout};
 
+mod notifications;
+pub use notifications::NotificationsConfig;
+
 /// The ids of the providers that exist without any configuration.
 pub const BUILTIN_PROVIDERS: [(&str, ProviderKind); 3] = [
     ("shell", ProviderKind::Shell),
@@ -128,6 +131,7 @@ pub struct Config {
     pub mcp: McpConfig,
     pub storage: StorageConfig,
     pub limits: crate::runtime::limits::Limits,
+    pub notifications: NotificationsConfig,
 }
 
 impl Default for Config {
@@ -141,6 +145,7 @@ impl Default for Config {
             mcp: McpConfig::default(),
             storage: StorageConfig::default(),
             limits: Default::default(),
+            notifications: NotificationsConfig::default(),
         }
     }
 }
@@ -167,7 +172,8 @@ impl Config {
     /// Loads the configuration a start runs with. A file that cannot be used does not lock the
     /// user out: the defaults run, a copy of the file goes to `quarantine/` (when its bytes can
     /// be read), and the returned notice (also logged) says what was wrong and where the copy
-    /// is. The file itself stays for the user to fix: the app never writes it.
+    /// is. The file itself stays for the user to fix: the app never rewrites a bad file (the
+    /// only write, the ☰ menu's notification toggle, refuses one).
     pub fn load_or_default(paseo_home: &Path) -> (Config, Option<String>) {
         let error = match Self::load(paseo_home) {
             Ok(c) => return (c, None),
@@ -252,10 +258,14 @@ impl Config {
                     config.limits = crate::runtime::limits::Limits::parse(value)
                         .map_err(|(path, message)| p.err(&path, &message))?;
                 }
+                "notifications" => {
+                    config.notifications = NotificationsConfig::parse(value)
+                        .map_err(|(path, message)| p.err(&path, &message))?;
+                }
                 other => {
                     return Err(p.err(
                         other,
-                        "unknown field (expected providers, mcp, storage or limits)",
+                        "unknown field (expected providers, mcp, storage, limits or notifications)",
                     ))
                 }
             }

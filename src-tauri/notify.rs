@@ -1,0 +1,416 @@
+//! Desktop notifications: an agent needs the user (a permission request, a held start), failed,
+//! or a root agent finished (subagents too when the user asks: by default their parent receives
+//! the finish as a notice). Never for an agent whose tab the user is looking at (shown in a
+//! focused window); one notification per event, a burst coalesced into one ("5 agents
+//! finished"); clicking it opens the agent the way the tray's entries do.
+//!
+//! What to notify is decided by [`plan`], a pure function of agent snapshots before and after a
+//! burst of changes, the settings (config.json `notifications`) and the agents being watched.
+//! Which agents get a notification follows the tray's rule ([`tray::attention_of`]), so the two
+//! never disagree. Sending is [`dbus`]'s job (freedesktop notifications on the session bus).
+
+use crate::tray;
+use paseo_core::config::NotificationsConfig;
+use paseo_core::model::power::HELD_REQUEST_PREFIX;
+use paseo_core::model::{AgentId, Bucket};
+use paseo_core::runtime::{AgentSnapshot, Event, RuntimeHandle};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+use tauri::{AppHandle, Manager, Runtime};
+use tokio::sync::broadcast::error::RecvError;
+
+pub mod commands;
+#[cfg(target_os = "linux")]
+pub mod dbus;
+mod settings;
+
+pub use settings::write_settings;
+
+/// Changes arriving within this long of the first one are one burst: one notification.
+pub const COALESCE: Duration = Duration::from_millis(300);
+/// Agents named one per line in a coalesced notification; the rest are counted.
+pub const MAX_LINES: usize = 5;
+/// Longest reason detail (an error's first line, a tool name) shown, in characters.
+pub const MAX_DETAIL_CHARS: usize = 120;
+
+#[derive(Debug, thiserror::Error)]
+pub enum NotifyError {
+    #[error("{file}: {message}")]
+    Config { file: String, message: String },
+    #[error("cannot write {file}: {source}")]
+    Write {
+        file: String,
+        source: std::io::Error,
+    },
+    #[cfg(target_os = "linux")]
+    #[error("session bus: {0}")]
+    Bus(#[from] zbus::Error),
+}
+
+// ---------------------------------------------------------------------------------------------
+// The decision (pure)
+
+/// Why an agent is notified, most urgent first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Permission,
+    Failed,
+    Finished,
+    SubagentFinished,
+}
+
+/// One notification to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// Plain text: the agent's title, or a count for a burst.
+    pub summary: String,
+    /// Plain text (the sender escapes it for servers that read markup).
+    pub body: String,
+    /// What a click opens: the agent, or the most urgent one of a burst.
+    pub open: AgentId,
+    /// Every agent the notification is about.
+    pub agents: Vec<AgentId>,
+}
+
+/// Why `agent` would be notified now, with what tells this occurrence from the previous one
+/// (the request id, or when attention was raised), so one event is never sent twice.
+fn occurrence(agent: &AgentSnapshot) -> Option<(Kind, String)> {
+    let when = || {
+        agent
+            .record
+            .attention_timestamp
+            .map(|t| t.millis().to_string())
+            .unwrap_or_default()
+    };
+    let kind = match tray::attention_of(agent) {
+        Some(tray::Attention::Permission) => {
+            let request = agent.pending_permission.as_ref()?;
+            return Some((Kind::Permission, request.request_id.clone()));
+        }
+        Some(tray::Attention::Failed) => Kind::Failed,
+        Some(tray::Attention::Finished) => Kind::Finished,
+        None if !agent.record.is_archived()
+            && agent.parent_agent_id.is_some()
+            && agent.bucket == Bucket::Attention
+            && !agent.needs_you =>
+        {
+            Kind::SubagentFinished
+        }
+        None => return None,
+    };
+    Some((kind, when()))
+}
+
+fn wanted(kind: Kind, settings: &NotificationsConfig) -> bool {
+    settings.enabled
+        && match kind {
+            Kind::Permission => settings.permission,
+            Kind::Failed => settings.error,
+            Kind::Finished => settings.finished,
+            Kind::SubagentFinished => settings.subagent_finished,
+        }
+}
+
+/// What to show for a burst of changes: `before` holds the agents' previous snapshots (an agent
+/// missing there is new), `after` the changed agents as they are now. An agent is notified when
+/// it newly needs the user, failed or finished (by the tray's rule), the settings ask for that
+/// kind, and it is not in `watched` (its tab shown in a focused window). `None`: nothing to show.
+pub fn plan(
+    before: &[AgentSnapshot],
+    after: &[AgentSnapshot],
+    settings: &NotificationsConfig,
+    watched: &HashSet<AgentId>,
+) -> Option<Note> {
+    let previous: HashMap<AgentId, Option<(Kind, String)>> = before
+        .iter()
+        .map(|agent| (agent.id(), occurrence(agent)))
+        .collect();
+    let mut events: Vec<(Kind, &AgentSnapshot)> = Vec::new();
+    let mut seen = HashSet::new();
+    for agent in after {
+        if !seen.insert(agent.id()) || watched.contains(&agent.id()) {
+            continue;
+        }
+        let Some(now) = occurrence(agent) else {
+            continue;
+        };
+        if previous.get(&agent.id()) == Some(&Some(now.clone())) || !wanted(now.0, settings) {
+            continue;
+        }
+        events.push((now.0, agent));
+    }
+    // Stable: within a kind, the order the changes came in.
+    events.sort_by_key(|(kind, _)| *kind);
+    let (first_kind, first) = *events.first()?;
+    let agents: Vec<AgentId> = events.iter().map(|(_, agent)| agent.id()).collect();
+    if events.len() == 1 {
+        return Some(Note {
+            summary: tray::display_title(first),
+            body: reason(first_kind, first),
+            open: first.id(),
+            agents,
+        });
+    }
+    let n = events.len();
+    let summary = if events.iter().all(|(kind, _)| *kind == first_kind) {
+        match first_kind {
+            Kind::Permission => format!("{n} agents need permission"),
+            Kind::Failed => format!("{n} agents failed"),
+            Kind::Finished | Kind::SubagentFinished => format!("{n} agents finished"),
+        }
+    } else {
+        format!("{n} agents need you")
+    };
+    let mut lines: Vec<String> = events
+        .iter()
+        .take(MAX_LINES)
+        .map(|(kind, agent)| format!("{} — {}", tray::display_title(agent), reason(*kind, agent)))
+        .collect();
+    if n > MAX_LINES {
+        lines.push(format!("and {} more", n - MAX_LINES));
+    }
+    Some(Note {
+        summary,
+        body: lines.join("\n"),
+        open: first.id(),
+        agents,
+    })
+}
+
+/// The reason in UI.md's status language: "needs permission to run Bash", "failed: exit 3",
+/// "finished".
+fn reason(kind: Kind, agent: &AgentSnapshot) -> String {
+    match kind {
+        Kind::Permission => match &agent.pending_permission {
+            Some(p) if p.request_id.starts_with(HELD_REQUEST_PREFIX) => {
+                "needs you: approve start".to_string()
+            }
+            Some(p) => format!("needs permission to run {}", detail(&p.tool_name)),
+            None => "needs permission".to_string(),
+        },
+        Kind::Failed => match agent.record.last_error.as_deref().map(detail) {
+            Some(error) if !error.is_empty() => format!("failed: {error}"),
+            _ => "failed".to_string(),
+        },
+        Kind::Finished | Kind::SubagentFinished => "finished".to_string(),
+    }
+}
+
+/// The first line of `text`, whitespace collapsed, at most [`MAX_DETAIL_CHARS`] characters.
+fn detail(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let line = words.join(" ");
+    if line.chars().count() <= MAX_DETAIL_CHARS {
+        return line;
+    }
+    let mut short: String = line.chars().take(MAX_DETAIL_CHARS - 1).collect();
+    short.push('…');
+    short
+}
+
+// ---------------------------------------------------------------------------------------------
+// The live side
+
+/// What one window reports: whether it has focus and which agent's tab it shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Presence {
+    pub focused: bool,
+    pub agent: Option<AgentId>,
+}
+
+/// The notifier's state, managed by the app: the settings in force and each window's presence.
+pub struct Notifications {
+    data_root: PathBuf,
+    settings: Mutex<NotificationsConfig>,
+    /// Signalled when the settings change: a burst never spans two settings.
+    changed: tokio::sync::Notify,
+    presence: Mutex<HashMap<String, Presence>>,
+}
+
+impl Notifications {
+    /// Settings from config.json (the defaults when it cannot be used: the backend already
+    /// reported why).
+    pub fn new(data_root: &Path) -> Notifications {
+        let settings = paseo_core::config::Config::load(data_root)
+            .map(|config| config.notifications)
+            .unwrap_or_default();
+        Notifications {
+            data_root: data_root.to_path_buf(),
+            settings: Mutex::new(settings),
+            changed: tokio::sync::Notify::new(),
+            presence: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn settings(&self) -> NotificationsConfig {
+        *lock(&self.settings)
+    }
+
+    /// Writes `settings` into config.json (the rest of the file kept) and applies them.
+    pub fn set_settings(&self, settings: NotificationsConfig) -> Result<(), NotifyError> {
+        let mut current = lock(&self.settings);
+        write_settings(&self.data_root, settings)?;
+        *current = settings;
+        self.changed.notify_waiters();
+        Ok(())
+    }
+
+    pub fn set_presence(&self, label: &str, presence: Presence) {
+        lock(&self.presence).insert(label.to_string(), presence);
+    }
+
+    /// A window lost focus (the window system says so, whatever its page reported).
+    pub fn blurred(&self, label: &str) {
+        if let Some(p) = lock(&self.presence).get_mut(label) {
+            p.focused = false;
+        }
+    }
+
+    pub fn forget(&self, label: &str) {
+        lock(&self.presence).remove(label);
+    }
+
+    /// Agents whose tab is shown in a focused window.
+    pub fn watched(&self) -> HashSet<AgentId> {
+        lock(&self.presence)
+            .values()
+            .filter(|p| p.focused)
+            .filter_map(|p| p.agent)
+            .collect()
+    }
+}
+
+/// Follows the runtime's events and shows what [`plan`] decides, until the runtime stops.
+/// Without a session bus (or a notification server on it) nothing is shown; the rest of the
+/// app does not care.
+#[cfg(target_os = "linux")]
+pub fn spawn<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let opener = app.clone();
+        let desktop = match dbus::Desktop::connect(move |agent| {
+            tray::open_agent(&opener, agent);
+        })
+        .await
+        {
+            Ok(desktop) => desktop,
+            Err(error) => {
+                tracing::info!(%error, "no desktop notifications");
+                return;
+            }
+        };
+        follow(&app, runtime, |note| {
+            let desktop = desktop.clone();
+            async move { desktop.show(&note).await }
+        })
+        .await;
+    });
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn spawn<R: Runtime>(_app: &AppHandle<R>, _runtime: RuntimeHandle) {}
+
+async fn follow<R, F, Fut>(app: &AppHandle<R>, runtime: RuntimeHandle, show: F)
+where
+    R: Runtime,
+    F: Fn(Note) -> Fut,
+    Fut: std::future::Future<Output = Result<u32, NotifyError>>,
+{
+    // Subscribed before the first snapshot: a change in between is seen twice, never missed
+    // (and `plan` sends an occurrence once).
+    let mut rx = runtime.subscribe();
+    let Ok(snapshot) = runtime.snapshot().await else {
+        return;
+    };
+    let mut known: HashMap<AgentId, AgentSnapshot> = snapshot
+        .agents
+        .into_iter()
+        .map(|agent| (agent.id(), agent))
+        .collect();
+    let Some(state) = app.try_state::<Notifications>() else {
+        return;
+    };
+    loop {
+        let mut changed: Vec<AgentSnapshot> = Vec::new();
+        let mut lagged = false;
+        // The first change opens a burst; what follows within COALESCE joins it. The burst is
+        // judged by the settings in force when it opened, and closes early when they change.
+        let mut deadline: Option<tokio::time::Instant> = None;
+        let mut settings = state.settings();
+        loop {
+            let next = match deadline {
+                None => {
+                    let next = rx.recv().await;
+                    settings = state.settings();
+                    next
+                }
+                Some(at) => tokio::select! {
+                    next = tokio::time::timeout_at(at, rx.recv()) => match next {
+                        Ok(next) => next,
+                        Err(_) => break,
+                    },
+                    _ = state.changed.notified() => break,
+                },
+            };
+            match next {
+                Ok(Event::AgentUpdated { agent }) | Ok(Event::AgentArchived { agent }) => {
+                    changed.push(*agent);
+                }
+                Ok(_) => continue,
+                Err(RecvError::Lagged(_)) => lagged = true,
+                Err(RecvError::Closed) => return,
+            }
+            deadline.get_or_insert_with(|| tokio::time::Instant::now() + COALESCE);
+        }
+        if lagged {
+            // Missed changes: compare the whole fleet instead.
+            match runtime.snapshot().await {
+                Ok(snapshot) => changed = snapshot.agents,
+                Err(_) => return,
+            }
+        }
+        // The latest snapshot of each agent wins.
+        let mut after: Vec<AgentSnapshot> = Vec::new();
+        for agent in changed.into_iter().rev() {
+            if !after.iter().any(|a| a.id() == agent.id()) {
+                after.push(agent);
+            }
+        }
+        after.reverse();
+        let before: Vec<AgentSnapshot> = after
+            .iter()
+            .filter_map(|agent| known.get(&agent.id()).cloned())
+            .collect();
+        let note = plan(&before, &after, &settings, &state.watched());
+        for agent in &after {
+            let was = before.iter().find(|b| b.id() == agent.id()).map(occurrence);
+            tracing::debug!(agent = %agent.id(), ?was, now = ?occurrence(agent), "burst");
+        }
+        for agent in after {
+            if agent.record.is_archived() {
+                known.remove(&agent.id());
+            } else {
+                known.insert(agent.id(), agent);
+            }
+        }
+        if let Some(note) = note {
+            tracing::info!(summary = %note.summary, agents = note.agents.len(), "notifying");
+            if let Err(error) = show(note).await {
+                tracing::warn!(%error, "cannot show a desktop notification");
+            }
+        }
+    }
+}
+
+/// A panic while holding one of these locks leaves plain data behind, still valid: keep going.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests;
