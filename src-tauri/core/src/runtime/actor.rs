@@ -46,6 +46,8 @@ pub(super) enum Internal {
         agent: AgentId,
         counts: Option<crate::model::ChangeCounts>,
     },
+    /// An archived agent's record is durable: announce the archive.
+    ArchiveDurable { agent: AgentId },
 }
 
 /// Input for a session that is still starting.
@@ -74,6 +76,9 @@ pub(crate) struct Actor {
     /// Sessions closed while their start was still under way: closed on arrival.
     pub(super) doomed: HashMap<(AgentId, u64), watch::Sender<bool>>,
     pub(super) closing: HashMap<AgentId, watch::Receiver<bool>>,
+    /// Archives waiting for their record to be durable before they are announced; the flag
+    /// turns true once the event went out.
+    pub(super) announcing: HashMap<AgentId, (watch::Sender<bool>, watch::Receiver<bool>)>,
     pub(super) record_paths: HashMap<AgentId, PathBuf>,
     pub(super) tl: HashMap<AgentId, Tl>,
     pub(super) events: broadcast::Sender<Event>,
@@ -237,6 +242,7 @@ pub(crate) async fn start(
         slots: HashMap::new(),
         doomed: HashMap::new(),
         closing: HashMap::new(),
+        announcing: HashMap::new(),
         record_paths,
         tl: HashMap::new(),
         events: events.clone(),
@@ -254,7 +260,7 @@ pub(crate) async fn start(
     };
     // Persist what load repaired or registered.
     for id in fixed_ws {
-        actor.persist_agent(id);
+        let _ = actor.persist_agent(id);
     }
     if registry_changed {
         actor.persist_registries(true, true);
@@ -328,6 +334,7 @@ impl Actor {
     fn on_internal(&mut self, m: Internal) {
         match m {
             Internal::Counted { agent, counts } => self.engine.set_changes(agent, counts),
+            Internal::ArchiveDurable { agent } => self.announce_archived(agent),
             Internal::StoreFailed(f) => {
                 let mut message = f.message;
                 if let Some(agent) = f.agent {

@@ -11,25 +11,53 @@ use super::events::{AgentSnapshot, Event, FleetCounts, WorkspaceSnapshot};
 use crate::engine::Effect;
 use crate::model::{AgentId, WorkspaceId, WorkspaceKind};
 use crate::providers::{EventSink, Session, SessionSpec};
-use crate::store::{self, Ticket, WriteError, Writer};
+use super::RuntimeError;
+use crate::store::{self, Ticket, Writer};
 use crate::workspaces;
 
 /// How long a closing process tree may take before archive stops waiting for it.
 pub(super) const CLOSE_WAIT: Duration = Duration::from_secs(15);
 
-/// What a caller waits for before reporting a change done: durable writes and dead processes.
-#[derive(Default)]
+/// How often an archive whose record write failed checks again whether it has landed (the
+/// writer retries it every second).
+const ANNOUNCE_RETRY: Duration = Duration::from_millis(500);
+
+/// What a caller waits for before reporting a change done: durable writes, archives announced
+/// (their events go out only once their records are durable) and dead processes.
 pub(crate) struct Durable {
     tickets: Vec<Ticket>,
-    closes: Vec<watch::Receiver<bool>>,
+    announced: Vec<watch::Receiver<bool>>,
+    closes: Vec<(AgentId, watch::Receiver<bool>)>,
+    close_wait: Duration,
 }
 
 impl Durable {
-    pub(crate) async fn wait(mut self, writer: &Writer) -> Result<(), WriteError> {
+    pub(crate) async fn wait(mut self, writer: &Writer) -> Result<(), RuntimeError> {
         writer.wait_all(&self.tickets).await?;
-        let deadline = tokio::time::Instant::now() + CLOSE_WAIT;
-        for rx in self.closes.iter_mut() {
-            let _ = tokio::time::timeout_at(deadline, rx.wait_for(|done| *done)).await;
+        for rx in self.announced.iter_mut() {
+            if rx.wait_for(|done| *done).await.is_err() {
+                return Err(RuntimeError::Stopped);
+            }
+        }
+        let deadline = tokio::time::Instant::now() + self.close_wait;
+        let mut alive = Vec::new();
+        for (id, rx) in self.closes.iter_mut() {
+            if tokio::time::timeout_at(deadline, rx.wait_for(|done| *done))
+                .await
+                .is_err()
+            {
+                alive.push(id.to_string());
+            }
+        }
+        if !alive.is_empty() {
+            // The record says archived/closed, but a process tree may still run: the caller
+            // must not report the change done as if nothing were left behind.
+            return Err(RuntimeError::CloseTimeout(format!(
+                "the processes of {} did not exit within {} s of being stopped; they may still \
+                 be running",
+                alive.join(", "),
+                self.close_wait.as_secs()
+            )));
         }
         Ok(())
     }
@@ -51,8 +79,16 @@ impl Actor {
             for e in out.effects {
                 self.execute(e);
             }
+            let mut archived = Vec::new();
             for id in &out.agents {
-                self.persist_agent(*id);
+                let t = self.persist_agent(*id);
+                if self
+                    .engine
+                    .agent(*id)
+                    .is_some_and(|a| a.record.is_archived())
+                {
+                    archived.push((*id, t));
+                }
             }
             for id in &out.inboxes {
                 let path = self.layout.inbox_path(*id);
@@ -74,14 +110,15 @@ impl Actor {
             self.persist_registries(out.workspaces_registry, out.projects_registry);
             for id in &out.agents {
                 if let Some(a) = self.engine.agent(*id) {
+                    if a.record.is_archived() {
+                        continue;
+                    }
                     let snap = Box::new(AgentSnapshot::of(&self.engine, a));
-                    let ev = if a.record.is_archived() {
-                        Event::AgentArchived { agent: snap }
-                    } else {
-                        Event::AgentUpdated { agent: snap }
-                    };
-                    let _ = self.events.send(ev);
+                    let _ = self.events.send(Event::AgentUpdated { agent: snap });
                 }
+            }
+            for (id, t) in archived {
+                self.announce_when_durable(id, t);
             }
             if !out.agents.is_empty() {
                 self.counts_dirty = true;
@@ -123,10 +160,52 @@ impl Actor {
         }
     }
 
-    pub(super) fn persist_agent(&mut self, id: AgentId) {
-        let Some(a) = self.engine.agent(id) else {
+    /// Windows close an archived agent's tabs on `AgentArchived`, so it goes out only once
+    /// the archived record is durable (SPEC 1, 5): the writer's ack comes back as an internal
+    /// message and [`Self::announce_archived`] sends it then.
+    fn announce_when_durable(&mut self, id: AgentId, ticket: Option<Ticket>) {
+        let (tx, rx) = watch::channel(false);
+        if let Some(old) = self.announcing.insert(id, (tx, rx)) {
+            // An earlier archive of the same agent still pending: this one supersedes it.
+            let _ = old.0.send(true);
+        }
+        let Some(ticket) = ticket else {
+            self.announce_archived(id);
             return;
         };
+        let writer = self.writer.clone();
+        let internal = self.internal_tx.clone();
+        tokio::spawn(async move {
+            loop {
+                match writer.wait(&ticket).await {
+                    Ok(()) => break,
+                    Err(store::WriteError::Stopped) => return,
+                    // Reported once as a store failure; the writer retries until it lands.
+                    Err(store::WriteError::Io { .. }) => tokio::time::sleep(ANNOUNCE_RETRY).await,
+                }
+            }
+            let _ = internal.send(Internal::ArchiveDurable { agent: id });
+        });
+    }
+
+    /// The archived record of `id` is durable: every window hears of the archive now (unless
+    /// it was restored in between).
+    pub(super) fn announce_archived(&mut self, id: AgentId) {
+        let Some((tx, _)) = self.announcing.remove(&id) else {
+            return;
+        };
+        if let Some(a) = self.engine.agent(id) {
+            if a.record.is_archived() {
+                let snap = Box::new(AgentSnapshot::of(&self.engine, a));
+                let _ = self.events.send(Event::AgentArchived { agent: snap });
+                self.counts_dirty = true;
+            }
+        }
+        let _ = tx.send(true);
+    }
+
+    pub(super) fn persist_agent(&mut self, id: AgentId) -> Option<Ticket> {
+        let a = self.engine.agent(id)?;
         let path = self
             .record_paths
             .entry(id)
@@ -135,9 +214,13 @@ impl Actor {
         match store::encode_record(&a.record) {
             Ok(b) => {
                 let t = self.writer.submit(path, b);
-                self.tickets.push(t);
+                self.tickets.push(t.clone());
+                Some(t)
             }
-            Err(e) => tracing::error!(%id, error = %e, "cannot encode record"),
+            Err(e) => {
+                tracing::error!(%id, error = %e, "cannot encode record");
+                None
+            }
         }
     }
 
@@ -390,10 +473,49 @@ impl Actor {
     pub(super) fn durable(&mut self, ids: &[AgentId]) -> Durable {
         Durable {
             tickets: std::mem::take(&mut self.tickets),
+            announced: ids
+                .iter()
+                .filter_map(|id| self.announcing.get(id).map(|(_, rx)| rx.clone()))
+                .collect(),
             closes: ids
                 .iter()
-                .filter_map(|id| self.closing.get(id).cloned())
+                .filter_map(|id| self.closing.get(id).map(|rx| (*id, rx.clone())))
                 .collect(),
+            close_wait: CLOSE_WAIT,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process tree that outlives the close wait is an error the caller sees, not Ok.
+    #[tokio::test]
+    async fn a_close_that_times_out_is_an_error() {
+        let writer = Writer::new(1);
+        let (_tx, rx) = watch::channel(false);
+        let id = AgentId::new();
+        let d = Durable {
+            tickets: Vec::new(),
+            announced: Vec::new(),
+            closes: vec![(id, rx)],
+            close_wait: Duration::from_millis(50),
+        };
+        let e = d.wait(&writer).await.expect_err("a timed-out close is an error");
+        assert_eq!(e.code(), "timeout");
+        assert!(e.to_string().contains(&id.to_string()), "{e}");
+        assert!(e.to_string().contains("did not exit"), "{e}");
+
+        let (tx, rx) = watch::channel(false);
+        let _ = tx.send(true);
+        let d = Durable {
+            tickets: Vec::new(),
+            announced: Vec::new(),
+            closes: vec![(id, rx)],
+            close_wait: Duration::from_millis(50),
+        };
+        d.wait(&writer).await.expect("a close that ended is fine");
+        writer.shutdown();
     }
 }

@@ -74,6 +74,9 @@ pub enum RuntimeError {
     Limit(String),
     #[error("the runtime has stopped")]
     Stopped,
+    /// A process tree did not exit within the close wait (the change itself is durable).
+    #[error("{0}")]
+    CloseTimeout(String),
 }
 
 impl RuntimeError {
@@ -104,6 +107,7 @@ impl RuntimeError {
             RuntimeError::Limit(_) => "limit",
             RuntimeError::Changes(e) => changes::code(e),
             RuntimeError::Stopped => "stopped",
+            RuntimeError::CloseTimeout(_) => "timeout",
         }
     }
 

