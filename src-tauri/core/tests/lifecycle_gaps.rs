@@ -161,3 +161,39 @@ async fn an_agents_background_prompt_notifies_once_and_a_foreground_one_does_not
     );
     rt.shutdown().await;
 }
+
+/// Top-level keys of `workspaces.json` and `projects.json` this version does not know (a newer
+/// version's) survive the app's rewrites, like a record's unknown fields.
+#[tokio::test]
+async fn unknown_top_level_registry_keys_survive_a_rewrite() {
+    let env = Env::new();
+    let layout = paseo_core::store::Layout::new(env.home());
+    let (wpath, ppath) = (layout.workspaces_path(), layout.projects_path());
+    std::fs::create_dir_all(wpath.parent().unwrap()).unwrap();
+    std::fs::write(
+        &wpath,
+        r#"{"workspaces": [], "schemaVersion": 7, "future": {"pinned": ["x"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        &ppath,
+        r#"{"projects": [], "sortOrder": "recent"}"#,
+    )
+    .unwrap();
+    // A repository, so adding its workspace registers a project too.
+    support::git::init_repo(&env.work);
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    h.flush().await;
+    let w: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&wpath).unwrap()).unwrap();
+    assert_eq!(w["schemaVersion"], 7);
+    assert_eq!(w["future"]["pinned"][0], "x");
+    assert_eq!(w["workspaces"][0]["workspaceId"], ws.to_string());
+    let p: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&ppath).unwrap()).unwrap();
+    assert_eq!(p["sortOrder"], "recent");
+    assert_eq!(p["projects"].as_array().map(Vec::len), Some(1));
+    rt.shutdown().await;
+}

@@ -87,6 +87,8 @@ pub(crate) struct Actor {
     pub(super) next_generation: u64,
     pub(super) notices: Vec<String>,
     pub(super) quarantined: Vec<Quarantined>,
+    /// Top-level keys of the registries this version does not know: written back unchanged.
+    pub(super) registry_extra: store::RegistryExtra,
     pub(super) tickets: Vec<Ticket>,
     pub(super) counts: FleetCounts,
     pub(super) counts_dirty: bool,
@@ -251,6 +253,7 @@ pub(crate) async fn start(
         next_generation: 0,
         notices,
         quarantined,
+        registry_extra: registry.extra,
         tickets: Vec::new(),
         counts: FleetCounts::default(),
         counts_dirty: true,

@@ -226,7 +226,10 @@ impl Actor {
 
     pub(super) fn persist_registries(&mut self, workspaces: bool, projects: bool) {
         if workspaces {
-            match store::encode_workspaces(self.engine.workspaces()) {
+            match store::encode_workspaces_keeping(
+                self.engine.workspaces(),
+                &self.registry_extra.workspaces,
+            ) {
                 Ok(b) => {
                     let t = self.writer.submit(self.layout.workspaces_path(), b);
                     self.tickets.push(t);
@@ -235,7 +238,10 @@ impl Actor {
             }
         }
         if projects {
-            match store::encode_projects(self.engine.projects()) {
+            match store::encode_projects_keeping(
+                self.engine.projects(),
+                &self.registry_extra.projects,
+            ) {
                 Ok(b) => {
                     let t = self.writer.submit(self.layout.projects_path(), b);
                     self.tickets.push(t);

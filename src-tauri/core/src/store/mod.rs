@@ -13,7 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::model::{AgentId, AgentRecord, Notice, ProjectRecord, WorkspaceRecord};
 
@@ -163,32 +163,41 @@ pub fn load_agents(layout: &Layout) -> Result<LoadedAgents, StoreError> {
     Ok(out)
 }
 
-/// A registry file: `{"<key>": [entries]}` (a bare array is accepted on read).
+/// What a registry file held: its entries, its other top-level keys (kept, and written back,
+/// like a record's unknown fields), what was set aside and the problems.
+type LoadedList<T> = (Vec<T>, Map<String, Value>, Vec<Quarantined>, Vec<String>);
+
+/// A registry file: `{"<key>": [entries], ...}` (a bare array is accepted on read).
 fn load_list<T: for<'de> Deserialize<'de>>(
     layout: &Layout,
     path: &Path,
     key: &str,
-) -> (Vec<T>, Vec<Quarantined>, Vec<String>) {
+) -> LoadedList<T> {
     let mut q = Vec::new();
     let mut problems = Vec::new();
+    let mut extra = Map::new();
     let bytes = match fs::read(path) {
         Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return (Vec::new(), q, problems),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return (Vec::new(), extra, q, problems),
         Err(e) => {
             // Moved aside, so the registry the app writes next cannot replace it unseen.
             match quarantine::set_aside(layout, path, &format!("unreadable: {e}"), false) {
                 Ok(x) => q.push(x),
                 Err(m) => problems.push(m),
             }
-            return (Vec::new(), q, problems);
+            return (Vec::new(), extra, q, problems);
         }
     };
     let items = match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Array(a)) => Ok(a),
-        Ok(Value::Object(mut o)) => match o.remove(key) {
-            Some(Value::Array(a)) => Ok(a),
-            _ => Err(format!("expected an object with a \"{key}\" array")),
-        },
+        Ok(Value::Object(mut o)) => {
+            let list = o.remove(key);
+            extra = o;
+            match list {
+                Some(Value::Array(a)) => Ok(a),
+                _ => Err(format!("expected an object with a \"{key}\" array")),
+            }
+        }
         Ok(_) => Err(format!("expected an object with a \"{key}\" array")),
         Err(e) => Err(format!("invalid JSON: {e}")),
     };
@@ -211,7 +220,7 @@ fn load_list<T: for<'de> Deserialize<'de>>(
             Err(m) => problems.push(m),
         }
     }
-    (out, q, problems)
+    (out, extra, q, problems)
 }
 
 /// The workspace and project registries.
@@ -219,18 +228,32 @@ fn load_list<T: for<'de> Deserialize<'de>>(
 pub struct LoadedRegistry {
     pub workspaces: Vec<WorkspaceRecord>,
     pub projects: Vec<ProjectRecord>,
+    /// The files' other top-level keys (written by a newer or another version), written back.
+    pub extra: RegistryExtra,
     pub quarantined: Vec<Quarantined>,
     pub problems: Vec<String>,
 }
 
+/// Top-level keys of `workspaces.json` and `projects.json` this version does not know.
+#[derive(Clone, Debug, Default)]
+pub struct RegistryExtra {
+    pub workspaces: Map<String, Value>,
+    pub projects: Map<String, Value>,
+}
+
 pub fn load_registry(layout: &Layout) -> LoadedRegistry {
-    let (workspaces, mut q1, mut p1) = load_list(layout, &layout.workspaces_path(), "workspaces");
-    let (projects, q2, p2) = load_list(layout, &layout.projects_path(), "projects");
+    let (workspaces, wx, mut q1, mut p1) =
+        load_list(layout, &layout.workspaces_path(), "workspaces");
+    let (projects, px, q2, p2) = load_list(layout, &layout.projects_path(), "projects");
     q1.extend(q2);
     p1.extend(p2);
     LoadedRegistry {
         workspaces,
         projects,
+        extra: RegistryExtra {
+            workspaces: wx,
+            projects: px,
+        },
         quarantined: q1,
         problems: p1,
     }
@@ -239,18 +262,45 @@ pub fn load_registry(layout: &Layout) -> LoadedRegistry {
 pub fn encode_workspaces<'a>(
     ws: impl Iterator<Item = &'a WorkspaceRecord>,
 ) -> Result<Vec<u8>, StoreError> {
-    let list: Vec<&WorkspaceRecord> = ws.collect();
-    encode(
-        &serde_json::json!({ "workspaces": list }),
-        "workspaces.json",
-    )
+    encode_workspaces_keeping(ws, &Map::new())
+}
+
+/// `workspaces.json` with the top-level keys it was read with and this version does not know.
+pub fn encode_workspaces_keeping<'a>(
+    ws: impl Iterator<Item = &'a WorkspaceRecord>,
+    extra: &Map<String, Value>,
+) -> Result<Vec<u8>, StoreError> {
+    encode_list(ws, "workspaces", extra)
 }
 
 pub fn encode_projects<'a>(
     ps: impl Iterator<Item = &'a ProjectRecord>,
 ) -> Result<Vec<u8>, StoreError> {
-    let list: Vec<&ProjectRecord> = ps.collect();
-    encode(&serde_json::json!({ "projects": list }), "projects.json")
+    encode_projects_keeping(ps, &Map::new())
+}
+
+/// `projects.json` with the top-level keys it was read with and this version does not know.
+pub fn encode_projects_keeping<'a>(
+    ps: impl Iterator<Item = &'a ProjectRecord>,
+    extra: &Map<String, Value>,
+) -> Result<Vec<u8>, StoreError> {
+    encode_list(ps, "projects", extra)
+}
+
+fn encode_list<'a, T: Serialize + 'a>(
+    items: impl Iterator<Item = &'a T>,
+    key: &str,
+    extra: &Map<String, Value>,
+) -> Result<Vec<u8>, StoreError> {
+    let list: Vec<&T> = items.collect();
+    let what = format!("{key}.json");
+    let entries = serde_json::to_value(list).map_err(|e| StoreError::Encode {
+        what: what.clone(),
+        message: e.to_string(),
+    })?;
+    let mut o = extra.clone();
+    o.insert(key.to_string(), entries);
+    encode(&Value::Object(o), &what)
 }
 
 pub fn encode_record(rec: &AgentRecord) -> Result<Vec<u8>, StoreError> {
