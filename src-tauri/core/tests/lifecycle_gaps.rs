@@ -97,8 +97,7 @@ fn notices_to(env: &Env, parent: AgentId, about: AgentId) -> usize {
         .inputs
         .iter()
         .filter(|(to, input)| {
-            *to == parent
-                && matches!(input, TurnInput::Notice(t) if t.contains(&about.to_string()))
+            *to == parent && matches!(input, TurnInput::Notice(t) if t.contains(&about.to_string()))
         })
         .count()
 }
@@ -175,25 +174,153 @@ async fn unknown_top_level_registry_keys_survive_a_rewrite() {
         r#"{"workspaces": [], "schemaVersion": 7, "future": {"pinned": ["x"]}}"#,
     )
     .unwrap();
-    std::fs::write(
-        &ppath,
-        r#"{"projects": [], "sortOrder": "recent"}"#,
-    )
-    .unwrap();
+    std::fs::write(&ppath, r#"{"projects": [], "sortOrder": "recent"}"#).unwrap();
     // A repository, so adding its workspace registers a project too.
     support::git::init_repo(&env.work);
     let rt = env.start().await;
     let h = rt.handle();
     let ws = workspace(&h, &env).await;
     h.flush().await;
-    let w: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&wpath).unwrap()).unwrap();
+    let w: serde_json::Value = serde_json::from_slice(&std::fs::read(&wpath).unwrap()).unwrap();
     assert_eq!(w["schemaVersion"], 7);
     assert_eq!(w["future"]["pinned"][0], "x");
     assert_eq!(w["workspaces"][0]["workspaceId"], ws.to_string());
-    let p: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&ppath).unwrap()).unwrap();
+    let p: serde_json::Value = serde_json::from_slice(&std::fs::read(&ppath).unwrap()).unwrap();
     assert_eq!(p["sortOrder"], "recent");
     assert_eq!(p["projects"].as_array().map(Vec::len), Some(1));
     rt.shutdown().await;
+}
+
+/// A parent whose record cannot be read is quarantined; its notice inbox goes with it (not
+/// deleted), so putting both back brings its notices back.
+#[tokio::test]
+async fn a_quarantined_parents_inbox_is_kept_with_it_and_comes_back_on_restore() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    // The lead is busy, so its child's finish notice waits in its inbox.
+    let lead = h.create(req(&ws, "hang")).await.unwrap();
+    support::poll("the lead running", || {
+        env.log
+            .lock()
+            .unwrap()
+            .inputs
+            .iter()
+            .any(|(a, _)| *a == lead.id())
+            .then_some(())
+    })
+    .await;
+    let mut k = req(&ws, "ok kid done");
+    k.caller = Caller::Agent(lead.id());
+    k.subagent = true;
+    let kid = h.create(k).await.unwrap();
+    h.wait(kid.id(), T).await.unwrap();
+    let inbox = h.layout().inbox_path(lead.id());
+    support::poll("the lead's inbox on disk", || inbox.is_file().then_some(())).await;
+    let record = h.layout().record_path(&lead.record.cwd, lead.id());
+    rt.shutdown().await;
+    assert!(inbox.is_file(), "the inbox survives a clean stop");
+    let good = std::fs::read(&record).unwrap();
+    let notices = std::fs::read(&inbox).unwrap();
+
+    // The lead's record is damaged: it is quarantined, and its inbox with it.
+    std::fs::write(&record, b"{ not json").unwrap();
+    let rt = env.start().await;
+    let h = rt.handle();
+    assert!(h.get(lead.id()).await.is_err());
+    assert!(!inbox.exists());
+    let qdir = h.layout().quarantine_dir();
+    let aside = std::fs::read_dir(&qdir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .ends_with(&format!("inbox_{}.json", lead.id()))
+        })
+        .expect("the inbox set aside in quarantine/");
+    assert_eq!(std::fs::read(&aside).unwrap(), notices);
+    rt.shutdown().await;
+
+    // Restoring both brings the notice back: it reaches the lead as a turn.
+    std::fs::write(&record, &good).unwrap();
+    std::fs::rename(&aside, &inbox).unwrap();
+    let before = notices_to(&env, lead.id(), kid.id());
+    let rt = env.start().await;
+    let h = rt.handle();
+    h.get(lead.id()).await.unwrap();
+    support::poll("the restored notice delivered", || {
+        (notices_to(&env, lead.id(), kid.id()) > before).then_some(())
+    })
+    .await;
+    rt.shutdown().await;
+}
+
+/// A worktree made for a `create_agent` that is then refused (here: the record folder named
+/// after its path would be too long for the data root's file system) is removed again, with
+/// the branch it made; no workspace is left registered.
+#[tokio::test]
+async fn a_worktree_made_for_a_refused_create_is_removed() {
+    use paseo_core::workspaces::worktree::WorktreeTarget;
+    let env = Env::new();
+    let repo = env.work.clone();
+    support::git::init_repo(&repo);
+    // A data root deep enough that a worktree's path, as a folder name, passes 255 bytes.
+    let home = env
+        .dir
+        .path()
+        .join("h".repeat(120))
+        .join("o".repeat(120));
+    let mut reg = paseo_core::providers::ProviderRegistry::new();
+    reg.insert(
+        "script",
+        std::sync::Arc::new(support::scripted::Scripted {
+            id: "script",
+            reads: true,
+            log: env.log.clone(),
+        }),
+    );
+    let opts = paseo_core::runtime::RuntimeOptions::new(&home, reg);
+    let rt = paseo_core::runtime::Runtime::start(opts, None).await.unwrap();
+    let h = rt.handle();
+    let mut r = CreateAgent::new(
+        "script",
+        WorkspaceTarget::Worktree {
+            repo: Some(repo.display().to_string()),
+            target: WorktreeTarget::BranchOff {
+                new_branch: "feat/refused".into(),
+                base: None,
+            },
+        },
+    );
+    r.initial_prompt = Some("ok never".into());
+    let e = h.create(r).await.expect_err("refused: the record folder name is too long");
+    assert!(e.to_string().contains("cwd"), "{e}");
+    let listed = support::git::git(&repo, &["worktree", "list", "--porcelain"]);
+    assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
+    let branches = support::git::git(&repo, &["branch", "--list", "feat/refused"]);
+    assert!(branches.trim().is_empty(), "{branches}");
+    let left: Vec<_> = walk_files(&h.layout().worktrees_dir());
+    assert!(left.is_empty(), "{left:?}");
+    let snap = h.snapshot().await.unwrap();
+    assert!(snap.workspaces.is_empty(), "no workspace registered");
+    rt.shutdown().await;
+}
+
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk_files(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
 }

@@ -4,8 +4,8 @@
 
 use super::{AgentState, Effect, Engine, EngineError, NewAgent, Queued, SessionState};
 use crate::model::{
-    AgentId, AgentRecord, NotifyArm, ProjectRecord, Status, TurnInput, TurnOrigin, WorkspaceRecord,
-    PARENT_LABEL,
+    AgentId, AgentRecord, NotifyArm, ProjectRecord, Status, TurnInput, TurnOrigin, WorkspaceId,
+    WorkspaceRecord, PARENT_LABEL,
 };
 
 impl Engine {
@@ -77,6 +77,22 @@ impl Engine {
         self.out.workspaces.insert(ws.workspace_id.clone());
         self.workspaces.insert(ws.workspace_id.clone(), ws);
         self.out.workspaces_registry = true;
+    }
+
+    /// Forgets a workspace no agent uses (one registered for an agent whose creation then
+    /// failed in the same step, before anyone heard of it).
+    pub fn forget_workspace(&mut self, ws: &WorkspaceId) {
+        if self
+            .agents
+            .values()
+            .any(|a| a.record.workspace_id.as_ref() == Some(ws))
+        {
+            return;
+        }
+        if self.workspaces.remove(ws).is_some() {
+            self.out.workspaces.remove(ws);
+            self.out.workspaces_registry = true;
+        }
     }
 
     /// Removes the parent label only: nothing stops, moves or restarts. Returns the former

@@ -47,7 +47,9 @@ pub(super) enum Internal {
         counts: Option<crate::model::ChangeCounts>,
     },
     /// An archived agent's record is durable: announce the archive.
-    ArchiveDurable { agent: AgentId },
+    ArchiveDurable {
+        agent: AgentId,
+    },
 }
 
 /// Input for a session that is still starting.
@@ -106,18 +108,22 @@ pub(crate) async fn start(
 ) -> Result<(RuntimeHandle, tokio::task::JoinHandle<()>), RuntimeError> {
     let layout = Layout::new(&opts.home);
     let l = layout.clone();
-    let (agents, registry, (inboxes, inbox_q)) = tokio::task::spawn_blocking(move || {
-        store::atomic::ensure_dir(&l.home).map_err(|e| store::StoreError::Read {
-            path: l.home.display().to_string(),
-            source: e,
-        })?;
-        let agents = store::load_agents(&l)?;
-        let registry = store::load_registry(&l);
-        let inboxes = store::load_inboxes(&l);
-        Ok::<_, store::StoreError>((agents, registry, inboxes))
-    })
-    .await
-    .map_err(|_| RuntimeError::Stopped)??;
+    let (agents, registry, ((inboxes, inbox_q), (inboxes_aside, inbox_problems))) =
+        tokio::task::spawn_blocking(move || {
+            store::atomic::ensure_dir(&l.home).map_err(|e| store::StoreError::Read {
+                path: l.home.display().to_string(),
+                source: e,
+            })?;
+            let agents = store::load_agents(&l)?;
+            let registry = store::load_registry(&l);
+            let (inboxes, q) = store::load_inboxes(&l);
+            let loaded: std::collections::HashSet<AgentId> =
+                agents.records.iter().map(|(_, r)| r.id).collect();
+            let orphans = store::set_aside_orphan_inboxes(&l, inboxes, &loaded);
+            Ok::<_, store::StoreError>((agents, registry, ((orphans.0, q), (orphans.1, orphans.2))))
+        })
+        .await
+        .map_err(|_| RuntimeError::Stopped)??;
 
     let mut notices: Vec<String> = opts.notices.clone();
     let mut quarantined = agents.quarantined.clone();
@@ -131,6 +137,15 @@ pub(crate) async fn start(
     }
     notices.extend(agents.problems.iter().cloned());
     notices.extend(registry.problems.iter().cloned());
+    for q in &inboxes_aside {
+        notices.push(format!(
+            "{} was set aside as {} ({}): put it back with the agent's record to restore its \
+             notices",
+            q.from, q.to, q.reason
+        ));
+    }
+    notices.extend(inbox_problems);
+    quarantined.extend(inboxes_aside);
 
     // Records without a known workspace (upstream data roots have none) get one per cwd.
     let mut workspaces = registry.workspaces;

@@ -8,10 +8,10 @@ use tokio::sync::watch;
 
 use super::actor::{Actor, Buffered, Internal, Slot};
 use super::events::{AgentSnapshot, Event, FleetCounts, WorkspaceSnapshot};
+use super::RuntimeError;
 use crate::engine::Effect;
 use crate::model::{AgentId, WorkspaceId, WorkspaceKind};
 use crate::providers::{EventSink, Session, SessionSpec};
-use super::RuntimeError;
 use crate::store::{self, Ticket, Writer};
 use crate::workspaces;
 
@@ -508,7 +508,10 @@ mod tests {
             closes: vec![(id, rx)],
             close_wait: Duration::from_millis(50),
         };
-        let e = d.wait(&writer).await.expect_err("a timed-out close is an error");
+        let e = d
+            .wait(&writer)
+            .await
+            .expect_err("a timed-out close is an error");
         assert_eq!(e.code(), "timeout");
         assert!(e.to_string().contains(&id.to_string()), "{e}");
         assert!(e.to_string().contains("did not exit"), "{e}");

@@ -223,18 +223,28 @@ impl RuntimeHandle {
                 None => Prepared::Existing { cwd: None },
             },
         };
+        let made = prepared.made_worktree(&req);
         let req = Box::new(req);
         let info = Box::new(info);
         // Answers only once the record is durable: an agent whose record cannot be written is
         // refused here, not lost at the next start.
-        let (snap, durable) = self
+        let created = self
             .ask(|reply| Command::CreateAgent {
                 req,
                 info,
                 prepared,
                 reply,
             })
-            .await?;
+            .await;
+        let (snap, durable) = match (created, made) {
+            (Ok(x), _) => x,
+            (Err(e), Some(made)) => {
+                let layout = self.layout.clone();
+                blocking(move || made.discard(&layout)).await?;
+                return Err(e);
+            }
+            (Err(e), None) => return Err(e),
+        };
         durable.wait(&self.writer).await?;
         Ok(snap)
     }

@@ -370,5 +370,35 @@ pub fn load_inboxes(layout: &Layout) -> (Vec<(AgentId, Vec<Notice>)>, Vec<Quaran
     (out, q)
 }
 
+/// Sets aside the inboxes of agents whose record was not loaded (quarantined, or missing), so
+/// restoring the record together with its inbox brings its notices back; returns the others.
+pub fn set_aside_orphan_inboxes(
+    layout: &Layout,
+    inboxes: Vec<(AgentId, Vec<Notice>)>,
+    loaded: &std::collections::HashSet<AgentId>,
+) -> (Vec<(AgentId, Vec<Notice>)>, Vec<Quarantined>, Vec<String>) {
+    let mut kept = Vec::with_capacity(inboxes.len());
+    let mut aside = Vec::new();
+    let mut problems = Vec::new();
+    for (id, notices) in inboxes {
+        if loaded.contains(&id) {
+            kept.push((id, notices));
+            continue;
+        }
+        let path = layout.inbox_path(id);
+        let reason = format!("the record of agent {id} was not loaded");
+        match quarantine(layout, &path, &reason) {
+            Ok(q) => aside.push(q),
+            // Left where it is: the engine keeps unknown agents' inboxes out of memory, and
+            // nothing rewrites a file it does not know.
+            Err(e) => problems.push(format!(
+                "the notice inbox of agent {id} ({}) could not be set aside: {e}",
+                path.display()
+            )),
+        }
+    }
+    (kept, aside, problems)
+}
+
 #[cfg(test)]
 pub(crate) mod tests;

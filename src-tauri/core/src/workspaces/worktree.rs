@@ -374,6 +374,33 @@ pub fn snapshot_and_remove(
     Ok(snapshot)
 }
 
+/// Undoes [`create`] for an agent that could not be created: the worktree was made a moment ago
+/// and nothing has run in it, so it goes, and so does its branch when `create` made it
+/// (`new_branch`), leaving the repository as it was. A branch that moved since is kept.
+pub fn discard(
+    layout: &Layout,
+    created: &CreatedWorktree,
+    new_branch: bool,
+) -> Result<(), WorkspaceError> {
+    let path = created.path.display().to_string();
+    let canon = inside_worktrees(layout, &path, "remove")?;
+    let repo = created.repo.common_root.as_path();
+    if canon.exists() {
+        Cmd::git(repo)
+            .args(["worktree", "remove", "--force"])
+            .arg(&canon)
+            .run()?;
+    }
+    run_git(repo, &["worktree", "prune"])?;
+    let unmoved = created.base.as_ref().is_some_and(|b| {
+        gitcli::resolve(repo, &created.branch).ok().flatten() == Some(b.commit.clone())
+    });
+    if new_branch && unmoved {
+        run_git(repo, &["branch", "-D", &created.branch])?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,6 +29,7 @@ impl Actor {
                 ));
             }
         }
+        let mut new_worktree = None;
         let (checked, placed) = match prepared {
             Prepared::Existing { cwd } => (cwd, None),
             Prepared::Directory { dir, repo } => {
@@ -41,13 +42,17 @@ impl Actor {
                 (None, Some(placed))
             }
             Prepared::Worktree(created) => {
-                let ws = self.register_worktree(&created, req.caller.agent(), req.request.clone());
-                let id = ws.record.workspace_id;
+                // Registered only once the agent can be created: a refused create leaves no
+                // workspace behind (the handle removes the worktree itself).
+                let (ws, project) =
+                    self.worktree_record(&created, req.caller.agent(), req.request.clone());
+                let id = ws.workspace_id.clone();
                 let placed = Placement {
                     workspace: id.clone(),
-                    cwd: ws.record.cwd,
+                    cwd: ws.cwd.clone(),
                     created: Some(id),
                 };
+                new_worktree = Some((ws, project));
                 (None, Some(placed))
             }
         };
@@ -74,7 +79,20 @@ impl Actor {
             Some((by, mine)) => new.initial_prompt.take().map(|p| (p, by, mine, new.notify)),
             None => None,
         };
-        let id = self.engine.create(new)?;
+        let registered = new_worktree.map(|(ws, project)| {
+            let id = ws.workspace_id.clone();
+            self.engine.upsert_workspace(ws, project);
+            id
+        });
+        let id = match self.engine.create(new) {
+            Ok(id) => id,
+            Err(e) => {
+                if let Some(ws) = registered {
+                    self.engine.forget_workspace(&ws);
+                }
+                return Err(e.into());
+            }
+        };
         if let Some((prompt, by, mine, notify)) = held {
             if let Err(e) = self.engine.hold_turn(id, prompt, by, (mine, power), notify) {
                 self.apply();

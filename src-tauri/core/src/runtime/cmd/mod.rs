@@ -20,11 +20,11 @@ use super::events::{AgentSnapshot, FleetCounts, FleetSnapshot, WorkspaceSnapshot
 use super::handle::Attention;
 use super::policy::{Caller, CreatePlan};
 use super::timeline::Page;
-use super::{CreateAgent, RuntimeError};
+use super::{CreateAgent, RuntimeError, WorkspaceTarget};
 use crate::engine::ListFilter;
 use crate::model::{AgentId, TurnOrigin, WorkspaceId, WorkspaceRecord};
 use crate::providers::ProviderInfo;
-use crate::workspaces::worktree::CreatedWorktree;
+use crate::workspaces::worktree::{CreatedWorktree, WorktreeTarget};
 use crate::workspaces::RepoInfo;
 
 /// Where a command's answer goes.
@@ -41,6 +41,42 @@ pub(crate) enum Prepared {
     },
     /// A git worktree made for this agent.
     Worktree(Box<CreatedWorktree>),
+}
+
+/// A worktree the handle made for a create, to remove again if the create is refused.
+pub(crate) struct MadeWorktree {
+    created: Box<CreatedWorktree>,
+    new_branch: bool,
+}
+
+impl Prepared {
+    pub(crate) fn made_worktree(&self, req: &CreateAgent) -> Option<MadeWorktree> {
+        let Prepared::Worktree(c) = self else {
+            return None;
+        };
+        let new_branch = matches!(
+            req.workspace,
+            WorkspaceTarget::Worktree {
+                target: WorktreeTarget::BranchOff { .. },
+                ..
+            }
+        );
+        Some(MadeWorktree {
+            created: c.clone(),
+            new_branch,
+        })
+    }
+}
+
+impl MadeWorktree {
+    /// Nothing ran in it: it goes, with the branch it made (blocking: git).
+    pub(crate) fn discard(self, layout: &crate::store::Layout) {
+        let path = self.created.path.display().to_string();
+        match crate::workspaces::worktree::discard(layout, &self.created, self.new_branch) {
+            Ok(()) => tracing::info!(%path, "worktree of a refused create removed"),
+            Err(e) => tracing::warn!(%path, error = %e, "worktree of a refused create kept"),
+        }
+    }
 }
 
 pub(crate) enum Command {

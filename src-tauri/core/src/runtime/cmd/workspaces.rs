@@ -44,17 +44,21 @@ impl Actor {
         created_by: Option<AgentId>,
         request: Option<String>,
     ) -> WorkspaceSnapshot {
-        let projects: Vec<ProjectRecord> = self.engine.projects().cloned().collect();
-        let (ws, project) = workspaces::worktree_workspace(
-            created,
-            &projects,
-            created_by,
-            request,
-            Timestamp::now(),
-        );
+        let (ws, project) = self.worktree_record(created, created_by, request);
         self.engine.upsert_workspace(ws.clone(), project);
         self.apply();
         WorkspaceSnapshot::of(&self.engine, &ws)
+    }
+
+    /// The workspace (and project, if new) for a worktree just made, not registered yet.
+    pub(super) fn worktree_record(
+        &self,
+        created: &CreatedWorktree,
+        created_by: Option<AgentId>,
+        request: Option<String>,
+    ) -> (WorkspaceRecord, Option<ProjectRecord>) {
+        let projects: Vec<ProjectRecord> = self.engine.projects().cloned().collect();
+        workspaces::worktree_workspace(created, &projects, created_by, request, Timestamp::now())
     }
 
     pub(super) fn archive_workspace(
