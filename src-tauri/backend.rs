@@ -65,6 +65,7 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     options.notices = notices;
     options.timeline_max_bytes = config.storage.timeline_max_bytes;
     options.limits = config.limits;
+    options.start_timeout = config.start_timeout;
     let runtime = Runtime::start(options, Some(mcp.access())).await?;
     let handle = runtime.handle();
     let mcp = match mcp.serve(handle.clone()).await {

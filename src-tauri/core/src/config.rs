@@ -123,6 +123,11 @@ impl Default for StorageConfig {
     }
 }
 
+/// How long a provider session may take to become ready unless `startTimeoutSecs` says.
+pub const DEFAULT_START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// The longest `startTimeoutSecs` accepted (an hour).
+const MAX_START_TIMEOUT_SECS: u64 = 3600;
+
 /// The whole configuration. `providers` always holds the built-in providers (possibly
 /// overridden) plus the user's own.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,6 +137,8 @@ pub struct Config {
     pub storage: StorageConfig,
     pub limits: crate::runtime::limits::Limits,
     pub notifications: NotificationsConfig,
+    /// `startTimeoutSecs`: the bound of every provider session's start (SPEC 11).
+    pub start_timeout: std::time::Duration,
 }
 
 impl Default for Config {
@@ -146,6 +153,7 @@ impl Default for Config {
             storage: StorageConfig::default(),
             limits: Default::default(),
             notifications: NotificationsConfig::default(),
+            start_timeout: DEFAULT_START_TIMEOUT,
         }
     }
 }
@@ -262,10 +270,20 @@ impl Config {
                     config.notifications = NotificationsConfig::parse(value)
                         .map_err(|(path, message)| p.err(&path, &message))?;
                 }
+                "startTimeoutSecs" => {
+                    let what =
+                        format!("expected a number of seconds, 1 to {MAX_START_TIMEOUT_SECS}");
+                    let secs = value
+                        .as_u64()
+                        .filter(|n| (1..=MAX_START_TIMEOUT_SECS).contains(n))
+                        .ok_or_else(|| p.err("startTimeoutSecs", &what))?;
+                    config.start_timeout = std::time::Duration::from_secs(secs);
+                }
                 other => {
                     return Err(p.err(
                         other,
-                        "unknown field (expected providers, mcp, storage, limits or notifications)",
+                        "unknown field (expected providers, mcp, storage, limits, notifications \
+                         or startTimeoutSecs)",
                     ))
                 }
             }
@@ -462,6 +480,10 @@ mod tests {
         assert_eq!(c.storage.timeline_max_bytes, 64 << 20, "the default");
         let c = parse(r#"{"storage": {"timelineMaxBytes": 1048576}}"#).unwrap();
         assert_eq!(c.storage.timeline_max_bytes, 1 << 20);
+        assert_eq!(c.start_timeout, DEFAULT_START_TIMEOUT);
+        let c = parse(r#"{"startTimeoutSecs": 5}"#).unwrap();
+        assert_eq!(c.start_timeout, std::time::Duration::from_secs(5));
+        assert!(parse(r#"{"startTimeoutSecs": 0}"#).is_err());
     }
 
     #[test]

@@ -269,11 +269,7 @@ async fn a_worktree_made_for_a_refused_create_is_removed() {
     let repo = env.work.clone();
     support::git::init_repo(&repo);
     // A data root deep enough that a worktree's path, as a folder name, passes 255 bytes.
-    let home = env
-        .dir
-        .path()
-        .join("h".repeat(120))
-        .join("o".repeat(120));
+    let home = env.dir.path().join("h".repeat(120)).join("o".repeat(120));
     let mut reg = paseo_core::providers::ProviderRegistry::new();
     reg.insert(
         "script",
@@ -284,7 +280,9 @@ async fn a_worktree_made_for_a_refused_create_is_removed() {
         }),
     );
     let opts = paseo_core::runtime::RuntimeOptions::new(&home, reg);
-    let rt = paseo_core::runtime::Runtime::start(opts, None).await.unwrap();
+    let rt = paseo_core::runtime::Runtime::start(opts, None)
+        .await
+        .unwrap();
     let h = rt.handle();
     let mut r = CreateAgent::new(
         "script",
@@ -297,7 +295,10 @@ async fn a_worktree_made_for_a_refused_create_is_removed() {
         },
     );
     r.initial_prompt = Some("ok never".into());
-    let e = h.create(r).await.expect_err("refused: the record folder name is too long");
+    let e = h
+        .create(r)
+        .await
+        .expect_err("refused: the record folder name is too long");
     assert!(e.to_string().contains("cwd"), "{e}");
     let listed = support::git::git(&repo, &["worktree", "list", "--porcelain"]);
     assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");

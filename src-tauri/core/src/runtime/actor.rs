@@ -33,6 +33,11 @@ pub(super) enum Internal {
         agent: AgentId,
         turn: u64,
     },
+    /// A session start's bound passed: if it is still not ready, it failed.
+    StartTimeout {
+        agent: AgentId,
+        generation: u64,
+    },
     /// A worktree could not be snapshotted or removed: it stays, and so does its workspace.
     WorktreeKept {
         workspace: WorkspaceId,
@@ -74,6 +79,7 @@ pub(crate) struct Actor {
     pub(super) access: Option<Arc<dyn AgentAccess>>,
     pub(super) opts_env: std::collections::BTreeMap<String, String>,
     pub(super) cancel_timeout: Duration,
+    pub(super) start_timeout: Duration,
     pub(super) slots: HashMap<AgentId, Slot>,
     /// Sessions closed while their start was still under way: closed on arrival.
     pub(super) doomed: HashMap<(AgentId, u64), watch::Sender<bool>>,
@@ -256,6 +262,7 @@ pub(crate) async fn start(
         access,
         opts_env: opts.agent_env.clone(),
         cancel_timeout: opts.cancel_timeout,
+        start_timeout: opts.start_timeout,
         slots: HashMap::new(),
         doomed: HashMap::new(),
         closing: HashMap::new(),
@@ -422,6 +429,7 @@ impl Actor {
                     }
                 }
             }
+            Internal::StartTimeout { agent, generation } => self.start_timed_out(agent, generation),
             Internal::CancelTimeout { agent, turn } => {
                 let still = self
                     .engine

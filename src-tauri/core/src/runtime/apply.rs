@@ -9,9 +9,9 @@ use tokio::sync::watch;
 use super::actor::{Actor, Buffered, Internal, Slot};
 use super::events::{AgentSnapshot, Event, FleetCounts, WorkspaceSnapshot};
 use super::RuntimeError;
-use crate::engine::Effect;
+use crate::engine::{Effect, SessionState};
 use crate::model::{AgentId, WorkspaceId, WorkspaceKind};
-use crate::providers::{EventSink, Session, SessionSpec};
+use crate::providers::{EventSink, ProviderError, Session, SessionSpec};
 use crate::store::{self, Ticket, Writer};
 use crate::workspaces;
 
@@ -61,6 +61,14 @@ impl Durable {
         }
         Ok(())
     }
+}
+
+fn start_timeout_message(bound: Duration) -> String {
+    format!(
+        "the agent's session did not become ready within {} s; its process was stopped \
+         (config.json startTimeoutSecs)",
+        bound.as_secs()
+    )
 }
 
 impl Actor {
@@ -343,14 +351,49 @@ impl Actor {
         let sink = EventSink::new(agent, generation, self.sink_tx.clone());
         let tx = self.internal_tx.clone();
         let fut = provider.start(spec, sink);
+        let bound = self.start_timeout;
         tokio::spawn(async move {
-            let result = fut.await;
+            // A start that never returns is dropped, and with it its process group (SIGKILL).
+            let result = match tokio::time::timeout(bound, fut).await {
+                Ok(r) => r,
+                Err(_) => Err(ProviderError::Protocol(start_timeout_message(bound))),
+            };
             let _ = tx.send(Internal::Started {
                 agent,
                 generation,
                 result,
             });
         });
+        // A session that started but never becomes ready (a CLI that never answers its
+        // handshake) is bounded too (SPEC 11).
+        let tx = self.internal_tx.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(bound).await;
+            let _ = tx.send(Internal::StartTimeout { agent, generation });
+        });
+    }
+
+    /// The start of `generation` passed its bound: unless it became ready meanwhile, the agent
+    /// goes `error` with the reason and the session's process tree is stopped.
+    pub(super) fn start_timed_out(&mut self, agent: AgentId, generation: u64) {
+        let current = self
+            .slots
+            .get(&agent)
+            .is_some_and(|s| s.generation == generation);
+        let starting = self
+            .engine
+            .agent(agent)
+            .is_some_and(|a| a.session == SessionState::Starting);
+        if !current || !starting {
+            return;
+        }
+        let message = start_timeout_message(self.start_timeout);
+        tracing::warn!(%agent, "{message}");
+        // Closes the session, or dooms the start still under way (closed when it returns).
+        self.close_session(agent);
+        if let Err(e) = self.engine.session_failed(agent, &message) {
+            tracing::warn!(%agent, error = %e, "start timeout");
+        }
     }
 
     pub(super) fn with_session(&mut self, agent: AgentId, b: Buffered) {

@@ -152,6 +152,9 @@ pub struct RuntimeOptions {
     pub timeline_max_bytes: u64,
     /// config.json `limits` (SPEC 14).
     pub limits: limits::Limits,
+    /// How long a provider session may take to become ready (config.json
+    /// `startTimeoutSecs`); past it the agent goes `error` and its process tree is stopped.
+    pub start_timeout: Duration,
 }
 
 impl RuntimeOptions {
@@ -164,6 +167,7 @@ impl RuntimeOptions {
             notices: Vec::new(),
             timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
             limits: limits::Limits::default(),
+            start_timeout: crate::config::DEFAULT_START_TIMEOUT,
         }
     }
 }
