@@ -14,6 +14,7 @@
 pub mod claude;
 pub mod codex;
 pub mod command;
+pub mod groups;
 pub mod oneshot;
 pub mod output;
 pub mod process;
@@ -94,6 +95,8 @@ pub struct SessionSpec {
     pub env: BTreeMap<String, String>,
     /// The MCP server and this agent's bearer token, once the MCP server runs.
     pub mcp: Option<McpAccess>,
+    /// Where the agent's process groups are recorded while they run (crash cleanup).
+    pub groups: Option<groups::GroupRecorder>,
 }
 
 /// What a session reports. Turn events refer to the turn most recently sent.
@@ -213,17 +216,20 @@ impl Configured {
     fn env(&self) -> AgentEnv {
         AgentEnv {
             set: self.config.env.clone(),
+            groups: None,
         }
     }
 
     /// The environment of one session's processes.
     fn session_env(&self, spec: &SessionSpec) -> AgentEnv {
-        AgentEnv::new(
+        let mut env = AgentEnv::new(
             spec.agent_id,
             &self.config.env,
             &spec.env,
             spec.mcp.as_ref(),
-        )
+        );
+        env.groups = spec.groups.clone().map(|g| (spec.agent_id, g));
+        env
     }
 
     /// The configured argv prefix, else `program` alone.

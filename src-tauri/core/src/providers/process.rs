@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::groups::GroupRecorder;
 use super::{McpAccess, ProviderError};
 use crate::model::AgentId;
 
@@ -52,6 +53,8 @@ fn scrubbed(name: &str) -> bool {
 #[derive(Clone, Debug, Default)]
 pub struct AgentEnv {
     pub set: BTreeMap<String, String>,
+    /// Whose processes these are, and where their groups are recorded while they run.
+    pub groups: Option<(AgentId, GroupRecorder)>,
 }
 
 impl AgentEnv {
@@ -68,7 +71,7 @@ impl AgentEnv {
             set.insert("PASEO_MCP_URL".into(), mcp.url.clone());
             set.insert("PASEO_MCP_TOKEN".into(), mcp.token.clone());
         }
-        AgentEnv { set }
+        AgentEnv { set, groups: None }
     }
 
     /// The value a variable will have in the agent's process.
@@ -185,8 +188,11 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, ProviderError> {
     };
     let stdin = child.stdin.take();
     let pgid = pid as i32;
+    if let Some((agent, g)) = &launch.env.groups {
+        g.record(*agent, pgid);
+    }
     Ok(Spawned {
-        proc: Proc::watch(child, pgid),
+        proc: Proc::watch(child, pgid, launch.env.groups.clone()),
         stdin,
         stdout,
         stderr,
@@ -200,13 +206,19 @@ pub struct Proc {
     pgid: i32,
     exit: watch::Receiver<Option<ExitStatus>>,
     armed: bool,
+    recorded: Option<(AgentId, GroupRecorder)>,
 }
 
 impl Proc {
-    fn watch(mut child: Child, pgid: i32) -> Proc {
+    fn watch(mut child: Child, pgid: i32, recorded: Option<(AgentId, GroupRecorder)>) -> Proc {
         let (tx, rx) = watch::channel(None);
+        let forget = recorded.clone();
         tokio::spawn(async move {
             let status = child.wait().await;
+            // Members left behind keep the record, for `terminate` or the next start.
+            if let Some((agent, g)) = forget.filter(|_| !group_alive(pgid)) {
+                g.forget(agent, pgid);
+            }
             match status {
                 Ok(s) => {
                     let _ = tx.send(Some(s));
@@ -223,6 +235,7 @@ impl Proc {
             pgid,
             exit: rx,
             armed: true,
+            recorded,
         }
     }
 
@@ -254,6 +267,9 @@ impl Proc {
     pub async fn terminate(mut self, grace: Duration) -> ExitStatus {
         self.armed = false;
         terminate_group(self.pgid, grace, Some(self.exit.clone())).await;
+        if let Some((agent, g)) = &self.recorded {
+            g.forget(*agent, self.pgid);
+        }
         self.wait().await
     }
 
@@ -305,6 +321,22 @@ fn read_stat(pid: &str) -> Option<ProcStat> {
         pgrp: f.get(2)?.parse().ok()?,
         start: f.get(19)?.parse().ok()?,
     })
+}
+
+/// A process's start time since boot (clock ticks): with its pid, it names one process for good.
+pub(crate) fn start_time(pid: i32) -> Option<u64> {
+    read_stat(&pid.to_string())
+        .filter(|p| p.live)
+        .map(|p| p.start)
+}
+
+/// The live members of a process group.
+pub(crate) fn group_members(pgid: i32) -> Vec<i32> {
+    all_processes()
+        .into_iter()
+        .filter(|p| p.pgrp == pgid && p.live)
+        .map(|p| p.pid)
+        .collect()
 }
 
 fn all_processes() -> Vec<ProcStat> {

@@ -16,6 +16,7 @@ use super::timeline::Tl;
 use super::{AgentAccess, RuntimeError, RuntimeHandle, RuntimeOptions};
 use crate::engine::Engine;
 use crate::model::{AgentId, ItemKind, NewItem, Timestamp, WorkspaceId};
+use crate::providers::groups::GroupRecorder;
 use crate::providers::{
     ProviderError, ProviderEvent, ProviderRegistry, Session, SinkMessage, TurnInput,
 };
@@ -131,7 +132,20 @@ pub(crate) async fn start(
         .await
         .map_err(|_| RuntimeError::Stopped)??;
 
+    // What a killed app left running goes first, before any agent starts again (SPEC 11).
+    let stopped = GroupRecorder::new(layout.run_dir()).stop_leftovers().await;
     let mut notices: Vec<String> = opts.notices.clone();
+    if stopped > 0 {
+        tracing::warn!(
+            groups = stopped,
+            "stopped agent processes left running when the app last stopped unexpectedly"
+        );
+        notices.push(format!(
+            "Stopped {stopped} agent process group{} left running when the app last stopped \
+             unexpectedly.",
+            if stopped == 1 { "" } else { "s" }
+        ));
+    }
     let mut quarantined = agents.quarantined.clone();
     quarantined.extend(registry.quarantined.iter().cloned());
     quarantined.extend(inbox_q);

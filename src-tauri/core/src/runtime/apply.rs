@@ -11,6 +11,7 @@ use super::events::{AgentSnapshot, Event, FleetCounts, WorkspaceSnapshot};
 use super::RuntimeError;
 use crate::engine::{Effect, SessionState};
 use crate::model::{AgentId, WorkspaceId, WorkspaceKind};
+use crate::providers::groups::GroupRecorder;
 use crate::providers::{EventSink, ProviderError, Session, SessionSpec};
 use crate::store::{self, Ticket, Writer};
 use crate::workspaces;
@@ -339,6 +340,7 @@ impl Actor {
             resume,
             env: self.opts_env.clone(),
             mcp: self.access.as_ref().and_then(|x| x.issue(agent)),
+            groups: Some(GroupRecorder::new(self.layout.run_dir())),
         };
         self.slots.insert(
             agent,

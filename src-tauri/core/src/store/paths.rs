@@ -26,6 +26,10 @@ impl Layout {
     pub fn quarantine_dir(&self) -> PathBuf {
         self.home.join("quarantine")
     }
+    /// The agents' live process groups (`run/{agentId}.{pgid}.json`), for crash cleanup.
+    pub fn run_dir(&self) -> PathBuf {
+        self.home.join("run")
+    }
     pub fn inbox_dir(&self) -> PathBuf {
         self.home.join("inbox")
     }

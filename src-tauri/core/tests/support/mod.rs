@@ -35,6 +35,7 @@ pub fn spec(cwd: &Path) -> SessionSpec {
         resume: None,
         env: BTreeMap::new(),
         mcp: None,
+        groups: None,
     }
 }
 

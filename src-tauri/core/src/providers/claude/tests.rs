@@ -331,6 +331,7 @@ fn argv_carries_session_model_mode_and_mcp() {
             token: "tok".into(),
             config_dir: "/run/secrets".into(),
         }),
+        groups: None,
     };
     spec.config.model = Some("opus".into());
     spec.config.mode = Some("acceptEdits".into());

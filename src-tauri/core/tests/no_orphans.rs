@@ -1,0 +1,124 @@
+//! No orphans after a crash (SPEC 11): a runtime process with running shell agents is
+//! SIGKILLed, its agents' process groups live on unsupervised; the next start on the same data
+//! root stops every one of them (and only them), and says how many.
+
+mod support;
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use paseo_core::model::AgentId;
+use paseo_core::runtime::{CreateAgent, WorkspaceTarget};
+use support::git::shell_runtime;
+use support::{agent_pids, alive, poll};
+
+const CHILD_ENV: &str = "PASEO_ORPHAN_CHILD_HOME";
+const AGENTS: usize = 2;
+
+/// The child: a runtime with shell agents each running a little process tree; once they run it
+/// writes their ids to `ready` and waits to be killed. Does nothing in a normal test run.
+#[tokio::test]
+async fn orphan_child_runtime() {
+    let Ok(home) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let home = std::path::PathBuf::from(home);
+    let work = home.with_extension("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let rt = shell_runtime(&home).await;
+    let h = rt.handle();
+    let mut ids = Vec::new();
+    for _ in 0..AGENTS {
+        let mut r = CreateAgent::new(
+            "shell",
+            WorkspaceTarget::Directory {
+                path: work.display().to_string(),
+            },
+        );
+        r.initial_prompt = Some("sleep 600 & sleep 600; wait".into());
+        ids.push(h.create(r).await.unwrap().id());
+    }
+    for id in &ids {
+        poll("the agent's processes", || {
+            (agent_pids(*id).len() >= 3).then_some(())
+        })
+        .await;
+    }
+    let list: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+    std::fs::write(home.with_extension("ready"), list.join("\n")).unwrap();
+    tokio::time::sleep(Duration::from_secs(600)).await;
+}
+
+#[tokio::test]
+async fn a_killed_runtimes_agent_processes_are_stopped_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let ready = home.with_extension("ready");
+    // A process that is not an agent's, in a group of its own: it must survive the cleanup.
+    let mut bystander = Command::new("sleep")
+        .arg("600")
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "orphan_child_runtime", "--nocapture"])
+        .env(CHILD_ENV, &home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the child runtime never got ready"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the child runtime exited"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ids: Vec<AgentId> = std::fs::read_to_string(&ready)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(ids.len(), AGENTS);
+    let pids: Vec<i32> = ids.iter().flat_map(|id| agent_pids(*id)).collect();
+    assert!(pids.len() >= AGENTS * 3, "{pids:?}");
+
+    // The crash: the runtime dies, its agents' processes do not.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        pids.iter().all(|p| alive(*p)),
+        "orphans before the next start"
+    );
+
+    let rt = shell_runtime(&home).await;
+    let snap = rt.handle().snapshot().await.unwrap();
+    assert!(
+        snap.notices
+            .iter()
+            .any(|n| n.contains(&format!("Stopped {AGENTS} agent process groups"))),
+        "{:?}",
+        snap.notices
+    );
+    poll("no process of the killed runtime's agents left", || {
+        pids.iter().all(|p| !alive(*p)).then_some(())
+    })
+    .await;
+    for id in &ids {
+        assert!(agent_pids(*id).is_empty());
+    }
+    assert!(
+        alive(bystander.id() as i32),
+        "a process not an agent's is left alone"
+    );
+    rt.shutdown().await;
+    let _ = bystander.kill();
+    let _ = bystander.wait();
+}
