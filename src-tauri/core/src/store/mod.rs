@@ -370,13 +370,16 @@ pub fn load_inboxes(layout: &Layout) -> (Vec<(AgentId, Vec<Notice>)>, Vec<Quaran
     (out, q)
 }
 
+/// Loaded inboxes: each agent's notices.
+pub type Inboxes = Vec<(AgentId, Vec<Notice>)>;
+
 /// Sets aside the inboxes of agents whose record was not loaded (quarantined, or missing), so
 /// restoring the record together with its inbox brings its notices back; returns the others.
 pub fn set_aside_orphan_inboxes(
     layout: &Layout,
-    inboxes: Vec<(AgentId, Vec<Notice>)>,
+    inboxes: Inboxes,
     loaded: &std::collections::HashSet<AgentId>,
-) -> (Vec<(AgentId, Vec<Notice>)>, Vec<Quarantined>, Vec<String>) {
+) -> (Inboxes, Vec<Quarantined>, Vec<String>) {
     let mut kept = Vec::with_capacity(inboxes.len());
     let mut aside = Vec::new();
     let mut problems = Vec::new();
