@@ -1,6 +1,8 @@
-//! No orphans after a crash (SPEC 11): a runtime process with running shell agents is
-//! SIGKILLed, its agents' process groups live on unsupervised; the next start on the same data
-//! root stops every one of them (and only them), and says how many.
+//! No orphans after a crash (SPEC 11): a runtime process with running shell agents and live
+//! Claude Code and Codex sessions (the real CLIs against their stand-ins) is SIGKILLed; the
+//! shell agents' process groups live on unsupervised; the next start on the same data root
+//! stops every one of them (and only them), says how many, and no process of any of those
+//! agents is left.
 
 mod support;
 
@@ -10,7 +12,11 @@ use std::time::{Duration, Instant};
 
 use paseo_core::model::AgentId;
 use paseo_core::runtime::{CreateAgent, WorkspaceTarget};
+use paseo_core::runtime::{Runtime, RuntimeOptions};
+use support::anthropic::{AnthropicStandIn, Input, Reply};
+use support::cli::Clis;
 use support::git::shell_runtime;
+use support::openai::{self, OpenAiStandIn};
 use support::{agent_pids, alive, poll};
 
 const CHILD_ENV: &str = "PASEO_ORPHAN_CHILD_HOME";
@@ -26,8 +32,27 @@ async fn orphan_child_runtime() {
     let home = std::path::PathBuf::from(home);
     let work = home.with_extension("work");
     std::fs::create_dir_all(&work).unwrap();
-    let rt = shell_runtime(&home).await;
+    let claude = AnthropicStandIn::start(|req| match req.input() {
+        Input::Text(t) => Reply::text(format!("claude says: {t}")),
+        Input::ToolResult { content, .. } => Reply::text(format!("tool said {content}")),
+    })
+    .await;
+    let codex = OpenAiStandIn::start(|req| match req.input() {
+        openai::Input::Text(t) => openai::Reply::text(format!("codex says: {t}")),
+        other => openai::Reply::text(format!("got {other:?}")),
+    })
+    .await;
+    let clis = Clis::new(claude, codex);
+    let rt = Runtime::start(RuntimeOptions::new(&home, clis.registry()), None)
+        .await
+        .unwrap();
     let h = rt.handle();
+    let ws = h
+        .add_workspace(work.display().to_string())
+        .await
+        .unwrap()
+        .record
+        .workspace_id;
     let mut ids = Vec::new();
     for _ in 0..AGENTS {
         let mut r = CreateAgent::new(
@@ -44,6 +69,17 @@ async fn orphan_child_runtime() {
             (agent_pids(*id).len() >= 3).then_some(())
         })
         .await;
+    }
+    // Live sessions of the real CLIs, idle after a turn.
+    for provider in ["claude", "codex"] {
+        let a = h
+            .create(support::cli::create(provider, &ws, "hello"))
+            .await
+            .unwrap();
+        let w = h.wait(a.id(), Duration::from_secs(60)).await.unwrap();
+        assert!(!w.timed_out, "{provider}");
+        assert!(!agent_pids(a.id()).is_empty(), "{provider} runs");
+        ids.push(a.id());
     }
     let list: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
     std::fs::write(home.with_extension("ready"), list.join("\n")).unwrap();
@@ -85,14 +121,19 @@ async fn a_killed_runtimes_agent_processes_are_stopped_at_the_next_start() {
         .lines()
         .map(|l| l.parse().unwrap())
         .collect();
-    assert_eq!(ids.len(), AGENTS);
-    let pids: Vec<i32> = ids.iter().flat_map(|id| agent_pids(*id)).collect();
+    assert_eq!(ids.len(), AGENTS + 2);
+    let (shells, clis) = ids.split_at(AGENTS);
+    let pids: Vec<i32> = shells.iter().flat_map(|id| agent_pids(*id)).collect();
     assert!(pids.len() >= AGENTS * 3, "{pids:?}");
+    let cli_pids: Vec<i32> = clis.iter().flat_map(|id| agent_pids(*id)).collect();
+    assert!(!cli_pids.is_empty());
 
     // The crash: the runtime dies, its agents' processes do not.
     child.kill().unwrap();
     child.wait().unwrap();
     std::thread::sleep(Duration::from_millis(300));
+    // The shell agents' processes do not read stdin: they live on. (The CLIs may notice their
+    // closed stdin and exit by themselves, or not; either way none may be left below.)
     assert!(
         pids.iter().all(|p| alive(*p)),
         "orphans before the next start"
@@ -103,12 +144,15 @@ async fn a_killed_runtimes_agent_processes_are_stopped_at_the_next_start() {
     assert!(
         snap.notices
             .iter()
-            .any(|n| n.contains(&format!("Stopped {AGENTS} agent process groups"))),
+            .any(|n| n.contains("agent process group") && n.starts_with("Stopped ")),
         "{:?}",
         snap.notices
     );
     poll("no process of the killed runtime's agents left", || {
-        pids.iter().all(|p| !alive(*p)).then_some(())
+        pids.iter()
+            .chain(&cli_pids)
+            .all(|p| !alive(*p))
+            .then_some(())
     })
     .await;
     for id in &ids {
