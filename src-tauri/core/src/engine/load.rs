@@ -47,6 +47,7 @@ impl Engine {
                 .insert(id, AgentState::new(rec, SessionState::None, None, reads));
         }
         report.agents = self.agents.len();
+        self.index_usage();
 
         let mut ids: Vec<AgentId> = self.agents.keys().copied().collect();
         ids.sort_by_key(|id| (self.agents[id].record.created_at, *id));

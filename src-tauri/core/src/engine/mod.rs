@@ -17,7 +17,8 @@
 //! - `hold.rs`: SPEC 14, turns held until the user allows them;
 //! - `archive.rs`: SPEC 5, archive with cascade, autoArchive, restore, workspace archive;
 //! - `notice.rs`: SPEC 4, finish notices queued and delivered at idle boundaries;
-//! - `activity.rs`: SPEC 6 and 7, the indexes (children, roots, bucket contributions).
+//! - `activity.rs`: SPEC 6 and 7, the indexes (children, roots, bucket contributions);
+//! - `usage.rs`: issue 18, turn usage and its roll-ups per tree and workspace.
 //!
 //! Indexes are kept incrementally. [`Engine::recompute_activity`] computes the buckets from
 //! scratch for tests to compare against. The status rule itself is [`crate::model::status`].
@@ -32,6 +33,7 @@ mod notice;
 mod permission;
 mod session;
 mod turn;
+mod usage;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
@@ -45,6 +47,7 @@ use crate::model::{
 
 pub use fxhash::{FxHashMap, FxHashSet};
 pub use hold::DENIED;
+pub use usage::UsageRollups;
 
 /// The message a record left running by a crash carries after load.
 pub const INTERRUPTED: &str = "interrupted by shutdown";
@@ -253,6 +256,8 @@ pub struct Outcome {
     pub projects_registry: bool,
     /// Parents whose track (membership or a member's state) changed.
     pub tracks: FxHashSet<AgentId>,
+    /// Agents whose roll-ups (not their records) changed: re-render only.
+    pub rerender: FxHashSet<AgentId>,
     pub effects: Vec<Effect>,
     /// Human-readable problems found (load repairs, refused notices): log and show in the UI.
     pub notices: Vec<String>,
@@ -261,6 +266,7 @@ pub struct Outcome {
 impl Outcome {
     pub fn is_empty(&self) -> bool {
         self.agents.is_empty()
+            && self.rerender.is_empty()
             && self.inboxes.is_empty()
             && self.workspaces.is_empty()
             && !self.workspaces_registry
@@ -371,6 +377,8 @@ pub struct Engine {
     /// The kind (`shell`, `command`, `claude`, `codex`) of each configured provider, by id: what
     /// an agent's power follows from.
     provider_kinds: BTreeMap<String, String>,
+    /// Agents whose record has usage: what roll-ups are summed from.
+    usage_agents: FxHashSet<AgentId>,
 }
 
 impl Engine {

@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use super::ids::{AgentId, BatchId, Extra, Timestamp, WorkspaceId};
 use super::power::HeldTurn;
+use super::usage::{LastRun, Usage};
 
 /// The label that links a subagent to its parent.
 pub const PARENT_LABEL: &str = "paseo.parent-agent-id";
@@ -182,6 +183,12 @@ pub struct AgentRecord {
     /// A turn held until the user allows it (SPEC 14): it gave its caller more power.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_turn: Option<HeldTurn>,
+    /// Tokens and cost of its turns, as its CLI reported them (model agents).
+    #[serde(default, skip_serializing_if = "Usage::is_empty")]
+    pub usage: Usage,
+    /// Wall time and exit code of its last turn (shell and command agents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<LastRun>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -257,6 +264,8 @@ impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
                     r.auto_archive_done = map.next_value::<Option<bool>>()?.unwrap_or_default()
                 }
                 "heldTurn" => r.held_turn = map.next_value()?,
+                "usage" => r.usage = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                "lastRun" => r.last_run = map.next_value()?,
                 _ => {
                     let v: Value = map.next_value()?;
                     r.extra.insert(key.into_owned(), v);
@@ -314,6 +323,8 @@ impl AgentRecord {
             turn_count: 0,
             auto_archive_done: false,
             held_turn: None,
+            usage: Usage::default(),
+            last_run: None,
             extra: Extra::new(),
         }
     }
@@ -349,6 +360,8 @@ mod tests {
             "createdAt": "2026-01-01T00:00:00.000Z",
             "updatedAt": "2026-01-01T00:00:00.000Z",
             "config": {"model": "sonnet", "futureKnob": 3},
+            "usage": {"inputTokens": 12, "outputTokens": 3, "costUsd": 0.04, "turns": 2, "futureCount": 7},
+            "lastRun": {"wallMs": 1500, "exitCode": 2},
             "futureField": {"nested": [1, 2]}
         }"#;
         let rec: AgentRecord = serde_json::from_str(json).unwrap();
@@ -359,6 +372,11 @@ mod tests {
         let out = serde_json::to_value(&rec).unwrap();
         assert_eq!(out["futureField"]["nested"][1], 2);
         assert_eq!(out["config"]["futureKnob"], 3);
+        assert_eq!((rec.usage.input_tokens, rec.usage.turns), (12, 2));
+        assert_eq!(rec.last_run.as_ref().and_then(|r| r.exit_code), Some(2));
+        assert_eq!(out["usage"]["futureCount"], 7);
+        assert_eq!(out["usage"]["costUsd"], 0.04);
+        assert_eq!(out["lastRun"]["wallMs"], 1500);
         assert_eq!(out["lastStatus"], "idle");
         assert_eq!(out["createdAt"], "2026-01-01T00:00:00.000Z");
         let again: AgentRecord = serde_json::from_value(out).unwrap();

@@ -4,7 +4,7 @@
 //!
 //! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`workspace`]
 //! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`power`] (SPEC 14),
-//! [`notice`] (finish notices) and [`status`] (buckets and who needs you). Everything is re-exported here, so
+//! [`notice`] (finish notices), [`usage`] (tokens and cost) and [`status`] (buckets and who needs you). Everything is re-exported here, so
 //! `crate::model::X` names any of them.
 
 pub mod agent;
@@ -15,6 +15,7 @@ pub mod power;
 pub mod status;
 pub mod timeline;
 pub mod turn;
+pub mod usage;
 pub mod workspace;
 
 pub use agent::{
@@ -27,4 +28,5 @@ pub use power::{power, HeldTurn, Power};
 pub use status::{bucket, needs_you, Bucket};
 pub use timeline::{ItemKind, NewItem, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
+pub use usage::{LastRun, TurnUsage, Usage};
 pub use workspace::{ChangeCounts, ProjectRecord, WorkspaceKind, WorkspaceRecord};

@@ -34,7 +34,7 @@ use crate::config::{Config, ProviderConfig, ProviderKind};
 use crate::model::{AgentConfig, AgentId, NewItem};
 use process::AgentEnv;
 // The turn and permission vocabulary lives in the model; providers speak it under these names.
-pub use crate::model::{PermissionRequest, TurnInput, TurnOutcome};
+pub use crate::model::{LastRun, PermissionRequest, TurnInput, TurnOutcome, TurnUsage};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
@@ -113,6 +113,11 @@ pub enum ProviderEvent {
     /// returns as `lastMessage`. Sent at least once per turn before its `TurnEnded` (empty
     /// when the turn produced no text).
     LastMessage(String),
+    /// What the current turn consumed, as the CLI reported it; sent before its `TurnEnded`
+    /// (claude, codex).
+    Usage(TurnUsage),
+    /// How the current turn's process ran; sent before its `TurnEnded` (shell, command).
+    Run(LastRun),
     TurnEnded(TurnOutcome),
     Permission(PermissionRequest),
     /// The provider resolved a pending permission request on its own (e.g. it was canceled).

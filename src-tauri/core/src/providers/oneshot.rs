@@ -17,7 +17,9 @@ use super::process::{
     self, check_dir, describe_exit, join_or_abort, signal_group, AgentEnv, Launch, INTERRUPT_GRACE,
     TERM_GRACE,
 };
-use super::{lock, EventSink, ProviderError, ProviderEvent, Session, TurnInput, TurnOutcome};
+use super::{
+    lock, EventSink, LastRun, ProviderError, ProviderEvent, Session, TurnInput, TurnOutcome,
+};
 
 /// The process one turn runs.
 pub struct TurnCommand {
@@ -206,6 +208,7 @@ async fn run_turn(
             return;
         }
     };
+    let started = std::time::Instant::now();
     let pgid = spawned.proc.pgid();
     *lock(&state.pgid) = Some(pgid);
     lock(&groups).push(pgid);
@@ -240,6 +243,7 @@ async fn run_turn(
         )),
     ];
     let status = spawned.proc.wait().await;
+    let wall = started.elapsed();
     spawned.proc.disarm();
     drop(keep);
     drain_readers(readers, &progress).await;
@@ -264,5 +268,12 @@ async fn run_turn(
     // Finished before the outcome is reported, so the runtime may start the next turn at once.
     state.finished.store(true, Ordering::SeqCst);
     emitter.event(ProviderEvent::LastMessage(tail)).await;
+    emitter
+        .event(ProviderEvent::Run(LastRun {
+            wall_ms: u64::try_from(wall.as_millis()).unwrap_or(u64::MAX),
+            exit_code: status.code(),
+            ..LastRun::default()
+        }))
+        .await;
     emitter.event(ProviderEvent::TurnEnded(outcome)).await;
 }

@@ -491,6 +491,8 @@ impl Actor {
                 Ok(())
             }
             ProviderEvent::LastMessage(t) => self.engine.last_message(agent, t),
+            ProviderEvent::Usage(u) => self.engine.turn_usage(agent, &u),
+            ProviderEvent::Run(r) => self.engine.last_run(agent, r),
             ProviderEvent::TurnEnded(o) => {
                 self.count_changes(agent);
                 self.engine.turn_ended(agent, o)

@@ -129,6 +129,13 @@ impl Actor {
             for (id, t) in archived {
                 self.announce_when_durable(id, t);
             }
+            // Ancestors whose tree usage changed; archived ones are read when listed.
+            for id in out.rerender.iter().filter(|id| !out.agents.contains(id)) {
+                if let Some(a) = self.engine.agent(*id).filter(|a| !a.record.is_archived()) {
+                    let agent = Box::new(AgentSnapshot::of(&self.engine, a));
+                    let _ = self.events.send(Event::AgentUpdated { agent });
+                }
+            }
             if !out.agents.is_empty() {
                 self.counts_dirty = true;
             }

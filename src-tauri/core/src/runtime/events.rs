@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 
-use crate::engine::{AgentState, Engine, TrackCounts};
+use crate::engine::{AgentState, Engine, TrackCounts, UsageRollups};
 use crate::model::{
     AgentId, AgentRecord, Bucket, PermissionRequest, Power, ProjectRecord, Status, TimelineItem,
-    WorkspaceRecord,
+    Usage, WorkspaceRecord,
 };
 use crate::providers::ProviderInfo;
 use crate::store::Quarantined;
@@ -41,10 +41,21 @@ pub struct AgentSnapshot {
     /// its cwd is not in a git repository.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<crate::model::ChangeCounts>,
+    /// Its usage plus its descendants', archived ones included (its own is the record's
+    /// `usage`).
+    #[serde(skip_serializing_if = "Usage::is_empty")]
+    pub tree_usage: Usage,
 }
 
 impl AgentSnapshot {
     pub fn of(engine: &Engine, a: &AgentState) -> AgentSnapshot {
+        AgentSnapshot {
+            tree_usage: engine.tree_usage(a.record.id),
+            ..AgentSnapshot::of_without_usage(engine, a)
+        }
+    }
+
+    fn of_without_usage(engine: &Engine, a: &AgentState) -> AgentSnapshot {
         AgentSnapshot {
             record: a.record.clone(),
             parent_agent_id: engine.existing_parent(a),
@@ -59,6 +70,15 @@ impl AgentSnapshot {
             power: engine.power_of(a),
             waiting_for_slot: a.waiting_for_slot,
             changes: a.changes,
+            tree_usage: Usage::default(),
+        }
+    }
+
+    /// The snapshot with its tree's usage taken from roll-ups computed once for many snapshots.
+    pub fn with_rollups(engine: &Engine, a: &AgentState, r: &UsageRollups) -> AgentSnapshot {
+        AgentSnapshot {
+            tree_usage: r.tree(a.record.id),
+            ..AgentSnapshot::of_without_usage(engine, a)
         }
     }
     pub fn id(&self) -> AgentId {
@@ -131,6 +151,9 @@ pub struct WorkspaceSnapshot {
     pub bucket: Option<Bucket>,
     /// How many agents contribute each bucket, in `Bucket::ALL` order.
     pub counts: [u32; 5],
+    /// The usage of all its agents, archived ones included.
+    #[serde(skip_serializing_if = "Usage::is_empty")]
+    pub usage: Usage,
 }
 
 impl WorkspaceSnapshot {
@@ -139,6 +162,7 @@ impl WorkspaceSnapshot {
             record: w.clone(),
             bucket: engine.workspace_bucket(&w.workspace_id),
             counts: engine.activity_counts(&w.workspace_id),
+            usage: engine.workspace_usage(&w.workspace_id),
         }
     }
 }

@@ -28,6 +28,13 @@ pub mod standin;
 pub use standin::Reply;
 use standin::{status, text_of, Answer, Event, ModelApi};
 
+/// The usage every reply reports, as the real API does: input, cache writes and reads in
+/// `message_start`, the output count in `message_delta`.
+pub const INPUT_TOKENS: u64 = 10;
+pub const OUTPUT_TOKENS: u64 = 5;
+pub const CACHE_READ_TOKENS: u64 = 300;
+pub const CACHE_WRITE_TOKENS: u64 = 40;
+
 /// What the model was last given.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {
@@ -195,7 +202,9 @@ fn answer(req: &Request, reply: Reply, n: u64) -> Answer {
     let mut events = vec![Event::now(json!({"type": "message_start",
         "message": {"id": format!("msg_standin_{n}"), "type": "message", "role": "assistant",
             "model": req.model(), "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 10, "output_tokens": 1}}}))];
+            "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": 1,
+                "cache_creation_input_tokens": CACHE_WRITE_TOKENS,
+                "cache_read_input_tokens": CACHE_READ_TOKENS}}}))];
     events.push(paced(
         json!({"type": "content_block_start", "index": 0, "content_block": block}),
     ));
@@ -207,7 +216,7 @@ fn answer(req: &Request, reply: Reply, n: u64) -> Answer {
     events.push(paced(json!({"type": "content_block_stop", "index": 0})));
     events.push(Event::now(json!({"type": "message_delta",
         "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-        "usage": {"output_tokens": 5}})));
+        "usage": {"output_tokens": OUTPUT_TOKENS}})));
     events.push(Event::now(json!({"type": "message_stop"})));
     Ok(events)
 }

@@ -30,6 +30,12 @@ pub const MODEL: &str = "paseo-standin-model";
 /// The variable Codex reads the stand-in's API key from.
 pub const KEY_VAR: &str = "PASEO_STANDIN_API_KEY";
 
+/// The usage every response reports, as the real API does (`input_tokens` includes the cached
+/// part).
+pub const INPUT_TOKENS: u64 = 110;
+pub const CACHED_TOKENS: u64 = 100;
+pub const OUTPUT_TOKENS: u64 = 5;
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {
     /// A user message's text.
@@ -188,8 +194,9 @@ fn answer(reply: Reply, n: u64) -> Answer {
     ));
     events.push(Event::now(json!({"type": "response.completed",
         "response": {"id": rid, "status": "completed", "output": [item],
-            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-                      "input_tokens_details": {"cached_tokens": 0},
+            "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS,
+                      "total_tokens": INPUT_TOKENS + OUTPUT_TOKENS,
+                      "input_tokens_details": {"cached_tokens": CACHED_TOKENS},
                       "output_tokens_details": {"reasoning_tokens": 0}}}})));
     Ok(events)
 }

@@ -172,7 +172,8 @@ impl Provider for ClaudeProvider {
                 None => None,
             };
             let argv = claude_argv(&prefix, &spec, &session, secret.as_ref().map(|f| f.path()));
-            let stream = ClaudeStream::new(Some(session.id().to_string()));
+            let resumed = matches!(session, ClaudeSessionArg::Resume(_));
+            let stream = ClaudeStream::new(Some(session.id().to_string())).resumed(resumed);
             let started = StdioSession::start(CLI, &argv, &spec.cwd, &env, stream, sink).await?;
             Ok(WithSecrets::wrap(started, secret.into_iter().collect()))
         })

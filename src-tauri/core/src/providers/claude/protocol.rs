@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::super::stdio::{exit_events, parse_line, turn_end, McpStatuses, Protocol, Step};
-use super::super::{PermissionRequest, ProviderError, ProviderEvent, TurnOutcome, MCP_SERVER_NAME};
+use super::super::{
+    PermissionRequest, ProviderError, ProviderEvent, TurnOutcome, TurnUsage, MCP_SERVER_NAME,
+};
 use crate::model::{ItemKind, NewItem};
 
 /// The pure state machine over Claude Code's stream-json output.
@@ -26,6 +28,10 @@ pub struct ClaudeStream {
     last_text: Option<String>,
     /// Pending `can_use_tool` requests: request id → the tool input (echoed when allowing).
     pending: BTreeMap<String, Value>,
+    /// The process resumed an earlier session (`--resume`).
+    resumed: bool,
+    /// The session's cumulative `total_cost_usd` at this process's previous `result`.
+    process_cost: Option<f64>,
 }
 
 impl Protocol for ClaudeStream {
@@ -130,6 +136,12 @@ impl ClaudeStream {
             session_id,
             ..Default::default()
         }
+    }
+
+    /// A stream of a process started with `--resume`: its first cost report may include the
+    /// session's earlier total.
+    pub fn resumed(self, resumed: bool) -> Self {
+        ClaudeStream { resumed, ..self }
     }
 
     pub fn turn_active(&self) -> bool {
@@ -268,9 +280,60 @@ impl ClaudeStream {
             }
         };
         self.interrupt_requested = false;
+        if let Some(u) = self.turn_usage(v) {
+            step.events.push(ProviderEvent::Usage(u));
+        }
         let open = std::mem::take(&mut self.pending).into_keys();
         step.events
             .extend(turn_end(open, self.last_text.is_some(), outcome));
+    }
+
+    /// The turn's usage from a `result`: `usage` is the turn's own; `total_cost_usd` is the
+    /// session's running total in this process, so a turn costs the difference from the
+    /// previous result. A resumed process starts from the total Claude Code restored for the
+    /// session, which shows as `modelUsage` (cumulative too) holding more output than this turn.
+    fn turn_usage(&mut self, v: &Value) -> Option<TurnUsage> {
+        let usage = v.get("usage").filter(|u| u.is_object());
+        let total = v.get("total_cost_usd").and_then(Value::as_f64);
+        if usage.is_none() && total.is_none() {
+            return None;
+        }
+        let n = |k: &str| {
+            usage
+                .and_then(|u| u.get(k))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        let output = n("output_tokens");
+        let mut t = TurnUsage {
+            input_tokens: n("input_tokens"),
+            output_tokens: output,
+            cache_read_tokens: n("cache_read_input_tokens"),
+            cache_write_tokens: n("cache_creation_input_tokens"),
+            session_cost_usd: total,
+            ..TurnUsage::default()
+        };
+        if let Some(total) = total {
+            match self.process_cost {
+                Some(prev) => t.cost_usd = Some((total - prev).max(0.0)),
+                None => {
+                    let session_output: u64 = v
+                        .get("modelUsage")
+                        .and_then(Value::as_object)
+                        .into_iter()
+                        .flat_map(|m| m.values())
+                        .filter_map(|m| m.get("outputTokens").and_then(Value::as_u64))
+                        .sum();
+                    if self.resumed && session_output > output {
+                        t.restored = true;
+                    } else {
+                        t.cost_usd = Some(total);
+                    }
+                }
+            }
+            self.process_cost = Some(total);
+        }
+        Some(t)
     }
 
     fn on_control_request(&mut self, v: &Value, step: &mut Step) {

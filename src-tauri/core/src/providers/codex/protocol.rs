@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 
 use super::super::stdio::{exit_events, parse_line, turn_end, McpStatuses, Protocol, Step};
 use super::super::{
-    PermissionRequest, ProviderError, ProviderEvent, SessionSpec, TurnOutcome, MCP_SERVER_NAME,
+    PermissionRequest, ProviderError, ProviderEvent, SessionSpec, TurnOutcome, TurnUsage,
+    MCP_SERVER_NAME,
 };
 use super::items::{completed_item, started_item};
 use crate::model::{ItemKind, NewItem};
@@ -77,6 +78,37 @@ struct TurnState {
     interrupt_requested: bool,
     error: Option<String>,
     said_something: bool,
+    /// What the turn's model calls consumed so far.
+    usage: Option<TurnUsage>,
+}
+
+/// The token counts of a `TokenUsageBreakdown`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Breakdown {
+    input: u64,
+    cached: u64,
+    cache_write: u64,
+    output: u64,
+}
+
+impl Breakdown {
+    fn of(v: &Value) -> Option<Breakdown> {
+        let n = |k: &str| v.get(k).and_then(Value::as_u64);
+        Some(Breakdown {
+            input: n("inputTokens")?,
+            cached: n("cachedInputTokens").unwrap_or(0),
+            cache_write: n("cacheWriteInputTokens").unwrap_or(0),
+            output: n("outputTokens")?,
+        })
+    }
+    fn minus(self, o: Breakdown) -> Breakdown {
+        Breakdown {
+            input: self.input.saturating_sub(o.input),
+            cached: self.cached.saturating_sub(o.cached),
+            cache_write: self.cache_write.saturating_sub(o.cache_write),
+            output: self.output.saturating_sub(o.output),
+        }
+    }
 }
 
 /// The pure state machine over the app-server protocol.
@@ -92,6 +124,9 @@ pub struct CodexStream {
     /// Pending approvals: our request id → (the JSON-RPC id to answer, the answer's shape).
     approvals: BTreeMap<String, (Value, ApprovalKind)>,
     mcp: McpStatuses,
+    /// The thread's total token usage as last reported: a report with the same total repeats
+    /// one already counted (Codex re-sends it with rate-limit updates).
+    usage_total: Option<Breakdown>,
     /// Why the session cannot go on, once it cannot.
     pub fatal: Option<String>,
 }
@@ -370,6 +405,35 @@ impl CodexStream {
             }));
     }
 
+    /// A token-count report: `total` is the thread's running total, `last` the latest model
+    /// call's. A turn is charged what the total grew by. The first report of a process has no
+    /// earlier total to compare with: it is a new call when it is the thread's only one (`total`
+    /// equals `last`); otherwise it is the total a resumed thread replays, which was charged
+    /// before. Codex re-sends an unchanged total with rate-limit updates: that adds nothing.
+    fn on_token_usage(&mut self, u: &Value) {
+        let (Some(total), Some(last)) = (Breakdown::of(&u["total"]), Breakdown::of(&u["last"]))
+        else {
+            return;
+        };
+        let grew = match self.usage_total.replace(total) {
+            Some(prev) => total.minus(prev),
+            None if total == last => last,
+            None => return,
+        };
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        if grew == Breakdown::default() {
+            return;
+        }
+        let t = turn.usage.get_or_insert_with(TurnUsage::default);
+        // Codex's input includes the cached input; ours does not (as Claude's).
+        t.input_tokens += grew.input.saturating_sub(grew.cached);
+        t.output_tokens += grew.output;
+        t.cache_read_tokens += grew.cached;
+        t.cache_write_tokens += grew.cache_write;
+    }
+
     fn on_notification(&mut self, method: &str, p: &Value, step: &mut Step) {
         match method {
             "turn/started" => {
@@ -429,10 +493,14 @@ impl CodexStream {
                             .unwrap_or_else(|| "the Codex turn failed".into()),
                     },
                 };
+                if let Some(u) = turn.usage {
+                    step.events.push(ProviderEvent::Usage(u));
+                }
                 let open = std::mem::take(&mut self.approvals).into_keys();
                 step.events
                     .extend(turn_end(open, turn.said_something, outcome));
             }
+            "thread/tokenUsage/updated" => self.on_token_usage(&p["tokenUsage"]),
             "serverRequest/resolved" => {
                 let id = p["requestId"].to_string();
                 let request_id = format!("codex-{}", id.trim_matches('"'));

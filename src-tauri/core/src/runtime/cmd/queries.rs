@@ -43,10 +43,11 @@ impl Actor {
 
     pub(super) fn snapshot(&self) -> FleetSnapshot {
         let e = &self.engine;
+        let usage = e.usage_rollups();
         let mut agents: Vec<AgentSnapshot> = e
             .agents()
             .filter(|a| !a.record.is_archived())
-            .map(|a| AgentSnapshot::of(e, a))
+            .map(|a| AgentSnapshot::with_rollups(e, a, &usage))
             .collect();
         agents.sort_by_key(|a| (a.record.created_at, a.record.id));
         let parents: BTreeSet<AgentId> = agents.iter().filter_map(|a| a.parent_agent_id).collect();

@@ -1,0 +1,123 @@
+//! Usage and cost (issue 18): each turn's report added to its agent's record, and the roll-ups
+//! per tree (an agent and all its descendants, archived ones included) and per workspace.
+//!
+//! Roll-ups are computed when asked, from the few agents that have usage at all (an index kept
+//! here), walking up each one's parent chain: cheap for a fleet of mostly shell agents and for
+//! one snapshot alike, and never stale after a detach, restore or load.
+
+use super::fxhash::{FxHashMap, FxHashSet};
+use super::{Engine, EngineError};
+use crate::model::{AgentId, LastRun, TurnUsage, Usage, WorkspaceId};
+
+/// Roll-ups of every tree and workspace that has usage.
+#[derive(Clone, Debug, Default)]
+pub struct UsageRollups {
+    tree: FxHashMap<AgentId, Usage>,
+    workspace: FxHashMap<WorkspaceId, Usage>,
+}
+
+impl UsageRollups {
+    /// The usage of `id` and its descendants.
+    pub fn tree(&self, id: AgentId) -> Usage {
+        self.tree.get(&id).cloned().unwrap_or_default()
+    }
+    /// The usage of every agent in the workspace.
+    pub fn workspace(&self, ws: &WorkspaceId) -> Usage {
+        self.workspace.get(ws).cloned().unwrap_or_default()
+    }
+}
+
+impl Engine {
+    /// What the current turn consumed. Persisted with the turn's end, like its last message.
+    pub fn turn_usage(&mut self, id: AgentId, u: &TurnUsage) -> Result<(), EngineError> {
+        let a = self.get_mut(id)?;
+        a.record.usage.add_turn(u);
+        let ws = a.record.workspace_id.clone();
+        self.usage_agents.insert(id);
+        // Every ancestor's tree total changed: re-render them (their records did not).
+        let mut seen = FxHashSet::default();
+        let mut cur = self.agents.get(&id).and_then(|a| a.parent);
+        while let Some(p) = cur.filter(|p| seen.insert(*p)) {
+            let Some(pa) = self.agents.get(&p) else { break };
+            self.out.rerender.insert(p);
+            cur = pa.parent;
+        }
+        if let Some(ws) = ws {
+            self.out.workspaces.insert(ws);
+        }
+        Ok(())
+    }
+
+    /// How the current turn's process ran (shell and command agents).
+    pub fn last_run(&mut self, id: AgentId, run: LastRun) -> Result<(), EngineError> {
+        self.get_mut(id)?.record.last_run = Some(run);
+        Ok(())
+    }
+
+    /// Rebuilds the index of agents with usage (after a load).
+    pub(super) fn index_usage(&mut self) {
+        self.usage_agents = self
+            .agents
+            .values()
+            .filter(|a| !a.record.usage.is_empty())
+            .map(|a| a.record.id)
+            .collect();
+    }
+
+    /// Every tree's and workspace's roll-up.
+    pub fn usage_rollups(&self) -> UsageRollups {
+        let mut r = UsageRollups::default();
+        for id in &self.usage_agents {
+            let Some(a) = self.agents.get(id) else {
+                continue;
+            };
+            let u = &a.record.usage;
+            if let Some(ws) = &a.record.workspace_id {
+                r.workspace.entry(ws.clone()).or_default().add(u);
+            }
+            let mut seen = FxHashSet::default();
+            let mut cur = Some(*id);
+            while let Some(c) = cur.filter(|c| seen.insert(*c)) {
+                let Some(ca) = self.agents.get(&c) else { break };
+                r.tree.entry(c).or_default().add(u);
+                cur = ca.parent;
+            }
+        }
+        r
+    }
+
+    /// The usage of `id` and its descendants, archived ones included.
+    pub fn tree_usage(&self, id: AgentId) -> Usage {
+        let mut total = Usage::default();
+        for uid in &self.usage_agents {
+            let mut seen = FxHashSet::default();
+            let mut cur = Some(*uid);
+            while let Some(c) = cur.filter(|c| seen.insert(*c)) {
+                let Some(ca) = self.agents.get(&c) else { break };
+                if c == id {
+                    if let Some(ua) = self.agents.get(uid) {
+                        total.add(&ua.record.usage);
+                    }
+                    break;
+                }
+                cur = ca.parent;
+            }
+        }
+        total
+    }
+
+    /// The usage of every agent in a workspace, archived ones included.
+    pub fn workspace_usage(&self, ws: &WorkspaceId) -> Usage {
+        let mut total = Usage::default();
+        for a in self
+            .usage_agents
+            .iter()
+            .filter_map(|id| self.agents.get(id))
+        {
+            if a.record.workspace_id.as_ref() == Some(ws) {
+                total.add(&a.record.usage);
+            }
+        }
+        total
+    }
+}
