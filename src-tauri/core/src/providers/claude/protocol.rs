@@ -333,7 +333,11 @@ impl ClaudeStream {
             }
             self.process_cost = Some(total);
         }
-        Some(t)
+        // A turn that never reached the model (e.g. an unknown session) consumed nothing.
+        let tokens = [t.output_tokens, t.cache_read_tokens, t.cache_write_tokens]
+            .into_iter()
+            .fold(t.input_tokens, u64::saturating_add);
+        (tokens > 0 || t.restored || t.cost_usd.is_some_and(|c| c > 0.0)).then_some(t)
     }
 
     fn on_control_request(&mut self, v: &Value, step: &mut Step) {

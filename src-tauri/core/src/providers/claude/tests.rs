@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::model::{ItemKind, NewItem};
 use crate::providers::stdio::Protocol;
-use crate::providers::{ProviderError, ProviderEvent, TurnOutcome};
+use crate::providers::{ProviderError, ProviderEvent, TurnOutcome, TurnUsage};
 
 const TEXT_TURNS: &str = include_str!("../../../tests/fixtures/claude/text_turns.jsonl");
 const INTERRUPT: &str = include_str!("../../../tests/fixtures/claude/interrupt.jsonl");
@@ -16,6 +16,16 @@ const INTERRUPT_PERMISSION: &str =
     include_str!("../../../tests/fixtures/claude/interrupt_during_permission.jsonl");
 const UNKNOWN_SESSION: &str =
     include_str!("../../../tests/fixtures/claude/resume_unknown_session.jsonl");
+
+fn usage(input: u64, output: u64, cost: Option<f64>, session: f64) -> TurnUsage {
+    TurnUsage {
+        input_tokens: input,
+        output_tokens: output,
+        cost_usd: cost,
+        session_cost_usd: Some(session),
+        ..TurnUsage::default()
+    }
+}
 
 fn session_of(stream: &str) -> String {
     let first: Value = serde_json::from_str(stream.lines().next().unwrap()).unwrap();
@@ -66,16 +76,74 @@ fn text_turns_map_to_items_last_message_and_completion() {
             },
             ProviderEvent::Items(vec![NewItem::new(ItemKind::Assistant, "echo: hello there")]),
             ProviderEvent::LastMessage("echo: hello there".into()),
+            ProviderEvent::Usage(usage(10, 5, Some(0.00014), 0.00014)),
             ProviderEvent::TurnEnded(TurnOutcome::Completed),
         ]
     );
-    // The second init repeats the same session and MCP status: nothing new to report.
-    assert_eq!(turns[1].len(), 3);
+    // The second init repeats the same session and MCP status: nothing new to report. The
+    // CLI's cost is the process's running total: the turn costs the difference.
+    assert_eq!(turns[1].len(), 4);
+    let ProviderEvent::Usage(u) = &turns[1][2] else {
+        panic!("{:?}", turns[1]);
+    };
+    assert_eq!((u.input_tokens, u.output_tokens), (10, 5));
+    assert!((u.cost_usd.unwrap() - 0.00014).abs() < 1e-12, "{u:?}");
     assert_eq!(
-        turns[1][2],
+        turns[1][3],
         ProviderEvent::TurnEnded(TurnOutcome::Completed)
     );
     assert!(!p.turn_active());
+}
+
+/// A result as Claude Code 2.1.332 prints it (trimmed), with the session's running totals.
+fn result(output: u64, total_cost: f64, session_output: u64) -> String {
+    json!({"type": "result", "subtype": "success", "is_error": false, "result": "hi",
+        "usage": {"input_tokens": 100, "cache_creation_input_tokens": 50,
+                  "cache_read_input_tokens": 1000, "output_tokens": output},
+        "total_cost_usd": total_cost,
+        "modelUsage": {"claude-sonnet-4-5": {"outputTokens": session_output, "costUSD": total_cost}}})
+    .to_string()
+}
+
+#[test]
+fn a_resumed_process_says_when_its_cost_total_was_restored() {
+    // Claude Code restores the session's cost on --resume: the first total includes it, and
+    // modelUsage shows more output than this turn's.
+    let mut p = ClaudeStream::new(Some("s".into())).resumed(true);
+    p.send_turn("x").unwrap();
+    let ev = p.on_line(&result(7, 0.0036, 28)).events;
+    let want = TurnUsage {
+        input_tokens: 100,
+        output_tokens: 7,
+        cache_read_tokens: 1000,
+        cache_write_tokens: 50,
+        cost_usd: None,
+        session_cost_usd: Some(0.0036),
+        restored: true,
+    };
+    assert_eq!(ev[0], ProviderEvent::Usage(want.clone()));
+    // Later turns of the same process cost the difference.
+    p.send_turn("y").unwrap();
+    let ev = p.on_line(&result(7, 0.0046, 35)).events;
+    let ProviderEvent::Usage(u) = &ev[0] else {
+        panic!("{ev:?}")
+    };
+    assert!(!u.restored);
+    assert!((u.cost_usd.unwrap() - 0.001).abs() < 1e-12, "{u:?}");
+    // Resumed, but nothing was restored (another session ran in this folder since): the
+    // first total is this turn's alone.
+    let mut p = ClaudeStream::new(Some("s".into())).resumed(true);
+    p.send_turn("x").unwrap();
+    let ev = p.on_line(&result(7, 0.0009, 7)).events;
+    assert_eq!(
+        ev[0],
+        ProviderEvent::Usage(TurnUsage {
+            cost_usd: Some(0.0009),
+            session_cost_usd: Some(0.0009),
+            restored: false,
+            ..want
+        })
+    );
 }
 
 #[test]
@@ -110,6 +178,7 @@ fn an_interrupted_turn_is_canceled_and_the_next_completes() {
     assert_eq!(
         p.on_line(result).events,
         vec![
+            ProviderEvent::Usage(usage(0, 0, Some(0.00006), 0.00006)),
             ProviderEvent::LastMessage(String::new()),
             ProviderEvent::TurnEnded(TurnOutcome::Canceled)
         ]

@@ -428,10 +428,12 @@ impl CodexStream {
         }
         let t = turn.usage.get_or_insert_with(TurnUsage::default);
         // Codex's input includes the cached input; ours does not (as Claude's).
-        t.input_tokens += grew.input.saturating_sub(grew.cached);
-        t.output_tokens += grew.output;
-        t.cache_read_tokens += grew.cached;
-        t.cache_write_tokens += grew.cache_write;
+        t.input_tokens = t
+            .input_tokens
+            .saturating_add(grew.input.saturating_sub(grew.cached));
+        t.output_tokens = t.output_tokens.saturating_add(grew.output);
+        t.cache_read_tokens = t.cache_read_tokens.saturating_add(grew.cached);
+        t.cache_write_tokens = t.cache_write_tokens.saturating_add(grew.cache_write);
     }
 
     fn on_notification(&mut self, method: &str, p: &Value, step: &mut Step) {

@@ -402,3 +402,72 @@ fn argv_injects_the_mcp_server_without_the_token() {
     );
     assert!(!argv.join(" ").contains("secret"));
 }
+
+/// The Usage events of a replay.
+fn usages(r: &Replay) -> Vec<(u64, u64, u64, u64)> {
+    r.events
+        .iter()
+        .filter_map(|e| match e {
+            ProviderEvent::Usage(u) => Some((
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn each_turn_reports_what_the_threads_token_total_grew_by() {
+    let mut r = Replay::new(params());
+    r.run(TEXT_TURNS, |_| {});
+    assert_eq!(usages(&r), [(10, 5, 0, 0), (10, 5, 0, 0)]);
+    assert!(r.events.iter().all(|e| match e {
+        ProviderEvent::Usage(u) => u.cost_usd.is_none() && u.session_cost_usd.is_none(),
+        _ => true,
+    }));
+}
+
+#[test]
+fn a_resumed_threads_replayed_total_and_repeated_totals_are_not_charged_again() {
+    // The second process of the recording: it resumes the thread, Codex replays the total
+    // of the first process's turn, then the new turn's call arrives.
+    let second: String = RESUME.lines().skip(17).map(|l| format!("{l}\n")).collect();
+    let mut r = Replay::new(ThreadParams {
+        resume: Some("01a23815-33d0-72c3-af25-84ac683d9262".into()),
+        ..params()
+    });
+    r.run(&second, |_| {});
+    assert_eq!(r.ends(), [TurnOutcome::Completed]);
+    assert_eq!(usages(&r), [(10, 5, 0, 0)]);
+
+    // A report repeating the same total (Codex re-sends it with rate-limit updates) adds
+    // nothing; cached input is counted apart from the rest.
+    let mut s = ready_on_thread_t1();
+    s.send_turn("x").unwrap();
+    let report = |total: u64, cached: u64| {
+        json!({"method": "thread/tokenUsage/updated", "params": {"threadId": "t1", "turnId": "u",
+            "tokenUsage": {
+                "total": {"totalTokens": total + 5, "inputTokens": total, "cachedInputTokens": cached,
+                          "outputTokens": 5, "reasoningOutputTokens": 0},
+                "last": {"totalTokens": total + 5, "inputTokens": total, "cachedInputTokens": cached,
+                         "outputTokens": 5, "reasoningOutputTokens": 0}}}})
+        .to_string()
+    };
+    s.on_line(&report(110, 100));
+    s.on_line(&report(110, 100));
+    let end = s.on_line(
+        r#"{"method":"turn/completed","params":{"turn":{"id":"u","status":"completed"}}}"#,
+    );
+    let u = end.events.iter().find_map(|e| match e {
+        ProviderEvent::Usage(u) => Some(u.clone()),
+        _ => None,
+    });
+    let u = u.expect("the turn's usage");
+    assert_eq!(
+        (u.input_tokens, u.output_tokens, u.cache_read_tokens),
+        (10, 5, 100)
+    );
+}
