@@ -10,6 +10,7 @@ mod notice;
 mod permission;
 mod session;
 mod turn;
+mod usage;
 
 use super::{Effect, Engine, EngineError, NewAgent, Outcome, TrackCounts, INTERRUPTED};
 use crate::model::{
