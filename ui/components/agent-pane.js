@@ -1,4 +1,4 @@
-// The agent pane: header (title, provider, model, status, cwd, workspace, parent link), the
+// The agent pane: header (title, provider, model, status, cwd, workspace, usage, parent link), the
 // timeline, the permission prompt when the provider asks, the subagents track directly above the
 // composer, and the composer. One pane is reused for whichever agent tab is active.
 import { h, setAttr, setText } from '../dom.js';
@@ -8,6 +8,7 @@ import { TimelineView, toolSummary } from './timeline.js';
 import { TrackView } from './track.js';
 import { Composer } from './composer.js';
 import { ChangesView } from './changes-view.js';
+import { agentUsage } from '../usage.js';
 
 export class AgentPane {
   /**
@@ -24,6 +25,7 @@ export class AgentPane {
     this.statusWord = h('span', { class: 'status-word', dataset: { testid: 'agent-status' } });
     this.cwd = h('span', { class: 'cwd mono', dataset: { testid: 'agent-cwd' } });
     this.workspace = h('span', { class: 'meta', dataset: { testid: 'agent-workspace' } });
+    this.usage = h('span', { class: 'meta usage', dataset: { testid: 'agent-usage' } });
     this.parent = h('button', {
       class: 'link parent-link', type: 'button', dataset: { testid: 'parent-link' },
       onclick: () => {
@@ -43,7 +45,7 @@ export class AgentPane {
     this.header = h('header', { class: 'agent-header' },
       h('div', { class: 'line' }, this.glyph, this.title, this.provider, this.power, h('span', { class: 'status-pill' }, this.statusWord),
         h('span', { class: 'spacer' }), this.changesToggle, this.parent),
-      h('div', { class: 'line sub' }, this.cwd, this.workspace));
+      h('div', { class: 'line sub' }, this.cwd, this.workspace, this.usage));
     this.lastError = h('div', { class: 'agent-error', role: 'status', dataset: { testid: 'agent-error' } });
     this.timeline = new TimelineView({
       open: (id) => this.actions.open(id, { here: true }),
@@ -103,6 +105,10 @@ export class AgentPane {
     setAttr(this.cwd, 'title', agent.cwd);
     const ws = fleet.workspaces.get(agent.workspaceId);
     setText(this.workspace, ws ? `workspace ${workspaceName(ws)}${ws.branch ? ` · ${ws.branch}` : ''}` : '');
+    const usage = agentUsage(agent);
+    setText(this.usage, usage.text);
+    setAttr(this.usage, 'title', usage.title || null);
+    this.usage.hidden = !usage.text;
     const parent = agent.parentAgentId ? fleet.agents.get(agent.parentAgentId) : null;
     this.parent.hidden = !parent;
     if (parent) {

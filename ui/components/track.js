@@ -5,6 +5,7 @@
 import { h, setAttr, setText } from '../dom.js';
 import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
 import { agentBucket, agentLabel, agentName, changesText, glyph, setPower, updateGlyph } from '../status.js';
+import { agentUsage, treeUsageText } from '../usage.js';
 
 const ROW_PX = 28;
 const OVERSCAN = 6;
@@ -102,14 +103,15 @@ export class TrackView {
     const power = h('span', { class: 'power-tag', dataset: { testid: 'track-power' } });
     const status = h('span', { class: 'row-status' });
     const changes = h('span', { class: 'row-changes mono', dataset: { testid: 'track-changes' }, title: 'Files changed on disk, lines added and removed' });
+    const usage = h('span', { class: 'row-usage', dataset: { testid: 'track-usage' } });
     const open = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'track-open' }, onclick: () => this.actions.open(id) }, 'Open');
     const detach = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'track-detach' }, onclick: () => this.actions.detach(id) }, 'Detach');
     const archive = h('button', { class: 'small ghost icon danger', type: 'button', dataset: { testid: 'track-archive' }, onclick: () => this.actions.archive(id) }, '×');
     const el = h('div', {
       class: 'track-row', role: 'listitem', dataset: { testid: 'track-row', agentId: id },
       ondblclick: () => this.actions.open(id),
-    }, g, title, provider, power, status, changes, h('span', { class: 'row-actions' }, open, detach, archive));
-    return { el, g, title, provider, power, status, changes, open, detach, archive };
+    }, g, title, provider, power, status, changes, usage, h('span', { class: 'row-actions' }, open, detach, archive));
+    return { el, g, title, provider, power, status, changes, usage, open, detach, archive };
   }
 
   updateRow(row, agent) {
@@ -127,6 +129,8 @@ export class TrackView {
     setText(row.status, label);
     row.status.className = `row-status s-${bucket}`;
     setText(row.changes, changesText(agent));
+    setText(row.usage, treeUsageText(agent));
+    setAttr(row.usage, 'title', agentUsage(agent).title || null);
     setAttr(row.open, 'aria-label', `Open ${name}`);
     setAttr(row.detach, 'aria-label', `Detach ${name}`);
     setAttr(row.archive, 'aria-label', `Archive ${name}`);

@@ -8,6 +8,7 @@ const ROW_PX = 32;
 const OVERSCAN = 10;
 import { fleet, rootsIn, descendants, providerLabel, workspaceName } from '../store.js';
 import { agentBucket, agentLabel, agentName, changesText, glyph, updateGlyph, workspaceLabel } from '../status.js';
+import { treeUsageText, usageText, usageTitle } from '../usage.js';
 
 export class WorkspaceHome {
   /** actions: {open(id), newAgent(wsId)} */
@@ -17,11 +18,12 @@ export class WorkspaceHome {
     this.title = h('h1', {});
     this.cwd = h('div', { class: 'cwd mono muted' });
     this.state = h('span', { class: 'status-word' });
+    this.usage = h('div', { class: 'usage muted', dataset: { testid: 'workspace-usage' } });
     this.list = h('div', { class: 'ws-agents', role: 'list', 'aria-label': 'Agents in this workspace' });
     this.empty = h('p', { class: 'muted' }, 'No agents here yet.');
     this.el = h('div', { class: 'ws-home', dataset: { testid: 'workspace-home' } },
       h('header', { class: 'ws-home-head' },
-        h('div', {}, h('div', { class: 'line' }, this.title, this.state), this.cwd),
+        h('div', {}, h('div', { class: 'line' }, this.title, this.state), this.cwd, this.usage),
         h('button', { class: 'primary', type: 'button', dataset: { testid: 'workspace-new-agent' }, onclick: () => this.actions.newAgent(this.wsId) }, 'New agent here')),
       this.list, this.empty);
     this.roots = [];
@@ -36,6 +38,10 @@ export class WorkspaceHome {
     setText(this.cwd, ws ? ws.cwd : '');
     setText(this.state, workspaceLabel(ws?.bucket ?? null));
     this.state.className = `status-word s-${ws?.bucket ?? 'none'}`;
+    const usage = usageText(ws?.usage);
+    setText(this.usage, usage ? `All agents, archived included: ${usage}` : '');
+    setAttr(this.usage, 'title', usageTitle(ws?.usage, 'All agents in this workspace') || null);
+    this.usage.hidden = !usage;
     if (this.shownWs !== wsId) {
       this.shownWs = wsId;
       this.el.scrollTop = 0;
@@ -99,7 +105,7 @@ export class WorkspaceHome {
     setText(word, label);
     word.className = `wa-word s-${bucket}`;
     const kids = descendants(agent.id).length;
-    setText(meta, [providerLabel(agent.provider), kids ? `${kids} subagent${kids === 1 ? '' : 's'}` : null, ago(agent.lastActivityAt || agent.createdAt)].filter(Boolean).join(' · '));
+    setText(meta, [providerLabel(agent.provider), kids ? `${kids} subagent${kids === 1 ? '' : 's'}` : null, treeUsageText(agent) || null, ago(agent.lastActivityAt || agent.createdAt)].filter(Boolean).join(' · '));
     setAttr(el, 'aria-label', `Open ${agentName(agent)}, ${label}`);
     setAttr(el, 'data-status', agent.status);
   }
