@@ -1,6 +1,6 @@
 //! The permission prompt, with the real Claude Code CLI against the scripted Anthropic API: a
 //! Bash call waits collapsed in the pane until Allow runs it or Deny refuses it, and the files it
-//! would make are checked on disk.
+//! would make are checked on disk; the header sums the usage Claude Code reported.
 
 use crate::anthropic::{bash_script, AnthropicStandIn, Input};
 use crate::common::{poll, tid, App, Harness, TIMEOUT};
@@ -91,6 +91,12 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
     assert!(dir.join("allowed-file").exists());
     app.wait_for_attr(&pane, "data-status", "idle").await;
     assert!(!app.is_shown(&tid("permission")).await);
+    // The header shows what the turn's two model calls used, as Claude Code reported it.
+    let usage = format!("{pane} {}", tid("agent-usage"));
+    let used = app
+        .wait_for_text(&usage, |t| t.starts_with("20 in · 10 out · $"))
+        .await;
+    assert!(!used.contains("subagents"), "{used}");
     // The call opens on a click to show its input and output.
     app.click(&format!("{call} summary")).await;
     assert_eq!(app.prop(&details, "open").await, json!(true));
@@ -122,6 +128,9 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
     app.wait_for_attr(&pane, "data-status", "idle").await;
     assert!(!dir.join("denied-file").exists());
     assert!(!app.is_shown(&tid("permission")).await);
+    // Summed over both turns.
+    app.wait_for_text(&usage, |t| t.starts_with("40 in · 20 out · $"))
+        .await;
     app.screenshot("denied").await;
 
     let results: Vec<bool> = api
