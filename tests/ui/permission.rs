@@ -142,5 +142,16 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
         })
         .collect();
     assert_eq!(results, [false, true], "tool results the model saw");
+    // The workspace home sums its agents, and shows each root agent's tree.
+    app.click(&tid("tab-home")).await;
+    app.wait_for_text(&tid("workspace-usage"), |t| {
+        t.contains("40 in · 20 out · $")
+    })
+    .await;
+    app.wait_for_text(
+        &format!("[data-testid=\"workspace-agent\"][data-agent-id=\"{builder_id}\"]"),
+        |t| t.contains("40 in · 20 out · $"),
+    )
+    .await;
     app.quit().await;
 }

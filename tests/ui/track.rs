@@ -19,6 +19,10 @@ async fn track_archive_takes_the_subtree_and_detach_makes_a_running_root() {
     app.wait_for_attr(&sel_row(&loner), "data-status", "running")
         .await;
     app.screenshot("track").await;
+    // A shell agent's header shows its last turn's wall time and exit code.
+    let lead_usage = format!("{} {}", sel_pane(&fam.lead_id), tid("agent-usage"));
+    app.wait_for_text(&lead_usage, |t| t.ends_with("· exit 0"))
+        .await;
 
     // Archive X: asks, then the row and its subtree are archived (on disk too).
     row_action(&app, &mid, "track-archive").await;
