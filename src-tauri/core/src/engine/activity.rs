@@ -9,6 +9,22 @@ use super::{AgentState, Engine, TrackCounts};
 use crate::model::{AgentId, Bucket, WorkspaceId};
 
 impl Engine {
+    /// Whether `id` sits below `ancestor` in the parent chain (labels, archived or not).
+    pub fn is_descendant(&self, id: AgentId, ancestor: AgentId) -> bool {
+        let mut seen = HashSet::new();
+        let mut cur = id;
+        while let Some(p) = self.agents.get(&cur).and_then(|a| a.parent) {
+            if p == ancestor {
+                return true;
+            }
+            if !seen.insert(p) {
+                return false;
+            }
+            cur = p;
+        }
+        false
+    }
+
     /// The live parent: the labelled parent if it exists and is not archived.
     pub fn live_parent(&self, id: AgentId) -> Option<AgentId> {
         let a = self.agents.get(&id)?;

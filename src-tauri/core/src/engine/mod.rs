@@ -17,7 +17,8 @@
 //! - `hold.rs`: SPEC 14, turns held until the user allows them;
 //! - `archive.rs`: SPEC 5, archive with cascade, autoArchive, restore, workspace archive;
 //! - `notice.rs`: SPEC 4, finish notices queued and delivered at idle boundaries;
-//! - `activity.rs`: SPEC 6 and 7, the indexes (children, roots, bucket contributions);
+//! - `activity.rs`: SPEC 6 and 7, the indexes (children, roots, bucket contributions) and the
+//!   parent chain;
 //! - `usage.rs`: issue 18, turn usage and its roll-ups per tree and workspace.
 //!
 //! Indexes are kept incrementally. [`Engine::recompute_activity`] computes the buckets from
@@ -33,9 +34,9 @@ mod notice;
 mod permission;
 mod session;
 mod turn;
-mod usage;
+pub mod usage;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::Serialize;
 
@@ -47,7 +48,6 @@ use crate::model::{
 
 pub use fxhash::{FxHashMap, FxHashSet};
 pub use hold::DENIED;
-pub use usage::UsageRollups;
 
 /// The message a record left running by a crash carries after load.
 pub const INTERRUPTED: &str = "interrupted by shutdown";
@@ -256,8 +256,6 @@ pub struct Outcome {
     pub projects_registry: bool,
     /// Parents whose track (membership or a member's state) changed.
     pub tracks: FxHashSet<AgentId>,
-    /// Agents whose roll-ups (not their records) changed: re-render only.
-    pub rerender: FxHashSet<AgentId>,
     pub effects: Vec<Effect>,
     /// Human-readable problems found (load repairs, refused notices): log and show in the UI.
     pub notices: Vec<String>,
@@ -266,7 +264,6 @@ pub struct Outcome {
 impl Outcome {
     pub fn is_empty(&self) -> bool {
         self.agents.is_empty()
-            && self.rerender.is_empty()
             && self.inboxes.is_empty()
             && self.workspaces.is_empty()
             && !self.workspaces_registry
@@ -377,8 +374,7 @@ pub struct Engine {
     /// The kind (`shell`, `command`, `claude`, `codex`) of each configured provider, by id: what
     /// an agent's power follows from.
     provider_kinds: BTreeMap<String, String>,
-    /// Agents whose record has usage: what roll-ups are summed from.
-    usage_agents: FxHashSet<AgentId>,
+    usage: usage::UsageIndex,
 }
 
 impl Engine {
@@ -466,22 +462,6 @@ impl Engine {
             return true;
         }
         self.is_descendant(target, caller)
-    }
-
-    /// Whether `id` sits below `ancestor` in the parent chain (labels, archived or not).
-    pub fn is_descendant(&self, id: AgentId, ancestor: AgentId) -> bool {
-        let mut seen = HashSet::new();
-        let mut cur = id;
-        while let Some(p) = self.agents.get(&cur).and_then(|a| a.parent) {
-            if p == ancestor {
-                return true;
-            }
-            if !seen.insert(p) {
-                return false;
-            }
-            cur = p;
-        }
-        false
     }
 
     pub fn list(&self, filter: &ListFilter) -> Vec<&AgentState> {

@@ -9,6 +9,14 @@ use super::fxhash::{FxHashMap, FxHashSet};
 use super::{Engine, EngineError};
 use crate::model::{AgentId, LastRun, TurnUsage, Usage, WorkspaceId};
 
+/// The agents whose record has usage (what roll-ups are summed from), and the agents whose
+/// roll-ups changed since the runtime last took them (to re-render: their records did not).
+#[derive(Debug, Default)]
+pub struct UsageIndex {
+    agents: FxHashSet<AgentId>,
+    rerender: FxHashSet<AgentId>,
+}
+
 /// Roll-ups of every tree and workspace that has usage.
 #[derive(Clone, Debug, Default)]
 pub struct UsageRollups {
@@ -33,19 +41,24 @@ impl Engine {
         let a = self.get_mut(id)?;
         a.record.usage.add_turn(u);
         let ws = a.record.workspace_id.clone();
-        self.usage_agents.insert(id);
+        self.usage.agents.insert(id);
         // Every ancestor's tree total changed: re-render them (their records did not).
         let mut seen = FxHashSet::default();
         let mut cur = self.agents.get(&id).and_then(|a| a.parent);
         while let Some(p) = cur.filter(|p| seen.insert(*p)) {
             let Some(pa) = self.agents.get(&p) else { break };
-            self.out.rerender.insert(p);
+            self.usage.rerender.insert(p);
             cur = pa.parent;
         }
         if let Some(ws) = ws {
             self.out.workspaces.insert(ws);
         }
         Ok(())
+    }
+
+    /// The agents whose roll-ups changed since the last call, to re-render.
+    pub fn take_rerender(&mut self) -> FxHashSet<AgentId> {
+        std::mem::take(&mut self.usage.rerender)
     }
 
     /// How the current turn's process ran (shell and command agents).
@@ -56,7 +69,7 @@ impl Engine {
 
     /// Rebuilds the index of agents with usage (after a load).
     pub(super) fn index_usage(&mut self) {
-        self.usage_agents = self
+        self.usage.agents = self
             .agents
             .values()
             .filter(|a| !a.record.usage.is_empty())
@@ -67,7 +80,7 @@ impl Engine {
     /// Every tree's and workspace's roll-up.
     pub fn usage_rollups(&self) -> UsageRollups {
         let mut r = UsageRollups::default();
-        for id in &self.usage_agents {
+        for id in &self.usage.agents {
             let Some(a) = self.agents.get(id) else {
                 continue;
             };
@@ -89,18 +102,9 @@ impl Engine {
     /// The usage of `id` and its descendants, archived ones included.
     pub fn tree_usage(&self, id: AgentId) -> Usage {
         let mut total = Usage::default();
-        for uid in &self.usage_agents {
-            let mut seen = FxHashSet::default();
-            let mut cur = Some(*uid);
-            while let Some(c) = cur.filter(|c| seen.insert(*c)) {
-                let Some(ca) = self.agents.get(&c) else { break };
-                if c == id {
-                    if let Some(ua) = self.agents.get(uid) {
-                        total.add(&ua.record.usage);
-                    }
-                    break;
-                }
-                cur = ca.parent;
+        for a in self.usage.agents.iter().filter_map(|u| self.agents.get(u)) {
+            if a.record.id == id || self.is_descendant(a.record.id, id) {
+                total.add(&a.record.usage);
             }
         }
         total
@@ -110,7 +114,8 @@ impl Engine {
     pub fn workspace_usage(&self, ws: &WorkspaceId) -> Usage {
         let mut total = Usage::default();
         for a in self
-            .usage_agents
+            .usage
+            .agents
             .iter()
             .filter_map(|id| self.agents.get(id))
         {

@@ -130,7 +130,7 @@ impl Actor {
                 self.announce_when_durable(id, t);
             }
             // Ancestors whose tree usage changed; archived ones are read when listed.
-            for id in out.rerender.iter().filter(|id| !out.agents.contains(id)) {
+            for id in self.engine.take_rerender().difference(&out.agents) {
                 if let Some(a) = self.engine.agent(*id).filter(|a| !a.record.is_archived()) {
                     let agent = Box::new(AgentSnapshot::of(&self.engine, a));
                     let _ = self.events.send(Event::AgentUpdated { agent });

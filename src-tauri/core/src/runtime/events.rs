@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use crate::engine::{AgentState, Engine, TrackCounts, UsageRollups};
+use crate::engine::usage::UsageRollups;
+use crate::engine::{AgentState, Engine, TrackCounts};
 use crate::model::{
     AgentId, AgentRecord, Bucket, PermissionRequest, Power, ProjectRecord, Status, TimelineItem,
     Usage, WorkspaceRecord,

@@ -43,7 +43,9 @@ fn trees_sum_descendants_archived_or_not_and_workspaces_sum_their_agents() {
     f.e.turn_usage(grandkid, &used(1, Some(0.25))).unwrap();
     let o = f.e.take_outcome();
     // The grandkid's ancestors' totals changed: re-rendered, not rewritten.
-    assert!(o.rerender.contains(&kid) && o.rerender.contains(&root));
+    let rerender = f.e.take_rerender();
+    assert!(rerender.contains(&kid) && rerender.contains(&root));
+    assert!(f.e.take_rerender().is_empty());
     assert!(!o.agents.contains(&root));
     assert!(o.workspaces.contains(&"w2".parse().unwrap()));
     f.e.turn_usage(detached, &used(1000, None)).unwrap();
