@@ -37,6 +37,7 @@ fn agent(title: &str) -> AgentSnapshot {
         power: Power::Full,
         waiting_for_slot: None,
         changes: None,
+        tree_usage: Default::default(),
     }
 }
 
