@@ -131,6 +131,7 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
     // Summed over both turns.
     app.wait_for_text(&usage, |t| t.starts_with("40 in · 20 out · $"))
         .await;
+    app.screenshot("usage").await;
     app.screenshot("denied").await;
 
     let results: Vec<bool> = api
