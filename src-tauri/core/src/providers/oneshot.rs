@@ -189,6 +189,8 @@ async fn run_turn(
 ) {
     // Held until the turn's process is gone.
     let keep = cmd.keep;
+    // From before the spawn: the process may run while spawning records its group.
+    let started = std::time::Instant::now();
     let spawned = process::spawn(Launch {
         argv: &cmd.argv,
         cwd: &turns.cwd,
@@ -208,7 +210,6 @@ async fn run_turn(
             return;
         }
     };
-    let started = std::time::Instant::now();
     let pgid = spawned.proc.pgid();
     *lock(&state.pgid) = Some(pgid);
     lock(&groups).push(pgid);
