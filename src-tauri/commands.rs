@@ -258,6 +258,14 @@ pub async fn mark_seen(state: State<'_, AppState>, agent_id: String) -> Answer<(
     Ok(runtime(&state)?.mark_seen(id).await?)
 }
 
+/// The user opened a closed agent: its session resumes (SPEC 2 `closed → initializing`).
+/// Answers whether a session was started.
+#[tauri::command]
+pub async fn wake_agent(state: State<'_, AppState>, agent_id: String) -> Answer<bool> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    Ok(runtime(&state)?.wake(id).await?)
+}
+
 /// Timeline items with `seq < before` (0 or absent: the newest), at most `limit`, oldest first.
 #[tauri::command]
 pub async fn timeline(
@@ -374,6 +382,7 @@ pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + 
         restore_agent,
         answer_permission,
         mark_seen,
+        wake_agent,
         timeline,
         add_workspace,
         archive_workspace,

@@ -87,6 +87,11 @@ export function markSeen(agentId) {
   return call('mark_seen', { agentId });
 }
 
+/** Resumes a closed agent's session (closed → initializing); resolves to whether it started one. */
+export function wakeAgent(agentId) {
+  return call('wake_agent', { agentId });
+}
+
 /** Timeline items with seq < before (absent: the newest), at most `limit`, oldest first. */
 export function timeline(agentId, before, limit = 200) {
   return call('timeline', { agentId, before: before ?? null, limit });

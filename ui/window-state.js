@@ -10,6 +10,7 @@ export const ui = {
   /** Archives in progress, by gesture (see gestures/archive.js): a second click does nothing. */
   closing: new Set(),
   seenInFlight: new Set(),
+  wakeInFlight: new Set(),
   /** What the pane region shows: loading, form, agent, home, welcome or error. */
   view: null,
 };

@@ -18,6 +18,23 @@ export function seen(agent) {
 }
 
 /**
+ * Opening a closed agent resumes its session right away (SPEC 2 `closed → initializing`), so it
+ * is ready by the time a prompt is typed; the prompt waits for it meanwhile. Done on opening
+ * rather than on the first keystroke: opening says the user is about to use it.
+ */
+export function wake(agent) {
+  if (agent?.status !== 'closed' || ui.wakeInFlight.has(agent.id)) return;
+  ui.wakeInFlight.add(agent.id);
+  backend.wakeAgent(agent.id).catch(() => {}).finally(() => ui.wakeInFlight.delete(agent.id));
+}
+
+/** The user looks at an agent: it is seen, and woken if it was closed. */
+function opened(agent) {
+  seen(agent);
+  wake(agent);
+}
+
+/**
  * Opens an agent's tab and shows it. `here`: from a track or a parent link — the tab joins the
  * selected workspace's tabs; otherwise it joins the tabs of its root agent's workspace.
  */
@@ -32,7 +49,7 @@ export function openAgent(id, { here = false } = {}) {
   if (!ws) ws = here && layout.layout.selected ? layout.layout.selected : (rootOf(agent)?.workspaceId ?? agent.workspaceId);
   ui.formOpen = false;
   layout.openTab(ws, id);
-  seen(agent);
+  opened(agent);
   invalidate('sidebar', 'tabs', 'pane');
   requestAnimationFrame(() => revealTab(id));
 }
@@ -40,7 +57,7 @@ export function openAgent(id, { here = false } = {}) {
 export function activateTab(id) {
   ui.formOpen = false;
   layout.activate(layout.layout.selected, id);
-  seen(fleet.agents.get(id));
+  opened(fleet.agents.get(id));
   invalidate('tabs', 'pane');
 }
 
@@ -55,7 +72,7 @@ export function selectWorkspace(wsId) {
   ui.formOpen = false;
   layout.select(wsId);
   const active = layout.activeAgentId();
-  if (active) seen(fleet.agents.get(active));
+  if (active) opened(fleet.agents.get(active));
   invalidate('sidebar', 'tabs', 'pane');
 }
 

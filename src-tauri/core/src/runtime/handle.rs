@@ -514,6 +514,12 @@ impl RuntimeHandle {
         self.ask(|reply| Command::MarkSeen { id, reply }).await
     }
 
+    /// The user opened a closed agent: its session resumes now (`closed → initializing`), so a
+    /// prompt typed right away waits for it instead of starting it. Whether a session started.
+    pub async fn wake(&self, id: AgentId) -> Result<bool, RuntimeError> {
+        self.ask(|reply| Command::Wake { id, reply }).await
+    }
+
     /// Stops the agent's process (it stays resumable).
     pub async fn stop(&self, id: AgentId) -> Result<(), RuntimeError> {
         let wait = self.ask(|reply| Command::Stop { id, reply }).await?;

@@ -211,6 +211,12 @@ impl Actor {
         Ok(())
     }
 
+    pub(super) fn wake(&mut self, id: AgentId) -> Result<bool, RuntimeError> {
+        let woke = self.engine.wake(id)?;
+        self.apply();
+        Ok(woke)
+    }
+
     pub(super) fn stop(&mut self, id: AgentId) -> Result<Durable, RuntimeError> {
         self.engine.close(id)?;
         self.apply();

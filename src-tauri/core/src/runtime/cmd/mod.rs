@@ -197,6 +197,10 @@ pub(crate) enum Command {
         id: AgentId,
         reply: Reply<()>,
     },
+    Wake {
+        id: AgentId,
+        reply: Reply<bool>,
+    },
     Stop {
         id: AgentId,
         reply: Reply<Durable>,
@@ -304,6 +308,7 @@ impl Actor {
                 reply,
             } => answer(reply, self.answer_permission(id, &request_id, allow)),
             Command::MarkSeen { id, reply } => answer(reply, self.mark_seen(id)),
+            Command::Wake { id, reply } => answer(reply, self.wake(id)),
             Command::Stop { id, reply } => answer(reply, self.stop(id)),
             Command::DeliverPending(r) => {
                 self.deliver_pending();
