@@ -30,5 +30,6 @@ mod screenshots;
 mod tabs;
 mod timeline;
 mod track;
+mod wake;
 mod windows;
 mod workspaces;
