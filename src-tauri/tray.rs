@@ -566,4 +566,4 @@ pub use text::display_title;
 use text::{counts_line, menu_text, more_label};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,45 +1,11 @@
 //! What to notify, decided from snapshots without a bus.
 
 use super::*;
-use paseo_core::model::power::Power;
-use paseo_core::model::{
-    bucket, needs_you, AgentRecord, AttentionReason, PermissionRequest, Status, Timestamp,
-};
+use paseo_core::model::{bucket, needs_you, AttentionReason, PermissionRequest, Status};
 use serde_json::json;
 
-fn at(minute: i64) -> Timestamp {
-    Timestamp::from_millis(1_796_205_600_000 + minute * 60_000)
-}
-
-/// A root shell agent, idle, nothing to see.
-fn agent(title: &str) -> AgentSnapshot {
-    let record: AgentRecord = serde_json::from_value(json!({
-        "id": AgentId::new().to_string(),
-        "provider": "shell",
-        "cwd": "/tmp/work",
-        "title": title,
-        "lastStatus": "idle",
-        "createdAt": "2026-12-02T09:00:00.000Z",
-        "updatedAt": "2026-12-02T09:00:00.000Z",
-    }))
-    .unwrap();
-    AgentSnapshot {
-        record,
-        parent_agent_id: None,
-        status: Status::Idle,
-        pending_permission: None,
-        mcp_status: None,
-        reads_prompts: false,
-        cancel_requested: false,
-        queued_notices: 0,
-        bucket: Bucket::Done,
-        needs_you: false,
-        power: Power::Full,
-        waiting_for_slot: None,
-        changes: None,
-        tree_usage: Default::default(),
-    }
-}
+// The snapshot builders are the tray's: one idle root shell agent, times from one base.
+use crate::tray::tests::{agent, at};
 
 fn restated(mut a: AgentSnapshot) -> AgentSnapshot {
     let pending = a.pending_permission.is_some();

@@ -8,13 +8,13 @@ use paseo_core::model::{
 };
 use serde_json::json;
 
-fn at(minute: i64) -> Timestamp {
+pub(crate) fn at(minute: i64) -> Timestamp {
     // 2026-12-02T10:00:00Z plus `minute` minutes.
     Timestamp::from_millis(1_796_205_600_000 + minute * 60_000)
 }
 
-/// A root shell agent, idle, nothing to see.
-fn agent(title: &str) -> AgentSnapshot {
+/// A root shell agent, idle, nothing to see (the notify tests build on it too).
+pub(crate) fn agent(title: &str) -> AgentSnapshot {
     let record: AgentRecord = serde_json::from_value(json!({
         "id": AgentId::new().to_string(),
         "provider": "shell",
