@@ -6,33 +6,13 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use paseo_core::model::{AgentId, Status, TurnInput, WorkspaceId};
+use paseo_core::model::{AgentId, Status, TurnInput};
 use paseo_core::runtime::{
     AgentSnapshot, Caller, CreateAgent, Event, RuntimeHandle, WorkspaceTarget,
 };
-use support::scripted::Env;
+use support::scripted::{req, workspace, Env};
 
 const T: Duration = Duration::from_secs(10);
-
-async fn workspace(h: &RuntimeHandle, env: &Env) -> WorkspaceId {
-    h.add_workspace(env.work.display().to_string())
-        .await
-        .unwrap()
-        .record
-        .workspace_id
-}
-
-fn req(ws: &WorkspaceId, prompt: &str) -> CreateAgent {
-    let mut r = CreateAgent::new(
-        "script",
-        WorkspaceTarget::Existing {
-            id: ws.clone(),
-            cwd: None,
-        },
-    );
-    r.initial_prompt = Some(prompt.to_string());
-    r
-}
 
 fn on_disk(h: &RuntimeHandle, a: &AgentSnapshot) -> serde_json::Value {
     let p = h.layout().record_path(&a.record.cwd, a.id());

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::*;
 
-use crate::model::{AgentId, ItemKind, NewItem, Status, TurnOrigin, WorkspaceId};
+use crate::model::{AgentId, ItemKind, NewItem, Status, TurnOrigin};
 use crate::providers::TurnInput;
 use crate::store::Layout;
 
@@ -16,27 +16,7 @@ use crate::store::Layout;
 // crate in its own tests, see lib.rs).
 #[path = "../../tests/support/scripted.rs"]
 mod scripted;
-use scripted::Env;
-
-async fn workspace(h: &RuntimeHandle, env: &Env) -> WorkspaceId {
-    h.add_workspace(env.work.display().to_string())
-        .await
-        .unwrap()
-        .record
-        .workspace_id
-}
-
-fn req(ws: &WorkspaceId, prompt: &str) -> CreateAgent {
-    let mut r = CreateAgent::new(
-        "script",
-        WorkspaceTarget::Existing {
-            id: ws.clone(),
-            cwd: None,
-        },
-    );
-    r.initial_prompt = Some(prompt.to_string());
-    r
-}
+use scripted::{req, workspace, Env};
 
 const T: Duration = Duration::from_secs(10);
 

@@ -10,12 +10,12 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use tokio::sync::mpsc;
 
-use paseo_core::model::{AgentId, ItemKind, NewItem};
+use paseo_core::model::{AgentId, ItemKind, NewItem, WorkspaceId};
 use paseo_core::providers::{
     EventSink, PermissionRequest, Provider, ProviderEvent, ProviderInfo, ProviderRegistry, Session,
     SessionSpec, TurnInput, TurnOutcome,
 };
-use paseo_core::runtime::{Runtime, RuntimeOptions};
+use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
 
 #[derive(Default)]
 pub struct Log {
@@ -233,4 +233,26 @@ impl Env {
         rt.handle.deliver_pending().await.unwrap();
         rt
     }
+}
+
+/// The work folder as a workspace of `h`.
+pub async fn workspace(h: &RuntimeHandle, env: &Env) -> WorkspaceId {
+    h.add_workspace(env.work.display().to_string())
+        .await
+        .unwrap()
+        .record
+        .workspace_id
+}
+
+/// A scripted agent in `ws` whose first prompt (its script) is `prompt`.
+pub fn req(ws: &WorkspaceId, prompt: &str) -> CreateAgent {
+    let mut r = CreateAgent::new(
+        "script",
+        WorkspaceTarget::Existing {
+            id: ws.clone(),
+            cwd: None,
+        },
+    );
+    r.initial_prompt = Some(prompt.to_string());
+    r
 }
