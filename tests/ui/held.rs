@@ -7,7 +7,6 @@ use crate::anthropic::{AnthropicStandIn, Input, Reply};
 use crate::common::{tid, Harness};
 use crate::helpers::*;
 use serde_json::json;
-use std::path::Path;
 
 #[tokio::test]
 async fn a_held_start_is_answered_from_the_childs_pane() {
@@ -23,20 +22,7 @@ async fn a_held_start_is_answered_from_the_childs_pane() {
         Input::Text(_) => Reply::text("noted"),
     })
     .await;
-    let cli_home = h.home().parent().unwrap().join("claude-home");
-    let claude =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis/node_modules/.bin/claude");
-    assert!(
-        claude.exists(),
-        "{} missing: run scripts/setup.sh",
-        claude.display()
-    );
-    std::fs::write(
-        h.home().join("config.json"),
-        json!({"providers": {"claude": {"command": [claude], "env": api.claude_env(&cli_home)}}})
-            .to_string(),
-    )
-    .unwrap();
+    use_claude(&h, &api);
     let app = h.launch_ready(&[]).await;
     let dir = h.work_dir("repo");
     let ws = app.add_workspace(&dir).await;

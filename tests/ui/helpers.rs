@@ -187,3 +187,22 @@ pub async fn click_tab_close(app: &App, id: &str) {
 pub async fn row_action(app: &App, id: &str, action: &str) {
     app.click(&format!("{} {}", sel_row(id), tid(action))).await;
 }
+
+/// Points the data root's `claude` provider at the pinned Claude Code CLI (installed by
+/// scripts/setup.sh), talking to the scripted Anthropic stand-in `api`.
+pub fn use_claude(h: &Harness, api: &crate::anthropic::AnthropicStandIn) {
+    let cli_home = h.home().parent().unwrap().join("claude-home");
+    let claude =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis/node_modules/.bin/claude");
+    assert!(
+        claude.exists(),
+        "{} missing: run scripts/setup.sh",
+        claude.display()
+    );
+    std::fs::write(
+        h.home().join("config.json"),
+        json!({"providers": {"claude": {"command": [claude], "env": api.claude_env(&cli_home)}}})
+            .to_string(),
+    )
+    .unwrap();
+}

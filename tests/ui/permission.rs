@@ -6,7 +6,6 @@ use crate::anthropic::{bash_script, AnthropicStandIn, Input};
 use crate::common::{poll, tid, App, Harness, TIMEOUT};
 use crate::helpers::*;
 use serde_json::{json, Value};
-use std::path::Path;
 
 /// The `n`th tool call line (from 1) in the pane `pane`, once there is one.
 async fn tool_call(app: &App, pane: &str, n: usize) -> String {
@@ -26,20 +25,7 @@ async fn tool_call(app: &App, pane: &str, n: usize) -> String {
 async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane() {
     let h = Harness::new("permission_prompt");
     let api = AnthropicStandIn::start(|req| bash_script(req.input())).await;
-    let cli_home = h.home().parent().unwrap().join("claude-home");
-    let claude =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis/node_modules/.bin/claude");
-    assert!(
-        claude.exists(),
-        "{} missing: run scripts/setup.sh",
-        claude.display()
-    );
-    std::fs::write(
-        h.home().join("config.json"),
-        json!({"providers": {"claude": {"command": [claude], "env": api.claude_env(&cli_home)}}})
-            .to_string(),
-    )
-    .unwrap();
+    use_claude(&h, &api);
     let app = h.launch_ready(&[]).await;
     let dir = h.work_dir("repo");
     let ws = app.add_workspace(&dir).await;
