@@ -84,6 +84,10 @@ impl Desktop {
         open: impl Fn(AgentId) + Send + Sync + 'static,
     ) -> Result<Desktop, NotifyError> {
         let connection = zbus::Connection::session().await?;
+        // zbus answers method calls only once its object server exists; without it a peer that
+        // calls this connection (a bus browser, a tray host probing every connection of the
+        // app) waits out its whole timeout. It serves nothing, so every call gets an error reply.
+        connection.object_server();
         let proxy = NotificationsProxy::new(&connection).await?;
         let shown = Arc::new(Mutex::new(Shown::default()));
         // Signals are matched on the well-known name, so only its owner's clicks count; the

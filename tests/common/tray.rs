@@ -13,6 +13,10 @@ const DBUS_PATH: &str = "/org/freedesktop/DBus";
 const TRAY_ITEM_PATH: &str = "/org/ayatana/NotificationItem/tray_icon_tray_app_main";
 const TRAY_MENU_PATH: &str = "/org/ayatana/NotificationItem/tray_icon_tray_app_main/Menu";
 
+/// How long one call may wait for its reply. A connection that never answers (zbus before its
+/// object server exists) would otherwise hold every poll for gdbus' default 25 s.
+const CALL_TIMEOUT_SECS: u64 = 8;
+
 /// Calls `method` on object `path` of `dest` on the bus at `bus`; gdbus' text rendering of the
 /// reply, or None if the call failed.
 async fn gdbus(bus: &str, dest: &str, path: &str, method: &str, args: &[&str]) -> Option<String> {
@@ -20,6 +24,7 @@ async fn gdbus(bus: &str, dest: &str, path: &str, method: &str, args: &[&str]) -
         tokio::process::Command::new("gdbus")
             .arg("call")
             .args(["--address", bus])
+            .args(["--timeout", &CALL_TIMEOUT_SECS.to_string()])
             .args(["--dest", dest, "--object-path", path, "--method", method])
             .args(args),
     )
@@ -242,7 +247,16 @@ impl Harness {
                             bus: bus.clone(),
                             dest: name,
                         };
-                        if !menu.items().await.is_empty() {
+                        let asked = std::time::Instant::now();
+                        let items = menu.items().await;
+                        // Every connection of the app must answer, if only with an error: one
+                        // that stays silent stalls any panel or tool that talks to the app.
+                        assert!(
+                            asked.elapsed().as_secs() < CALL_TIMEOUT_SECS,
+                            "the app's D-Bus connection {} never answered a call",
+                            menu.dest
+                        );
+                        if !items.is_empty() {
                             return Some(menu);
                         }
                     }
