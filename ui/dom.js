@@ -89,3 +89,19 @@ export function reconcile(parent, items, keyOf, create, update) {
   for (const [key, el] of old) if (!next.has(key)) el.remove();
   parent._keyed = next;
 }
+
+let measurer = null;
+
+/**
+ * The first of `texts` (longest first) that fits `el`'s content box on one line in its own font;
+ * the last one when none does. A textarea wraps its placeholder and then cuts it off, so the
+ * caller picks a shorter wording instead. Before layout (width 0) the first one is kept.
+ */
+export function firstThatFits(el, texts) {
+  const style = getComputedStyle(el);
+  const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  if (!(room > 0)) return texts[0];
+  measurer ??= document.createElement('canvas').getContext('2d');
+  measurer.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  return texts.find((text) => measurer.measureText(text).width <= room) ?? texts[texts.length - 1];
+}

@@ -19,6 +19,7 @@ mod anthropic;
 mod helpers;
 
 mod changes;
+mod composer;
 mod folder_picker;
 mod held;
 mod layouts;

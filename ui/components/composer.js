@@ -1,7 +1,7 @@
 // The composer: a prompt box with Send and Stop. Send is for an agent that is not busy (idle,
 // closed — it resumes — or failed — it runs again); Stop only while a turn runs. Enter sends,
 // Shift+Enter starts a new line, Escape stops a running turn. Drafts are kept per agent.
-import { h, setAttr, setText } from '../dom.js';
+import { firstThatFits, h, setAttr, setText } from '../dom.js';
 import { agentName } from '../status.js';
 
 const drafts = new Map();
@@ -31,6 +31,8 @@ export class Composer {
     this.el = h('div', { class: 'composer' },
       h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-actions' }, this.send, this.stop)),
       this.error);
+    // Panes change width with the window, the sidebar and split layouts.
+    new ResizeObserver(() => this.fitPlaceholder()).observe(this.input);
   }
 
   get busy() {
@@ -50,10 +52,19 @@ export class Composer {
     this.agent = agent;
     const name = agentName(agent);
     setAttr(this.input, 'aria-label', `Prompt for ${name}`);
-    setAttr(this.input, 'placeholder', this.busy
-      ? `${name} is working… (Esc to stop)`
-      : `Send to ${name}…  (Enter to send, Shift+Enter for a new line)`);
+    this.fitPlaceholder();
     this.updateButtons();
+  }
+
+  /** The longest wording that stays on one line in the box as it is now. */
+  fitPlaceholder() {
+    if (!this.agent) return;
+    const name = agentName(this.agent);
+    const texts = this.busy
+      ? [`${name} is working… (Esc to stop)`, `${name} is working…`, 'Working… (Esc to stop)', 'Working…']
+      : [`Send to ${name}…  (Enter to send, Shift+Enter for a new line)`, `Send to ${name}…  (Enter to send)`,
+        `Send to ${name}…`, 'Send a prompt…  (Enter to send)', 'Send a prompt…'];
+    setAttr(this.input, 'placeholder', firstThatFits(this.input, texts));
   }
 
   updateButtons() {
