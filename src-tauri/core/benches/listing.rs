@@ -8,76 +8,20 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use paseo_core::engine::{Engine, NewAgent};
 use paseo_core::mcp::McpServer;
-use paseo_core::model::{AgentId, ProjectId, Timestamp, WorkspaceKind, WorkspaceRecord};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{Runtime, RuntimeOptions};
-use paseo_core::store::{self, atomic, Layout};
+use paseo_core::store::Layout;
+
+#[path = "support/seed.rs"]
+mod seed;
 
 const N: usize = 10_000;
-
-/// N agents in trees over 20 workspaces, each with a system prompt and model like real ones.
-fn seed(home: &std::path::Path) {
-    let layout = Layout::new(home);
-    let mut e = Engine::new();
-    let workspaces: Vec<WorkspaceRecord> = (0..20)
-        .map(|i| WorkspaceRecord {
-            workspace_id: format!("seed-ws-{i}").parse().unwrap(),
-            project_id: "seed-project".parse::<ProjectId>().unwrap(),
-            cwd: format!("/tmp/seed/project-{i}"),
-            kind: WorkspaceKind::Directory,
-            display_name: format!("project-{i}"),
-            created_at: Timestamp::now(),
-            updated_at: Timestamp::now(),
-            archived_at: None,
-            repo: None,
-            branch: None,
-            created_by_agent_id: None,
-            created_by_request: None,
-            extra: Default::default(),
-        })
-        .collect();
-    for w in &workspaces {
-        e.upsert_workspace(w.clone(), None);
-    }
-    let mut parents: Vec<AgentId> = Vec::new();
-    for i in 0..N {
-        let parent = (i % 5 != 0).then(|| parents[parents.len().saturating_sub(1 + i % 3)]);
-        let w = i % 20;
-        let mut new = NewAgent {
-            title: format!("agent {i}: review the login form"),
-            parent,
-            created_by: parent,
-            ..NewAgent::new(
-                "shell",
-                false,
-                format!("/tmp/seed/project-{w}"),
-                workspaces[w].workspace_id.clone(),
-            )
-        };
-        new.config.model = Some("claude-sonnet-4-5".into());
-        new.config.system_prompt = Some("You review code for the team. ".repeat(20));
-        let id = e.create(new).unwrap();
-        e.close(id).unwrap();
-        parents.push(id);
-    }
-    for a in e.agents() {
-        let p = layout.record_path(&a.record.cwd, a.record.id);
-        atomic::ensure_dir(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, store::encode_record(&a.record).unwrap()).unwrap();
-    }
-    atomic::write_atomic(
-        &layout.workspaces_path(),
-        &store::encode_workspaces(e.workspaces()).unwrap(),
-    )
-    .unwrap();
-}
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
-    seed(&home);
+    seed::seed(&home, N);
     let tokio = tokio::runtime::Runtime::new().unwrap();
     let (rt, mcp, url, token) = tokio.block_on(async {
         let layout = Layout::new(&home);

@@ -1,0 +1,88 @@
+//! Realistic data roots for benchmarks and measurements: `n` agent records in trees (every fifth
+//! a root, the others subagents of a recent agent) over 20 directory workspaces, each with a
+//! model and a 600-character system prompt like real ones (≈ 1.4 KB on disk). Shared by the
+//! listing and launch benches and the `seed_records` example.
+
+use paseo_core::engine::{Engine, NewAgent};
+use paseo_core::model::{AgentId, ProjectId, Timestamp, WorkspaceKind, WorkspaceRecord};
+use paseo_core::store::{self, atomic, Layout};
+use std::path::{Path, PathBuf};
+
+/// Writes the records and workspaces.json under `home`; returns the record files' paths.
+pub fn seed(home: &Path, n: usize) -> Vec<PathBuf> {
+    let layout = Layout::new(home);
+    let mut e = Engine::new();
+    let workspaces: Vec<WorkspaceRecord> = (0..20)
+        .map(|i| WorkspaceRecord {
+            workspace_id: format!("seed-ws-{i}").parse().unwrap(),
+            project_id: "seed-project".parse::<ProjectId>().unwrap(),
+            cwd: format!("/tmp/seed/project-{i}"),
+            kind: WorkspaceKind::Directory,
+            display_name: format!("project-{i}"),
+            created_at: Timestamp::now(),
+            updated_at: Timestamp::now(),
+            archived_at: None,
+            repo: None,
+            branch: None,
+            created_by_agent_id: None,
+            created_by_request: None,
+            extra: Default::default(),
+        })
+        .collect();
+    for w in &workspaces {
+        e.upsert_workspace(w.clone(), None);
+    }
+    let mut parents: Vec<AgentId> = Vec::with_capacity(n);
+    for i in 0..n {
+        let parent = (i % 5 != 0).then(|| parents[parents.len().saturating_sub(1 + i % 3)]);
+        let w = i % 20;
+        let mut new = NewAgent {
+            title: format!("agent {i}: review the login form"),
+            parent,
+            created_by: parent,
+            ..NewAgent::new(
+                "shell",
+                false,
+                format!("/tmp/seed/project-{w}"),
+                workspaces[w].workspace_id.clone(),
+            )
+        };
+        new.config.model = Some("claude-sonnet-4-5".into());
+        new.config.system_prompt = Some("You review code for the team. ".repeat(20));
+        let id = e.create(new).unwrap();
+        e.close(id).unwrap();
+        parents.push(id);
+    }
+    let mut paths = Vec::with_capacity(n);
+    for a in e.agents() {
+        let p = layout.record_path(&a.record.cwd, a.record.id);
+        atomic::ensure_dir(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, store::encode_record(&a.record).unwrap()).unwrap();
+        paths.push(p);
+    }
+    atomic::write_atomic(
+        &layout.workspaces_path(),
+        &store::encode_workspaces(e.workspaces()).unwrap(),
+    )
+    .unwrap();
+    paths
+}
+
+/// What a killed app leaves: `lastStatus` "running" in every record whose index is not a
+/// multiple of `keep_every` (3 → two thirds), as if their turns were cut off. The next start
+/// must normalize (and rewrite) each of them.
+#[allow(dead_code)]
+pub fn crash(paths: &[PathBuf], keep_every: usize) -> usize {
+    let mut crashed = 0;
+    for (i, p) in paths.iter().enumerate() {
+        if i % keep_every == 0 {
+            continue;
+        }
+        let mut record: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        record["lastStatus"] = "running".into();
+        std::fs::write(p, serde_json::to_vec_pretty(&record).unwrap()).unwrap();
+        crashed += 1;
+    }
+    crashed
+}
