@@ -114,15 +114,25 @@ pub async fn fleet_snapshot(state: State<'_, AppState>) -> Answer<FleetSnapshot>
     Ok(runtime(&state)?.snapshot().await?)
 }
 
-/// Archived agents, most recently archived first.
+/// One page of the archived agents (most recently archived first) and how many there are.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchivedPage {
+    pub agents: Vec<AgentSnapshot>,
+    pub total: usize,
+}
+
+/// Archived agents, most recently archived first, a page at a time.
 #[tauri::command]
 pub async fn archived_agents(
     state: State<'_, AppState>,
+    offset: Option<usize>,
     limit: Option<usize>,
-) -> Answer<Vec<AgentSnapshot>> {
-    Ok(runtime(&state)?
-        .archived(limit.unwrap_or(500).min(10_000))
-        .await?)
+) -> Answer<ArchivedPage> {
+    let (agents, total) = runtime(&state)?
+        .archived(offset.unwrap_or(0), limit.unwrap_or(500).min(10_000))
+        .await?;
+    Ok(ArchivedPage { agents, total })
 }
 
 /// The new-agent form.

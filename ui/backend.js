@@ -41,9 +41,9 @@ export function fleetSnapshot() {
   return call('fleet_snapshot');
 }
 
-/** Archived agents, most recently archived first. */
-export function archivedAgents(limit = 500) {
-  return call('archived_agents', { limit });
+/** A page of archived agents, most recently archived first: {agents, total}. */
+export function archivedAgents(offset = 0, limit = 500) {
+  return call('archived_agents', { offset, limit });
 }
 
 /** form: {provider, model?, mode?, title?, prompt?, workspaceId? | directory?, autoArchive} */

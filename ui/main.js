@@ -44,6 +44,7 @@ mountViews({
   // The archived list.
   toggleArchived: archived.toggleArchived,
   restore: archived.restore,
+  moreArchived: archived.loadMoreArchived,
 });
 followChanges();
 followPresence();

@@ -6,7 +6,7 @@ export const ui = {
   label: 'main',
   formOpen: false,
   backend: { kind: 'connecting' },
-  archived: { open: false, count: 0, batches: null, busy: new Set() },
+  archived: { open: false, count: 0, batches: null, loaded: [], total: 0, busy: new Set() },
   /** Archives in progress, by gesture (see gestures/archive.js): a second click does nothing. */
   closing: new Set(),
   seenInFlight: new Set(),

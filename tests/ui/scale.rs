@@ -66,3 +66,52 @@ async fn a_workspace_home_with_thousands_of_agents_keeps_few_rows_in_the_dom() {
     app.wait_for_text(&tid("agent-title"), |t| t == "worker-0000")
         .await;
 }
+
+const ARCHIVED: usize = 1_200;
+
+#[tokio::test]
+async fn the_archived_list_pages_through_thousands_of_archive_gestures() {
+    let h = Harness::new("scale_archived");
+    let work = h.work_dir("old");
+    let mut first_archived = None;
+    for n in 0..ARCHIVED {
+        let id = AgentId::new();
+        first_archived.get_or_insert(id);
+        let at = format!(
+            "2026-11-01T{:02}:{:02}:{:02}.000Z",
+            n / 3600,
+            (n / 60) % 60,
+            n % 60
+        );
+        let record = json!({
+            "id": id.to_string(), "provider": "shell", "cwd": work.display().to_string(),
+            "title": format!("old-{n:04}"), "lastStatus": "closed",
+            "createdAt": at, "updatedAt": at, "archivedAt": at, "config": {},
+        });
+        let path = Layout::new(h.home()).record_path(&work.display().to_string(), id);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_vec(&record).unwrap()).unwrap();
+    }
+    let first_archived = first_archived.unwrap().to_string();
+    let app = h.launch_ready(&[]).await;
+    let rows = tid("archived-row");
+    let more = tid("archived-more");
+    app.click(&tid("archived-toggle")).await;
+    // A page at a time, most recent first.
+    app.wait_count(&rows, 500).await;
+    app.wait_for_text(&more, |t| t.contains("500 of 1,200"))
+        .await;
+    let top = app.find(&rows).await.attr("data-agent-id").await.unwrap();
+    assert_ne!(top.as_deref(), Some(first_archived.as_str()));
+    app.click(&more).await;
+    app.wait_count(&rows, 1_000).await;
+    app.click(&more).await;
+    app.wait_count(&rows, ARCHIVED).await;
+    assert!(!app.is_shown(&more).await, "nothing more to show");
+    // The first agent ever archived is at the very end, and restoring it keeps the list whole.
+    let last = format!("[data-testid=\"restore\"][data-agent-id=\"{first_archived}\"]");
+    app.click(&last).await;
+    app.wait_count(&rows, ARCHIVED - 1).await;
+    app.wait_for(&sel_tab(&first_archived)).await;
+    assert!(!app.is_shown(&more).await);
+}

@@ -6,7 +6,7 @@ import { fleet, workspaceName, providerLabel } from '../store.js';
 import { BUCKETS, agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
 
 export class Sidebar {
-  /** actions: {menu(anchor), addWorkspace(), select(wsId), toggleProject(id), toggleArchived(), restore(id)} */
+  /** actions: {menu(anchor), addWorkspace(), select(wsId), toggleProject(id), toggleArchived(), restore(id), moreArchived()} */
   constructor(el, actions) {
     this.el = el;
     this.actions = actions;
@@ -23,6 +23,10 @@ export class Sidebar {
     }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '▸'), h('span', {}, 'Archived'), h('span', { class: 'count muted' }));
     this.archivedList = h('ul', { class: 'archived-list', dataset: { testid: 'archived-list' }, 'aria-label': 'Archived agents' });
     this.archivedEmpty = h('p', { class: 'muted archived-empty' }, 'Nothing archived.');
+    this.archivedMore = h('button', {
+      class: 'small ghost archived-more', type: 'button', dataset: { testid: 'archived-more' },
+      onclick: () => actions.moreArchived(),
+    });
     el.replaceChildren(
       h('header', { class: 'sidebar-head' },
         h('img', { class: 'mark', src: 'assets/paseo.svg', alt: '' }),
@@ -34,7 +38,7 @@ export class Sidebar {
         h('button', { class: 'ghost wide', type: 'button', dataset: { testid: 'add-workspace' }, onclick: () => actions.addWorkspace(), title: 'Choose a folder to work in' },
           h('span', { 'aria-hidden': 'true' }, '+ '), 'Add a workspace')),
       h('div', { class: 'sidebar-scroll' }, this.projects, this.empty),
-      h('section', { class: 'archived' }, this.archivedToggle, this.archivedList, this.archivedEmpty));
+      h('section', { class: 'archived' }, this.archivedToggle, this.archivedList, this.archivedMore, this.archivedEmpty));
   }
 
   setVersion(version) {
@@ -115,14 +119,20 @@ export class Sidebar {
     el.classList.toggle('selected', selected);
   }
 
-  /** archived: {open, count, batches: [{head, members}] | null (loading), error} */
+  /** archived: {open, count, batches: [{head, members}] | null (loading), loaded, total, loadingMore} */
   renderArchived(archived) {
     setAttr(this.archivedToggle, 'aria-expanded', archived.open ? 'true' : 'false');
     setText(this.archivedToggle.firstChild, archived.open ? '▾' : '▸');
     setText(this.archivedToggle.lastChild, `${archived.count}`);
     this.archivedList.hidden = !archived.open;
     this.archivedEmpty.hidden = !archived.open || archived.count > 0 || (archived.batches?.length ?? 0) > 0;
+    const left = archived.total - archived.loaded.length;
+    this.archivedMore.hidden = !archived.open || !(left > 0);
     if (!archived.open) return;
+    setText(this.archivedMore, archived.loadingMore
+      ? 'Loading…'
+      : `Show more (${archived.loaded.length.toLocaleString()} of ${archived.total.toLocaleString()} shown)`);
+    this.archivedMore.disabled = archived.loadingMore ?? false;
     const batches = archived.batches ?? [];
     reconcile(this.archivedList, batches, (b) => b.head.id, (b) => this.createArchived(b.head.id), (el, b) => this.updateArchived(el, b, archived.busy));
   }

@@ -51,13 +51,41 @@ export function reloadArchivedSoon(delay = 150) {
   archivedTimer = setTimeout(loadArchived, delay);
 }
 
+// Thousands of archive gestures add up over months: the list comes a page at a time.
+const PAGE = 500;
+
+/** (Re)loads the open list from the top, as many agents as were shown (at least a page). */
 export async function loadArchived() {
   try {
-    ui.archived.batches = batches(await backend.archivedAgents(500));
+    const page = await backend.archivedAgents(0, Math.min(10000, Math.max(PAGE, ui.archived.loaded.length)));
+    show(page.agents, page.total);
   } catch (error) {
     addError('Could not list the archived agents', error);
   }
   invalidate('archived');
+}
+
+/** "Show more": the next page below the ones shown. */
+export async function loadMoreArchived() {
+  if (ui.archived.loadingMore) return;
+  ui.archived.loadingMore = true;
+  invalidate('archived');
+  try {
+    const page = await backend.archivedAgents(ui.archived.loaded.length, PAGE);
+    const seen = new Set(ui.archived.loaded.map((a) => a.id));
+    show([...ui.archived.loaded, ...page.agents.filter((a) => !seen.has(a.id))], page.total);
+  } catch (error) {
+    addError('Could not list more archived agents', error);
+  } finally {
+    ui.archived.loadingMore = false;
+  }
+  invalidate('archived');
+}
+
+function show(agents, total) {
+  ui.archived.loaded = agents;
+  ui.archived.total = total;
+  ui.archived.batches = batches(agents);
 }
 
 /**

@@ -169,9 +169,19 @@ impl RuntimeHandle {
         .await
     }
 
-    /// Archived agents, most recently archived first.
-    pub async fn archived(&self, limit: usize) -> Result<Vec<AgentSnapshot>, RuntimeError> {
-        self.ask(|reply| Command::Archived { limit, reply }).await
+    /// Archived agents, most recently archived first: `limit` of them from `offset` on, and how
+    /// many there are in all (the window pages through thousands).
+    pub async fn archived(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<AgentSnapshot>, usize), RuntimeError> {
+        self.ask(|reply| Command::Archived {
+            offset,
+            limit,
+            reply,
+        })
+        .await
     }
 
     /// Creates an agent. What needs no state is checked first; git and file-system work runs

@@ -371,3 +371,32 @@ async fn labels_cannot_forge_the_parent_link() {
     assert!(e.to_string().contains("labels."), "{e}");
     rt.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_archived_list_comes_in_pages_most_recent_first() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        let a = h.create(req(&ws, &format!("ok {i}"))).await.unwrap();
+        h.wait(a.id(), T).await.unwrap();
+        h.archive(a.id()).await.unwrap();
+        ids.push(a.id());
+    }
+    let live = h.create(req(&ws, "ok live")).await.unwrap();
+    h.wait(live.id(), T).await.unwrap();
+    let mut seen = Vec::new();
+    for offset in [0, 3, 6] {
+        let (page, total) = h.archived(offset, 3).await.unwrap();
+        assert_eq!(total, 7);
+        seen.extend(page.iter().map(|a| a.id()));
+    }
+    ids.reverse();
+    assert_eq!(seen, ids, "pages neither overlap nor skip, newest first");
+    let (past_the_end, total) = h.archived(50, 3).await.unwrap();
+    assert!(past_the_end.is_empty());
+    assert_eq!(total, 7);
+    rt.shutdown().await;
+}

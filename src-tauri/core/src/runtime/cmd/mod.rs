@@ -105,9 +105,11 @@ pub(crate) enum Command {
         limit: usize,
         reply: Reply<(Vec<AgentSnapshot>, usize)>,
     },
+    /// One page of the archived agents, most recently archived first, with their total.
     Archived {
+        offset: usize,
         limit: usize,
-        reply: Reply<Vec<AgentSnapshot>>,
+        reply: Reply<(Vec<AgentSnapshot>, usize)>,
     },
     TimelinePage {
         id: AgentId,
@@ -240,7 +242,11 @@ impl Actor {
                 limit,
                 reply,
             } => answer(reply, self.list(filter, limit)),
-            Command::Archived { limit, reply } => answer(reply, Ok(self.archived(limit))),
+            Command::Archived {
+                offset,
+                limit,
+                reply,
+            } => answer(reply, Ok(self.archived(offset, limit))),
             Command::TimelinePage {
                 id,
                 before,

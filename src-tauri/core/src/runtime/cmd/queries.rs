@@ -133,13 +133,20 @@ impl Actor {
     }
 
     /// Archived agents, most recently archived first.
-    pub(super) fn archived(&self, limit: usize) -> Vec<AgentSnapshot> {
+    pub(super) fn archived(&self, offset: usize, limit: usize) -> (Vec<AgentSnapshot>, usize) {
         let e = &self.engine;
         let mut v: Vec<_> = e.agents().filter(|a| a.record.is_archived()).collect();
-        v.sort_by_key(|a| std::cmp::Reverse((a.record.archived_at, a.record.created_at)));
-        v.into_iter()
+        let total = v.len();
+        // The id breaks ties so pages never overlap or skip between two calls.
+        v.sort_unstable_by_key(|a| {
+            std::cmp::Reverse((a.record.archived_at, a.record.created_at, a.record.id))
+        });
+        let page = v
+            .into_iter()
+            .skip(offset)
             .take(limit)
             .map(|a| AgentSnapshot::of(e, a))
-            .collect()
+            .collect();
+        (page, total)
     }
 }
