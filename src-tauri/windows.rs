@@ -261,10 +261,38 @@ pub fn closed_by_user<R: Runtime>(app: &AppHandle<R>, label: &str) {
     }
 }
 
+// The field-table checker docs/data-model.md is kept true with (shared with the core's tests).
+#[cfg(test)]
+#[path = "core/tests/support/doc_keys.rs"]
+mod doc_keys;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The keys the desktop itself writes have rows in docs/data-model.md; the layouts' own keys
+    /// are the UI's, checked with the layout the real UI saves (`tests/ui/layouts.rs`).
+    #[test]
+    fn the_data_model_doc_names_the_keys_of_windows_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let layouts = Layouts::new(dir.path());
+        layouts.set("main", json!({})).unwrap();
+        layouts.set("window-2", json!({"tabs": []})).unwrap();
+        let file: Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join(FILE)).unwrap()).unwrap();
+        let shape = doc_keys::Shape::new(&[("windows", "<label>")], &["windows.<label>"]);
+        let written = doc_keys::keys(&file, &shape);
+        assert_eq!(written.len(), 2, "{written:?}");
+        let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/data-model.md");
+        let doc = std::fs::read_to_string(doc).unwrap();
+        let rows = doc_keys::documented(&doc, "## windows.json").unwrap();
+        let missing: Vec<_> = written.difference(&rows).collect();
+        assert!(
+            missing.is_empty(),
+            "docs/data-model.md: windows.json has no row for {missing:?}"
+        );
+    }
 
     #[test]
     fn layouts_round_trip_per_label_and_survive_a_reload() {

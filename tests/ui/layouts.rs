@@ -26,6 +26,30 @@ async fn ctrl_key(app: &App, code: &str, key: &str, shift: bool) {
         .await;
 }
 
+/// Every key of the windows.json the real UI saved has a row in docs/data-model.md, and every
+/// row there names a key it saved.
+fn windows_json_matches_the_data_model_doc(home: &Path) {
+    use crate::doc_keys::{compare, keys, Shape};
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(home.join("windows.json")).unwrap()).unwrap();
+    let shape = Shape::new(
+        &[
+            ("windows", "<label>"),
+            ("windows.<label>.groups", "<workspaceId>"),
+        ],
+        &[],
+    );
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/data-model.md"))
+            .unwrap();
+    let problems = compare(&doc, "## windows.json", &keys(&saved, &shape));
+    assert!(
+        problems.is_empty(),
+        "docs/data-model.md is out of date:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
 #[tokio::test]
 async fn each_windows_layout_is_saved_and_restored_after_a_restart() {
     let (h, app, dir) = start("layout_restart").await;
@@ -56,6 +80,7 @@ async fn each_windows_layout_is_saved_and_restored_after_a_restart() {
         l["groups"][ws]["tabs"] == json!([id(&three)])
     })
     .await;
+    windows_json_matches_the_data_model_doc(h.home());
     app.quit().await;
     poll("the app to release the data root", TIMEOUT, || async {
         h.lock_is_free().then_some(())

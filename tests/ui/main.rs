@@ -16,6 +16,10 @@ mod common;
 #[path = "../../src-tauri/core/tests/support/anthropic.rs"]
 mod anthropic;
 
+// The field-table checker that keeps docs/data-model.md true.
+#[path = "../../src-tauri/core/tests/support/doc_keys.rs"]
+mod doc_keys;
+
 mod helpers;
 
 mod changes;

@@ -1,0 +1,434 @@
+//! docs/data-model.md stays true: every file the core writes is built here through the code that
+//! writes it, with every optional field set, and each JSON key (with its path) must have a row in
+//! that file's table; each row must name a key the code still writes. Structs are written out
+//! field by field (no `..`), so a new field does not compile until this test sets it, and then
+//! fails until the doc has its row.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+use paseo_core::config::{
+    Config, McpConfig, NotificationsConfig, ProviderConfig, ProviderKind, StorageConfig,
+    DEFAULT_START_TIMEOUT,
+};
+use paseo_core::mcp::McpServer;
+use paseo_core::model::{
+    AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Extra, HeldTurn, ItemKind,
+    LastRun, Notice, NotifyArm, Persistence, Power, Status, TimelineItem, Timestamp, Usage,
+    WorkspaceId, PARENT_LABEL,
+};
+use paseo_core::providers::claude::mcp_config_json;
+use paseo_core::providers::groups::GroupRecorder;
+use paseo_core::providers::{McpAccess, ProviderRegistry};
+use paseo_core::runtime::limits::Limits;
+use paseo_core::runtime::{Runtime, RuntimeOptions};
+use paseo_core::store::timeline::Timelines;
+use paseo_core::store::{self, Layout};
+use paseo_core::workspaces::worktree::{self, WorktreeTarget};
+use serde_json::{json, Value};
+
+#[path = "support/doc_keys.rs"]
+mod doc_keys;
+use doc_keys::{compare, keys, Shape};
+
+fn doc() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/data-model.md");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn read_json(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// An agent record with every field set, as the store writes it.
+fn full_record(now: Timestamp) -> AgentRecord {
+    let parent = AgentId::new();
+    let caller = AgentId::new();
+    let mut labels = BTreeMap::from([("team".to_string(), "docs".to_string())]);
+    labels.insert(PARENT_LABEL.to_string(), parent.to_string());
+    let mut config_extra = Extra::new();
+    config_extra.insert("sandbox".into(), json!("read-only"));
+    let mut arm = NotifyArm::new(caller);
+    arm.turn = 3;
+    AgentRecord {
+        id: AgentId::new(),
+        provider: "codex".into(),
+        cwd: "/home/me/src/app".into(),
+        workspace_id: Some(WorkspaceId::new()),
+        title: "lead".into(),
+        labels,
+        last_status: Status::Error,
+        created_at: now,
+        updated_at: now,
+        last_activity_at: Some(now),
+        last_user_message_at: Some(now),
+        config: AgentConfig {
+            model: Some("gpt-5".into()),
+            mode: Some("never".into()),
+            system_prompt: Some("be brief".into()),
+            extra: config_extra,
+        },
+        persistence: Some(Persistence {
+            session_id: Some("thread-1".into()),
+            extra: Extra::new(),
+        }),
+        requires_attention: true,
+        attention_reason: Some(AttentionReason::Error),
+        attention_timestamp: Some(now),
+        last_error: Some("boom".into()),
+        archived_at: Some(now),
+        auto_archive: true,
+        notify_on_finish: true,
+        created_by: Some(caller),
+        archive_batch_id: Some(BatchId::new()),
+        created_workspace_id: Some(WorkspaceId::new()),
+        notify_arm: Some(arm),
+        last_message: Some("done".into()),
+        turn_count: 3,
+        auto_archive_done: true,
+        held_turn: Some(HeldTurn::new(
+            "make".into(),
+            caller,
+            Power::Asks,
+            Power::Full,
+        )),
+        usage: Usage {
+            input_tokens: 1,
+            output_tokens: 2,
+            cache_read_tokens: 3,
+            cache_write_tokens: 4,
+            cost_usd: Some(0.5),
+            turns: 1,
+            session_cost_usd: Some(0.5),
+            extra: Extra::new(),
+        },
+        last_run: Some(LastRun {
+            wall_ms: 1500,
+            exit_code: Some(2),
+            extra: Extra::new(),
+        }),
+        extra: Extra::new(),
+    }
+}
+
+/// Every key config.json takes, each with a value other than its default.
+fn full_config() -> Value {
+    json!({
+        "providers": {
+            "claude": {"command": ["/opt/wrap", "claude"], "env": {"A": "1"}},
+            "mybot": {
+                "kind": "command", "label": "My bot", "command": ["bot", "{prompt}"],
+                "stdin": true, "readsPrompts": false, "env": {"B": "2"}, "models": ["m1"]
+            }
+        },
+        "mcp": {"port": 7777},
+        "storage": {"timelineMaxBytes": 1048576},
+        "limits": {"maxLiveAgents": 5, "maxDepth": 3, "createPerMinute": 7},
+        "notifications": {
+            "enabled": false, "permission": false, "error": false, "finished": false,
+            "subagentFinished": true
+        },
+        "startTimeoutSecs": 5
+    })
+}
+
+/// The fields the parser itself lists in its "unknown field (expected …)" message for `text`.
+fn listed_fields(text: &str) -> Vec<String> {
+    let err = Config::parse(text, "config.json").unwrap_err().to_string();
+    let list = err
+        .split("(expected ")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .unwrap_or_else(|| panic!("the message lists no fields: {err}"));
+    list.split(", ")
+        .flat_map(|s| s.split(" or "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The config fixture sets every field of the parsed configuration (so it names every key the
+/// parser takes) and every key the parser's own messages list.
+fn check_config_fixture(fixture: &Value) {
+    let c = Config::parse(&fixture.to_string(), "config.json").unwrap();
+    let d = Config::default();
+    let Config {
+        providers,
+        mcp,
+        storage,
+        limits,
+        notifications,
+        start_timeout,
+    } = &c;
+    let McpConfig { port } = mcp;
+    assert!(port.is_some());
+    let StorageConfig { timeline_max_bytes } = storage;
+    assert_ne!(*timeline_max_bytes, d.storage.timeline_max_bytes);
+    let Limits {
+        max_live_agents,
+        max_depth,
+        create_per_minute,
+    } = limits;
+    let dl = Limits::default();
+    assert!(max_live_agents != &dl.max_live_agents && max_depth != &dl.max_depth);
+    assert_ne!(create_per_minute, &dl.create_per_minute);
+    let NotificationsConfig {
+        enabled,
+        permission,
+        error,
+        finished,
+        subagent_finished,
+    } = notifications;
+    let dn = NotificationsConfig::default();
+    assert!(enabled != &dn.enabled && permission != &dn.permission && error != &dn.error);
+    assert!(finished != &dn.finished && subagent_finished != &dn.subagent_finished);
+    assert_ne!(*start_timeout, DEFAULT_START_TIMEOUT);
+    let ProviderConfig {
+        kind,
+        label,
+        command,
+        stdin,
+        reads_prompts,
+        env,
+        models,
+    } = &providers["mybot"];
+    let dp = ProviderConfig::new(ProviderKind::Shell);
+    assert!(kind != &dp.kind && label.is_some() && command.is_some() && stdin != &dp.stdin);
+    assert!(reads_prompts.is_some() && !env.is_empty() && !models.is_empty());
+
+    let top = fixture.as_object().unwrap();
+    for f in listed_fields(r#"{"zzz": 1}"#) {
+        assert!(
+            top.contains_key(&f),
+            "config.json `{f}` is not in the fixture"
+        );
+    }
+    let bot = fixture["providers"]["mybot"].as_object().unwrap();
+    for f in listed_fields(r#"{"providers": {"shell": {"zzz": 1}}}"#) {
+        assert!(
+            bot.contains_key(&f),
+            "providers.<id>.{f} is not in the fixture"
+        );
+    }
+    let n = fixture["notifications"].as_object().unwrap();
+    for f in listed_fields(r#"{"notifications": {"zzz": true}}"#) {
+        assert!(
+            n.contains_key(&f),
+            "notifications.{f} is not in the fixture"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_data_model_doc_names_every_key_the_app_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let layout = Layout::new(&home);
+    let now = Timestamp::now();
+    let doc = doc();
+    let mut problems = Vec::new();
+
+    // The agent record, through the store's encoder; it reads back as written.
+    let rec = full_record(now);
+    let bytes = store::encode_record(&rec).unwrap();
+    let back: AgentRecord = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(back, rec);
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["labels"][PARENT_LABEL], rec.labels[PARENT_LABEL].as_str());
+    assert!(
+        doc.contains(&format!("`{PARENT_LABEL}`")),
+        "the parent label is documented"
+    );
+    let agent_keys = keys(&v, &Shape::new(&[], &["labels"]));
+    problems.extend(compare(&doc, "## Agent record", &agent_keys));
+
+    // The registries: a worktree of a real repository with a remote, as the runtime records it.
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("README"), "hello\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    git(
+        &repo,
+        &["remote", "add", "origin", "https://example.com/app.git"],
+    );
+    let target = WorktreeTarget::BranchOff {
+        new_branch: "feature".into(),
+        base: Some("main".into()),
+    };
+    let created = worktree::create(&layout, "", repo.to_str().unwrap(), &target).unwrap();
+    let (mut ws, project) = paseo_core::workspaces::worktree_workspace(
+        &created,
+        &[],
+        Some(AgentId::new()),
+        Some("create_worktree".into()),
+        now,
+    );
+    ws.archived_at = Some(now);
+    let project = project.expect("a new project");
+    let ws_file: Value =
+        serde_json::from_slice(&store::encode_workspaces(std::iter::once(&ws)).unwrap()).unwrap();
+    problems.extend(compare(
+        &doc,
+        "## Workspace registry",
+        &keys(&ws_file, &Shape::default()),
+    ));
+    let p_file: Value =
+        serde_json::from_slice(&store::encode_projects(std::iter::once(&project)).unwrap())
+            .unwrap();
+    problems.extend(compare(
+        &doc,
+        "## Project registry",
+        &keys(&p_file, &Shape::default()),
+    ));
+
+    // A notice inbox.
+    let notice = Notice::new(
+        "arm-1",
+        AgentId::new(),
+        "kid",
+        "failed",
+        Some("boom".into()),
+        Some("last words"),
+        now,
+    );
+    let inbox: Value = serde_json::from_slice(&store::encode_inbox(&[notice]).unwrap()).unwrap();
+    problems.extend(compare(
+        &doc,
+        "## Notice inbox",
+        &keys(&inbox, &Shape::default()),
+    ));
+
+    // A timeline line, appended by the timeline thread.
+    let agent = AgentId::new();
+    let item = TimelineItem {
+        seq: 1,
+        ts: now,
+        kind: ItemKind::ToolResult,
+        text: "out".into(),
+        turn: 1,
+        call_id: Some("call-1".into()),
+        tool_name: Some("Bash".into()),
+        input: Some(json!({"command": "ls"})),
+        is_error: true,
+        stream: Some("stdout".into()),
+    };
+    let mut timelines = Timelines::start(layout.clone());
+    timelines.append(agent, std::slice::from_ref(&item));
+    timelines.stop();
+    let text = std::fs::read_to_string(layout.timeline_path(agent)).unwrap();
+    let mut line_keys = BTreeSet::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        line_keys.extend(keys(&v, &Shape::new(&[], &["input"])));
+    }
+    problems.extend(compare(&doc, "## Timeline", &line_keys));
+
+    // A process group record.
+    GroupRecorder::new(layout.run_dir()).record(agent, std::process::id() as i32);
+    let run = layout
+        .run_dir()
+        .join(format!("{agent}.{}.json", std::process::id()));
+    problems.extend(compare(
+        &doc,
+        "## Process groups",
+        &keys(&read_json(&run), &Shape::default()),
+    ));
+
+    // config.json: the fixture names every key the parser takes.
+    let config = full_config();
+    check_config_fixture(&config);
+    let config_shape = Shape::new(
+        &[("providers", "<id>")],
+        &["providers.<id>.env", "providers.<id>.command"],
+    );
+    problems.extend(compare(
+        &doc,
+        "## config.json",
+        &keys(&config, &config_shape),
+    ));
+
+    // mcp.json, as the MCP server writes it once it serves.
+    let server = McpServer::bind(&layout, None).unwrap();
+    let rt = Runtime::start(
+        RuntimeOptions::new(&home, ProviderRegistry::new()),
+        Some(server.access()),
+    )
+    .await
+    .unwrap();
+    let mcp = server.serve(rt.handle()).await.unwrap();
+    let mcp_json = read_json(&layout.mcp_json_path());
+    assert!(layout.mcp_token_path().is_file());
+    mcp.shutdown().await;
+    rt.shutdown().await;
+    problems.extend(compare(
+        &doc,
+        "## mcp.json, mcp-token and secrets",
+        &keys(&mcp_json, &Shape::default()),
+    ));
+
+    // A Claude session's MCP configuration file.
+    let access = McpAccess {
+        url: "http://127.0.0.1:1/mcp".into(),
+        token: "t".into(),
+        config_dir: layout.secrets_dir(),
+    };
+    let claude: Value = serde_json::from_str(&mcp_config_json(&access)).unwrap();
+    problems.extend(compare(
+        &doc,
+        "### A Claude session's file in `secrets/`",
+        &keys(&claude, &Shape::default()),
+    ));
+
+    assert!(
+        problems.is_empty(),
+        "docs/data-model.md is out of date:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// The checker itself: a key without a row, and a row without a key, are both reported.
+#[test]
+fn the_check_reports_missing_and_stale_rows() {
+    let doc = "## F\n\n| Field | Type |\n| --- | --- |\n| `a` | x |\n| `gone` | x |\n\n## G\n";
+    let written: BTreeSet<String> = ["a", "b.c"].iter().map(|s| s.to_string()).collect();
+    let p = compare(doc, "## F", &written);
+    assert_eq!(
+        p,
+        [
+            "## F: `b.c` is written but has no row",
+            "## F: the row `gone` names a key that is not written",
+        ]
+    );
+    assert_eq!(compare(doc, "## H", &written), ["no section \"## H\""]);
+    let nested = json!({"w": {"main": {"g": {"ws1": {"tabs": []}}}}, "list": [{"k": 1}]});
+    let shape = Shape::new(&[("w", "<label>"), ("w.<label>.g", "<ws>")], &[]);
+    assert_eq!(
+        keys(&nested, &shape).into_iter().collect::<Vec<_>>(),
+        [
+            "list",
+            "list[].k",
+            "w",
+            "w.<label>",
+            "w.<label>.g",
+            "w.<label>.g.<ws>",
+            "w.<label>.g.<ws>.tabs"
+        ]
+    );
+}
