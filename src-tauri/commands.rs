@@ -9,6 +9,7 @@ use paseo_core::runtime::{
     AgentSnapshot, CreateAgent, FleetSnapshot, RuntimeError, RuntimeHandle, WorkspaceSnapshot,
     WorkspaceTarget,
 };
+use paseo_core::workspaces::worktree::WorktreeTarget;
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager, Runtime, State};
 
@@ -18,6 +19,10 @@ use tauri::{AppHandle, Manager, Runtime, State};
 pub struct CommandError {
     pub code: String,
     pub message: String,
+    /// The input at fault, by its path (`workspace.source.target.newBranch`), when one is: the
+    /// UI points at that control instead of parsing the message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 impl CommandError {
@@ -25,13 +30,32 @@ impl CommandError {
         CommandError {
             code: code.to_string(),
             message: message.into(),
+            field: None,
         }
     }
 }
 
 impl From<RuntimeError> for CommandError {
     fn from(e: RuntimeError) -> Self {
-        CommandError::new(e.code(), e.to_string())
+        let mut error = CommandError::new(e.code(), e.to_string());
+        error.field = field_of(&e).filter(|f| !f.is_empty()).map(String::from);
+        error
+    }
+}
+
+fn field_of(e: &RuntimeError) -> Option<&str> {
+    use paseo_core::workspaces::WorkspaceError as W;
+    match e {
+        RuntimeError::Invalid { field, .. } => Some(field),
+        RuntimeError::Workspace(
+            W::NotAbsolute { field, .. }
+            | W::Missing { field, .. }
+            | W::NotADirectory { field, .. }
+            | W::OutsideWorkspace { field, .. }
+            | W::NotARepository { field, .. }
+            | W::Invalid { field, .. },
+        ) => Some(field),
+        _ => None,
     }
 }
 
@@ -154,25 +178,45 @@ pub struct NewAgentForm {
     /// …or a directory (a new workspace is registered for it).
     #[serde(default)]
     pub directory: Option<String>,
+    /// …or a new git worktree (the same checks and errors as `create_worktree`).
+    #[serde(default)]
+    pub worktree: Option<NewWorktree>,
     #[serde(default)]
     pub auto_archive: bool,
+}
+
+/// A new worktree of the repository containing `repo` (an absolute path), as MCP
+/// `create_agent`'s `workspace.source` of kind `worktree`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewWorktree {
+    pub repo: String,
+    pub target: WorktreeTarget,
 }
 
 #[tauri::command]
 pub async fn create_agent(state: State<'_, AppState>, form: NewAgentForm) -> Answer<AgentSnapshot> {
     let rt = runtime(&state)?;
-    let workspace = match (form.workspace_id.as_deref(), form.directory.as_deref()) {
-        (Some(w), None) if !w.is_empty() => WorkspaceTarget::Existing {
+    let workspace = match (
+        form.workspace_id.as_deref(),
+        form.directory.as_deref(),
+        form.worktree,
+    ) {
+        (Some(w), None, None) if !w.is_empty() => WorkspaceTarget::Existing {
             id: workspace_id("workspaceId", w)?,
             cwd: None,
         },
-        (None, Some(d)) if !d.trim().is_empty() => WorkspaceTarget::Directory {
+        (None, Some(d), None) if !d.trim().is_empty() => WorkspaceTarget::Directory {
             path: d.trim().to_string(),
+        },
+        (None, None, Some(NewWorktree { repo, target })) => WorkspaceTarget::Worktree {
+            repo: Some(repo.trim().to_string()),
+            target,
         },
         _ => {
             return Err(CommandError::new(
                 "invalid",
-                "workspace: choose a workspace or a directory",
+                "workspace: choose a workspace, a directory or a new worktree",
             ))
         }
     };

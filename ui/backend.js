@@ -10,11 +10,15 @@ function tauri() {
   return api;
 }
 
-/** A failed command: `code` is stable (invalid, not_found, conflict, busy, …), `message` is for people. */
+/**
+ * A failed command: `code` is stable (invalid, not_found, conflict, busy, …), `message` is for
+ * people, `field` (when known) is the path of the input at fault, e.g. `workspace.source.repo`.
+ */
 export class BackendError extends Error {
-  constructor(code, message) {
+  constructor(code, message, field = null) {
     super(message);
     this.code = code;
+    this.field = field;
   }
 }
 
@@ -25,7 +29,7 @@ async function call(command, args) {
   } catch (error) {
     if (error instanceof Error) throw error;
     if (error && typeof error === 'object' && 'message' in error) {
-      throw new BackendError(error.code || 'error', String(error.message));
+      throw new BackendError(error.code || 'error', String(error.message), error.field ?? null);
     }
     throw new BackendError('error', typeof error === 'string' ? error : JSON.stringify(error));
   }
@@ -46,7 +50,11 @@ export function archivedAgents(offset = 0, limit = 500) {
   return call('archived_agents', { offset, limit });
 }
 
-/** form: {provider, model?, mode?, title?, prompt?, workspaceId? | directory?, autoArchive} */
+/**
+ * form: {provider, model?, mode?, title?, prompt?, autoArchive, and one of workspaceId,
+ * directory, or worktree: {repo, target: {kind: 'branch-off', newBranch, base?} |
+ * {kind: 'checkout-branch', branch}}}
+ */
 export function createAgent(form) {
   return call('create_agent', { form });
 }

@@ -15,6 +15,7 @@ impl From<NotifyError> for CommandError {
         CommandError {
             code: code.to_string(),
             message: e.to_string(),
+            field: None,
         }
     }
 }
@@ -34,6 +35,7 @@ pub fn window_presence<R: Runtime>(
                 .map_err(|e: paseo_core::model::ModelError| CommandError {
                     code: "invalid".to_string(),
                     message: format!("agentId: {e}"),
+                    field: Some("agentId".to_string()),
                 })?,
         ),
         None => None,

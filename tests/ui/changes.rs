@@ -9,21 +9,6 @@ use crate::helpers::*;
 use std::path::Path;
 use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// `git diff --numstat` of everything in the working tree against HEAD (untracked files
 /// included, through a copy of the index so the checkout is untouched): path → (+, −).
 fn numstat(dir: &Path) -> Vec<(String, String, String)> {

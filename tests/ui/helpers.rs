@@ -206,3 +206,20 @@ pub fn use_claude(h: &Harness, api: &crate::anthropic::AnthropicStandIn) {
     )
     .unwrap();
 }
+
+/// Runs git in `dir` (as a user with a name and email) and returns its output; fails the test
+/// if git does.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -1,7 +1,9 @@
 // The new-agent form (SPEC 3): provider (unavailable ones disabled, with the reason), model,
-// workspace or directory, title, first prompt, autoArchive. It is a pane, not a modal dialog.
+// workspace or directory (or a new worktree of its repository), title, first prompt,
+// autoArchive. It is a pane, not a modal dialog.
 import { h, setText } from '../dom.js';
 import { fleet, workspaceName } from '../store.js';
+import { WorktreeFields } from './worktree-fields.js';
 
 const OTHER = '__directory__';
 
@@ -44,13 +46,18 @@ export class NewAgentForm {
     this.workspace = h('select', { dataset: { testid: 'new-agent-workspace' }, onchange: () => this.onWorkspace() },
       workspaces.map((w) => h('option', { value: w.workspaceId, selected: w.workspaceId === workspaceId }, `${workspaceName(w)} — ${w.cwd}`)),
       h('option', { value: OTHER, selected: workspaces.length === 0 }, 'Another directory…'));
-    this.directory = h('input', { type: 'text', placeholder: '/path/to/a/directory', dataset: { testid: 'new-agent-directory' }, spellcheck: 'false', autocomplete: 'off' });
+    this.directory = h('input', {
+      type: 'text', placeholder: '/path/to/a/directory', dataset: { testid: 'new-agent-directory' }, spellcheck: 'false', autocomplete: 'off',
+      oninput: () => this.onWorkspace(),
+    });
     this.directoryRow = h('div', { class: 'inline' }, this.directory,
       h('button', { type: 'button', dataset: { testid: 'new-agent-browse' }, onclick: () => this.browse() }, 'Browse…'));
     this.title = h('input', { type: 'text', placeholder: 'e.g. lead, review, docs', maxlength: '200', dataset: { testid: 'new-agent-title' } });
     this.prompt = h('textarea', { rows: '4', placeholder: 'What should it do first? (optional)', dataset: { testid: 'new-agent-prompt' } });
+    this.worktree = new WorktreeFields(() => this.onWorktree());
     this.autoArchive = h('input', { type: 'checkbox', dataset: { testid: 'new-agent-auto-archive' } });
-    this.error = h('div', { class: 'form-error', role: 'alert', dataset: { testid: 'new-agent-error' } });
+    this.autoArchiveLabel = h('span', {});
+    this.error = h('div', { class: 'form-error', role: 'alert', id: 'new-agent-error', dataset: { testid: 'new-agent-error' } });
     this.submit = h('button', { class: 'primary', type: 'submit', dataset: { testid: 'new-agent-submit' } }, 'Create agent');
 
     const field = (label, control, hint) => h('label', { class: 'field' },
@@ -59,6 +66,9 @@ export class NewAgentForm {
     this.form = h('form', {
       class: 'new-agent-form', dataset: { testid: 'new-agent-form' }, 'aria-label': 'New agent',
       onsubmit: (e) => { e.preventDefault(); this.create(); },
+      // The user is fixing what was refused: the message goes with the first change.
+      oninput: () => this.clearError(),
+      onchange: () => this.clearError(),
       onkeydown: (e) => {
         if (e.key === 'Escape') { e.preventDefault(); this.actions.cancel(); }
         if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); this.create(); }
@@ -67,16 +77,17 @@ export class NewAgentForm {
     h('h1', {}, 'New agent'),
     h('fieldset', { class: 'field' }, h('legend', { class: 'field-label' }, 'Provider'), providerList),
     field('Model', h('span', {}, this.model, this.models)),
-    h('div', { class: 'field' }, h('span', { class: 'field-label' }, 'Where'), this.workspace, this.directoryRow),
+    h('div', { class: 'field' }, h('span', { class: 'field-label' }, 'Where'), this.workspace, this.directoryRow, this.worktree.el),
     field('Title', this.title),
     field('First prompt', this.prompt, 'Ctrl+Enter creates the agent'),
-    h('label', { class: 'check' }, this.autoArchive, h('span', {}, 'Archive it when its first turn ends')),
+    h('label', { class: 'check' }, this.autoArchive, this.autoArchiveLabel),
     this.error,
     h('div', { class: 'form-actions' }, this.submit,
       h('button', { type: 'button', dataset: { testid: 'new-agent-cancel' }, onclick: () => this.actions.cancel() }, 'Cancel')));
     this.el.replaceChildren(this.form);
     this.onProvider();
     this.onWorkspace();
+    this.onWorktree();
   }
 
   focus() {
@@ -95,7 +106,33 @@ export class NewAgentForm {
   }
 
   onWorkspace() {
-    this.directoryRow.hidden = this.workspace.value !== OTHER;
+    const other = this.workspace.value === OTHER;
+    this.directoryRow.hidden = !other;
+    this.worktree.setRepo(other ? this.directory.value.trim() : fleet.workspaces.get(this.workspace.value)?.cwd);
+  }
+
+  onWorktree() {
+    setText(this.autoArchiveLabel, this.worktree.enabled
+      ? 'Archive it when its first turn ends, and remove its new worktree (the branch is kept)'
+      : 'Archive it when its first turn ends');
+  }
+
+  clearError() {
+    setText(this.error, '');
+    for (const el of this.form.querySelectorAll('[aria-invalid]')) {
+      el.removeAttribute('aria-invalid');
+      el.removeAttribute('aria-describedby');
+    }
+  }
+
+  /** Shows `message` and points at `control` (marked invalid and focused) until the next try. */
+  fail(message, control) {
+    setText(this.error, message);
+    if (control) {
+      control.setAttribute('aria-invalid', 'true');
+      control.setAttribute('aria-describedby', 'new-agent-error');
+      control.focus();
+    }
   }
 
   async browse() {
@@ -109,6 +146,7 @@ export class NewAgentForm {
 
   async create() {
     if (this.submit.disabled) return;
+    this.clearError();
     const provider = this.selectedProvider();
     if (!provider) {
       setText(this.error, 'Choose a provider.');
@@ -128,15 +166,27 @@ export class NewAgentForm {
       prompt: this.prompt.value.trim() ? this.prompt.value : null,
       autoArchive: this.autoArchive.checked,
     };
-    if (other) form.directory = directory;
+    const where = other ? this.directory : this.workspace;
+    if (this.worktree.enabled) {
+      const { target, error } = this.worktree.target();
+      if (error) {
+        this.fail(error[1], error[0]);
+        return;
+      }
+      // The repository is where the chosen workspace or directory is; nothing is registered
+      // for it: the worktree becomes the agent's workspace.
+      const repo = other ? directory : fleet.workspaces.get(this.workspace.value)?.cwd ?? '';
+      form.worktree = { repo, target };
+    } else if (other) form.directory = directory;
     else form.workspaceId = this.workspace.value;
-    setText(this.error, '');
     this.submit.disabled = true;
     setText(this.submit, 'Creating…');
     try {
       await this.actions.create(form);
     } catch (error) {
-      setText(this.error, error.message);
+      const [control, message] = this.worktree.explain(error)
+        ?? (error.field === 'workspace.source.repo' ? [where, error.message.replace(/^workspace\.source\.repo: /, 'Repository: ')] : [null, error.message]);
+      this.fail(message, control);
     } finally {
       this.submit.disabled = false;
       setText(this.submit, 'Create agent');
