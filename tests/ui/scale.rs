@@ -103,6 +103,7 @@ async fn the_archived_list_pages_through_thousands_of_archive_gestures() {
         .await;
     let top = app.find(&rows).await.attr("data-agent-id").await.unwrap();
     assert_ne!(top.as_deref(), Some(first_archived.as_str()));
+    app.screenshot("archived-paged").await;
     app.click(&more).await;
     app.wait_count(&rows, 1_000).await;
     app.click(&more).await;

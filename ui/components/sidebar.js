@@ -131,7 +131,7 @@ export class Sidebar {
     if (!archived.open) return;
     setText(this.archivedMore, archived.loadingMore
       ? 'Loading…'
-      : `Show more (${archived.loaded.length.toLocaleString()} of ${archived.total.toLocaleString()} shown)`);
+      : `Show more (${archived.loaded.length.toLocaleString('en-US')} of ${archived.total.toLocaleString('en-US')} shown)`);
     this.archivedMore.disabled = archived.loadingMore ?? false;
     const batches = archived.batches ?? [];
     reconcile(this.archivedList, batches, (b) => b.head.id, (b) => this.createArchived(b.head.id), (el, b) => this.updateArchived(el, b, archived.busy));
