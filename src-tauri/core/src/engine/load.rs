@@ -2,8 +2,7 @@
 //! file needs: duplicate ids, self and cyclic parent links, cascades an archive left half done,
 //! statuses that cannot be true after a restart, and finish notices that armed turns still owe.
 
-use std::collections::{HashMap, HashSet};
-
+use super::fxhash::{FxHashMap, FxHashSet};
 use super::{set_error, AgentState, Engine, LoadReport, SessionState, INTERRUPTED};
 use crate::model::{
     AgentId, AgentRecord, AttentionReason, Notice, NotifyArm, ProjectRecord, Status,
@@ -33,6 +32,8 @@ impl Engine {
         for w in workspaces {
             self.workspaces.insert(w.workspace_id.clone(), w);
         }
+        // Grown once: rehashing a map of large entries over and over costs more than the parse.
+        self.agents.reserve(records.len());
         for rec in records {
             let id = rec.id;
             if let Some(existing) = self.agents.get(&id) {
@@ -49,8 +50,13 @@ impl Engine {
         report.agents = self.agents.len();
         self.index_usage();
 
-        let mut ids: Vec<AgentId> = self.agents.keys().copied().collect();
-        ids.sort_by_key(|id| (self.agents[id].record.created_at, *id));
+        let mut order: Vec<_> = self
+            .agents
+            .values()
+            .map(|a| (a.record.created_at, a.record.id))
+            .collect();
+        order.sort_unstable();
+        let ids: Vec<AgentId> = order.into_iter().map(|(_, id)| id).collect();
         self.cut_parent_cycles(&ids, &mut report, &mut repairs);
         self.finish_cascades(&ids, &mut repairs);
         report.problems.extend(repairs.lines());
@@ -72,7 +78,8 @@ impl Engine {
         report: &mut LoadReport,
         repairs: &mut Repairs,
     ) {
-        let mut state: HashMap<AgentId, u8> = HashMap::new(); // 1 = on path, 2 = done
+        let mut state: FxHashMap<AgentId, u8> = FxHashMap::default(); // 1 = on path, 2 = done
+        state.reserve(ids.len());
         for &start in ids {
             if state.contains_key(&start) {
                 continue;
@@ -102,8 +109,7 @@ impl Engine {
                 state.insert(c, 1);
                 path.push(c);
                 cur = self.agents[&c]
-                    .record
-                    .parent_agent_id()
+                    .parent
                     .filter(|p| self.agents.contains_key(p));
                 if cur == Some(c) {
                     self.cut_parent_link(c);
@@ -151,7 +157,7 @@ impl Engine {
     /// Finishes cascades a crash interrupted: unarchived descendants of archived agents are
     /// archived with the nearest archived ancestor's batch (one pass, top down).
     fn finish_cascades(&mut self, ids: &[AgentId], repairs: &mut Repairs) {
-        let mut kids: HashMap<AgentId, Vec<AgentId>> = HashMap::new();
+        let mut kids: FxHashMap<AgentId, Vec<AgentId>> = FxHashMap::default();
         for id in ids {
             if let Some(p) = self.agents[id].parent {
                 if p != *id && self.agents.contains_key(&p) {
@@ -164,7 +170,7 @@ impl Engine {
             .copied()
             .filter(|id| self.agents[id].record.is_archived())
             .collect();
-        let mut visited = HashSet::new();
+        let mut visited = FxHashSet::default();
         while let Some(cur) = stack.pop() {
             if !visited.insert(cur) {
                 continue;
@@ -253,7 +259,8 @@ impl Engine {
             batch.sort_by_key(|id| (agents[id].record.archived_at, agents[id].record.created_at));
         }
         // Roots, memoized: each chain is walked once (deep chains stay linear).
-        let mut known: HashMap<AgentId, AgentId> = HashMap::new();
+        let mut known: FxHashMap<AgentId, AgentId> = FxHashMap::default();
+        known.reserve(ids.len());
         for id in ids {
             let mut path = Vec::new();
             let mut cur = *id;

@@ -148,6 +148,7 @@ pub fn load_agents(layout: &Layout) -> Result<LoadedAgents, StoreError> {
             .collect()
     });
     let mut out = LoadedAgents::default();
+    out.records.reserve(files.len());
     for (path, r) in results.into_iter().flatten() {
         match r {
             Ok(rec) => out.records.push((path, rec)),
