@@ -413,6 +413,12 @@ impl Engine {
         std::mem::take(&mut self.out)
     }
 
+    /// Takes only the agents whose records changed (to write them later), leaving the rest of
+    /// the outcome in place.
+    pub fn take_changed_agents(&mut self) -> FxHashSet<AgentId> {
+        std::mem::take(&mut self.out.agents)
+    }
+
     pub fn agent(&self, id: AgentId) -> Option<&AgentState> {
         self.agents.get(&id)
     }

@@ -106,6 +106,18 @@ pub(crate) struct Actor {
     pub(super) create_rate: super::limits::CreateRate,
     /// Starts waiting for a live slot, oldest first (the resume id each asked for).
     pub(super) waiting: std::collections::VecDeque<(AgentId, Option<String>)>,
+    /// What load repaired or registered, written once the app answers (see [`Deferred`]).
+    pub(super) deferred: Option<Deferred>,
+}
+
+/// Load repairs (normalized statuses, finished cascades, workspaces given to records that had
+/// none) are written after the MCP server is up, not before: after a crash they can be
+/// thousands of writes. Each write encodes the record as it is when it is submitted, through
+/// the same writer as every later change, so it can never undo or reorder with one. A crash
+/// before they are written only means the next load repairs the same records again.
+pub(super) struct Deferred {
+    pub(super) agents: Vec<AgentId>,
+    pub(super) registries: bool,
 }
 
 /// Loads the data root and starts the actor.
@@ -172,7 +184,7 @@ pub(crate) async fn start(
     let mut projects = registry.projects;
     let known: BTreeSet<WorkspaceId> = workspaces.iter().map(|w| w.workspace_id.clone()).collect();
     let mut records = Vec::with_capacity(agents.records.len());
-    let mut record_paths = HashMap::new();
+    let mut record_paths = HashMap::with_capacity(agents.records.len());
     let mut by_cwd: HashMap<String, WorkspaceId> = HashMap::new();
     let mut fixed_ws = Vec::new();
     let mut registry_changed = false;
@@ -221,19 +233,17 @@ pub(crate) async fn start(
 
     let providers = opts.providers.clone();
     let mut engine = Engine::new();
+    // Asked once per provider, not per agent: a provider's info looks its program up on PATH.
+    let infos = providers.infos();
     engine.set_provider_kinds(
-        providers
-            .infos()
-            .into_iter()
-            .map(|i| (i.id, i.kind))
+        infos
+            .iter()
+            .map(|i| (i.id.clone(), i.kind.clone()))
             .collect(),
     );
-    let reads = |p: &str| {
-        providers
-            .get(p)
-            .map(|x| x.info().reads_prompts)
-            .unwrap_or(true)
-    };
+    let reads_by_provider: HashMap<String, bool> =
+        infos.into_iter().map(|i| (i.id, i.reads_prompts)).collect();
+    let reads = |p: &str| reads_by_provider.get(p).copied().unwrap_or(true);
     let report = engine.load(records, workspaces, projects, inboxes, &reads);
     for p in &report.problems {
         tracing::warn!("{p}");
@@ -296,14 +306,16 @@ pub(crate) async fn start(
         limits: opts.limits,
         create_rate: Default::default(),
         waiting: Default::default(),
+        deferred: None,
     };
-    // Persist what load repaired or registered.
-    for id in fixed_ws {
-        let _ = actor.persist_agent(id);
-    }
-    if registry_changed {
-        actor.persist_registries(true, true);
-    }
+    let mut repaired: Vec<AgentId> = actor.engine.take_changed_agents().into_iter().collect();
+    repaired.extend(fixed_ws);
+    repaired.sort_unstable();
+    repaired.dedup();
+    actor.deferred = Some(Deferred {
+        agents: repaired,
+        registries: registry_changed,
+    });
     actor.apply();
     actor.tickets.clear();
     actor.counts = FleetCounts::of(&actor.engine);
@@ -355,8 +367,28 @@ impl Actor {
         }
     }
 
+    /// Writes the load repairs (once; later calls do nothing).
+    pub(super) fn write_deferred(&mut self) {
+        let Some(d) = self.deferred.take() else {
+            return;
+        };
+        for id in &d.agents {
+            let _ = self.persist_agent(*id);
+        }
+        if d.registries {
+            self.persist_registries(true, true);
+        }
+        if !d.agents.is_empty() {
+            tracing::info!(
+                records = d.agents.len(),
+                "load repairs submitted for writing"
+            );
+        }
+    }
+
     async fn shutdown(&mut self) {
         tracing::info!("runtime shutting down");
+        self.write_deferred();
         self.engine.shutdown();
         self.apply();
         let closes: Vec<_> = self.closing.values().cloned().collect();

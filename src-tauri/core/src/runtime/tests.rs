@@ -400,3 +400,46 @@ async fn the_archived_list_comes_in_pages_most_recent_first() {
     assert_eq!(total, 7);
     rt.shutdown().await;
 }
+
+#[tokio::test]
+async fn load_repairs_are_written_once_the_app_answers_and_never_undo_a_later_change() {
+    let env = Env::new();
+    let layout = Layout::new(env.home());
+    let cwd = env.work.display().to_string();
+    // Two records a crash left running, without a workspace (upstream data has none).
+    let mut recs = Vec::new();
+    for _ in 0..2 {
+        let mut rec = crate::store::tests::record(&cwd);
+        rec.last_status = Status::Running;
+        rec.workspace_id = None;
+        let p = layout.record_path(&rec.cwd, rec.id);
+        crate::store::atomic::write_atomic(&p, &crate::store::encode_record(&rec).unwrap())
+            .unwrap();
+        recs.push((rec.id, p));
+    }
+    let disk = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    };
+    let rt = env.start_held().await;
+    let h = rt.handle();
+    let (a, a_path) = recs[0].clone();
+    let (b, b_path) = recs[1].clone();
+    // Repaired in memory at once...
+    assert_eq!(h.get(a).await.unwrap().status, Status::Error);
+    // ...but not written before the app answers: after a crash they can be thousands.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(disk(&a_path)["lastStatus"], "running");
+    assert!(!layout.workspaces_path().exists());
+    // A change to one of them in the meantime is written with its repair...
+    h.archive(b).await.unwrap();
+    assert!(disk(&b_path)["archivedAt"].is_string());
+    assert_eq!(disk(&b_path)["lastStatus"], "closed");
+    // ...and the held-back write, once made, encodes the record as it is then: no undo.
+    h.deliver_pending().await.unwrap();
+    h.flush().await;
+    assert_eq!(disk(&a_path)["lastStatus"], "error");
+    assert!(disk(&a_path)["workspaceId"].is_string());
+    assert!(disk(&b_path)["archivedAt"].is_string());
+    assert!(layout.workspaces_path().exists());
+    rt.shutdown().await;
+}

@@ -210,6 +210,15 @@ impl Env {
     }
 
     pub async fn start(&self) -> Runtime {
+        let rt = self.start_held().await;
+        rt.handle.deliver_pending().await.unwrap();
+        rt
+    }
+
+    /// Started as the app starts it before its MCP server is up: notices and load repairs are
+    /// held until `deliver_pending`.
+    #[allow(dead_code)]
+    pub async fn start_held(&self) -> Runtime {
         let mut reg = ProviderRegistry::new();
         reg.insert(
             "script",
@@ -229,9 +238,7 @@ impl Env {
         );
         let mut opts = RuntimeOptions::new(self.home(), reg);
         opts.cancel_timeout = Duration::from_millis(300);
-        let rt = Runtime::start(opts, None).await.unwrap();
-        rt.handle.deliver_pending().await.unwrap();
-        rt
+        Runtime::start(opts, None).await.unwrap()
     }
 }
 

@@ -224,6 +224,7 @@ impl Actor {
     }
 
     pub(super) fn deliver_pending(&mut self) {
+        self.write_deferred();
         self.engine.deliver_pending();
         self.apply();
     }

@@ -208,6 +208,8 @@ pub(crate) enum Command {
         reply: Reply<Durable>,
     },
     DeliverPending(Reply<()>),
+    /// Submits what is held back (load repairs), so a flush that follows covers it.
+    WriteDeferred(Reply<()>),
     /// Appends items to a timeline as a provider would (tests fill timelines fast with it).
     #[cfg(test)]
     PushItems {
@@ -318,6 +320,10 @@ impl Actor {
             Command::Stop { id, reply } => answer(reply, self.stop(id)),
             Command::DeliverPending(r) => {
                 self.deliver_pending();
+                answer(r, Ok(()))
+            }
+            Command::WriteDeferred(r) => {
+                self.write_deferred();
                 answer(r, Ok(()))
             }
             #[cfg(test)]
