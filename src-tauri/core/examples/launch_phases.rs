@@ -1,3 +1,10 @@
+//! The in-process part of a launch, phase by phase, for profiling (`perf record` this with a
+//! release build that keeps symbols): config, MCP bind, runtime start (load), serve, first
+//! listing. The whole-process figure is the `launch` bench of the desktop crate.
+//!
+//! `cargo run --release -p paseo-core --example launch_phases -- HOME [RUNS]`
+//! (seed HOME first with the `seed_records` example).
+
 use paseo_core::config::Config;
 use paseo_core::mcp::McpServer;
 use paseo_core::providers::ProviderRegistry;
@@ -6,36 +13,42 @@ use paseo_core::store::Layout;
 use std::time::Instant;
 
 fn main() {
-    eprintln!(
-        "sizes: record {} state {}",
-        std::mem::size_of::<paseo_core::model::AgentRecord>(),
-        std::mem::size_of::<paseo_core::engine::AgentState>()
-    );
-    let home = std::path::PathBuf::from(std::env::args().nth(1).unwrap());
-    let reps: usize = std::env::args()
-        .nth(2)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
+    let mut args = std::env::args().skip(1);
+    let Some(home) = args.next().map(std::path::PathBuf::from) else {
+        eprintln!("usage: launch_phases HOME [RUNS]");
+        std::process::exit(2);
+    };
+    let runs: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
-    for _ in 0..reps {
+        .expect("a tokio runtime");
+    for _ in 0..runs {
         rt.block_on(async {
             let t = Instant::now();
             let layout = Layout::new(&home);
             let (config, _) = Config::load_or_default(&home);
-            let mcp = McpServer::bind(&layout, config.mcp.port).unwrap();
-            let t1 = t.elapsed();
+            let mcp = McpServer::bind(&layout, config.mcp.port).expect("bind");
+            let bound = t.elapsed();
             let options = RuntimeOptions::new(&home, ProviderRegistry::from_config(&config));
-            let runtime = Runtime::start(options, Some(mcp.access())).await.unwrap();
-            let t2 = t.elapsed();
-            let mcp = mcp.serve(runtime.handle()).await.unwrap();
-            let t3 = t.elapsed();
-            let (_, total) = runtime.handle().list(Default::default(), 1).await.unwrap();
-            let t4 = t.elapsed();
-            eprintln!("bind {t1:?} runtime {t2:?} serve {t3:?} list {t4:?} total {total}");
+            let runtime = Runtime::start(options, Some(mcp.access()))
+                .await
+                .expect("runtime start");
+            let loaded = t.elapsed();
+            let mcp = mcp.serve(runtime.handle()).await.expect("serve");
+            let serving = t.elapsed();
+            let (_, total) = runtime
+                .handle()
+                .list(Default::default(), 1)
+                .await
+                .expect("list");
+            let listed = t.elapsed();
+            println!(
+                "bind {bound:.1?}, runtime started (loaded) {loaded:.1?}, serving {serving:.1?}, \
+                 first listing {listed:.1?}: {total} agents"
+            );
+            runtime.handle().deliver_pending().await.expect("deliver");
             mcp.shutdown().await;
             runtime.shutdown().await;
         });
