@@ -111,14 +111,22 @@ pub(crate) struct Actor {
 }
 
 /// Load repairs (normalized statuses, finished cascades, workspaces given to records that had
-/// none) are written after the MCP server is up, not before: after a crash they can be
-/// thousands of writes. Each write encodes the record as it is when it is submitted, through
-/// the same writer as every later change, so it can never undo or reorder with one. A crash
-/// before they are written only means the next load repairs the same records again.
+/// none) are written after the MCP server is up, not before: after a crash they can be tens of
+/// thousands of writes. Once released they go out a batch per tick, only while the writer's
+/// backlog is short, so commands never wait behind them and memory stays bounded; a flush or
+/// the shutdown writes the rest at once. Each write encodes the record as it is when it is
+/// submitted, through the same writer as every later change, so it can never undo or reorder
+/// with one. A crash before they are written only means the next load repairs them again.
 pub(super) struct Deferred {
     pub(super) agents: Vec<AgentId>,
     pub(super) registries: bool,
+    /// Set once the app answers (`deliver_pending`): from then on ticks write batches.
+    pub(super) released: bool,
+    pub(super) total: usize,
 }
+
+/// At most this many load repairs per tick, and only while fewer writes than this wait.
+const DEFERRED_BATCH: usize = 512;
 
 /// Loads the data root and starts the actor.
 pub(crate) async fn start(
@@ -313,8 +321,10 @@ pub(crate) async fn start(
     repaired.sort_unstable();
     repaired.dedup();
     actor.deferred = Some(Deferred {
+        total: repaired.len(),
         agents: repaired,
         registries: registry_changed,
+        released: false,
     });
     actor.apply();
     actor.tickets.clear();
@@ -362,33 +372,49 @@ impl Actor {
                     self.apply();
                     self.tickets.clear();
                 }
-                _ = tick.tick() => self.publish_counts(),
+                _ = tick.tick() => {
+                    self.publish_counts();
+                    self.write_deferred(false);
+                }
             }
         }
     }
 
-    /// Writes the load repairs (once; later calls do nothing).
-    pub(super) fn write_deferred(&mut self) {
-        let Some(d) = self.deferred.take() else {
+    /// Submits held-back load repairs: all of them (`all`), or the next batch the writer has
+    /// room for once they are released.
+    pub(super) fn write_deferred(&mut self, all: bool) {
+        let backlog = self.writer.backlog();
+        let Some(d) = self.deferred.as_mut() else {
             return;
         };
-        for id in &d.agents {
-            let _ = self.persist_agent(*id);
+        if !all && !d.released {
+            return;
         }
-        if d.registries {
+        let registries = std::mem::take(&mut d.registries);
+        let room = if all {
+            d.agents.len()
+        } else {
+            DEFERRED_BATCH.saturating_sub(backlog)
+        };
+        let batch = d.agents.split_off(d.agents.len().saturating_sub(room));
+        let total = d.total;
+        if d.agents.is_empty() {
+            self.deferred = None;
+            if total > 0 {
+                tracing::info!(records = total, "load repairs submitted for writing");
+            }
+        }
+        if registries {
             self.persist_registries(true, true);
         }
-        if !d.agents.is_empty() {
-            tracing::info!(
-                records = d.agents.len(),
-                "load repairs submitted for writing"
-            );
+        for id in batch {
+            let _ = self.persist_agent(id);
         }
     }
 
     async fn shutdown(&mut self) {
         tracing::info!("runtime shutting down");
-        self.write_deferred();
+        self.write_deferred(true);
         self.engine.shutdown();
         self.apply();
         let closes: Vec<_> = self.closing.values().cloned().collect();

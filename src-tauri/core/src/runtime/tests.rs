@@ -443,3 +443,41 @@ async fn load_repairs_are_written_once_the_app_answers_and_never_undo_a_later_ch
     assert!(layout.workspaces_path().exists());
     rt.shutdown().await;
 }
+
+#[tokio::test]
+async fn many_load_repairs_are_written_in_batches_without_a_flush() {
+    let env = Env::new();
+    let layout = Layout::new(env.home());
+    let cwd = env.work.display().to_string();
+    let mut paths = Vec::new();
+    // More than a few batches' worth, as a crash of a big fleet leaves them.
+    for _ in 0..1_500 {
+        let mut rec = crate::store::tests::record(&cwd);
+        rec.last_status = Status::Idle;
+        let p = layout.record_path(&rec.cwd, rec.id);
+        crate::store::atomic::ensure_dir(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, crate::store::encode_record(&rec).unwrap()).unwrap();
+        paths.push(p);
+    }
+    let rt = env.start().await;
+    let h = rt.handle();
+    let closed = |p: &std::path::Path| {
+        std::fs::read(p)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v["lastStatus"] == "closed")
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !paths.iter().all(|p| closed(p)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {} repairs still unwritten",
+            paths.iter().filter(|p| !closed(p)).count(),
+            paths.len()
+        );
+        // The runtime answers while they are written.
+        h.snapshot().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    rt.shutdown().await;
+}

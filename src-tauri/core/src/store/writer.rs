@@ -221,6 +221,11 @@ impl Writer {
         }
     }
 
+    /// How many files wait for their write (paces work that can wait, like load repairs).
+    pub fn backlog(&self) -> usize {
+        self.inner.lock().pending.len()
+    }
+
     /// How many writes hit the disk (coalesced ones are not counted).
     pub fn writes(&self) -> u64 {
         self.inner.lock().writes

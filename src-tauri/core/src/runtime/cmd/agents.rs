@@ -224,7 +224,10 @@ impl Actor {
     }
 
     pub(super) fn deliver_pending(&mut self) {
-        self.write_deferred();
+        if let Some(d) = self.deferred.as_mut() {
+            d.released = true;
+        }
+        self.write_deferred(false);
         self.engine.deliver_pending();
         self.apply();
     }

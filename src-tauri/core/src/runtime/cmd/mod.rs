@@ -323,7 +323,7 @@ impl Actor {
                 answer(r, Ok(()))
             }
             Command::WriteDeferred(r) => {
-                self.write_deferred();
+                self.write_deferred(true);
                 answer(r, Ok(()))
             }
             #[cfg(test)]
