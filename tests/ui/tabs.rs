@@ -112,3 +112,38 @@ async fn closing_a_subagents_tab_only_closes_the_view_and_the_track_reopens_it()
     );
     app.quit().await;
 }
+
+/// Issue 17.2: an agent whose parent label names no agent (its parent's record was quarantined,
+/// or upstream data) is a root in the window as in the engine, so closing its tab archives it;
+/// the label stays in the record for when the parent comes back.
+#[tokio::test]
+async fn closing_the_tab_of_an_agent_whose_parent_is_gone_archives_it() {
+    use paseo_core::model::AgentId;
+    use paseo_core::store::Layout;
+    let h = crate::common::Harness::new("dangling_parent_tab");
+    let work = h.work_dir("repo");
+    let (agent_id, gone) = (AgentId::new(), AgentId::new());
+    let at = "2026-12-01T10:00:00.000Z";
+    let record = json!({
+        "id": agent_id.to_string(), "provider": "shell", "cwd": work.display().to_string(),
+        "title": "orphaned", "lastStatus": "idle", "createdAt": at, "updatedAt": at,
+        "labels": {"paseo.parent-agent-id": gone.to_string()}, "config": {},
+    });
+    let path = Layout::new(h.home()).record_path(&work.display().to_string(), agent_id);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, serde_json::to_vec(&record).unwrap()).unwrap();
+
+    let app = h.launch_ready(&[]).await;
+    let id = agent_id.to_string();
+    let agent = app.agent(&id).await.expect("the agent is loaded");
+    assert_eq!(agent["parentAgentId"], json!(null), "{agent}");
+    open_root(&app, &agent).await;
+    click_tab_close(&app, &id).await;
+    app.wait_count(&sel_tab(&id), 0).await;
+    wait_archived_on_disk(&h, &[&id], true).await;
+    assert_eq!(
+        h.agent_record(&id)["labels"]["paseo.parent-agent-id"],
+        json!(gone.to_string())
+    );
+    app.quit().await;
+}

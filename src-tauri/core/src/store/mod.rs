@@ -101,8 +101,10 @@ fn list_record_files(layout: &Layout) -> Result<Vec<PathBuf>, StoreError> {
 fn read_record(path: &Path, buf: &mut Vec<u8>) -> Result<AgentRecord, String> {
     use std::io::Read;
     buf.clear();
+    // Through `take`, read_to_end fills the reused buffer without first asking the file's size
+    // (a statx and an lseek per record): open, read, read (end), close.
     fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(buf))
+        .and_then(|f| f.take(u64::MAX).read_to_end(buf))
         .map_err(|e| format!("unreadable: {e}"))?;
     let rec: AgentRecord =
         serde_json::from_slice(buf).map_err(|e| format!("invalid agent record: {e}"))?;
