@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::actor::{Actor, Internal};
+use super::blocking;
 use super::cmd::Command;
-use super::handle::blocking;
 use super::{RuntimeError, RuntimeHandle};
 use crate::model::{AgentId, ChangeCounts, WorkspaceKind, WorkspaceRecord};
 use crate::workspaces::changes::{

@@ -12,7 +12,9 @@ use super::cmd::{Command, Prepared, Reply};
 use super::events::{AgentSnapshot, Event, FleetCounts, FleetSnapshot, WorkspaceSnapshot};
 use super::policy::{self, Caller};
 use super::timeline::Page;
-use super::{CreateAgent, RuntimeError, WorkspaceTarget, MAX_PROMPT_BYTES, MAX_TITLE_CHARS};
+use super::{
+    blocking, CreateAgent, RuntimeError, WorkspaceTarget, MAX_PROMPT_BYTES, MAX_TITLE_CHARS,
+};
 use crate::engine::ListFilter;
 use crate::model::{
     AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind, PARENT_LABEL,
@@ -595,13 +597,4 @@ impl RuntimeHandle {
     pub fn now(&self) -> Timestamp {
         Timestamp::now()
     }
-}
-
-/// Runs blocking I/O off the async threads.
-pub(super) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, RuntimeError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|_| RuntimeError::Stopped)
 }

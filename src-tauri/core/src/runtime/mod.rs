@@ -260,5 +260,14 @@ impl Runtime {
     }
 }
 
+/// Runs blocking I/O off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, RuntimeError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|_| RuntimeError::Stopped)
+}
+
 #[cfg(test)]
 pub(crate) mod tests;
