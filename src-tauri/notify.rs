@@ -74,9 +74,12 @@ pub struct Note {
     pub agents: Vec<AgentId>,
 }
 
+/// What an agent was last notified for (or would have been), per agent.
+type Occurrence = (Kind, String);
+
 /// Why `agent` would be notified now, with what tells this occurrence from the previous one
 /// (the request id, or when attention was raised), so one event is never sent twice.
-fn occurrence(agent: &AgentSnapshot) -> Option<(Kind, String)> {
+fn occurrence(agent: &AgentSnapshot) -> Option<Occurrence> {
     let when = || {
         agent
             .record
@@ -123,10 +126,20 @@ pub fn plan(
     settings: &NotificationsConfig,
     watched: &HashSet<AgentId>,
 ) -> Option<Note> {
-    let previous: HashMap<AgentId, Option<(Kind, String)>> = before
+    let previous: HashMap<AgentId, Occurrence> = before
         .iter()
-        .map(|agent| (agent.id(), occurrence(agent)))
+        .filter_map(|agent| Some((agent.id(), occurrence(agent)?)))
         .collect();
+    plan_since(&previous, after, settings, watched)
+}
+
+/// [`plan`] against what each agent was last notified for (agents with none are absent).
+fn plan_since(
+    previous: &HashMap<AgentId, Occurrence>,
+    after: &[AgentSnapshot],
+    settings: &NotificationsConfig,
+    watched: &HashSet<AgentId>,
+) -> Option<Note> {
     let mut events: Vec<(Kind, &AgentSnapshot)> = Vec::new();
     let mut seen = HashSet::new();
     for agent in after {
@@ -136,7 +149,7 @@ pub fn plan(
         let Some(now) = occurrence(agent) else {
             continue;
         };
-        if previous.get(&agent.id()) == Some(&Some(now.clone())) || !wanted(now.0, settings) {
+        if previous.get(&agent.id()) == Some(&now) || !wanted(now.0, settings) {
             continue;
         }
         events.push((now.0, agent));
@@ -325,11 +338,14 @@ where
     let Ok(snapshot) = runtime.snapshot().await else {
         return;
     };
-    let mut known: HashMap<AgentId, AgentSnapshot> = snapshot
+    // Only what each agent would be notified for, for the agents that have something: a copy
+    // of every snapshot would hold the whole fleet twice (hundreds of MB at 100,000 agents).
+    let mut known: HashMap<AgentId, Occurrence> = snapshot
         .agents
-        .into_iter()
-        .map(|agent| (agent.id(), agent))
+        .iter()
+        .filter_map(|agent| Some((agent.id(), occurrence(agent)?)))
         .collect();
+    drop(snapshot);
     let Some(state) = app.try_state::<Notifications>() else {
         return;
     };
@@ -380,21 +396,16 @@ where
             }
         }
         after.reverse();
-        let before: Vec<AgentSnapshot> = after
-            .iter()
-            .filter_map(|agent| known.get(&agent.id()).cloned())
-            .collect();
-        let note = plan(&before, &after, &settings, &state.watched());
+        let note = plan_since(&known, &after, &settings, &state.watched());
         for agent in &after {
-            let was = before.iter().find(|b| b.id() == agent.id()).map(occurrence);
+            let was = known.get(&agent.id());
             tracing::debug!(agent = %agent.id(), ?was, now = ?occurrence(agent), "burst");
         }
         for agent in after {
-            if agent.record.is_archived() {
-                known.remove(&agent.id());
-            } else {
-                known.insert(agent.id(), agent);
-            }
+            match occurrence(&agent) {
+                Some(now) if !agent.record.is_archived() => known.insert(agent.id(), now),
+                _ => known.remove(&agent.id()),
+            };
         }
         if let Some(note) = note {
             tracing::info!(summary = %note.summary, agents = note.agents.len(), "notifying");
