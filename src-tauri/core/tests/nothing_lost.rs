@@ -303,6 +303,16 @@ impl Drop for Tmpfs {
     }
 }
 
+/// Appends to `path` until the file system has no byte left.
+fn fill_to_the_brim(path: &Path) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).unwrap();
+    for chunk in [65_536usize, 4_096, 1] {
+        let buf = vec![7u8; chunk];
+        while f.write_all(&buf).and_then(|_| f.flush()).is_ok() {}
+    }
+}
+
 fn rss_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -359,17 +369,30 @@ async fn a_full_disk_fails_the_flooding_agent_visibly_and_writes_recover() {
     assert!(noticed, "no notice of the failure");
     // Whatever is on disk is a whole record.
     record_on_disk(&h, &a);
+    // What the flood left may still hold a few free bytes, enough for the small writes that
+    // follow it to land (then nothing fails any more): take the disk to the last byte, and
+    // make the app write something.
+    let brim = home.join("filler-brim");
+    fill_to_the_brim(&brim);
+    let other = tempfile::tempdir().unwrap();
+    let _ = h.add_workspace(other.path().display().to_string()).await;
     // The app itself needs the user while files cannot be written (the tray shows it).
-    let storage = h.attention().await.unwrap().storage;
-    assert!(
-        storage
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let storage = h.attention().await.unwrap().storage;
+        if storage
             .as_deref()
-            .is_some_and(|s| s.contains("cannot be written")),
-        "{storage:?}"
-    );
+            .is_some_and(|s| s.contains("cannot be written"))
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{storage:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 
     // Space is back: what failed is written again, with nothing asked.
     std::fs::remove_file(&filler).unwrap();
+    std::fs::remove_file(&brim).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let rec = record_on_disk(&h, &a);
