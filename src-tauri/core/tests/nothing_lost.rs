@@ -306,7 +306,11 @@ impl Drop for Tmpfs {
 /// Appends to `path` until the file system has no byte left.
 fn fill_to_the_brim(path: &Path) {
     use std::io::Write;
-    let mut f = std::fs::File::create(path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
     for chunk in [65_536usize, 4_096, 1] {
         let buf = vec![7u8; chunk];
         while f.write_all(&buf).and_then(|_| f.flush()).is_ok() {}
@@ -369,16 +373,18 @@ async fn a_full_disk_fails_the_flooding_agent_visibly_and_writes_recover() {
     assert!(noticed, "no notice of the failure");
     // Whatever is on disk is a whole record.
     record_on_disk(&h, &a);
-    // What the flood left may still hold a few free bytes, enough for the small writes that
-    // follow it to land (then nothing fails any more): take the disk to the last byte, and
-    // make the app write something.
+    // The app itself needs the user while files cannot be written (the tray shows it). What
+    // the flood left may hold a few free bytes (a failed append is cut back off its file), and
+    // a small retry that fits clears the problem for real: so the disk is taken to the last
+    // byte and the app made to write (a new workspace), until a write of its fails.
     let brim = home.join("filler-brim");
-    fill_to_the_brim(&brim);
-    let other = tempfile::tempdir().unwrap();
-    let _ = h.add_workspace(other.path().display().to_string()).await;
-    // The app itself needs the user while files cannot be written (the tray shows it).
+    let mut others = Vec::new();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
+        fill_to_the_brim(&brim);
+        let other = tempfile::tempdir().unwrap();
+        let _ = h.add_workspace(other.path().display().to_string()).await;
+        others.push(other);
         let storage = h.attention().await.unwrap().storage;
         if storage
             .as_deref()
