@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Command;
 
 use paseo_core::config::{
     Config, McpConfig, NotificationsConfig, ProviderConfig, ProviderKind, StorageConfig,
@@ -30,7 +29,11 @@ use serde_json::{json, Value};
 
 #[path = "support/doc_keys.rs"]
 mod doc_keys;
+#[allow(dead_code)]
+#[path = "support/git.rs"]
+mod git_support;
 use doc_keys::{compare, keys, Shape};
+use git_support::{git, init_repo};
 
 fn doc() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/data-model.md");
@@ -40,20 +43,6 @@ fn doc() -> String {
 fn read_json(path: &Path) -> Value {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 /// An agent record with every field set, as the store writes it.
@@ -259,11 +248,7 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
 
     // The registries: a worktree of a real repository with a remote, as the runtime records it.
     let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("README"), "hello\n").unwrap();
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-q", "-m", "first"]);
+    init_repo(&repo);
     git(
         &repo,
         &["remote", "add", "origin", "https://example.com/app.git"],
