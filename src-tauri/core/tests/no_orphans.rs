@@ -13,10 +13,8 @@ use std::time::{Duration, Instant};
 use paseo_core::model::AgentId;
 use paseo_core::runtime::{CreateAgent, WorkspaceTarget};
 use paseo_core::runtime::{Runtime, RuntimeOptions};
-use support::anthropic::{AnthropicStandIn, Input, Reply};
 use support::cli::Clis;
 use support::git::shell_runtime;
-use support::openai::{self, OpenAiStandIn};
 use support::{agent_pids, alive, poll};
 
 const CHILD_ENV: &str = "PASEO_ORPHAN_CHILD_HOME";
@@ -32,17 +30,7 @@ async fn orphan_child_runtime() {
     let home = std::path::PathBuf::from(home);
     let work = home.with_extension("work");
     std::fs::create_dir_all(&work).unwrap();
-    let claude = AnthropicStandIn::start(|req| match req.input() {
-        Input::Text(t) => Reply::text(format!("claude says: {t}")),
-        Input::ToolResult { content, .. } => Reply::text(format!("tool said {content}")),
-    })
-    .await;
-    let codex = OpenAiStandIn::start(|req| match req.input() {
-        openai::Input::Text(t) => openai::Reply::text(format!("codex says: {t}")),
-        other => openai::Reply::text(format!("got {other:?}")),
-    })
-    .await;
-    let clis = Clis::new(claude, codex);
+    let clis = Clis::echoing().await;
     let rt = Runtime::start(RuntimeOptions::new(&home, clis.registry()), None)
         .await
         .unwrap();

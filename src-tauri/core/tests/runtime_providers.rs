@@ -11,9 +11,7 @@ use paseo_core::config::{ProviderConfig, ProviderKind};
 use paseo_core::model::{ItemKind, Status, TurnOrigin, WorkspaceId};
 use paseo_core::providers::command::CommandProvider;
 use paseo_core::runtime::{Runtime, RuntimeHandle, RuntimeOptions, WaitResult};
-use support::anthropic::{AnthropicStandIn, Input, Reply};
 use support::cli::{create, Clis};
-use support::openai::{self, OpenAiStandIn};
 use support::*;
 
 const T: Duration = Duration::from_secs(60);
@@ -26,20 +24,10 @@ struct Fixture {
 
 impl Fixture {
     async fn new() -> Fixture {
-        let claude = AnthropicStandIn::start(|req| match req.input() {
-            Input::Text(t) => Reply::text(format!("claude says: {t}")),
-            Input::ToolResult { content, .. } => Reply::text(format!("tool said {content}")),
-        })
-        .await;
-        let codex = OpenAiStandIn::start(|req| match req.input() {
-            openai::Input::Text(t) => openai::Reply::text(format!("codex says: {t}")),
-            other => openai::Reply::text(format!("got {other:?}")),
-        })
-        .await;
         Fixture {
             home: tempfile::tempdir().unwrap(),
             work: tempfile::tempdir().unwrap(),
-            clis: Clis::new(claude, codex),
+            clis: Clis::echoing().await,
         }
     }
 

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use paseo_core::model::{AgentId, Status, TurnOrigin, Usage, WorkspaceId};
 use paseo_core::runtime::{Caller, Runtime, RuntimeHandle, RuntimeOptions, WaitResult};
-use support::anthropic::{self, AnthropicStandIn, Input, Reply};
+use support::anthropic;
 use support::cli::{create, Clis};
-use support::openai::{self, OpenAiStandIn};
+use support::openai;
 
 const T: Duration = Duration::from_secs(60);
 
@@ -24,20 +24,10 @@ struct Fixture {
 
 impl Fixture {
     async fn new() -> Fixture {
-        let claude = AnthropicStandIn::start(|req| match req.input() {
-            Input::Text(t) => Reply::text(format!("claude says: {t}")),
-            Input::ToolResult { content, .. } => Reply::text(format!("tool said {content}")),
-        })
-        .await;
-        let codex = OpenAiStandIn::start(|req| match req.input() {
-            openai::Input::Text(t) => openai::Reply::text(format!("codex says: {t}")),
-            other => openai::Reply::text(format!("got {other:?}")),
-        })
-        .await;
         Fixture {
             home: tempfile::tempdir().unwrap(),
             work: tempfile::tempdir().unwrap(),
-            clis: Clis::new(claude, codex),
+            clis: Clis::echoing().await,
         }
     }
 

@@ -476,6 +476,24 @@ impl Clis {
         }
     }
 
+    /// Both CLIs against stand-ins that answer every prompt with it ("claude says: …",
+    /// "codex says: …"), and a tool result with what it said.
+    pub async fn echoing() -> Clis {
+        let claude = AnthropicStandIn::start(|req| match req.input() {
+            anthropic::Input::Text(t) => anthropic::Reply::text(format!("claude says: {t}")),
+            anthropic::Input::ToolResult { content, .. } => {
+                anthropic::Reply::text(format!("tool said {content}"))
+            }
+        })
+        .await;
+        let codex = OpenAiStandIn::start(|req| match req.input() {
+            openai::Input::Text(t) => openai::Reply::text(format!("codex says: {t}")),
+            other => openai::Reply::text(format!("got {other:?}")),
+        })
+        .await;
+        Clis::new(claude, codex)
+    }
+
     pub fn registry(&self) -> ProviderRegistry {
         let mut r = ProviderRegistry::new();
         let shell = ProviderConfig::new(ProviderKind::Shell);
