@@ -108,17 +108,10 @@ fn deny_errors_the_agent_and_tells_the_caller_once() {
 fn a_held_turn_survives_a_restart_still_answerable() {
     let mut f = Fx::new();
     let (_parent, kid, request) = held(&mut f);
-    let records: Vec<AgentRecord> = f.e.agents().map(|a| a.record.clone()).collect();
+    let records = f.records();
     let json = serde_json::to_string(&records).unwrap();
     let records: Vec<AgentRecord> = serde_json::from_str(&json).unwrap();
-    let mut e2 = Engine::new();
-    e2.load(
-        records,
-        f.e.workspaces().cloned().collect(),
-        vec![],
-        vec![],
-        &|_| true,
-    );
+    let (mut e2, _) = f.reload(records);
     let a = e2.agent(kid).unwrap();
     assert_eq!(
         a.pending_permission.as_ref().map(|p| p.request_id.as_str()),

@@ -12,7 +12,7 @@ fn load_normalizes_repairs_and_reports() {
     let orphan_parent = f.idle(None, "w1");
     let orphan = f.idle(Some(orphan_parent), "w1");
 
-    let mut records: Vec<AgentRecord> = f.e.agents().map(|a| a.record.clone()).collect();
+    let mut records = f.records();
     for r in records.iter_mut() {
         if r.id == cyc_a {
             r.set_parent(Some(cyc_b));
@@ -23,14 +23,7 @@ fn load_normalizes_repairs_and_reports() {
             r.archive_batch_id = Some("b1".parse().unwrap());
         }
     }
-    let mut e2 = Engine::new();
-    let report = e2.load(
-        records,
-        f.e.workspaces().cloned().collect(),
-        vec![],
-        vec![],
-        &|_| true,
-    );
+    let (mut e2, report) = f.reload(records);
     assert!(report.problems.iter().any(|p| p.contains("cycle")));
     assert!(e2.agent(orphan).unwrap().record.is_archived());
     assert_eq!(
@@ -62,14 +55,7 @@ fn a_parent_label_naming_no_agent_makes_a_reported_root() {
             .filter(|a| a.record.id != parent)
             .map(|a| a.record.clone())
             .collect();
-    let mut e2 = Engine::new();
-    let report = e2.load(
-        records,
-        f.e.workspaces().cloned().collect(),
-        vec![],
-        vec![],
-        &|_| true,
-    );
+    let (e2, report) = f.reload(records);
     let lines: Vec<_> = report
         .problems
         .iter()
@@ -99,21 +85,14 @@ fn repairs_are_summarized_one_line_per_kind() {
     let mut f = Fx::new();
     let parent = f.idle(None, "w1");
     let kids: Vec<AgentId> = (0..40).map(|_| f.idle(Some(parent), "w1")).collect();
-    let mut records: Vec<AgentRecord> = f.e.agents().map(|a| a.record.clone()).collect();
+    let mut records = f.records();
     for r in records.iter_mut() {
         if r.id == parent {
             r.archived_at = Some(Timestamp::from_millis(5));
             r.archive_batch_id = Some("b1".parse().unwrap());
         }
     }
-    let mut e2 = Engine::new();
-    let report = e2.load(
-        records,
-        f.e.workspaces().cloned().collect(),
-        vec![],
-        vec![],
-        &|_| true,
-    );
+    let (e2, report) = f.reload(records);
     let lines: Vec<&String> = report
         .problems
         .iter()

@@ -117,6 +117,24 @@ impl Fx {
         &self.e.agent(id).unwrap().record
     }
 
+    /// Every agent's record, as the store would hold them.
+    fn records(&self) -> Vec<AgentRecord> {
+        self.e.agents().map(|a| a.record.clone()).collect()
+    }
+
+    /// A fresh engine loading `records` with this fleet's workspaces, as after a restart.
+    fn reload(&self, records: Vec<AgentRecord>) -> (Engine, super::LoadReport) {
+        let mut e = Engine::new();
+        let report = e.load(
+            records,
+            self.e.workspaces().cloned().collect(),
+            vec![],
+            vec![],
+            &|_| true,
+        );
+        (e, report)
+    }
+
     fn status(&self, id: AgentId) -> Status {
         self.e.agent(id).unwrap().status()
     }

@@ -95,15 +95,8 @@ fn roll_ups_survive_a_reload_and_follow_a_detach() {
     .unwrap();
     f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
 
-    let records: Vec<AgentRecord> = f.e.agents().map(|a| a.record.clone()).collect();
-    let mut e2 = Engine::new();
-    e2.load(
-        records,
-        f.e.workspaces().cloned().collect(),
-        vec![],
-        vec![],
-        &|_| true,
-    );
+    let records = f.records();
+    let (e2, _) = f.reload(records);
     assert_eq!(e2.tree_usage(root), f.e.tree_usage(root));
     assert_eq!(e2.tree_usage(root).input_tokens, 12);
     assert_eq!(
@@ -128,20 +121,13 @@ fn a_parent_cycle_does_not_hang_the_roll_up() {
     let b = f.running(Some(a), "w1");
     f.e.turn_usage(b, &used(1, None)).unwrap();
     // A record edited by hand into a cycle: load cuts it; the walk is bounded regardless.
-    let mut records: Vec<AgentRecord> = f.e.agents().map(|x| x.record.clone()).collect();
+    let mut records = f.records();
     for r in &mut records {
         if r.id == a {
             r.set_parent(Some(b));
         }
     }
-    let mut e2 = Engine::new();
-    e2.load(
-        records,
-        f.e.workspaces().cloned().collect(),
-        vec![],
-        vec![],
-        &|_| true,
-    );
+    let (e2, _) = f.reload(records);
     assert_eq!(e2.tree_usage(b).input_tokens, 1);
     let _ = e2.usage_rollups();
 }
