@@ -207,6 +207,19 @@ pub fn use_claude(h: &Harness, api: &crate::anthropic::AnthropicStandIn) {
     .unwrap();
 }
 
+/// Writes an agent record (JSON as SPEC 1 stores it) where the data root of `h` keeps it, as
+/// if an earlier run had left it: the app loads it at its next launch.
+pub fn put_record(h: &Harness, record: &Value) {
+    let cwd = record["cwd"].as_str().expect("the record's cwd");
+    let id = record["id"]
+        .as_str()
+        .and_then(|id| id.parse().ok())
+        .expect("the record's id");
+    let path = paseo_core::store::Layout::new(h.home()).record_path(cwd, id);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, serde_json::to_vec(record).unwrap()).unwrap();
+}
+
 /// Runs git in `dir` (as a user with a name and email) and returns its output; fails the test
 /// if git does.
 pub fn git(dir: &Path, args: &[&str]) -> String {

@@ -5,7 +5,6 @@
 use crate::common::{tid, Harness};
 use crate::helpers::*;
 use paseo_core::model::AgentId;
-use paseo_core::store::Layout;
 use serde_json::json;
 
 const ROOTS: usize = 3_000;
@@ -29,9 +28,7 @@ async fn a_workspace_home_with_thousands_of_agents_keeps_few_rows_in_the_dom() {
             "title": format!("worker-{n:04}"), "lastStatus": "idle",
             "createdAt": at, "updatedAt": at, "lastActivityAt": at, "config": {},
         });
-        let path = Layout::new(h.home()).record_path(&work.display().to_string(), id);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, serde_json::to_vec(&record).unwrap()).unwrap();
+        put_record(&h, &record);
     }
     let oldest = oldest.unwrap().to_string();
     let app = h.launch_ready(&[]).await;
@@ -88,9 +85,7 @@ async fn the_archived_list_pages_through_thousands_of_archive_gestures() {
             "title": format!("old-{n:04}"), "lastStatus": "closed",
             "createdAt": at, "updatedAt": at, "archivedAt": at, "config": {},
         });
-        let path = Layout::new(h.home()).record_path(&work.display().to_string(), id);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, serde_json::to_vec(&record).unwrap()).unwrap();
+        put_record(&h, &record);
     }
     let first_archived = first_archived.unwrap().to_string();
     let app = h.launch_ready(&[]).await;

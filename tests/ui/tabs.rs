@@ -119,7 +119,6 @@ async fn closing_a_subagents_tab_only_closes_the_view_and_the_track_reopens_it()
 #[tokio::test]
 async fn closing_the_tab_of_an_agent_whose_parent_is_gone_archives_it() {
     use paseo_core::model::AgentId;
-    use paseo_core::store::Layout;
     let h = crate::common::Harness::new("dangling_parent_tab");
     let work = h.work_dir("repo");
     let (agent_id, gone) = (AgentId::new(), AgentId::new());
@@ -129,9 +128,7 @@ async fn closing_the_tab_of_an_agent_whose_parent_is_gone_archives_it() {
         "title": "orphaned", "lastStatus": "idle", "createdAt": at, "updatedAt": at,
         "labels": {"paseo.parent-agent-id": gone.to_string()}, "config": {},
     });
-    let path = Layout::new(h.home()).record_path(&work.display().to_string(), agent_id);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, serde_json::to_vec(&record).unwrap()).unwrap();
+    put_record(&h, &record);
 
     let app = h.launch_ready(&[]).await;
     let id = agent_id.to_string();
