@@ -20,6 +20,22 @@ use scripted::{req, workspace, Env};
 
 const T: Duration = Duration::from_secs(10);
 
+/// A record a killed app left in `env`'s data root, in `status` and without a workspace (as
+/// upstream data has none); returns its id and file.
+fn left_by_a_crash(env: &Env, status: Status) -> (AgentId, std::path::PathBuf) {
+    let mut rec = crate::store::tests::record(&env.work.display().to_string());
+    rec.last_status = status;
+    let p = Layout::new(env.home()).record_path(&rec.cwd, rec.id);
+    crate::store::atomic::ensure_dir(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, crate::store::encode_record(&rec).unwrap()).unwrap();
+    (rec.id, p)
+}
+
+/// The JSON in `p`, or None while it is missing or not whole.
+fn json_at(p: &std::path::Path) -> Option<serde_json::Value> {
+    serde_json::from_slice(&std::fs::read(p).ok()?).ok()
+}
+
 fn on_disk(h: &RuntimeHandle, a: &AgentSnapshot) -> serde_json::Value {
     let p = h.layout().record_path(&a.record.cwd, a.id());
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
@@ -234,11 +250,7 @@ async fn restart_normalizes_and_resumes_the_same_session() {
 #[tokio::test]
 async fn a_crash_leaves_records_that_load_normalized() {
     let env = Env::new();
-    let layout = Layout::new(env.home());
-    let mut rec = crate::store::tests::record(&env.work.display().to_string());
-    rec.last_status = Status::Running;
-    let p = layout.record_path(&rec.cwd, rec.id);
-    crate::store::atomic::write_atomic(&p, &crate::store::encode_record(&rec).unwrap()).unwrap();
+    let (id, p) = left_by_a_crash(&env, Status::Running);
     std::fs::write(
         p.with_file_name(format!("{}.json", AgentId::new())),
         b"{oops",
@@ -246,7 +258,7 @@ async fn a_crash_leaves_records_that_load_normalized() {
     .unwrap();
     let rt = env.start().await;
     let h = rt.handle();
-    let a = h.get(rec.id).await.unwrap();
+    let a = h.get(id).await.unwrap();
     assert_eq!(a.status, Status::Error);
     assert_eq!(
         a.record.last_error.as_deref(),
@@ -259,8 +271,7 @@ async fn a_crash_leaves_records_that_load_normalized() {
     assert!(snap.notices.iter().any(|n| n.contains("moved to")));
     assert_eq!(snap.workspaces.len(), 1);
     h.flush().await;
-    let disk: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
-    assert_eq!(disk["lastStatus"], "error");
+    assert_eq!(json_at(&p).unwrap()["lastStatus"], "error");
     rt.shutdown().await;
 }
 
@@ -405,25 +416,12 @@ async fn the_archived_list_comes_in_pages_most_recent_first() {
 async fn load_repairs_are_written_once_the_app_answers_and_never_undo_a_later_change() {
     let env = Env::new();
     let layout = Layout::new(env.home());
-    let cwd = env.work.display().to_string();
-    // Two records a crash left running, without a workspace (upstream data has none).
-    let mut recs = Vec::new();
-    for _ in 0..2 {
-        let mut rec = crate::store::tests::record(&cwd);
-        rec.last_status = Status::Running;
-        rec.workspace_id = None;
-        let p = layout.record_path(&rec.cwd, rec.id);
-        crate::store::atomic::write_atomic(&p, &crate::store::encode_record(&rec).unwrap())
-            .unwrap();
-        recs.push((rec.id, p));
-    }
-    let disk = |p: &std::path::Path| -> serde_json::Value {
-        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
-    };
+    // Two records a crash left running, without a workspace.
+    let (a, a_path) = left_by_a_crash(&env, Status::Running);
+    let (b, b_path) = left_by_a_crash(&env, Status::Running);
+    let disk = |p: &std::path::Path| json_at(p).expect("a whole record");
     let rt = env.start_held().await;
     let h = rt.handle();
-    let (a, a_path) = recs[0].clone();
-    let (b, b_path) = recs[1].clone();
     // Repaired in memory at once...
     assert_eq!(h.get(a).await.unwrap().status, Status::Error);
     // ...but not written before the app answers: after a crash they can be thousands.
@@ -447,26 +445,13 @@ async fn load_repairs_are_written_once_the_app_answers_and_never_undo_a_later_ch
 #[tokio::test]
 async fn many_load_repairs_are_written_in_batches_without_a_flush() {
     let env = Env::new();
-    let layout = Layout::new(env.home());
-    let cwd = env.work.display().to_string();
-    let mut paths = Vec::new();
     // More than a few batches' worth, as a crash of a big fleet leaves them.
-    for _ in 0..1_500 {
-        let mut rec = crate::store::tests::record(&cwd);
-        rec.last_status = Status::Idle;
-        let p = layout.record_path(&rec.cwd, rec.id);
-        crate::store::atomic::ensure_dir(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, crate::store::encode_record(&rec).unwrap()).unwrap();
-        paths.push(p);
-    }
+    let paths: Vec<_> = (0..1_500)
+        .map(|_| left_by_a_crash(&env, Status::Idle).1)
+        .collect();
     let rt = env.start().await;
     let h = rt.handle();
-    let closed = |p: &std::path::Path| {
-        std::fs::read(p)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .is_some_and(|v| v["lastStatus"] == "closed")
-    };
+    let closed = |p: &std::path::Path| json_at(p).is_some_and(|v| v["lastStatus"] == "closed");
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !paths.iter().all(|p| closed(p)) {
         assert!(
