@@ -52,7 +52,8 @@ export class Composer {
     this.agent = agent;
     const name = agentName(agent);
     setAttr(this.input, 'aria-label', `Prompt for ${name}`);
-    this.fitPlaceholder();
+    // Measured again only when the wording changes; the ResizeObserver covers the width.
+    if (this.placeholderFor !== `${this.busy}|${name}`) this.fitPlaceholder();
     this.updateButtons();
   }
 
@@ -60,6 +61,7 @@ export class Composer {
   fitPlaceholder() {
     if (!this.agent) return;
     const name = agentName(this.agent);
+    this.placeholderFor = `${this.busy}|${name}`;
     const texts = this.busy
       ? [`${name} is working… (Esc to stop)`, `${name} is working…`, 'Working… (Esc to stop)', 'Working…']
       : [`Send to ${name}…  (Enter to send, Shift+Enter for a new line)`, `Send to ${name}…  (Enter to send)`,
