@@ -38,24 +38,8 @@ impl CommandError {
 impl From<RuntimeError> for CommandError {
     fn from(e: RuntimeError) -> Self {
         let mut error = CommandError::new(e.code(), e.to_string());
-        error.field = field_of(&e).filter(|f| !f.is_empty()).map(String::from);
+        error.field = e.field().map(String::from);
         error
-    }
-}
-
-fn field_of(e: &RuntimeError) -> Option<&str> {
-    use paseo_core::workspaces::WorkspaceError as W;
-    match e {
-        RuntimeError::Invalid { field, .. } => Some(field),
-        RuntimeError::Workspace(
-            W::NotAbsolute { field, .. }
-            | W::Missing { field, .. }
-            | W::NotADirectory { field, .. }
-            | W::OutsideWorkspace { field, .. }
-            | W::NotARepository { field, .. }
-            | W::Invalid { field, .. },
-        ) => Some(field),
-        _ => None,
     }
 }
 

@@ -80,6 +80,17 @@ pub enum RuntimeError {
 }
 
 impl RuntimeError {
+    /// The input at fault, by its path (`workspace.source.target.newBranch`), when the error
+    /// names one: a form points at that control instead of parsing the message.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            RuntimeError::Invalid { field, .. } => Some(field.as_str()),
+            RuntimeError::Workspace(e) => e.field(),
+            _ => None,
+        }
+        .filter(|f| !f.is_empty())
+    }
+
     /// A stable code the command and MCP boundaries report with the message.
     pub fn code(&self) -> &'static str {
         match self {

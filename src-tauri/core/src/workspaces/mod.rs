@@ -47,6 +47,24 @@ pub enum WorkspaceError {
     Io(String),
 }
 
+impl WorkspaceError {
+    /// The input at fault, by its path, when the error names one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            WorkspaceError::NotAbsolute { field, .. }
+            | WorkspaceError::Missing { field, .. }
+            | WorkspaceError::NotADirectory { field, .. }
+            | WorkspaceError::OutsideWorkspace { field, .. }
+            | WorkspaceError::NotARepository { field, .. }
+            | WorkspaceError::Invalid { field, .. } => Some(field),
+            WorkspaceError::Git { .. }
+            | WorkspaceError::GitMissing
+            | WorkspaceError::Snapshot { .. }
+            | WorkspaceError::Io(_) => None,
+        }
+    }
+}
+
 impl From<GitError> for WorkspaceError {
     fn from(e: GitError) -> Self {
         match e {
