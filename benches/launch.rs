@@ -1,8 +1,9 @@
-//! Issue 19: whole-process launch with big data roots. The release `paseo-desktop --headless`
-//! is started on a seeded data root and timed from spawn until `list_agents` over its MCP
-//! server counts every record; the baseline, measured in the same run on the same files, is a
-//! plain sequential open/read/close loop over the record files (what any program must at least
-//! do to know them). Both run with a warm page cache.
+//! Issue 19: whole-process launch with big data roots. The release `paseo-headless` (the
+//! headline: the headless mode without the window stack) and, for comparison, the release
+//! `paseo-desktop --headless` are started on a seeded data root and timed from spawn until
+//! `list_agents` over their MCP server counts every record; the baseline, measured in the same
+//! run on the same files, is a plain sequential open/read/close loop over the record files (what
+//! any program must at least do to know them). Both run with a warm page cache.
 //!
 //! Figures: steady launch (records as a clean stop leaves them) and the first launch after a
 //! crash (two thirds of the records left "running": each is normalized and rewritten), at
@@ -32,13 +33,30 @@ fn main() {
     } else {
         sizes
     };
-    let exe = Path::new(env!("CARGO_BIN_EXE_paseo-desktop"));
+    let apps = [
+        App {
+            name: "paseo-headless",
+            exe: Path::new(env!("CARGO_BIN_EXE_paseo-headless")),
+            args: &[],
+        },
+        App {
+            name: "paseo-desktop --headless",
+            exe: Path::new(env!("CARGO_BIN_EXE_paseo-desktop")),
+            args: &["--headless"],
+        },
+    ];
     println!("launch benchmark, {}", machine());
 
     let empty = tempfile::tempdir().unwrap();
     let home = empty.path().join("home");
-    let empty_launch = median((0..RUNS).map(|_| launch(exe, &home, 0).0).collect());
-    println!("empty data root: launch → queryable {}", ms(empty_launch));
+    for app in &apps {
+        let t = median((0..RUNS).map(|_| app.launch(&home, 0).0).collect());
+        println!(
+            "empty data root, {}: launch → queryable {}",
+            app.name,
+            ms(t)
+        );
+    }
 
     for n in sizes {
         let dir = tempfile::tempdir().unwrap();
@@ -56,45 +74,52 @@ fn main() {
         );
         read_loop(&paths); // warms the page cache, like the launches after it
         let base = median((0..RUNS).map(|_| read_loop(&paths)).collect());
-        // One launch first: it registers nothing new, but a first start on a seeded root may
-        // still write; the timed ones then see the root as a clean stop leaves it.
-        launch(exe, &home, n);
-        let mut steady = Vec::new();
-        let mut fds = 0;
-        for _ in 0..RUNS {
-            let (t, peak) = launch(exe, &home, n);
-            steady.push(t);
-            fds = fds.max(peak);
-        }
-        let steady = median(steady);
-        let mut crashed = Vec::new();
-        let mut left_running = 0;
-        for _ in 0..RUNS {
-            left_running = seed::crash(&paths, 3);
-            read_loop(&paths);
-            crashed.push(launch(exe, &home, n).0);
-        }
-        let crashed = median(crashed);
-        let base_after_crash = median((0..RUNS).map(|_| read_loop(&paths)).collect());
         println!(
             "  baseline: sequential open/read/close of every record: {}",
             ms(base)
         );
-        println!(
-            "  steady launch → list_agents counts all {n}: {} = {:.2}× baseline (target ≤ 2×)",
-            ms(steady),
-            ratio(steady, base)
-        );
-        println!(
-            "  first launch after a crash ({left_running} records left running): {} = {:.2}× baseline {} (target ≤ 3×)",
-            ms(crashed),
-            ratio(crashed, base_after_crash),
-            ms(base_after_crash)
-        );
-        println!(
-            "  peak open files of the app: {fds} (limit {})",
-            nofile_limit()
-        );
+        // One launch first: it registers nothing new, but a first start on a seeded root may
+        // still write; the timed ones then see the root as a clean stop leaves it.
+        apps[0].launch(&home, n);
+        for app in &apps {
+            let mut steady = Vec::new();
+            let mut fds = 0;
+            for _ in 0..RUNS {
+                let (t, peak) = app.launch(&home, n);
+                steady.push(t);
+                fds = fds.max(peak);
+            }
+            let steady = median(steady);
+            println!(
+                "  {}: steady launch → list_agents counts all {n}: {} = {:.2}× baseline (target ≤ 2×)",
+                app.name,
+                ms(steady),
+                ratio(steady, base)
+            );
+            println!(
+                "  {}: peak open files {fds} (limit {})",
+                app.name,
+                nofile_limit()
+            );
+        }
+        for app in &apps {
+            let mut crashed = Vec::new();
+            let mut left_running = 0;
+            for _ in 0..RUNS {
+                left_running = seed::crash(&paths, 3);
+                read_loop(&paths);
+                crashed.push(app.launch(&home, n).0);
+            }
+            let crashed = median(crashed);
+            let base_after_crash = median((0..RUNS).map(|_| read_loop(&paths)).collect());
+            println!(
+                "  {}: first launch after a crash ({left_running} records left running): {} = {:.2}× baseline {} (target ≤ 3×)",
+                app.name,
+                ms(crashed),
+                ratio(crashed, base_after_crash),
+                ms(base_after_crash)
+            );
+        }
         if let Some(line) = last_log_line(&home, "data root loaded") {
             println!("  app log: {line}");
         }
@@ -102,56 +127,52 @@ fn main() {
     println!("\nload average after the run: {}", loadavg());
 }
 
-/// Opens, reads and closes every file in order; the time it took.
-fn read_loop(paths: &[PathBuf]) -> Duration {
-    let started = Instant::now();
-    let mut buf = Vec::with_capacity(4096);
-    let mut total = 0;
-    for p in paths {
-        buf.clear();
-        let mut f = std::fs::File::open(p).unwrap();
-        total += f.read_to_end(&mut buf).unwrap();
-    }
-    assert!(total > 0);
-    started.elapsed()
+/// A binary under test and the arguments that make it headless.
+struct App {
+    name: &'static str,
+    exe: &'static Path,
+    args: &'static [&'static str],
 }
 
-/// Starts the app on `home`, times spawn → a `list_agents` that counts `n` agents, then stops it
-/// with SIGTERM and waits for a clean exit. Also returns the most files it held open while it
-/// was being asked.
-fn launch(exe: &Path, home: &Path, n: usize) -> (Duration, usize) {
-    let mcp_json = home.join("mcp.json");
-    let started = Instant::now();
-    let mut child = Command::new(exe)
-        .arg("--headless")
-        .env("PASEO_HOME", home)
-        .env_remove("PASEO_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut peak_fds = 0;
-    let elapsed = loop {
-        if let Some(total) = total_agents(&mcp_json, home) {
-            if total == n {
-                break started.elapsed();
+impl App {
+    /// Starts the app on `home`, times spawn → a `list_agents` that counts `n` agents, then
+    /// stops it with SIGTERM and waits for a clean exit. Also returns the most files it held
+    /// open while it was being asked.
+    fn launch(&self, home: &Path, n: usize) -> (Duration, usize) {
+        let mcp_json = home.join("mcp.json");
+        let started = Instant::now();
+        let mut child = Command::new(self.exe)
+            .args(self.args)
+            .env("PASEO_HOME", home)
+            .env_remove("PASEO_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut peak_fds = 0;
+        let elapsed = loop {
+            if let Some(total) = total_agents(&mcp_json, home) {
+                if total == n {
+                    break started.elapsed();
+                }
+                panic!("{} counts {total} agents, {n} were seeded", self.name);
             }
-            panic!("the app counts {total} agents, {n} were seeded");
-        }
+            peak_fds = peak_fds.max(open_files(child.id()));
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("{} exited at start: {status}", self.name);
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "{} did not answer within 2 min",
+                self.name
+            );
+            std::thread::sleep(Duration::from_micros(500));
+        };
         peak_fds = peak_fds.max(open_files(child.id()));
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("the app exited at start: {status}");
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the app did not answer within 2 min"
-        );
-        std::thread::sleep(Duration::from_micros(500));
-    };
-    peak_fds = peak_fds.max(open_files(child.id()));
-    stop(&mut child);
-    (elapsed, peak_fds)
+        stop(&mut child);
+        (elapsed, peak_fds)
+    }
 }
 
 fn stop(child: &mut Child) {

@@ -82,7 +82,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
 fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugin<R> {
     tauri::plugin::Builder::new("paseo-backend")
         .setup(move |app, _api| {
-            // Listen before taking the root (see headless.rs); a signal then quits the event
+            // Listen before taking the root (see paseo_headless::headless); a signal then quits the event
             // loop, whose exit path shuts the backend down.
             let mut signals = tauri::async_runtime::block_on(async { StopSignals::install() })?;
             let handle = app.clone();

@@ -1,20 +1,19 @@
-//! The Tauri shell of Paseo Desktop: command-line handling, the backend both modes start (data-root
-//! lock, logs, later the core runtime), the window mode (main window, tray, single instance) and
-//! the headless mode. The product's logic lives in `paseo-core`; this crate only adapts it.
+//! The Tauri shell of Paseo Desktop: the window mode (main window, tray, single instance,
+//! notifications) and the webview's commands. The command line, the backend both modes start
+//! and the headless mode come from the paseo-headless crate; the product's logic lives in
+//! `paseo-core`. This crate only adapts them.
 
-pub mod backend;
-pub mod cli;
 pub mod commands;
-pub mod data_root;
 pub mod desktop;
-pub mod headless;
-pub mod lock;
-pub mod logging;
 pub mod notify;
 pub mod quit;
 pub mod state;
 pub mod tray;
 pub mod windows;
+
+// What runs without a window lives in the paseo-headless crate (no Tauri dependency), shared
+// with the `paseo-headless` binary; here under the paths the shell always used.
+pub use paseo_headless::{backend, cli, data_root, headless, lock, logging};
 
 pub use paseo_core;
 
@@ -37,34 +36,10 @@ pub fn configure<R: Runtime>(builder: Builder<R>, state: state::AppState) -> Bui
 /// The `paseo-desktop` binary.
 pub fn main() -> ExitCode {
     prepare_environment();
-    let command = match cli::parse(std::env::args().skip(1)) {
-        Ok(command) => command,
-        Err(error) => {
-            eprintln!("paseo-desktop: {error}");
-            return ExitCode::from(2);
-        }
-    };
-    let mode = match command {
-        cli::Command::Help => {
-            print!("{}", cli::USAGE);
-            return ExitCode::SUCCESS;
-        }
-        cli::Command::Version => {
-            println!("paseo-desktop {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
-        }
-        cli::Command::Run(mode) => mode,
-    };
-    let root = match data_root::from_env() {
-        Ok(root) => root,
-        Err(error) => {
-            eprintln!("paseo-desktop: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match mode {
-        cli::Mode::Window => desktop::run(root),
-        cli::Mode::Headless => headless::run(root),
+    match paseo_headless::prepare(cli::Program::Desktop) {
+        Ok((cli::Mode::Window, root)) => desktop::run(root),
+        Ok((cli::Mode::Headless, root)) => headless::run(root),
+        Err(code) => code,
     }
 }
 

@@ -3,7 +3,7 @@
 //! dependencies), unpacked into a throwaway root with `dpkg -x`, its launcher entry checked with
 //! desktop-file-validate, and the unpacked binary started under Xvfb with a temp `PASEO_HOME`: the
 //! window "Paseo" appears with the WM_CLASS the launcher entry names, and SIGTERM stops it with
-//! status 0.
+//! status 0. The unpacked `paseo-headless` links no window stack and answers over MCP.
 //!
 //! One test on purpose: the build behind it takes minutes. It builds with the `package-test`
 //! profile (Cargo.toml: unoptimised, its own target/package-test folder, so it never rebuilds
@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{Harness, TIMEOUT};
+use common::{mcp_call, window_stack, Harness, TIMEOUT};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -21,6 +21,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// The binary, and the name its icons and launcher entry use (`mainBinaryName`).
 const BINARY: &str = "paseo-desktop";
+/// The headless mode without the window stack, installed beside it.
+const HEADLESS: &str = "paseo-headless";
 /// The cargo profile the test packages with (see the file's comment).
 const PROFILE: &str = "package-test";
 /// Bound for `scripts/package.sh`: a clean build on two busy cores takes 4–10 minutes.
@@ -185,6 +187,44 @@ fn size_of_tree(path: &Path) -> (u64, u64) {
         .fold((0, 1), |(bytes, dirs), (b, d)| (bytes + b, dirs + d))
 }
 
+/// Checks an unpacked binary: an ELF without symbols or debug info, each library it needs
+/// brought by the declared dependencies (`closure`, from `depends`). Returns those libraries.
+fn check_binary(binary: &Path, closure: &BTreeSet<String>, depends: &str) -> Vec<String> {
+    let binary_str = binary.to_str().unwrap();
+    let bytes = std::fs::read(binary).unwrap();
+    assert!(
+        bytes.starts_with(b"\x7fELF"),
+        "{binary_str}: not an ELF binary"
+    );
+    let sections = run("readelf", &["--section-headers", "--wide", binary_str]);
+    for section in [".symtab", ".debug_info", ".debug_line"] {
+        assert!(
+            !sections.contains(&format!("{section} ")),
+            "{binary_str} still has {section}"
+        );
+    }
+    let dynamic = run("readelf", &["--dynamic", "--wide", binary_str]);
+    let needed: Vec<String> = dynamic
+        .lines()
+        .filter(|line| line.contains("(NEEDED)"))
+        .filter_map(|line| line.split('[').nth(1)?.split(']').next())
+        .map(str::to_string)
+        .collect();
+    for soname in &needed {
+        let owners = run("dpkg", &["-S", &format!("*/{soname}")]);
+        let owners: Vec<String> = owners
+            .lines()
+            .filter_map(|line| line.split(": ").next())
+            .flat_map(package_names)
+            .collect();
+        assert!(
+            owners.iter().any(|owner| closure.contains(owner)),
+            "{binary_str}: {soname} (from {owners:?}) is not brought by the declared dependencies {depends}"
+        );
+    }
+    needed
+}
+
 #[tokio::test]
 async fn the_deb_installs_a_launchable_app_with_its_launcher_entry_and_icons() {
     let config: serde_json::Value =
@@ -262,7 +302,7 @@ async fn the_deb_installs_a_launchable_app_with_its_launcher_entry_and_icons() {
         match mode.chars().next() {
             Some('d') => assert_eq!(mode, "drwxr-xr-x", "{line}"),
             Some('-') => {
-                let expected = if path == format!("usr/bin/{BINARY}") {
+                let expected = if path.starts_with("usr/bin/") {
                     "-rwxr-xr-x"
                 } else {
                     "-rw-r--r--"
@@ -281,6 +321,7 @@ async fn the_deb_installs_a_launchable_app_with_its_launcher_entry_and_icons() {
     expected.insert(format!("{hicolor}/128x128@2/apps/{BINARY}.png"));
     expected.insert(format!("{hicolor}/scalable/apps/{BINARY}.svg"));
     expected.insert(format!("usr/bin/{BINARY}"));
+    expected.insert(format!("usr/bin/{HEADLESS}"));
     expected.insert(format!("usr/share/applications/{product}.desktop"));
     assert_eq!(files, expected, "the package's files");
 
@@ -356,46 +397,27 @@ async fn the_deb_installs_a_launchable_app_with_its_launcher_entry_and_icons() {
     assert!(key("Categories").split(';').any(|c| c == "Development"));
     let wm_class = key("StartupWMClass").to_string();
 
-    // The binary: stripped, built in production mode (a dev-mode context embeds the project
-    // folder as the config's parent), and every library it links comes with the declared
-    // dependencies.
+    // The binaries: stripped, and every library they link comes with the declared
+    // dependencies; the app built in production mode (a dev-mode context embeds the project
+    // folder as the config's parent), paseo-headless linking no window stack.
+    let closure = dependency_closure(&declared);
     let binary = root.path().join(format!("usr/bin/{BINARY}"));
-    let binary_str = binary.to_str().unwrap();
     let binary_bytes = std::fs::read(&binary).unwrap();
-    assert!(binary_bytes.starts_with(b"\x7fELF"), "not an ELF binary");
-    let sections = run("readelf", &["--section-headers", "--wide", binary_str]);
-    for section in [".symtab", ".debug_info", ".debug_line"] {
-        assert!(
-            !sections.contains(&format!("{section} ")),
-            "the binary still has {section}"
-        );
-    }
     let project = repo().to_str().unwrap().as_bytes();
     assert!(
         !binary_bytes.windows(project.len()).any(|w| w == project),
         "the binary names the project folder {}: not a production build",
         repo().display()
     );
-    let closure = dependency_closure(&declared);
-    let dynamic = run("readelf", &["--dynamic", "--wide", binary_str]);
-    let needed: Vec<&str> = dynamic
-        .lines()
-        .filter(|line| line.contains("(NEEDED)"))
-        .filter_map(|line| line.split('[').nth(1)?.split(']').next())
-        .collect();
-    assert!(needed.contains(&"libwebkit2gtk-4.1.so.0"), "{needed:?}");
-    for soname in &needed {
-        let owners = run("dpkg", &["-S", &format!("*/{soname}")]);
-        let owners: Vec<String> = owners
-            .lines()
-            .filter_map(|line| line.split(": ").next())
-            .flat_map(package_names)
-            .collect();
-        assert!(
-            owners.iter().any(|owner| closure.contains(owner)),
-            "{soname} (from {owners:?}) is not brought by the declared dependencies {depends}"
-        );
-    }
+    let needed = check_binary(&binary, &closure, &depends);
+    assert!(
+        needed.iter().any(|n| n == "libwebkit2gtk-4.1.so.0"),
+        "{needed:?}"
+    );
+    let headless = root.path().join(format!("usr/bin/{HEADLESS}"));
+    let needed = check_binary(&headless, &closure, &depends);
+    let stack = window_stack(&needed.join("\n"));
+    assert!(stack.is_empty(), "{HEADLESS} links {stack:?}");
     // apt can install it here: dependencies resolvable, nothing removed.
     let simulate = run(
         "apt-get",
@@ -440,6 +462,25 @@ async fn the_deb_installs_a_launchable_app_with_its_launcher_entry_and_icons() {
     );
     assert!(h.lock_is_free(), "the data root is still locked after exit");
     drop(app);
+
+    // The installed paseo-headless answers over MCP, with no display at all.
+    let hh = Harness::builder("package_headless").display(false).build();
+    let mut headless_app = hh.spawn("paseo-headless-installed", hh.command(&headless));
+    hh.wait_for_lock_holder(headless_app.pid()).await;
+    hh.wait_for_mcp().await;
+    let listed = mcp_call(hh.home(), "list_agents", serde_json::json!({}));
+    assert_eq!(listed["total"], 0, "{listed}");
+    headless_app.signal(libc::SIGTERM);
+    let status = headless_app.wait_exit(TIMEOUT).await;
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "{status}; stderr:\n{}",
+        headless_app.stderr()
+    );
+    drop(headless_app);
+    let left = hh.shutdown();
+    assert!(left.is_empty(), "left behind: {left:?}");
     let left = h.shutdown();
     assert!(left.is_empty(), "left behind: {left:?}");
 

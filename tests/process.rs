@@ -1,10 +1,10 @@
 //! The app as a process: --headless start and stop, the data-root lock, single instance, the
-//! tray menu, closing the window with and without a tray host, and the harness leaving nothing
-//! behind.
+//! tray menu, closing the window with and without a tray host, the harness leaving nothing
+//! behind, and `paseo-headless` (the headless mode without the window stack).
 
 mod common;
 
-use common::{mcp_call, Harness, APP, TIMEOUT};
+use common::{mcp_call, window_stack, Harness, APP, HEADLESS, TIMEOUT};
 
 #[tokio::test]
 async fn headless_runs_without_a_display_and_stops_cleanly_on_sigterm_and_sigint() {
@@ -307,4 +307,121 @@ async fn headless_serves_mcp_with_the_user_token_and_keeps_state_across_restarts
         .contains("from-headless"));
     app.signal(libc::SIGTERM);
     assert_eq!(app.wait_exit(TIMEOUT).await.code(), Some(0));
+}
+
+fn needed_libraries(binary: &str) -> String {
+    let out = std::process::Command::new("readelf")
+        .args(["--dynamic", "--wide", binary])
+        .output()
+        .expect("readelf (binutils)");
+    assert!(out.status.success(), "readelf {binary} failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|line| line.contains("(NEEDED)"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn paseo_headless_runs_the_headless_mode_without_the_window_stack() {
+    // Neither linked nor loaded (the check finds them in paseo-desktop, so it can fail).
+    assert!(
+        !window_stack(&needed_libraries(APP)).is_empty(),
+        "paseo-desktop links no window stack?"
+    );
+    let linked = window_stack(&needed_libraries(HEADLESS));
+    assert!(linked.is_empty(), "paseo-headless links {linked:?}");
+
+    // The same options, under its own name.
+    let h = Harness::builder("paseo_headless").display(false).build();
+    let run = |args: &[&str]| {
+        let mut command = h.command(HEADLESS);
+        command.args(args);
+        h.spawn("paseo-headless", command)
+    };
+    let mut version = run(&["--version"]);
+    assert_eq!(version.wait_exit(TIMEOUT).await.code(), Some(0));
+    assert_eq!(
+        version.stdout().trim(),
+        format!("paseo-headless {}", env!("CARGO_PKG_VERSION"))
+    );
+    let mut help = run(&["--help"]);
+    assert_eq!(help.wait_exit(TIMEOUT).await.code(), Some(0));
+    assert!(
+        help.stdout().starts_with("Usage: paseo-headless"),
+        "{}",
+        help.stdout()
+    );
+    let mut bad = run(&["--headles"]);
+    assert_eq!(bad.wait_exit(TIMEOUT).await.code(), Some(2));
+    assert!(
+        bad.stderr()
+            .contains("paseo-headless: unknown argument '--headles'"),
+        "{}",
+        bad.stderr()
+    );
+
+    // It runs the backend: the lock, MCP with the user token, an agent's turn.
+    let mut app = run(&[]);
+    h.wait_for_lock_holder(app.pid()).await;
+    h.wait_for_log("running headless").await;
+    let id = h.mcp_create_shell("lean agent", "echo from-paseo-headless");
+    let waited = mcp_call(
+        h.home(),
+        "wait_for_agent",
+        serde_json::json!({"agentId": id, "timeoutSeconds": 30}),
+    );
+    assert_eq!(waited["status"], "idle", "{waited}");
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", app.pid())).unwrap();
+    let loaded = window_stack(&maps);
+    assert!(loaded.is_empty(), "paseo-headless loaded {loaded:?}");
+
+    // One lock for both binaries, both ways.
+    let root = h.home().canonicalize().unwrap().display().to_string();
+    let held_by =
+        |pid: u32| format!("the data root {root} is in use by another Paseo process (pid {pid})");
+    let mut desktop = h.spawn_app(&["--headless"]);
+    assert_eq!(desktop.wait_exit(TIMEOUT).await.code(), Some(1));
+    assert!(
+        desktop.stderr().contains(&held_by(app.pid())),
+        "{}",
+        desktop.stderr()
+    );
+    app.signal(libc::SIGTERM);
+    assert_eq!(
+        app.wait_exit(TIMEOUT).await.code(),
+        Some(0),
+        "{}",
+        app.stderr()
+    );
+    assert!(h.lock_is_free(), "lock still held after exit");
+
+    let mut desktop = h.spawn_app(&["--headless"]);
+    h.wait_for_lock_holder(desktop.pid()).await;
+    let mut refused = run(&[]);
+    assert_eq!(refused.wait_exit(TIMEOUT).await.code(), Some(1));
+    assert!(
+        refused
+            .stderr()
+            .contains(&format!("paseo-headless: {}", held_by(desktop.pid()))),
+        "{}",
+        refused.stderr()
+    );
+    // The agent paseo-headless ran is in the fleet paseo-desktop loaded.
+    h.wait_for_log_count("running headless", 2).await;
+    let got = mcp_call(h.home(), "get_agent", serde_json::json!({"agentId": id}));
+    assert_eq!(got["title"], "lean agent", "{got}");
+    desktop.signal(libc::SIGINT);
+    assert_eq!(desktop.wait_exit(TIMEOUT).await.code(), Some(0));
+
+    // The same log lines, under the same targets, from either binary.
+    let log = h.log_text();
+    for line in [
+        "paseo_desktop::backend: backend started",
+        "paseo_desktop::headless: running headless",
+        "paseo_desktop::headless: stop signal signal=\"SIGTERM\"",
+        "paseo_desktop::headless: stop signal signal=\"SIGINT\"",
+    ] {
+        assert!(log.contains(line), "no {line:?} in the log:\n{log}");
+    }
 }

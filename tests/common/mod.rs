@@ -47,6 +47,8 @@ use std::time::{Duration, Instant};
 
 /// The app binary cargo built for this test run.
 pub const APP: &str = env!("CARGO_BIN_EXE_paseo-desktop");
+/// The headless-only binary (no window stack linked), built alongside.
+pub const HEADLESS: &str = env!("CARGO_BIN_EXE_paseo-headless");
 /// Default bound for every wait.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 const POLL: Duration = Duration::from_millis(50);
@@ -79,4 +81,26 @@ where
         }
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// The window stack's libraries (GTK, GDK, WebKitGTK, JavaScriptCore, libsoup, the tray
+/// library) named in `text`: `readelf --dynamic` output, `/proc/PID/maps`, sonames.
+pub fn window_stack(text: &str) -> Vec<String> {
+    const STACK: [&str; 6] = [
+        "gtk",
+        "gdk",
+        "webkit",
+        "javascriptcore",
+        "soup",
+        "appindicator",
+    ];
+    let mut found: Vec<String> = text
+        .split(|c: char| c.is_whitespace() || matches!(c, '[' | ']' | '/'))
+        .filter(|word| word.starts_with("lib") && word.contains(".so"))
+        .filter(|word| STACK.iter().any(|s| word.to_lowercase().contains(s)))
+        .map(str::to_string)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
 }

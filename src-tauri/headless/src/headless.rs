@@ -1,12 +1,17 @@
-//! `--headless`: the backend with no window at all, until SIGINT or SIGTERM.
+//! `--headless` (and `paseo-headless`): the backend with no window at all, until SIGINT or
+//! SIGTERM.
 
 use crate::backend;
-use crate::cli::Mode;
+use crate::cli::{self, Mode};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The target this module's log lines always had (see the crate's documentation).
+const LOG_TARGET: &str = "paseo_desktop::headless";
+
 /// Runs the backend until a stop signal; exits 0 after releasing the data root.
 pub fn run(data_root: PathBuf) -> ExitCode {
+    let name = cli::program().name();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -14,7 +19,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("paseo-desktop: cannot start the async runtime: {error}");
+            eprintln!("{name}: cannot start the async runtime: {error}");
             return ExitCode::FAILURE;
         }
     };
@@ -24,20 +29,20 @@ pub fn run(data_root: PathBuf) -> ExitCode {
         let mut signals = match StopSignals::install() {
             Ok(signals) => signals,
             Err(error) => {
-                eprintln!("paseo-desktop: cannot listen for stop signals: {error}");
+                eprintln!("{name}: cannot listen for stop signals: {error}");
                 return ExitCode::FAILURE;
             }
         };
         let started = match backend::start(&data_root, Mode::Headless).await {
             Ok(started) => started,
             Err(error) => {
-                eprintln!("paseo-desktop: {error}");
+                eprintln!("{name}: {error}");
                 return ExitCode::FAILURE;
             }
         };
-        tracing::info!("running headless; stop with SIGINT or SIGTERM");
+        tracing::info!(target: LOG_TARGET, "running headless; stop with SIGINT or SIGTERM");
         let signal = signals.recv().await;
-        tracing::info!(signal, "stop signal");
+        tracing::info!(target: LOG_TARGET, signal, "stop signal");
         started.shutdown().await;
         ExitCode::SUCCESS
     })

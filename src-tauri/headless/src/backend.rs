@@ -15,6 +15,9 @@ use paseo_core::store::Layout;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// The target this module's log lines always had (see the crate's documentation).
+const LOG_TARGET: &str = "paseo_desktop::backend";
+
 #[derive(Debug, Error)]
 pub enum BackendError {
     #[error(transparent)]
@@ -87,6 +90,7 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
         log: Some(log),
     };
     tracing::info!(
+        target: LOG_TARGET,
         data_root = %data_root.display(),
         mode = mode.as_str(),
         pid = std::process::id(),
@@ -117,7 +121,7 @@ impl Backend {
     /// Stops in order: (runtime: stop agents, persist every record), then release the lock, then
     /// flush the logs. Async for the same reason as [`start`].
     pub async fn shutdown(mut self) {
-        tracing::info!(data_root = %self.data_root.display(), "backend stopping");
+        tracing::info!(target: LOG_TARGET, data_root = %self.data_root.display(), "backend stopping");
         // Before the lock is released: no new tool calls, then every agent stopped and every
         // record persisted.
         if let Some(core) = self.core.take() {
@@ -127,7 +131,7 @@ impl Backend {
         if let Some(lock) = self.lock.take() {
             lock.release();
         }
-        tracing::info!("data root released; bye");
+        tracing::info!(target: LOG_TARGET, "data root released; bye");
         self.log.take();
     }
 }

@@ -36,8 +36,9 @@ fn directives() -> String {
             Ok(_) => value,
             Err(error) => {
                 eprintln!(
-                        "paseo-desktop: RUST_LOG='{value}' is not a valid filter ({error}); using 'info'"
-                    );
+                    "{}: RUST_LOG='{value}' is not a valid filter ({error}); using 'info'",
+                    crate::cli::program().name()
+                );
                 "info".to_string()
             }
         },
