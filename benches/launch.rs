@@ -127,6 +127,20 @@ fn main() {
     println!("\nload average after the run: {}", loadavg());
 }
 
+/// Opens, reads and closes every file in order; the time it took.
+fn read_loop(paths: &[PathBuf]) -> Duration {
+    let started = Instant::now();
+    let mut buf = Vec::with_capacity(4096);
+    let mut total = 0;
+    for p in paths {
+        buf.clear();
+        let mut f = std::fs::File::open(p).unwrap();
+        total += f.read_to_end(&mut buf).unwrap();
+    }
+    assert!(total > 0);
+    started.elapsed()
+}
+
 /// A binary under test and the arguments that make it headless.
 struct App {
     name: &'static str,
