@@ -31,7 +31,7 @@ fn crash_child_writer() {
     };
     let layout = Layout::new(home);
     let loaded = store::load_agents(&layout).unwrap();
-    let mut recs: Vec<AgentRecord> = loaded.records.into_iter().map(|(_, r)| r).collect();
+    let mut recs: Vec<AgentRecord> = loaded.records.into_iter().map(|(_, r)| *r).collect();
     while recs.len() < AGENTS {
         let now = paseo_core::model::Timestamp::now();
         recs.push(

@@ -212,7 +212,7 @@ impl Harness {
             .collect();
         let mut e = Engine::new();
         e.set_clock(Some(Timestamp::from_millis(self.clock)));
-        let records = loaded.records.into_iter().map(|(_, r)| r).collect();
+        let records = loaded.records.into_iter().map(|(_, r)| r);
         let report = e.load(records, reg.workspaces, reg.projects, inboxes, &|_| true);
         assert!(report.duplicates.is_empty());
         self.e = e;
@@ -473,7 +473,7 @@ impl Harness {
         // Every record on disk parses and equals memory.
         let loaded = store::load_agents(&self.layout).unwrap();
         assert!(loaded.quarantined.is_empty());
-        let disk: HashMap<AgentId, AgentRecord> =
+        let disk: HashMap<AgentId, Box<AgentRecord>> =
             loaded.records.into_iter().map(|(_, r)| (r.id, r)).collect();
         assert_eq!(disk.len(), e.agent_count());
         for a in e.agents() {

@@ -138,10 +138,14 @@ impl Engine {
             return Ok(Vec::new());
         }
         let members: Vec<AgentId> = self
-            .list(&ListFilter {
-                workspace: Some(ws.clone()),
-                ..Default::default()
-            })
+            .list(
+                &ListFilter {
+                    workspace: Some(ws.clone()),
+                    ..Default::default()
+                },
+                usize::MAX,
+            )
+            .0
             .into_iter()
             .map(|a| a.record.id)
             .collect();

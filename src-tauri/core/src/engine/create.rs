@@ -56,7 +56,12 @@ impl Engine {
         if let Some(q) = &queued {
             record.notify_arm = q.arm.clone();
         }
-        let state = AgentState::new(record, SessionState::Starting, queued, new.reads_prompts);
+        let state = AgentState::new(
+            Box::new(record),
+            SessionState::Starting,
+            queued,
+            new.reads_prompts,
+        );
         self.agents.insert(id, state);
         self.index_child(id);
         self.adopt_root(id);

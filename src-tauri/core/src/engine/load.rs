@@ -2,11 +2,11 @@
 //! file needs: duplicate ids, self and cyclic parent links, cascades an archive left half done,
 //! statuses that cannot be true after a restart, and finish notices that armed turns still owe.
 
-use super::fxhash::{FxHashMap, FxHashSet};
+use super::fxhash::FxHashMap;
 use super::{set_error, AgentState, Engine, LoadReport, SessionState, INTERRUPTED};
 use crate::model::{
-    AgentId, AgentRecord, AttentionReason, Notice, NotifyArm, ProjectRecord, Status,
-    WorkspaceRecord, PARENT_LABEL,
+    AgentId, AgentRecord, AttentionReason, Bucket, Notice, NotifyArm, ProjectRecord, Status,
+    Timestamp, WorkspaceRecord, PARENT_LABEL,
 };
 
 impl Engine {
@@ -15,9 +15,9 @@ impl Engine {
     /// unarchived children of archived parents (archived with the parent's batch), agents left
     /// `running` (→ `error`, "interrupted by shutdown", notifying an armed parent) or
     /// `initializing`/`idle` (→ `closed`: no process survives a restart).
-    pub fn load(
+    pub fn load<R: Into<Box<AgentRecord>>>(
         &mut self,
-        records: Vec<AgentRecord>,
+        records: impl IntoIterator<Item = R>,
         workspaces: Vec<WorkspaceRecord>,
         projects: Vec<ProjectRecord>,
         inboxes: Vec<(AgentId, Vec<Notice>)>,
@@ -32,9 +32,11 @@ impl Engine {
         for w in workspaces {
             self.workspaces.insert(w.workspace_id.clone(), w);
         }
+        let records = records.into_iter();
         // Grown once: rehashing a map of large entries over and over costs more than the parse.
-        self.agents.reserve(records.len());
+        self.agents.reserve(records.size_hint().0);
         for rec in records {
+            let rec: Box<AgentRecord> = rec.into();
             let id = rec.id;
             if let Some(existing) = self.agents.get(&id) {
                 report.duplicates.push(id);
@@ -57,11 +59,12 @@ impl Engine {
             .collect();
         order.sort_unstable();
         let ids: Vec<AgentId> = order.into_iter().map(|(_, id)| id).collect();
-        self.cut_parent_cycles(&ids, &mut report, &mut repairs);
-        self.finish_cascades(&ids, &mut repairs);
+        let mut tree = Tree::new(self, &ids);
+        self.cut_parent_cycles(&ids, &mut tree, &mut report, &mut repairs);
+        self.finish_cascades(&ids, &mut tree, &mut repairs);
         report.problems.extend(repairs.lines());
         let owed = self.normalize_statuses(&ids, &mut report);
-        self.build_indexes(&ids);
+        self.build_indexes(&ids, &tree);
         self.load_inboxes(inboxes);
         for (child, arm) in owed {
             self.send_notice(child, arm, "failed", Some(INTERRUPTED.to_string()));
@@ -75,66 +78,68 @@ impl Engine {
     fn cut_parent_cycles(
         &mut self,
         ids: &[AgentId],
+        tree: &mut Tree,
         report: &mut LoadReport,
         repairs: &mut Repairs,
     ) {
-        let mut state: FxHashMap<AgentId, u8> = FxHashMap::default(); // 1 = on path, 2 = done
-        state.reserve(ids.len());
-        for &start in ids {
-            if state.contains_key(&start) {
+        const NEW: u8 = 0;
+        const ON_PATH: u8 = 1;
+        const DONE: u8 = 2;
+        let mut state = vec![NEW; ids.len()];
+        let mut path = Vec::new();
+        for start in 0..ids.len() {
+            if state[start] != NEW {
                 continue;
             }
-            let mut path = Vec::new();
+            path.clear();
             let mut cur = Some(start);
             while let Some(c) = cur {
-                match state.get(&c) {
-                    Some(2) => break,
-                    Some(1) => {
-                        // A cycle: cut the link of its oldest member.
+                match state[c] {
+                    DONE => break,
+                    ON_PATH => {
+                        // A cycle: cut the link of its oldest member (ids are oldest first).
                         let pos = path.iter().position(|x| *x == c).unwrap_or(0);
-                        let cyc = &path[pos..];
-                        let victim = *cyc
-                            .iter()
-                            .min_by_key(|id| (self.agents[*id].record.created_at, **id))
-                            .unwrap_or(&c);
-                        self.cut_parent_link(victim);
+                        let victim = path[pos..].iter().copied().min().unwrap_or(c);
+                        self.cut_parent_link(ids[victim]);
+                        tree.parent[victim] = NONE;
                         repairs.add(
                             "were part of a cycle of parent links (their parent link was removed)",
-                            victim,
+                            ids[victim],
                         );
                         break;
                     }
                     _ => {}
                 }
-                state.insert(c, 1);
+                state[c] = ON_PATH;
                 path.push(c);
-                cur = self.agents[&c]
-                    .parent
-                    .filter(|p| self.agents.contains_key(p));
+                cur = tree.parent_of(c);
                 if cur == Some(c) {
-                    self.cut_parent_link(c);
-                    repairs.add("named themselves as their parent (link removed)", c);
+                    self.cut_parent_link(ids[c]);
+                    tree.parent[c] = NONE;
+                    repairs.add("named themselves as their parent (link removed)", ids[c]);
                     cur = None;
                 }
             }
-            for p in path {
-                state.insert(p, 2);
+            for &p in &path {
+                state[p] = DONE;
             }
         }
         // Labels naming no loaded agent (a quarantined parent, upstream data) stay in the record
         // (restoring the parent's record brings the link back) but the agent is a root until
         // then, in the engine and in every snapshot alike. One line for all of them.
         let mut dangling = Vec::new();
-        for id in ids {
-            if let Some(label) = self.agents[id].record.labels.get(PARENT_LABEL) {
-                match label.parse::<AgentId>() {
-                    Err(_) => repairs.add(
-                        "have a parent label that is no agent id (treated as root agents)",
-                        *id,
-                    ),
-                    Ok(p) if !self.agents.contains_key(&p) => dangling.push(*id),
-                    Ok(_) => {}
+        for (i, id) in ids.iter().enumerate() {
+            let a = &self.agents[id];
+            if a.parent.is_some() {
+                // A parsed label that is no loaded agent (a cut link has no label any more).
+                if tree.parent[i] == NONE {
+                    dangling.push(*id);
                 }
+            } else if a.record.labels.contains_key(PARENT_LABEL) {
+                repairs.add(
+                    "have a parent label that is no agent id (treated as root agents)",
+                    *id,
+                );
             }
         }
         if !dangling.is_empty() {
@@ -156,39 +161,31 @@ impl Engine {
 
     /// Finishes cascades a crash interrupted: unarchived descendants of archived agents are
     /// archived with the nearest archived ancestor's batch (one pass, top down).
-    fn finish_cascades(&mut self, ids: &[AgentId], repairs: &mut Repairs) {
-        let mut kids: FxHashMap<AgentId, Vec<AgentId>> = FxHashMap::default();
-        for id in ids {
-            if let Some(p) = self.agents[id].parent {
-                if p != *id && self.agents.contains_key(&p) {
-                    kids.entry(p).or_default().push(*id);
-                }
-            }
-        }
-        let mut stack: Vec<AgentId> = ids
-            .iter()
-            .copied()
-            .filter(|id| self.agents[id].record.is_archived())
-            .collect();
-        let mut visited = FxHashSet::default();
+    fn finish_cascades(&mut self, ids: &[AgentId], tree: &mut Tree, repairs: &mut Repairs) {
+        let kids = tree.children();
+        let mut stack: Vec<usize> = (0..ids.len()).filter(|&i| tree.archived[i]).collect();
+        let mut visited = vec![false; ids.len()];
         while let Some(cur) = stack.pop() {
-            if !visited.insert(cur) {
+            if std::mem::replace(&mut visited[cur], true) {
                 continue;
             }
-            let (at, batch) = {
-                let r = &self.agents[&cur].record;
-                (r.archived_at, r.archive_batch_id.clone())
-            };
-            for k in kids.get(&cur).cloned().unwrap_or_default() {
-                let a = self.agents.get_mut(&k).expect("indexed id");
-                if !a.record.is_archived() {
-                    a.record.archived_at = at;
-                    a.record.archive_batch_id = batch.clone();
+            let mut stamp = None;
+            for &k in kids.of(cur) {
+                if !tree.archived[k] {
+                    let (at, batch) = stamp.get_or_insert_with(|| {
+                        let r = &self.agents[&ids[cur]].record;
+                        (r.archived_at, r.archive_batch_id.clone())
+                    });
+                    if let Some(a) = self.agents.get_mut(&ids[k]) {
+                        a.record.archived_at = *at;
+                        a.record.archive_batch_id = batch.clone();
+                    }
+                    tree.archived[k] = true;
                     repairs.add(
                         "were left unarchived under an archived parent (archived with it)",
-                        k,
+                        ids[k],
                     );
-                    self.out.agents.insert(k);
+                    self.out.agents.insert(ids[k]);
                 }
                 stack.push(k);
             }
@@ -244,46 +241,96 @@ impl Engine {
         owed
     }
 
-    /// Tracks, archive batches, roots and bucket contributions, for the repaired fleet.
-    fn build_indexes(&mut self, ids: &[AgentId]) {
-        for id in ids {
-            self.index_child(*id);
-            if let Some(b) = self.agents[id].record.archive_batch_id.clone() {
-                if self.agents[id].record.is_archived() {
+    /// Tracks, archive batches, roots and bucket contributions, for the repaired fleet, built
+    /// in bulk (the same indexes `index_child`, `adopt_root` and `refresh` keep one agent at a
+    /// time later).
+    fn build_indexes(&mut self, ids: &[AgentId], tree: &Tree) {
+        // A live parent: one that exists and is not archived; an archived agent has no track.
+        let live_parent = |i: usize| tree.parent_of(i).filter(|&p| !tree.archived[p] && p != i);
+        let mut tracks: Vec<Vec<(Timestamp, AgentId)>> = vec![Vec::new(); ids.len()];
+        for (i, id) in ids.iter().enumerate() {
+            let a = &self.agents[id];
+            if let Some(p) = tree.parent_of(i).filter(|&p| p != i && !tree.archived[i]) {
+                // Oldest first already: ids are.
+                tracks[p].push((a.record.created_at, *id));
+            }
+            if let Some(b) = a.record.archive_batch_id.clone() {
+                if tree.archived[i] {
                     self.batches.entry(b).or_default().push(*id);
                 }
             }
+        }
+        for (p, members) in tracks.into_iter().enumerate() {
+            if members.is_empty() {
+                continue;
+            }
+            match self.children.get_mut(&ids[p]) {
+                Some(set) => set.extend(members),
+                // Built in one go from the sorted members.
+                None => {
+                    self.children.insert(ids[p], members.into_iter().collect());
+                }
+            }
+            self.out.tracks.insert(ids[p]);
         }
         for batch in self.batches.values_mut() {
             let agents = &self.agents;
             batch.sort_by_key(|id| (agents[id].record.archived_at, agents[id].record.created_at));
         }
         // Roots, memoized: each chain is walked once (deep chains stay linear).
-        let mut known: FxHashMap<AgentId, AgentId> = FxHashMap::default();
-        known.reserve(ids.len());
-        for id in ids {
-            let mut path = Vec::new();
-            let mut cur = *id;
-            let root = loop {
-                if let Some(r) = known.get(&cur) {
-                    break *r;
+        let mut root = vec![NONE; ids.len()];
+        let mut path = Vec::new();
+        for i in 0..ids.len() {
+            path.clear();
+            let mut cur = i;
+            let top = loop {
+                if root[cur] != NONE {
+                    break root[cur] as usize;
                 }
                 path.push(cur);
                 // Cycles were cut above; the length bound only guards against a bug there.
-                match self.live_parent(cur) {
-                    Some(p) if path.len() <= self.agents.len() => cur = p,
+                match live_parent(cur) {
+                    Some(p) if path.len() <= ids.len() => cur = p,
                     _ => break cur,
                 }
             };
-            for p in path {
-                known.insert(p, root);
-                if let Some(a) = self.agents.get_mut(&p) {
-                    a.root = root;
-                }
+            for &p in &path {
+                root[p] = top as u32;
             }
         }
-        for id in ids {
-            self.refresh(*id);
+        // Each agent's contribution to workspace activity (SPEC 6), as `refresh` computes it.
+        for (i, id) in ids.iter().enumerate() {
+            let top = root[i] as usize;
+            let contribution = {
+                let a = &self.agents[id];
+                if tree.archived[i] {
+                    None
+                } else if live_parent(i).is_none() {
+                    a.record.workspace_id.clone().map(|w| (w, a.bucket()))
+                } else if a.status().is_active() {
+                    let r = &self.agents[&ids[top]].record;
+                    r.workspace_id.clone().map(|w| (w, Bucket::Running))
+                } else {
+                    None
+                }
+            };
+            if let Some((ws, b)) = &contribution {
+                match self.activity.get_mut(ws) {
+                    Some(c) => c[b.index()] += 1,
+                    None => {
+                        let mut c = [0; 5];
+                        c[b.index()] = 1;
+                        self.activity.insert(ws.clone(), c);
+                    }
+                }
+                if !self.out.workspaces.contains(ws) {
+                    self.out.workspaces.insert(ws.clone());
+                }
+            }
+            if let Some(a) = self.agents.get_mut(id) {
+                a.root = ids[top];
+                a.contribution = contribution;
+            }
         }
     }
 
@@ -304,6 +351,75 @@ impl Engine {
                 }
             }
         }
+    }
+}
+
+/// No agent (an index that is not one).
+const NONE: u32 = u32::MAX;
+
+/// The loaded fleet as dense arrays over its agents, oldest first: each one's parent (an index,
+/// when its label names a loaded agent) and whether it is archived. The repair passes walk
+/// these instead of looking agents up by id at every step.
+struct Tree {
+    parent: Vec<u32>,
+    archived: Vec<bool>,
+}
+
+impl Tree {
+    fn new(engine: &Engine, ids: &[AgentId]) -> Tree {
+        let index: FxHashMap<AgentId, u32> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (*id, i as u32))
+            .collect();
+        let (parent, archived) = ids
+            .iter()
+            .map(|id| {
+                let a = &engine.agents[id];
+                let p = a.parent.and_then(|p| index.get(&p).copied());
+                (p.unwrap_or(NONE), a.record.is_archived())
+            })
+            .unzip();
+        Tree { parent, archived }
+    }
+
+    fn parent_of(&self, i: usize) -> Option<usize> {
+        (self.parent[i] != NONE).then_some(self.parent[i] as usize)
+    }
+
+    /// Each agent's children (not itself), oldest first.
+    fn children(&self) -> Children {
+        let n = self.parent.len();
+        let mut start = vec![0u32; n + 1];
+        for i in 0..n {
+            if let Some(p) = self.parent_of(i).filter(|&p| p != i) {
+                start[p + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut kids = vec![0usize; start[n] as usize];
+        for i in 0..n {
+            if let Some(p) = self.parent_of(i).filter(|&p| p != i) {
+                kids[fill[p] as usize] = i;
+                fill[p] += 1;
+            }
+        }
+        Children { start, kids }
+    }
+}
+
+/// Children lists of a [`Tree`], one after another.
+struct Children {
+    start: Vec<u32>,
+    kids: Vec<usize>,
+}
+
+impl Children {
+    fn of(&self, i: usize) -> &[usize] {
+        &self.kids[self.start[i] as usize..self.start[i + 1] as usize]
     }
 }
 

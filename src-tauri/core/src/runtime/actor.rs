@@ -2,7 +2,7 @@
 //! takes one command, provider event or internal message at a time; [`super::apply`] carries
 //! out what the engine decided and broadcasts events.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use super::cmd::Command;
 use super::events::{Event, FleetCounts};
 use super::timeline::Tl;
 use super::{AgentAccess, RuntimeError, RuntimeHandle, RuntimeOptions};
-use crate::engine::Engine;
+use crate::engine::{Engine, FxHashSet};
 use crate::model::{AgentId, ItemKind, NewItem, Timestamp, WorkspaceId};
 use crate::providers::groups::GroupRecorder;
 use crate::providers::{
@@ -144,8 +144,14 @@ pub(crate) async fn start(
             let agents = store::load_agents(&l)?;
             let registry = store::load_registry(&l);
             let (inboxes, q) = store::load_inboxes(&l);
-            let loaded: std::collections::HashSet<AgentId> =
-                agents.records.iter().map(|(_, r)| r.id).collect();
+            // Which inboxes' agents were loaded: only those few ids are looked for.
+            let owners: FxHashSet<AgentId> = inboxes.iter().map(|(id, _)| *id).collect();
+            let loaded: std::collections::HashSet<AgentId> = agents
+                .records
+                .iter()
+                .map(|(_, r)| r.id)
+                .filter(|id| owners.contains(id))
+                .collect();
             let orphans = store::set_aside_orphan_inboxes(&l, inboxes, &loaded);
             Ok::<_, store::StoreError>((agents, registry, ((orphans.0, q), (orphans.1, orphans.2))))
         })
@@ -190,7 +196,7 @@ pub(crate) async fn start(
     // Records without a known workspace (upstream data roots have none) get one per cwd.
     let mut workspaces = registry.workspaces;
     let mut projects = registry.projects;
-    let known: BTreeSet<WorkspaceId> = workspaces.iter().map(|w| w.workspace_id.clone()).collect();
+    let known: FxHashSet<WorkspaceId> = workspaces.iter().map(|w| w.workspace_id.clone()).collect();
     let mut records = Vec::with_capacity(agents.records.len());
     let mut record_paths = HashMap::with_capacity(agents.records.len());
     let mut by_cwd: HashMap<String, WorkspaceId> = HashMap::new();

@@ -117,7 +117,10 @@ impl Actor {
                 self.tickets.push(t);
             }
             self.persist_registries(out.workspaces_registry, out.projects_registry);
-            for id in &out.agents {
+            // Nobody to tell (at start, before any window or client subscribed): the events
+            // are not built at all; a start after a big load would build one per parent.
+            let listening = self.events.receiver_count() > 0;
+            for id in out.agents.iter().filter(|_| listening) {
                 if let Some(a) = self.engine.agent(*id) {
                     if a.record.is_archived() {
                         continue;
@@ -130,7 +133,8 @@ impl Actor {
                 self.announce_when_durable(id, t);
             }
             // Ancestors whose tree usage changed; archived ones are read when listed.
-            for id in self.engine.take_rerender().difference(&out.agents) {
+            let rerender = self.engine.take_rerender();
+            for id in rerender.difference(&out.agents).filter(|_| listening) {
                 if let Some(a) = self.engine.agent(*id).filter(|a| !a.record.is_archived()) {
                     let agent = Box::new(AgentSnapshot::of(&self.engine, a));
                     let _ = self.events.send(Event::AgentUpdated { agent });
@@ -139,7 +143,7 @@ impl Actor {
             if !out.agents.is_empty() {
                 self.counts_dirty = true;
             }
-            for w in &out.workspaces {
+            for w in out.workspaces.iter().filter(|_| listening) {
                 if let Some(rec) = self.engine.workspace(w) {
                     let snap = WorkspaceSnapshot::of(&self.engine, rec);
                     let _ = self.events.send(Event::WorkspaceUpdated {
@@ -147,7 +151,7 @@ impl Actor {
                     });
                 }
             }
-            for p in &out.tracks {
+            for p in out.tracks.iter().filter(|_| listening) {
                 let _ = self.events.send(Event::TrackChanged {
                     track: self.track(*p),
                 });

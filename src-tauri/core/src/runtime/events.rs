@@ -58,7 +58,7 @@ impl AgentSnapshot {
 
     fn of_without_usage(engine: &Engine, a: &AgentState) -> AgentSnapshot {
         AgentSnapshot {
-            record: a.record.clone(),
+            record: AgentRecord::clone(&a.record),
             parent_agent_id: engine.existing_parent(a),
             status: a.record.last_status,
             pending_permission: a.pending_permission.clone(),

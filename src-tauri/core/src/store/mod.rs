@@ -3,6 +3,7 @@
 //! written atomically and durably (see [`atomic`] and [`writer`]).
 
 pub mod atomic;
+mod load;
 pub mod paths;
 pub mod quarantine;
 pub mod timeline;
@@ -10,13 +11,14 @@ pub mod writer;
 
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::model::{AgentId, AgentRecord, Notice, ProjectRecord, WorkspaceRecord};
 
+pub use load::{load_agents, LoadedAgents};
 pub use paths::{cwd_with_dashes, Layout};
 pub use quarantine::{quarantine, Quarantined};
 pub use writer::{Ticket, WriteError, Writer};
@@ -31,6 +33,10 @@ pub enum StoreError {
     },
     #[error("cannot encode {what}: {message}")]
     Encode { what: String, message: String },
+    /// A loading thread died: the records it held are not known, so nothing is loaded rather
+    /// than a fleet with agents missing.
+    #[error("a thread loading the agent records failed: {0}")]
+    LoadThread(String),
 }
 
 /// A write the store could not do, for the runtime to show and act on (SPEC 15): the agent it
@@ -44,127 +50,6 @@ pub struct StoreFailure {
 
 /// Where the writer and the timelines report failures.
 pub type FailureSender = tokio::sync::mpsc::UnboundedSender<StoreFailure>;
-
-/// Everything found under `agents/`.
-#[derive(Debug, Default)]
-pub struct LoadedAgents {
-    /// Each record with the file it came from (rewrites go back to the same file).
-    pub records: Vec<(PathBuf, AgentRecord)>,
-    pub quarantined: Vec<Quarantined>,
-    /// Files that could not even be moved aside (reported, left in place).
-    pub problems: Vec<String>,
-}
-
-/// Lists every `agents/*/*.json`, removing temp files a crash left behind.
-fn list_record_files(layout: &Layout) -> Result<Vec<PathBuf>, StoreError> {
-    let dir = layout.agents_dir();
-    let mut files = Vec::new();
-    let top = match fs::read_dir(&dir) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(files),
-        Err(e) => {
-            return Err(StoreError::Read {
-                path: dir.display().to_string(),
-                source: e,
-            })
-        }
-    };
-    // File types come from the directory entries (no stat per file); the engine orders agents
-    // itself, so the list is not sorted.
-    for entry in top.flatten() {
-        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let sub = entry.path();
-        let Ok(inner) = fs::read_dir(&sub) else {
-            continue;
-        };
-        for f in inner.flatten() {
-            let p = f.path();
-            let name = f.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with(atomic::TEMP_PREFIX) {
-                // A write that never reached its rename: the old record is intact.
-                let _ = fs::remove_file(&p);
-                continue;
-            }
-            if name.ends_with(".json") && f.file_type().is_ok_and(|t| t.is_file()) {
-                files.push(p);
-            }
-        }
-    }
-    Ok(files)
-}
-
-/// Reads and parses one record into `buf` (reused across files); the error is the quarantine
-/// reason.
-fn read_record(path: &Path, buf: &mut Vec<u8>) -> Result<AgentRecord, String> {
-    use std::io::Read;
-    buf.clear();
-    // Through `take`, read_to_end fills the reused buffer without first asking the file's size
-    // (a statx and an lseek per record): open, read, read (end), close.
-    fs::File::open(path)
-        .and_then(|f| f.take(u64::MAX).read_to_end(buf))
-        .map_err(|e| format!("unreadable: {e}"))?;
-    let rec: AgentRecord =
-        serde_json::from_slice(buf).map_err(|e| format!("invalid agent record: {e}"))?;
-    // The file is named after the id it holds; compared as ids (no allocation per record).
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default();
-    if stem.parse::<AgentId>().ok() != Some(rec.id) {
-        return Err(format!(
-            "file name {stem:?} does not match the record's id {}",
-            rec.id
-        ));
-    }
-    Ok(rec)
-}
-
-/// Loads every agent record with a bounded number of threads (each holds one file open at a
-/// time, so 50,000 records never exhaust file descriptors). Unreadable files are moved to
-/// `quarantine/` and reported, never dropped or deleted.
-pub fn load_agents(layout: &Layout) -> Result<LoadedAgents, StoreError> {
-    let files = list_record_files(layout)?;
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(4, 8);
-    let chunk = files.len().div_ceil(threads).max(1);
-    let results: Vec<Vec<(PathBuf, Result<AgentRecord, String>)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut buf = Vec::with_capacity(4096);
-                    part.iter()
-                        .map(|p| (p.clone(), read_record(p, &mut buf)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    let mut out = LoadedAgents::default();
-    out.records.reserve(files.len());
-    for (path, r) in results.into_iter().flatten() {
-        match r {
-            Ok(rec) => out.records.push((path, rec)),
-            Err(reason) => match quarantine(layout, &path, &reason) {
-                Ok(q) => out.quarantined.push(q),
-                Err(e) => out.problems.push(format!(
-                    "{} could not be read ({reason}) nor moved to quarantine: {e}",
-                    path.display()
-                )),
-            },
-        }
-    }
-    Ok(out)
-}
 
 /// What a registry file held: its entries, its other top-level keys (kept, and written back,
 /// like a record's unknown fields), what was set aside and the problems.

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::{Status, Timestamp, WorkspaceKind};
+use std::path::PathBuf;
 
 pub(crate) fn record(cwd: &str) -> AgentRecord {
     let now = Timestamp::from_millis(1_700_000_000_000);
@@ -44,7 +45,7 @@ fn loads_records_and_quarantines_what_it_cannot_read() {
 
     let loaded = load_agents(&l).unwrap();
     assert_eq!(loaded.records.len(), 1);
-    assert_eq!(loaded.records[0].1, good);
+    assert_eq!(*loaded.records[0].1, good);
     assert_eq!(loaded.records[0].0, gp);
     assert_eq!(loaded.quarantined.len(), 3);
     for q in &loaded.quarantined {

@@ -53,7 +53,7 @@ fn a_parent_label_naming_no_agent_makes_a_reported_root() {
     let records: Vec<AgentRecord> =
         f.e.agents()
             .filter(|a| a.record.id != parent)
-            .map(|a| a.record.clone())
+            .map(|a| AgentRecord::clone(&a.record))
             .collect();
     let (e2, report) = f.reload(records);
     let lines: Vec<_> = report

@@ -119,7 +119,10 @@ impl Fx {
 
     /// Every agent's record, as the store would hold them.
     fn records(&self) -> Vec<AgentRecord> {
-        self.e.agents().map(|a| a.record.clone()).collect()
+        self.e
+            .agents()
+            .map(|a| AgentRecord::clone(&a.record))
+            .collect()
     }
 
     /// A fresh engine loading `records` with this fleet's workspaces, as after a restart.

@@ -122,13 +122,8 @@ impl Actor {
                 format!("unknown workspace {w}"),
             ));
         }
-        let all = e.list(&filter);
-        let total = all.len();
-        let v = all
-            .into_iter()
-            .take(limit)
-            .map(|a| AgentSnapshot::of(e, a))
-            .collect();
+        let (page, total) = e.list(&filter, limit);
+        let v = page.into_iter().map(|a| AgentSnapshot::of(e, a)).collect();
         Ok((v, total))
     }
 

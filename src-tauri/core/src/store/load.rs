@@ -1,0 +1,202 @@
+//! Loading every agent record at start (SPEC 1), on every core: folders are listed and records
+//! read and parsed by a few threads taking work in turn, each holding at most one file open, so
+//! 100,000 records never come near the file-descriptor limit. The result does not depend on the
+//! threads' timing: records come back in path order (folders by name, files by name within
+//! them), and what cannot be read is set aside afterwards, in that same order, on one thread.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{atomic, quarantine, Layout, Quarantined, StoreError};
+use crate::model::{AgentId, AgentRecord};
+
+/// Everything found under `agents/`.
+#[derive(Debug, Default)]
+pub struct LoadedAgents {
+    /// Each record, in path order, with the file it came from (rewrites go back to the same
+    /// file). Boxed from the parse on: a record is ≈ 1 KB, and it moves on to the engine.
+    pub records: Vec<(PathBuf, Box<AgentRecord>)>,
+    pub quarantined: Vec<Quarantined>,
+    /// Files that could not even be moved aside (reported, left in place).
+    pub problems: Vec<String>,
+}
+
+/// Record files one thread takes at a time: enough that taking work costs nothing next to
+/// reading it, few enough that the threads finish together.
+const FILES_PER_TURN: usize = 64;
+
+/// Reading threads: every core, and at least 4 so a cold page cache has reads in flight while
+/// others parse.
+fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(4, 8)
+}
+
+/// Loads every agent record. Unreadable files are moved to `quarantine/` and reported, never
+/// dropped or deleted.
+pub fn load_agents(layout: &Layout) -> Result<LoadedAgents, StoreError> {
+    load_agents_on(layout, threads())
+}
+
+/// [`load_agents`] with `threads` threads (1: the plain sequential loop, for tests to compare).
+pub(crate) fn load_agents_on(layout: &Layout, threads: usize) -> Result<LoadedAgents, StoreError> {
+    let dirs = list_folders(layout)?;
+    let files: Vec<PathBuf> = in_turn(&dirs, 1, threads, || (), |_, dir| list_records(dir))?
+        .into_iter()
+        .flatten()
+        .collect();
+    let parsed = in_turn(
+        &files,
+        FILES_PER_TURN,
+        threads,
+        || Vec::with_capacity(4096),
+        |buf, path| read_record(path, buf),
+    )?;
+    let mut out = LoadedAgents::default();
+    out.records.reserve(files.len());
+    for (path, r) in files.into_iter().zip(parsed) {
+        match r {
+            Ok(rec) => out.records.push((path, rec)),
+            Err(reason) => match quarantine(layout, &path, &reason) {
+                Ok(q) => out.quarantined.push(q),
+                Err(e) => out.problems.push(format!(
+                    "{} could not be read ({reason}) nor moved to quarantine: {e}",
+                    path.display()
+                )),
+            },
+        }
+    }
+    Ok(out)
+}
+
+/// `f` applied to every item by `threads` threads, each taking the next `per` items in turn
+/// (with its own `state`); the results in the items' order, whatever the threads' timing.
+fn in_turn<T, S, R>(
+    items: &[T],
+    per: usize,
+    threads: usize,
+    state: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, &T) -> R + Sync,
+) -> Result<Vec<R>, StoreError>
+where
+    T: Sync,
+    R: Send,
+{
+    let turns = items.len().div_ceil(per);
+    let next = AtomicUsize::new(0);
+    let done: Vec<Vec<(usize, Vec<R>)>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads.min(turns))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut st = state();
+                    let mut mine = Vec::new();
+                    loop {
+                        let turn = next.fetch_add(1, Ordering::Relaxed);
+                        if turn >= turns {
+                            return mine;
+                        }
+                        let part = &items[turn * per..((turn + 1) * per).min(items.len())];
+                        mine.push((turn, part.iter().map(|x| f(&mut st, x)).collect()));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .map_err(|_| StoreError::LoadThread("it panicked".into()))
+            })
+            .collect::<Result<_, _>>()
+    })?;
+    let mut slots: Vec<Option<Vec<R>>> = (0..turns).map(|_| None).collect();
+    for (turn, results) in done.into_iter().flatten() {
+        slots[turn] = Some(results);
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (turn, slot) in slots.into_iter().enumerate() {
+        let results = slot.ok_or_else(|| StoreError::LoadThread(format!("turn {turn} lost")))?;
+        out.extend(results);
+    }
+    Ok(out)
+}
+
+/// The folders under `agents/` (one per cwd), by name.
+fn list_folders(layout: &Layout) -> Result<Vec<PathBuf>, StoreError> {
+    let dir = layout.agents_dir();
+    let top = match fs::read_dir(&dir) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(StoreError::Read {
+                path: dir.display().to_string(),
+                source: e,
+            })
+        }
+    };
+    // File types come from the directory entries (no stat per entry).
+    let mut dirs: Vec<PathBuf> = top
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort_unstable();
+    Ok(dirs)
+}
+
+/// The `*.json` files of one folder, by name, removing temp files a crash left behind.
+fn list_records(dir: &Path) -> Vec<PathBuf> {
+    let Ok(inner) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for f in inner.flatten() {
+        let name = f.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(atomic::TEMP_PREFIX) {
+            // A write that never reached its rename: the old record is intact.
+            let _ = fs::remove_file(f.path());
+            continue;
+        }
+        if name.ends_with(".json") && f.file_type().is_ok_and(|t| t.is_file()) {
+            files.push(f.path());
+        }
+    }
+    // One folder: comparing whole paths byte by byte orders them by name, without parsing
+    // each path into components at every comparison.
+    files.sort_unstable_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+    files
+}
+
+/// Reads and parses one record into `buf` (reused across files); the error is the quarantine
+/// reason.
+fn read_record(path: &Path, buf: &mut Vec<u8>) -> Result<Box<AgentRecord>, String> {
+    use std::io::Read;
+    buf.clear();
+    // Through `take`, read_to_end fills the reused buffer without first asking the file's size
+    // (a statx and an lseek per record): open, read, read (end), close.
+    fs::File::open(path)
+        .and_then(|f| f.take(u64::MAX).read_to_end(buf))
+        .map_err(|e| format!("unreadable: {e}"))?;
+    let rec =
+        AgentRecord::from_json_boxed(buf).map_err(|e| format!("invalid agent record: {e}"))?;
+    // The file is named after the id it holds; compared as ids (no allocation per record).
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    if stem.parse::<AgentId>().ok() != Some(rec.id) {
+        return Err(format!(
+            "file name {stem:?} does not match the record's id {}",
+            rec.id
+        ));
+    }
+    Ok(rec)
+}
+
+#[cfg(test)]
+mod tests;
