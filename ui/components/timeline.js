@@ -227,9 +227,19 @@ export class TimelineView {
   attach(model) {
     if (this.model === model) return;
     if (this.model) this.model.listeners.delete(this.onModel);
+    this.release();
     this.model = model;
     this.reset();
     if (model) model.listeners.add(this.onModel);
+  }
+
+  /**
+   * Nothing of the model is on screen any more (another agent's tab, or no agent at all): it may
+   * drop its oldest items again. A pin left behind would keep every item a background agent
+   * streams from then on.
+   */
+  release() {
+    if (this.model) this.model.pinnedFrom = Infinity;
   }
 
   render() {
