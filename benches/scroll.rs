@@ -287,6 +287,8 @@ fn gaps(v: &Value) -> Vec<f64> {
 
 struct Scrolled {
     frames: Stats,
+    /// Frames over [`BUDGET_MS`].
+    over: usize,
     most_rows: u64,
     height: u64,
     seconds: f64,
@@ -308,8 +310,10 @@ async fn scroll(app: &App, scroller: &str, rows: &str, speed: f64) -> Scrolled {
         "the scroll stopped short of the bottom: {}",
         out["end"]
     );
+    let frames = gaps(&out["gaps"]);
     Scrolled {
-        frames: stats(gaps(&out["gaps"])),
+        over: frames.iter().filter(|&&ms| ms > BUDGET_MS).count(),
+        frames: stats(frames),
         most_rows: out["most"].as_u64().unwrap_or(0),
         height: out["height"].as_u64().unwrap_or(0),
         seconds: started.elapsed().as_secs_f64(),
@@ -328,8 +332,15 @@ fn report(what: &str, s: &Scrolled, idle: &Stats, over: &mut Vec<String>, n: usi
         s.frames.p95 / idle.p95,
         s.frames.max / idle.max
     );
-    if s.frames.max > BUDGET_MS {
-        over.push(format!("{n} records, {what}: max {:.1} ms", s.frames.max));
+    if s.over > 0 {
+        println!(
+            "    {} of {} frames over {BUDGET_MS} ms",
+            s.over, s.frames.n
+        );
+        over.push(format!(
+            "{n} records, {what}: {} frames, max {:.1} ms",
+            s.over, s.frames.max
+        ));
     }
 }
 
