@@ -159,8 +159,8 @@ async fn run(o: Options) {
             (app_cpu - last.1) / dt,
             (webkit_cpu - last.2) / dt,
             (lines - last.3) / dt,
-            page["elements"],
-            page["timeline"],
+            page["elements"].as_u64().unwrap_or(0),
+            page["timeline"].as_u64().unwrap_or(0),
         );
         last = (at, app_cpu, webkit_cpu, lines);
         samples.push(Sample {
