@@ -1,7 +1,7 @@
 //! The timeline: older items page back from disk when scrolled up (past what the backend keeps
 //! in memory), the DOM stays bounded, and the way back to the newest items.
 
-use crate::common::{poll, tid};
+use crate::common::{poll, tid, App};
 use crate::helpers::*;
 use fantoccini::key::Key;
 use serde_json::{json, Value};
@@ -16,20 +16,8 @@ async fn the_timeline_pages_older_items_back_from_disk_when_scrolled_up() {
         for my $i (1..1400) { print STDOUT \"out $i\\n\"; sleep 0.0003; print STDERR \"err $i\\n\"; sleep 0.0003; }'";
     let chatty = app.create_shell(&dir, "chatty", script).await;
     let chatty_id = id(&chatty);
-    poll("the turn to end", Duration::from_secs(60), || async {
-        app.agent(&chatty_id)
-            .await
-            .filter(|a| a["status"] == "idle")
-    })
-    .await;
-    let newest = app
-        .call_ui(
-            "/backend.js",
-            "timeline",
-            vec![json!(chatty_id), Value::Null, json!(1)],
-        )
-        .await;
-    let last_seq = newest[0]["seq"].as_u64().unwrap();
+    stream_ended(&app, &chatty_id).await;
+    let last_seq = newest_seq(&app, &chatty_id).await;
     assert!(
         last_seq > 2100,
         "only {last_seq} items: not enough to page from disk"
@@ -108,12 +96,7 @@ async fn a_timeline_in_a_background_tab_stays_bounded_while_its_agent_streams() 
     let quiet = app.create_shell(&dir, "quiet", "echo quiet").await;
     open_root(&app, &quiet).await;
     std::fs::write(&go, "").unwrap();
-    poll("the stream to end", Duration::from_secs(60), || async {
-        app.agent(&chatty_id)
-            .await
-            .filter(|a| a["status"] == "idle")
-    })
-    .await;
+    stream_ended(&app, &chatty_id).await;
     let last_seq = assert_held_bounded(&app, &chatty_id, 5000).await;
     // Back on its tab: the newest items, bounded in the DOM.
     app.click(&sel_tab(&chatty_id)).await;
@@ -129,23 +112,14 @@ async fn a_timeline_in_a_background_tab_stays_bounded_while_its_agent_streams() 
     app.call_backend("sendPrompt", vec![json!(chatty_id), json!(stream)])
         .await;
     app.wait_for_status(&chatty_id, "running").await;
-    poll(
-        "the second stream to end",
-        Duration::from_secs(60),
-        || async {
-            app.agent(&chatty_id)
-                .await
-                .filter(|a| a["status"] == "idle")
-        },
-    )
-    .await;
+    stream_ended(&app, &chatty_id).await;
     assert_held_bounded(&app, &chatty_id, last_seq + 5000).await;
     app.quit().await;
 }
 
 /// Asserts the window follows `agent`'s timeline to its newest item (beyond `more_than`) while
 /// holding at most [`KEPT_ITEMS`] of it; returns the newest seq.
-async fn assert_held_bounded(app: &crate::common::App, agent: &str, more_than: u64) -> u64 {
+async fn assert_held_bounded(app: &App, agent: &str, more_than: u64) -> u64 {
     let held = app
         .execute_async(
             "const [id, done] = arguments;
@@ -156,14 +130,7 @@ async fn assert_held_bounded(app: &crate::common::App, agent: &str, more_than: u
             vec![json!(agent)],
         )
         .await;
-    let newest = app
-        .call_ui(
-            "/backend.js",
-            "timeline",
-            vec![json!(agent), Value::Null, json!(1)],
-        )
-        .await;
-    let last_seq = newest[0]["seq"].as_u64().unwrap();
+    let last_seq = newest_seq(app, agent).await;
     assert!(last_seq > more_than, "only {last_seq} items streamed");
     assert_eq!(held["last"].as_u64(), Some(last_seq), "{held}");
     let n = held["n"].as_u64().unwrap();
@@ -172,4 +139,24 @@ async fn assert_held_bounded(app: &crate::common::App, agent: &str, more_than: u
         "{n} items of a timeline not on screen held in the window"
     );
     last_seq
+}
+
+/// Waits (up to a minute) until `agent`'s streaming turn has ended.
+async fn stream_ended(app: &App, agent: &str) {
+    poll("the stream to end", Duration::from_secs(60), || async {
+        app.agent(agent).await.filter(|a| a["status"] == "idle")
+    })
+    .await;
+}
+
+/// The seq of `agent`'s newest timeline item, as the backend pages it.
+async fn newest_seq(app: &App, agent: &str) -> u64 {
+    let newest = app
+        .call_ui(
+            "/backend.js",
+            "timeline",
+            vec![json!(agent), Value::Null, json!(1)],
+        )
+        .await;
+    newest[0]["seq"].as_u64().unwrap()
 }
