@@ -16,12 +16,14 @@
 // The e2e harness, shared with the tests.
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod support;
 
 use common::{poll, tid, App, Harness, TIMEOUT};
 use paseo_desktop::paseo_core::model::AgentId;
 use paseo_desktop::paseo_core::store::Layout;
 use serde_json::json;
 use std::path::Path;
+use support::{line, stats, Stats, FRAMES};
 
 const CHILDREN: usize = 1000;
 const SAMPLES: usize = 200;
@@ -91,21 +93,6 @@ async function sample(click, ready) {
 })();
 "#;
 
-/// Frame intervals over `ms` milliseconds, and the page's timeline node count.
-const FRAMES: &str = r#"
-const [ms, done] = arguments;
-const gaps = [];
-let last = performance.now();
-const end = last + ms;
-function tick(now) {
-  gaps.push(now - last);
-  last = now;
-  if (now < end) requestAnimationFrame(tick);
-  else done({ gaps, nodes: document.querySelectorAll('[data-testid="timeline-item"]').length });
-}
-requestAnimationFrame(tick);
-"#;
-
 /// Counts the timeline items this page receives for `agentId` from now on.
 const COUNT_ITEMS: &str = r#"
 const [agentId, done] = arguments;
@@ -115,28 +102,6 @@ import('/backend.js').then((b) => b.listen('paseo://event', (ev) => {
   }
 })).then(() => { window.__items = 0; done(true); });
 "#;
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
-}
-
-struct Stats {
-    p50: f64,
-    p95: f64,
-    max: f64,
-    n: usize,
-}
-
-fn stats(mut v: Vec<f64>) -> Stats {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    Stats {
-        p50: percentile(&v, 0.5),
-        p95: percentile(&v, 0.95),
-        max: *v.last().unwrap(),
-        n: v.len(),
-    }
-}
 
 async fn measure(app: &App, kind: &str) -> Stats {
     let mut all = Vec::new();
@@ -165,13 +130,6 @@ async fn frames(app: &App, ms: u64) -> (Stats, u64) {
         .map(|v| v.as_f64().unwrap())
         .collect();
     (stats(gaps), out["nodes"].as_u64().unwrap())
-}
-
-fn line(what: &str, s: &Stats) {
-    println!(
-        "{what:<44} p50 {:>6.1} ms   p95 {:>6.1} ms   max {:>6.1} ms   (n = {})",
-        s.p50, s.p95, s.max, s.n
-    );
 }
 
 async fn send_prompt(app: &App, id: AgentId, text: &str) {

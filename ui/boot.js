@@ -1,6 +1,7 @@
 // Start-up: app info, this window's saved layout, the backend's events, then the fleet snapshot.
 // Events that arrive while the snapshot loads are held and applied after it, so the window never
-// shows an agent state older than one it has already seen. Marks <body data-ready> for scripts.
+// shows an agent state older than one it has already seen. Marks <body data-ready> for scripts, and
+// the moment in the page's performance timeline (`paseo-ready`, for benches/scroll.rs).
 import * as backend from './backend.js';
 import { errorMessage } from './dom.js';
 import { addNotice, addError, loadSnapshot, applyEvent } from './store.js';
@@ -45,6 +46,7 @@ export async function boot() {
     invalidate(...ALL);
     flush();
     document.body.dataset.ready = 'true';
+    performance.mark('paseo-ready');
   } catch (error) {
     ui.backend = { kind: 'error', message: errorMessage(error) };
     showBackendError(ui.backend.message);

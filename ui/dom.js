@@ -49,6 +49,25 @@ export function basename(path) {
   return parts.length ? parts[parts.length - 1] : String(path || '/');
 }
 
+// Each made once, with the fields Date's toLocale*String() show by default: those build a new
+// formatter on every call (≈ 0.2 ms here), which a list of a thousand rows paid on every redraw.
+const DATE = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'numeric', day: 'numeric' });
+const TIME = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: 'numeric', second: 'numeric' });
+const DATE_TIME = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+});
+
+function formatted(format, iso) {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? '' : format.format(t);
+}
+
+/** The local date and time of an ISO timestamp ('' if it is not one). */
+export const dateTimeText = (iso) => formatted(DATE_TIME, iso);
+
+/** The local time of day of an ISO timestamp ('' if it is not one). */
+export const timeText = (iso) => formatted(TIME, iso);
+
 /** "3 min ago" style, for archived times. */
 export function ago(iso) {
   const t = Date.parse(iso);
@@ -57,7 +76,7 @@ export function ago(iso) {
   if (s < 45) return 'just now';
   if (s < 90 * 60) return `${Math.round(s / 60)} min ago`;
   if (s < 36 * 3600) return `${Math.round(s / 3600)} h ago`;
-  return new Date(t).toLocaleDateString();
+  return DATE.format(t);
 }
 
 export function plural(n, one, many = `${one}s`) {

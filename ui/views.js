@@ -60,6 +60,7 @@ export function mountViews(actions) {
   register('pane', () => {
     const view = currentView();
     if (view !== ui.view) {
+      if (ui.view === 'agent') pane.hidden();
       ui.view = view;
       region.dataset.view = view;
       if (view === 'agent') region.replaceChildren(pane.el);

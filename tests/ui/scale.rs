@@ -98,6 +98,25 @@ async fn the_archived_list_pages_through_thousands_of_archive_gestures() {
         .await;
     let top = app.find(&rows).await.attr("data-agent-id").await.unwrap();
     assert_ne!(top.as_deref(), Some(first_archived.as_str()));
+    // Its tooltip says when, in the local format Date.toLocaleString() gives.
+    let when = app
+        .execute_async(
+            "const done = arguments[0];
+             const row = document.querySelector('[data-testid=\"archived-row\"]');
+             import('/window-state.js').then(({ ui }) => {
+               const agent = ui.archived.loaded.find((a) => a.id === row.dataset.agentId);
+               done([row.title, new Date(agent.archivedAt).toLocaleString()]);
+             });",
+            vec![],
+        )
+        .await;
+    assert!(
+        when[0]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("archived {}", when[1].as_str().unwrap())),
+        "{when}"
+    );
     app.screenshot("archived-paged").await;
     app.click(&more).await;
     app.wait_count(&rows, 1_000).await;

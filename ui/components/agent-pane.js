@@ -132,6 +132,11 @@ export class AgentPane {
     this.timeline.render();
   }
 
+  /** The pane left the screen (the home tab, the form): its timeline holds on to nothing. */
+  hidden() {
+    this.timeline.release();
+  }
+
   renderPermission(agent) {
     const p = agent.pendingPermission;
     this.permission.hidden = !p;

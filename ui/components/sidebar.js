@@ -1,7 +1,7 @@
 // Sidebar: projects, then their workspaces with the live activity bucket (glyph, colour, word);
 // "Add a workspace" (native folder picker); the archived agents at the bottom, one line per
 // archive gesture, each restorable as a whole.
-import { h, reconcile, setAttr, setText, ago, basename } from '../dom.js';
+import { h, reconcile, setAttr, setText, ago, basename, dateTimeText } from '../dom.js';
 import { fleet, workspaceName, providerLabel } from '../store.js';
 import { BUCKETS, agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
 
@@ -155,7 +155,7 @@ export class Sidebar {
     setText(name, agentName(head));
     setText(more, n > 0 ? (batch.tree ? `+ ${n} subagent${n === 1 ? '' : 's'}` : `+ ${n} more`) : '');
     setText(when, `${providerLabel(head.provider)} · ${ago(head.archivedAt)}`);
-    setAttr(el, 'title', `${agentName(head)} — ${head.cwd}\narchived ${new Date(head.archivedAt).toLocaleString()}`);
+    setAttr(el, 'title', `${agentName(head)} — ${head.cwd}\narchived ${dateTimeText(head.archivedAt)}`);
     setAttr(restore, 'aria-label', `Restore ${agentName(head)}${n > 0 ? ` and ${n} more` : ''}`);
     restore.disabled = busy?.has(head.id) ?? false;
   }

@@ -2,7 +2,7 @@
 // output, errors and system notices. Only a window of items is in the DOM: the newest few hundred
 // while following the tail, more as the user scrolls up (paged back from disk when needed), so an
 // agent streaming thousands of items a second never grows the page without bound.
-import { h } from '../dom.js';
+import { h, timeText } from '../dom.js';
 
 /** Items in the DOM while following the newest ones. */
 const FOLLOW_WINDOW = 200;
@@ -37,11 +37,6 @@ function duration(fromIso, toIso) {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function time(iso) {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? '' : d.toLocaleTimeString();
-}
-
 /** A finish notice as the backend words it for prompt-reading parents. */
 function parseNotice(text) {
   const m = /^<paseo-notice\b([^>]*)>\n?([\s\S]*?)\n?<\/paseo-notice>\s*$/.exec(text);
@@ -57,7 +52,7 @@ function item(kind, it, who, ...body) {
   return h('div', {
     class: `item k-${kind}`,
     dataset: { testid: 'timeline-item', kind: it.kind, seq: String(it.seq) },
-  }, h('div', { class: 'who', title: time(it.ts) }, who), ...body);
+  }, h('div', { class: 'who', title: timeText(it.ts) }, who), ...body);
 }
 
 function renderItem(it, prev, ctx) {
@@ -227,9 +222,19 @@ export class TimelineView {
   attach(model) {
     if (this.model === model) return;
     if (this.model) this.model.listeners.delete(this.onModel);
+    this.release();
     this.model = model;
     this.reset();
     if (model) model.listeners.add(this.onModel);
+  }
+
+  /**
+   * Nothing of the model is on screen any more (another agent's tab, or no agent at all): it may
+   * drop its oldest items again. A pin left behind would keep every item a background agent
+   * streams from then on.
+   */
+  release() {
+    if (this.model) this.model.pinnedFrom = Infinity;
   }
 
   render() {

@@ -1,7 +1,8 @@
 //! Realistic data roots for benchmarks and measurements: `n` agent records in trees (every fifth
 //! a root, the others subagents of a recent agent) over 20 directory workspaces, each with a
 //! model and a 600-character system prompt like real ones (≈ 1.4 KB on disk). Shared by the
-//! listing and launch benches and the `seed_records` example.
+//! listing, launch and scroll benches and the `seed_records` example. [`seed_archived`] also
+//! archives part of the trees, each its own archive gesture (a fleet used for months).
 
 use paseo_core::engine::{Engine, NewAgent};
 use paseo_core::model::{AgentId, ProjectId, Timestamp, WorkspaceKind, WorkspaceRecord};
@@ -9,7 +10,14 @@ use paseo_core::store::{self, atomic, Layout};
 use std::path::{Path, PathBuf};
 
 /// Writes the records and workspaces.json under `home`; returns the record files' paths.
+#[allow(dead_code)]
 pub fn seed(home: &Path, n: usize) -> Vec<PathBuf> {
+    seed_archived(home, n, 0)
+}
+
+/// [`seed`], then every `every`-th root agent (oldest first; none for 0) archived with its
+/// subagents, one archive batch per root: `n / 5 / every` batches.
+pub fn seed_archived(home: &Path, n: usize, every: usize) -> Vec<PathBuf> {
     let layout = Layout::new(home);
     let mut e = Engine::new();
     let workspaces: Vec<WorkspaceRecord> = (0..20)
@@ -52,6 +60,11 @@ pub fn seed(home: &Path, n: usize) -> Vec<PathBuf> {
         let id = e.create(new).unwrap();
         e.close(id).unwrap();
         parents.push(id);
+    }
+    if every > 0 {
+        for root in parents.iter().step_by(5).step_by(every) {
+            e.archive(*root).unwrap();
+        }
     }
     let mut paths = Vec::with_capacity(n);
     for a in e.agents() {

@@ -1,0 +1,392 @@
+//! Issue 19 in the real window: big data roots launch and scroll like small ones.
+//!
+//! For each size (default 10,000 and 100,000 records, seeded in trees over 20 workspaces with
+//! every other root tree archived, one archive gesture each) the release app is launched under
+//! WebDriver on Xvfb, as the e2e tests run it, and this prints:
+//! - launch → ready: from the app process's start (its /proc start time) to the moment the UI
+//!   has drawn its first data (the page's `paseo-ready` mark: sidebar rows and the first
+//!   workspace's home list in the DOM), median of 3, against the same on an empty data root in
+//!   the same run;
+//! - opening the biggest workspace: its sidebar row's click queued as a task → the first frame
+//!   after its home list shows;
+//! - scrolling that home list top to bottom at a steady speed, every frame interval measured in
+//!   the page (requestAnimationFrame timestamps), against the idle frame interval of the same
+//!   window; and the most rows the DOM held meanwhile;
+//! - the archived list: opened, "Show more" clicked until it holds `ARCHIVED_SHOWN` agents (each
+//!   click timed as above), then scrolled top to bottom the same way;
+//! - memory (PSS) of the app and its WebKit processes once loaded, against the empty root's.
+//!
+//! `cargo bench --bench scroll [-- N... --speed PX_PER_S]` (release build, Xvfb,
+//! tauri-driver). Target: no frame over 50 ms while scrolling.
+
+// The e2e harness, shared with the tests.
+#[path = "../tests/common/mod.rs"]
+mod common;
+#[path = "../src-tauri/core/benches/support/seed.rs"]
+mod seed;
+mod support;
+
+use common::{poll, tid, App, Harness};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use support::{line, stats, Stats};
+
+/// Archive every other root tree: n / 10 archive batches.
+const ARCHIVE_EVERY: usize = 2;
+/// How many archived agents the archived list shows before it is scrolled (20 pages).
+const ARCHIVED_SHOWN: usize = 10_000;
+/// Pixels per second: a fast, steady fling.
+const SPEED: f64 = 5_000.0;
+const LAUNCHES: usize = 3;
+/// The most a frame may take while scrolling (issue 19).
+const BUDGET_MS: f64 = 50.0;
+/// Bound of one scroll or list load (a whole list at a steady speed can take a while).
+const LONG: Duration = Duration::from_secs(600);
+
+/// In the page: the workspace with the most root agents (what its home list shows).
+const BIGGEST: &str = r#"
+const done = arguments[0];
+import('/store.js').then(({ fleet, rootsIn }) => {
+  let best = null;
+  for (const id of fleet.workspaces.keys()) {
+    const n = rootsIn(id).length;
+    if (!best || n > best.roots) best = { id, roots: n };
+  }
+  done(best);
+});
+"#;
+
+/// In the page: queues a click of `target` as a task (as an input event is) and resolves to the
+/// milliseconds until the first frame after what the click asked for shows: `home` — the home
+/// list shows agents of workspace `arg`; `rows` — at least `arg` archived rows; `archived` — the
+/// archived list holds more than `arg` agents. Also returns the archived list's state.
+const CLICK_UNTIL: &str = r#"
+const [target, kind, arg, done] = arguments;
+const frame = () => new Promise((r) => requestAnimationFrame(r));
+Promise.all([import('/store.js'), import('/window-state.js')]).then(async ([{ fleet }, { ui }]) => {
+  const shown = () => {
+    if (kind === 'home') {
+      const row = document.querySelector('[data-testid="workspace-agent"]');
+      return !!row && fleet.agents.get(row.dataset.agentId)?.workspaceId === arg;
+    }
+    if (kind === 'rows') return document.querySelectorAll('[data-testid="archived-row"]').length >= arg;
+    return ui.archived.loaded.length > arg && !ui.archived.loadingMore;
+  };
+  const t0 = performance.now();
+  await new Promise((resolve) => setTimeout(() => { document.querySelector(target).click(); resolve(); }, 0));
+  while (!shown()) await frame();
+  await frame();
+  done({
+    ms: performance.now() - t0,
+    loaded: ui.archived.loaded.length,
+    total: ui.archived.total,
+    rows: document.querySelectorAll('[data-testid="archived-row"]').length,
+  });
+});
+"#;
+
+/// In the page: scrolls `scroller` from the top to the bottom at `speed` px/s, one step per
+/// frame, recording every frame interval and the most children `rows` had. Runs on its own;
+/// the result lands in `window.__scroll`.
+const SCROLL: &str = r#"
+const [scroller, rows, speed] = arguments;
+const el = document.querySelector(scroller);
+const list = document.querySelector(rows);
+const out = { gaps: [], most: 0, height: 0, done: false };
+window.__scroll = out;
+el.scrollTop = 0;
+requestAnimationFrame((first) => requestAnimationFrame((t0) => {
+  const max = el.scrollHeight - el.clientHeight;
+  out.height = el.scrollHeight;
+  let last = t0;
+  function tick(now) {
+    out.gaps.push(now - last);
+    last = now;
+    out.most = Math.max(out.most, list.childElementCount);
+    const to = Math.min(max, ((now - t0) * speed) / 1000);
+    el.scrollTop = to;
+    if (to < max) requestAnimationFrame(tick);
+    else requestAnimationFrame((end) => { out.gaps.push(end - last); out.end = el.scrollTop; out.max = max; out.done = true; });
+  }
+  requestAnimationFrame(tick);
+}));
+return null;
+"#;
+
+fn main() {
+    // `cargo test --benches` runs this without --bench: do nothing then.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|a| a == "--bench") {
+        println!("scroll: run with `cargo bench --bench scroll`");
+        return;
+    }
+    let mut speed = SPEED;
+    let mut sizes = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        if arg == "--speed" {
+            speed = it
+                .next()
+                .and_then(|s| s.parse().ok())
+                .expect("--speed PX_PER_S");
+        } else if let Ok(n) = arg.parse::<usize>() {
+            sizes.push(n);
+        }
+    }
+    if sizes.is_empty() {
+        sizes = vec![10_000, 100_000];
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    rt.block_on(run(sizes, speed));
+}
+
+async fn run(sizes: Vec<usize>, speed: f64) {
+    println!("scroll benchmark, {}", support::machine());
+    println!("steady scroll speed {speed:.0} px/s; frame budget {BUDGET_MS} ms\n");
+    let empty = Harness::new("scroll_empty");
+    let (empty_launch, empty_memory) = launches(&empty).await;
+    println!(
+        "empty data root: launch → ready {:.0} ms, PSS app + WebKit {:.0} MiB",
+        empty_launch, empty_memory
+    );
+    drop(empty);
+    let mut over = Vec::new();
+    for n in sizes {
+        over.extend(size(n, speed, empty_launch, empty_memory).await);
+    }
+    println!("\nload average after the run: {}", support::loadavg());
+    if over.is_empty() {
+        println!("every scrolled frame within {BUDGET_MS} ms");
+    } else {
+        println!(
+            "frames over {BUDGET_MS} ms while scrolling: {}",
+            over.join("; ")
+        );
+    }
+}
+
+/// Launches the app on `h`'s data root `LAUNCHES` times; the median launch → ready in ms and
+/// the memory of the last launch once settled.
+async fn launches(h: &Harness) -> (f64, f64) {
+    let mut times = Vec::new();
+    let mut memory = 0.0;
+    for i in 0..LAUNCHES {
+        let app = h.launch_ready(&[]).await;
+        times.push(launch_ms(&app).await);
+        if i + 1 == LAUNCHES {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            memory = support::memory(app.pid()).total();
+        }
+        app.quit().await;
+    }
+    (stats(times).p50, memory)
+}
+
+/// Milliseconds from the app process's start to the page's `paseo-ready` mark.
+async fn launch_ms(app: &App) -> f64 {
+    let ready = app
+        .execute(
+            "const m = performance.getEntriesByName('paseo-ready')[0];
+             return m ? performance.timeOrigin + m.startTime : null;",
+            vec![],
+        )
+        .await
+        .as_f64()
+        .expect("the page marked paseo-ready");
+    let age = support::age_seconds(app.pid()).expect("the app's start time");
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0);
+    ready - (now - age * 1000.0)
+}
+
+/// One data root of `n` records: launch, open the biggest workspace, scroll its home list,
+/// page and scroll the archived list. Returns the scrolls that went over budget.
+async fn size(n: usize, speed: f64, empty_launch: f64, empty_memory: f64) -> Vec<String> {
+    let h = Harness::new(&format!("scroll_{n}"));
+    let started = Instant::now();
+    seed::seed_archived(h.home(), n, ARCHIVE_EVERY);
+    println!(
+        "\n{n} records ({} archive batches; seeded in {:.1} s)",
+        n / 5 / ARCHIVE_EVERY,
+        started.elapsed().as_secs_f64()
+    );
+    let (launch, memory) = launches(&h).await;
+    println!(
+        "  launch → ready (median of {LAUNCHES}): {launch:.0} ms = {:.2}× the empty root's",
+        launch / empty_launch
+    );
+    println!(
+        "  PSS app + WebKit, loaded and settled: {memory:.0} MiB = {:.2}× the empty root's",
+        memory / empty_memory
+    );
+
+    let app = h.launch_ready(&[]).await;
+    let idle = frames(&app).await;
+    let biggest = app.execute_async(BIGGEST, vec![]).await;
+    let ws = biggest["id"].as_str().expect("a workspace").to_string();
+    let roots = biggest["roots"].as_u64().unwrap_or(0);
+    app.click(&tid("tab-home")).await;
+    // Start from another workspace, so that the click below switches the home list.
+    let other = format!("[data-testid=\"workspace-row\"]:not([data-workspace-id=\"{ws}\"])");
+    app.click(&other).await;
+    let open = click_until(
+        &app,
+        &format!("[data-testid=\"workspace-row\"][data-workspace-id=\"{ws}\"]"),
+        "home",
+        json!(ws),
+    )
+    .await;
+    line("  frame interval, idle window", &idle);
+    println!(
+        "  open the biggest workspace ({roots} root agents): {:.0} ms",
+        open.ms
+    );
+    let mut over = Vec::new();
+    let home = scroll(&app, &tid("workspace-home"), ".ws-agents", speed).await;
+    report(
+        &format!("scroll its home list ({roots} rows)"),
+        &home,
+        &idle,
+        &mut over,
+        n,
+    );
+
+    let shown = show_archived(&app).await;
+    let archived = scroll(&app, &tid("archived-list"), &tid("archived-list"), speed).await;
+    report(
+        &format!(
+            "scroll the archived list ({} agents in {} batch rows)",
+            shown.0, shown.1
+        ),
+        &archived,
+        &idle,
+        &mut over,
+        n,
+    );
+    app.quit().await;
+    over
+}
+
+/// Frame intervals of the idle window over 3 s.
+async fn frames(app: &App) -> Stats {
+    let out = app.execute_async(support::FRAMES, vec![json!(3000)]).await;
+    stats(gaps(&out["gaps"]).into_iter().skip(1).collect())
+}
+
+fn gaps(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default()
+}
+
+struct Scrolled {
+    frames: Stats,
+    /// Frames over [`BUDGET_MS`].
+    over: usize,
+    most_rows: u64,
+    height: u64,
+    seconds: f64,
+}
+
+/// Scrolls `scroller` top to bottom in the page and waits for the end.
+async fn scroll(app: &App, scroller: &str, rows: &str, speed: f64) -> Scrolled {
+    app.execute(SCROLL, vec![json!(scroller), json!(rows), json!(speed)])
+        .await;
+    let started = Instant::now();
+    let out = poll("the scroll to reach the bottom", LONG, || async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let out = app.execute("return window.__scroll", vec![]).await;
+        (out["done"] == json!(true)).then_some(out)
+    })
+    .await;
+    assert_eq!(
+        out["end"], out["max"],
+        "the scroll stopped short of the bottom: {}",
+        out["end"]
+    );
+    let frames = gaps(&out["gaps"]);
+    Scrolled {
+        over: frames.iter().filter(|&&ms| ms > BUDGET_MS).count(),
+        frames: stats(frames),
+        most_rows: out["most"].as_u64().unwrap_or(0),
+        height: out["height"].as_u64().unwrap_or(0),
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+fn report(what: &str, s: &Scrolled, idle: &Stats, over: &mut Vec<String>, n: usize) {
+    println!(
+        "  {what}: {} px in {:.1} s, at most {} rows in the DOM",
+        s.height, s.seconds, s.most_rows
+    );
+    line("    frame interval while scrolling", &s.frames);
+    println!(
+        "    = {:.2}× / {:.2}× / {:.2}× the idle p50 / p95 / max",
+        s.frames.p50 / idle.p50,
+        s.frames.p95 / idle.p95,
+        s.frames.max / idle.max
+    );
+    if s.over > 0 {
+        println!(
+            "    {} of {} frames over {BUDGET_MS} ms",
+            s.over, s.frames.n
+        );
+        over.push(format!(
+            "{n} records, {what}: {} frames, max {:.1} ms",
+            s.over, s.frames.max
+        ));
+    }
+}
+
+/// What [`CLICK_UNTIL`] reports.
+struct Clicked {
+    ms: f64,
+    loaded: u64,
+    total: u64,
+    rows: u64,
+}
+
+async fn click_until(app: &App, target: &str, kind: &str, arg: Value) -> Clicked {
+    let v = app
+        .execute_async(CLICK_UNTIL, vec![json!(target), json!(kind), arg])
+        .await;
+    let n = |k: &str| v[k].as_u64().unwrap_or(0);
+    Clicked {
+        ms: v["ms"].as_f64().unwrap_or(f64::NAN),
+        loaded: n("loaded"),
+        total: n("total"),
+        rows: n("rows"),
+    }
+}
+
+/// Opens the archived list and clicks "Show more" until it holds `ARCHIVED_SHOWN` agents (or
+/// all), timing each load. Returns the agents and the rows shown.
+async fn show_archived(app: &App) -> (u64, u64) {
+    let open = click_until(app, &tid("archived-toggle"), "rows", json!(1)).await;
+    println!(
+        "  open the archived list: {:.0} ms ({} archived agents, {} shown in {} rows)",
+        open.ms, open.total, open.loaded, open.rows
+    );
+    let mut last = open;
+    let mut loads = Vec::new();
+    while (last.loaded as usize) < ARCHIVED_SHOWN && last.loaded < last.total {
+        last = click_until(app, &tid("archived-more"), "archived", json!(last.loaded)).await;
+        loads.push(last.ms);
+    }
+    if let Some(&end) = loads.last() {
+        line(
+            &format!(
+                "    \"Show more\" × {} (the last: {end:.0} ms)",
+                loads.len()
+            ),
+            &stats(loads),
+        );
+    }
+    (last.loaded, last.rows)
+}
