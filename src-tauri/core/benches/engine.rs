@@ -114,7 +114,10 @@ fn cascade_fleet() -> (Engine, AgentId) {
 
 fn records(n: usize) -> Vec<AgentRecord> {
     let (e, _) = fleet();
-    e.agents().take(n).map(|a| AgentRecord::clone(&a.record)).collect()
+    e.agents()
+        .take(n)
+        .map(|a| AgentRecord::clone(&a.record))
+        .collect()
 }
 
 fn benches(c: &mut Criterion) {
