@@ -40,9 +40,17 @@ export function appInfo() {
   return call('app_info');
 }
 
-/** Everything a window renders from: agents, workspaces, projects, tracks, providers, counts, notices. */
+/**
+ * Everything a window renders from: agents (compact cards: what lists, tabs, tracks and headers
+ * show), workspaces, projects, tracks, providers, counts, notices.
+ */
 export function fleetSnapshot() {
   return call('fleet_snapshot');
+}
+
+/** One agent's whole snapshot: its card's fields plus config (model, system prompt), last message, last error… */
+export function getAgent(agentId) {
+  return call('get_agent', { agentId });
 }
 
 /** A page of archived agents, most recently archived first: {agents, total}. */

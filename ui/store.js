@@ -2,12 +2,37 @@
 // an event only updates maps and marks what changed; rendering happens once per frame elsewhere.
 import { errorMessage } from './dom.js';
 
+/**
+ * The fields a window keeps of every agent (its card): what lists, tabs, tracks and headers
+ * render. The snapshot sends only these (paseo-core's runtime/window.rs `AgentCard`); an event's
+ * whole snapshot is cut down to them. The rest (config, last message, last error…) is fetched
+ * for the few agents a pane shows (`fleet.details`).
+ */
+const CARD = ['id', 'title', 'provider', 'status', 'parentAgentId', 'workspaceId', 'cwd', 'bucket', 'power',
+  'requiresAttention', 'attentionReason', 'createdAt', 'updatedAt', 'lastActivityAt', 'pendingPermission',
+  'waitingForSlot', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount'];
+
+/** How many agents' whole snapshots a window keeps (the panes shown last). */
+const DETAILS_KEPT = 8;
+
+/** An agent's card from its whole snapshot: absent, false and zero fields left out, as the backend does. */
+export function cardOf(agent) {
+  const card = {};
+  for (const key of CARD) {
+    const value = agent[key];
+    if (value !== undefined && value !== null && value !== false && value !== 0) card[key] = value;
+  }
+  return card;
+}
+
 export const fleet = {
   loaded: false,
   home: '',
   mcpUrl: null,
-  /** id → agent snapshot (unarchived agents only). */
+  /** id → agent card (unarchived agents only). */
   agents: new Map(),
+  /** id → the agent's whole snapshot (null while it is fetched), for the panes shown last; oldest first. */
+  details: new Map(),
   /** id → workspace snapshot (unarchived). */
   workspaces: new Map(),
   /** id → project record. */
@@ -27,7 +52,7 @@ let childrenIndex = null;
 let childrenVersion = -1;
 const listeners = new Set();
 
-/** fn(change): change is {kind, ...}; kinds: snapshot, agent, archived, timeline, workspace, track, counts, notice. */
+/** fn(change): change is {kind, ...}; kinds: snapshot, agent, detail, archived, timeline, workspace, track, counts, notice. */
 export function onChange(fn) {
   listeners.add(fn);
   return () => listeners.delete(fn);
@@ -57,6 +82,8 @@ export function loadSnapshot(snap) {
   fleet.home = snap.home;
   fleet.mcpUrl = snap.mcpUrl;
   fleet.agents = new Map(snap.agents.map((a) => [a.id, a]));
+  // Events may have been missed (a resync): what a pane shows is fetched again.
+  fleet.details = new Map();
   fleet.workspaces = new Map(snap.workspaces.map((w) => [w.workspaceId, w]));
   fleet.projects = new Map(snap.projects.map((p) => [p.projectId, p]));
   fleet.tracks = new Map(snap.tracks.map((t) => [t.parentAgentId, t]));
@@ -83,10 +110,11 @@ export function loadSnapshot(snap) {
 export function applyEvent(ev, { guard = false } = {}) {
   switch (ev.type) {
     case 'agentUpdated': {
-      const agent = ev.agent;
+      const agent = cardOf(ev.agent);
       const old = fleet.agents.get(agent.id);
       if (guard && old && old.updatedAt > agent.updatedAt) return;
       fleet.agents.set(agent.id, agent);
+      if (fleet.details.has(agent.id)) fleet.details.set(agent.id, ev.agent);
       if (!old || old.parentAgentId !== agent.parentAgentId || old.workspaceId !== agent.workspaceId) {
         fleet.shapeVersion++;
       }
@@ -96,6 +124,7 @@ export function applyEvent(ev, { guard = false } = {}) {
     case 'agentArchived': {
       const agent = ev.agent;
       const had = fleet.agents.delete(agent.id);
+      fleet.details.delete(agent.id);
       fleet.shapeVersion++;
       emit({ kind: 'archived', agent, had });
       return;
@@ -123,6 +152,38 @@ export function applyEvent(ev, { guard = false } = {}) {
       return;
     default:
   }
+}
+
+/**
+ * Marks the agent's whole snapshot as wanted (events keep it from now on) and as shown last;
+ * true when it still has to be fetched.
+ */
+export function wantDetail(id) {
+  const had = fleet.details.has(id);
+  const full = fleet.details.get(id) ?? null;
+  fleet.details.delete(id);
+  fleet.details.set(id, full);
+  while (fleet.details.size > DETAILS_KEPT) fleet.details.delete(fleet.details.keys().next().value);
+  return !had;
+}
+
+/** A fetched whole snapshot, kept unless an event brought a newer one meanwhile or it is no longer wanted. */
+export function gotDetail(full) {
+  if (!fleet.details.has(full.id)) return;
+  const had = fleet.details.get(full.id);
+  if (had && had.updatedAt > full.updatedAt) return;
+  fleet.details.set(full.id, full);
+  emit({ kind: 'detail', agentId: full.id });
+}
+
+/** Forgets a wanted snapshot that could not be fetched. */
+export function dropDetail(id) {
+  if (fleet.details.get(id) === null) fleet.details.delete(id);
+}
+
+/** The agent's whole snapshot if this window has it (the pane's agent), else null. */
+export function detailOf(id) {
+  return fleet.details.get(id) ?? null;
 }
 
 /** parent id → [child agents], oldest first (rebuilt only when the fleet's shape changed). */

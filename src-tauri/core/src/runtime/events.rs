@@ -222,12 +222,13 @@ impl FleetCounts {
     }
 }
 
-/// Everything a window needs at start; events keep it current afterwards.
+/// Everything a window needs at start; events keep it current afterwards. In process the agents
+/// are full snapshots; a window gets cards instead ([`super::window`]).
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FleetSnapshot {
+pub struct FleetSnapshot<A = Vec<AgentSnapshot>> {
     pub home: String,
-    pub agents: Vec<AgentSnapshot>,
+    pub agents: A,
     pub workspaces: Vec<WorkspaceSnapshot>,
     pub projects: Vec<ProjectRecord>,
     pub tracks: Vec<TrackSnapshot>,

@@ -20,6 +20,7 @@ mod live;
 pub mod policy;
 mod timeline;
 mod wait;
+pub mod window;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -51,6 +51,17 @@ impl Actor {
             .collect();
         agents.sort_by_key(|a| (a.record.created_at, a.record.id));
         let parents: BTreeSet<AgentId> = agents.iter().filter_map(|a| a.parent_agent_id).collect();
+        self.fleet_snapshot(agents, parents)
+    }
+
+    /// The fleet around `agents` (however they are given): workspaces, projects, the tracks of
+    /// `parents`, providers, counts and what load found.
+    pub(in super::super) fn fleet_snapshot<A>(
+        &self,
+        agents: A,
+        parents: BTreeSet<AgentId>,
+    ) -> FleetSnapshot<A> {
+        let e = &self.engine;
         FleetSnapshot {
             home: self.layout.home.display().to_string(),
             workspaces: e
