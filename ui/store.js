@@ -15,6 +15,35 @@ const CARD = ['id', 'title', 'provider', 'status', 'parentAgentId', 'workspaceId
 /** How many agents' whole snapshots a window keeps (the panes shown last). */
 const DETAILS_KEPT = 8;
 
+/** Card fields with few distinct values (a provider, a status, a workspace…). */
+const SHARED = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason'];
+
+/**
+ * One string per distinct value of the SHARED fields: parsed JSON gives every card its own copy
+ * of each, and 100,000 cards would hold 100,000 copies of the same few words (issue 19).
+ */
+let shared = new Map();
+
+function one(value) {
+  if (typeof value !== 'string') return value;
+  const had = shared.get(value);
+  if (had !== undefined) return had;
+  shared.set(value, value);
+  return value;
+}
+
+/** An agent id as the string its own card holds (the map's key), when the window has the agent. */
+function idOf(id) {
+  return fleet.agents.get(id)?.id ?? id;
+}
+
+/** Shares the card's repeated strings with the other cards'. */
+function share(card) {
+  for (const key of SHARED) if (key in card) card[key] = one(card[key]);
+  if (card.parentAgentId) card.parentAgentId = idOf(card.parentAgentId);
+  return card;
+}
+
 /** An agent's card from its whole snapshot: absent, false and zero fields left out, as the backend does. */
 export function cardOf(agent) {
   const card = {};
@@ -22,7 +51,7 @@ export function cardOf(agent) {
     const value = agent[key];
     if (value !== undefined && value !== null && value !== false && value !== 0) card[key] = value;
   }
-  return card;
+  return share(card);
 }
 
 export const fleet = {
@@ -77,16 +106,26 @@ export function dismissNotice(id) {
   emit({ kind: 'notice' });
 }
 
+/** A track whose ids are its agents' own id strings. */
+function shareTrack(track) {
+  track.parentAgentId = idOf(track.parentAgentId);
+  const m = track.members;
+  for (let i = 0; i < m.length; i++) m[i] = idOf(m[i]);
+  return track;
+}
+
 /** Replaces everything with a fresh snapshot. */
 export function loadSnapshot(snap) {
   fleet.home = snap.home;
   fleet.mcpUrl = snap.mcpUrl;
+  shared = new Map();
   fleet.agents = new Map(snap.agents.map((a) => [a.id, a]));
+  for (const a of snap.agents) share(a);
   // Events may have been missed (a resync): what a pane shows is fetched again.
   fleet.details = new Map();
   fleet.workspaces = new Map(snap.workspaces.map((w) => [w.workspaceId, w]));
   fleet.projects = new Map(snap.projects.map((p) => [p.projectId, p]));
-  fleet.tracks = new Map(snap.tracks.map((t) => [t.parentAgentId, t]));
+  fleet.tracks = new Map(snap.tracks.map((t) => [idOf(t.parentAgentId), shareTrack(t)]));
   fleet.providers = snap.providers;
   fleet.counts = snap.counts;
   if (!fleet.loaded) {
@@ -140,7 +179,7 @@ export function applyEvent(ev, { guard = false } = {}) {
       return;
     }
     case 'trackChanged':
-      fleet.tracks.set(ev.track.parentAgentId, ev.track);
+      fleet.tracks.set(idOf(ev.track.parentAgentId), shareTrack(ev.track));
       emit({ kind: 'track', track: ev.track });
       return;
     case 'countsChanged':

@@ -61,7 +61,7 @@ impl AgentSnapshot {
             record: a.record.clone(),
             parent_agent_id: engine.existing_parent(a),
             status: a.record.last_status,
-            pending_permission: a.pending_permission.clone(),
+            pending_permission: a.pending_permission.as_deref().cloned(),
             mcp_status: a.mcp_status.clone(),
             reads_prompts: a.reads_prompts,
             cancel_requested: a.cancel_requested,
@@ -102,8 +102,8 @@ pub struct AgentSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<crate::model::WorkspaceId>,
     pub cwd: String,
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub labels: std::collections::BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "crate::model::Labels::is_empty")]
+    pub labels: crate::model::Labels,
     pub requires_attention: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attention_reason: Option<crate::model::AttentionReason>,

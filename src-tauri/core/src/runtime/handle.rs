@@ -143,12 +143,6 @@ impl RuntimeHandle {
         self.ask(Command::Snapshot).await
     }
 
-    /// What a window renders from, as JSON text: the fleet with a compact card per agent
-    /// ([`super::window::AgentCard`]); `get` has an agent's whole snapshot.
-    pub async fn window_snapshot(&self) -> Result<String, RuntimeError> {
-        self.ask(Command::WindowSnapshot).await
-    }
-
     pub async fn counts(&self) -> Result<FleetCounts, RuntimeError> {
         self.ask(Command::Counts).await
     }

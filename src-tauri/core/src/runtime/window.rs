@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use serde::{Serialize, Serializer};
 
 use super::actor::Actor;
-use super::RuntimeError;
+use super::cmd::Command;
+use super::{RuntimeError, RuntimeHandle};
 use crate::engine::usage::UsageRollups;
 use crate::engine::{AgentState, Engine};
 use crate::model::{
@@ -86,12 +87,12 @@ impl<'a> AgentCard<'a> {
             created_at: r.created_at,
             updated_at: r.updated_at,
             last_activity_at: r.last_activity_at,
-            pending_permission: a.pending_permission.as_ref(),
+            pending_permission: a.pending_permission.as_deref(),
             waiting_for_slot: a.waiting_for_slot,
             changes: a.changes,
             usage: &r.usage,
             tree_usage: usage.tree(r.id),
-            last_run: r.last_run.as_ref(),
+            last_run: r.last_run.as_deref(),
             turn_count: r.turn_count,
         }
     }
@@ -139,5 +140,13 @@ impl Actor {
         let mut out = Vec::with_capacity(4096 + n * 400);
         serde_json::to_writer(&mut out, &snapshot).map_err(|e| encode(e.to_string()))?;
         Ok(String::from_utf8(out).map_err(|e| encode(e.to_string()))?)
+    }
+}
+
+impl RuntimeHandle {
+    /// What a window renders from, as JSON text: the fleet with a compact card per agent
+    /// ([`AgentCard`]); `get` has an agent's whole snapshot.
+    pub async fn window_snapshot(&self) -> Result<String, RuntimeError> {
+        self.ask(Command::WindowSnapshot).await
     }
 }
