@@ -18,9 +18,12 @@ const DETAILS_KEPT = 8;
 /** Card fields with few distinct values (a provider, a status, a workspace…). */
 const SHARED = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason'];
 
+/** A card's instants, held as epoch milliseconds (numbers, not one more string each). */
+const INSTANTS = ['createdAt', 'updatedAt', 'lastActivityAt'];
+
 /**
- * One string per distinct value of the SHARED fields: parsed JSON gives every card its own copy
- * of each, and 100,000 cards would hold 100,000 copies of the same few words (issue 19).
+ * One string per distinct value of the SHARED fields, seeded from the snapshot's: each event's
+ * JSON brings its own copies, which would otherwise stay in the cards (issue 19).
  */
 let shared = new Map();
 
@@ -37,21 +40,20 @@ function idOf(id) {
   return fleet.agents.get(id)?.id ?? id;
 }
 
-/** Shares the card's repeated strings with the other cards'. */
-function share(card) {
-  for (const key of SHARED) if (key in card) card[key] = one(card[key]);
-  if (card.parentAgentId) card.parentAgentId = idOf(card.parentAgentId);
-  return card;
-}
-
-/** An agent's card from its whole snapshot: absent, false and zero fields left out, as the backend does. */
+/**
+ * An agent's card from its whole snapshot (an event's): absent, false and zero fields left out
+ * as the backend does, its strings shared with the other cards', its instants in milliseconds.
+ */
 export function cardOf(agent) {
   const card = {};
   for (const key of CARD) {
     const value = agent[key];
     if (value !== undefined && value !== null && value !== false && value !== 0) card[key] = value;
   }
-  return share(card);
+  for (const key of SHARED) if (key in card) card[key] = one(card[key]);
+  for (const key of INSTANTS) if (typeof card[key] === 'string') card[key] = Date.parse(card[key]);
+  if (card.parentAgentId) card.parentAgentId = idOf(card.parentAgentId);
+  return card;
 }
 
 export const fleet = {
@@ -118,14 +120,13 @@ function shareTrack(track) {
 export function loadSnapshot(snap) {
   fleet.home = snap.home;
   fleet.mcpUrl = snap.mcpUrl;
-  shared = new Map();
+  shared = new Map((snap.strings ?? []).map((x) => [x, x]));
   fleet.agents = new Map(snap.agents.map((a) => [a.id, a]));
-  for (const a of snap.agents) share(a);
   // Events may have been missed (a resync): what a pane shows is fetched again.
   fleet.details = new Map();
   fleet.workspaces = new Map(snap.workspaces.map((w) => [w.workspaceId, w]));
   fleet.projects = new Map(snap.projects.map((p) => [p.projectId, p]));
-  fleet.tracks = new Map(snap.tracks.map((t) => [idOf(t.parentAgentId), shareTrack(t)]));
+  fleet.tracks = new Map(snap.tracks.map((t) => [t.parentAgentId, t]));
   fleet.providers = snap.providers;
   fleet.counts = snap.counts;
   if (!fleet.loaded) {

@@ -71,6 +71,16 @@ pub enum AttentionReason {
     Permission,
 }
 
+impl AttentionReason {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AttentionReason::Finished => "finished",
+            AttentionReason::Error => "error",
+            AttentionReason::Permission => "permission",
+        }
+    }
+}
+
 /// Provider settings of one agent. Provider-specific extras live in `extra`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

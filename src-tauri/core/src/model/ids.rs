@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use uuid::Uuid;
 
@@ -232,7 +232,28 @@ impl Timestamp {
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true))
+        // Written by hand for the years records have: a window's snapshot writes three per
+        // agent (300,000 at 100,000 agents), and chrono's formatter is several times slower.
+        let d = &self.0;
+        let year = d.year();
+        if !(0..=9999).contains(&year) {
+            return f.write_str(&d.to_rfc3339_opts(SecondsFormat::Millis, true));
+        }
+        let mut b = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, mut v: u32| {
+            for i in (at..at + width).rev() {
+                b[i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+        };
+        put(0, 4, year as u32);
+        put(5, 2, d.month());
+        put(8, 2, d.day());
+        put(11, 2, d.hour());
+        put(14, 2, d.minute());
+        put(17, 2, d.second());
+        put(20, 3, d.timestamp_subsec_millis().min(999));
+        f.write_str(std::str::from_utf8(&b).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -289,5 +310,23 @@ mod tests {
         let back: Timestamp = t.to_string().parse().unwrap();
         assert_eq!(t, back);
         assert!("yesterday".parse::<Timestamp>().is_err());
+        // The hand-written format is chrono's, in and out of the years it covers.
+        for ms in [
+            0,
+            1,
+            999,
+            1_767_225_599_999,
+            4_102_444_800_123,
+            253_402_300_799_999,
+            -1,
+            253_402_300_800_000,
+        ] {
+            let t = Timestamp::from_millis(ms);
+            let chrono = t.0.to_rfc3339_opts(SecondsFormat::Millis, true);
+            assert_eq!(t.to_string(), chrono, "{ms}");
+            if t.0.year() <= 9999 {
+                assert_eq!(chrono.parse::<Timestamp>().unwrap(), t);
+            }
+        }
     }
 }

@@ -223,15 +223,15 @@ impl FleetCounts {
 }
 
 /// Everything a window needs at start; events keep it current afterwards. In process the agents
-/// are full snapshots; a window gets cards instead ([`super::window`]).
+/// are full snapshots; a window gets cards, and tracks naming them, instead ([`super::window`]).
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FleetSnapshot<A = Vec<AgentSnapshot>> {
+pub struct FleetSnapshot<A = Vec<AgentSnapshot>, T = Vec<TrackSnapshot>> {
     pub home: String,
     pub agents: A,
     pub workspaces: Vec<WorkspaceSnapshot>,
     pub projects: Vec<ProjectRecord>,
-    pub tracks: Vec<TrackSnapshot>,
+    pub tracks: T,
     pub providers: Vec<ProviderInfo>,
     pub counts: FleetCounts,
     /// Problems found at load (quarantined files, repaired records) to show the user.
