@@ -6,8 +6,7 @@ use crate::state::{AppState, FleetCounts};
 use crate::windows::{self, Layouts, WindowsError};
 use paseo_core::model::{AgentId, Status, TimelineItem, TurnOrigin, WorkspaceId};
 use paseo_core::runtime::{
-    AgentSnapshot, CreateAgent, FleetSnapshot, RuntimeError, RuntimeHandle, WorkspaceSnapshot,
-    WorkspaceTarget,
+    AgentSnapshot, CreateAgent, RuntimeError, RuntimeHandle, WorkspaceSnapshot, WorkspaceTarget,
 };
 use paseo_core::workspaces::worktree::WorktreeTarget;
 use serde::{Deserialize, Serialize};
@@ -116,10 +115,21 @@ pub fn app_info<R: Runtime>(app: AppHandle<R>, state: State<'_, AppState>) -> Ap
     }
 }
 
-/// Everything a window needs to render; events (`paseo://event`) keep it current.
+/// Everything a window needs to render, with a compact card per agent (`AgentCard`); events
+/// (`paseo://event`) keep it current. Sent as the JSON text the runtime wrote, not re-encoded.
 #[tauri::command]
-pub async fn fleet_snapshot(state: State<'_, AppState>) -> Answer<FleetSnapshot> {
-    Ok(runtime(&state)?.snapshot().await?)
+pub async fn fleet_snapshot(state: State<'_, AppState>) -> Answer<tauri::ipc::Response> {
+    let json = runtime(&state)?.window_snapshot().await?;
+    Ok(tauri::ipc::Response::new(json))
+}
+
+/// One agent's whole snapshot (config, system prompt, last message…): what a window's cards
+/// leave out, for the pane that shows it.
+#[tauri::command]
+pub async fn get_agent(state: State<'_, AppState>, agent_id: String) -> Answer<AgentSnapshot> {
+    Ok(runtime(&state)?
+        .get(self::agent_id("agentId", &agent_id)?)
+        .await?)
 }
 
 /// One page of the archived agents (most recently archived first) and how many there are.
@@ -409,6 +419,7 @@ pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + 
     tauri::generate_handler![
         app_info,
         fleet_snapshot,
+        get_agent,
         archived_agents,
         create_agent,
         send_prompt,

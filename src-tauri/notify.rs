@@ -335,17 +335,17 @@ where
     // Subscribed before the first snapshot: a change in between is seen twice, never missed
     // (and `plan` sends an occurrence once).
     let mut rx = runtime.subscribe();
-    let Ok(snapshot) = runtime.snapshot().await else {
+    // Only agents that may need the user can have an occurrence (the tray's query): the whole
+    // fleet's snapshots would be built for nothing (hundreds of MB at 100,000 agents).
+    let Ok(found) = runtime.attention().await else {
         return;
     };
-    // Only what each agent would be notified for, for the agents that have something: a copy
-    // of every snapshot would hold the whole fleet twice (hundreds of MB at 100,000 agents).
-    let mut known: HashMap<AgentId, Occurrence> = snapshot
+    let mut known: HashMap<AgentId, Occurrence> = found
         .agents
         .iter()
         .filter_map(|agent| Some((agent.id(), occurrence(agent)?)))
         .collect();
-    drop(snapshot);
+    drop(found);
     let Some(state) = app.try_state::<Notifications>() else {
         return;
     };
@@ -382,9 +382,14 @@ where
             deadline.get_or_insert_with(|| tokio::time::Instant::now() + COALESCE);
         }
         if lagged {
-            // Missed changes: compare the whole fleet instead.
-            match runtime.snapshot().await {
-                Ok(snapshot) => changed = snapshot.agents,
+            // Missed changes: compare every agent that may need the user now; the others have
+            // nothing to be notified for any more.
+            match runtime.attention().await {
+                Ok(found) => {
+                    let now: HashSet<AgentId> = found.agents.iter().map(|a| a.id()).collect();
+                    known.retain(|id, _| now.contains(id));
+                    changed = found.agents;
+                }
                 Err(_) => return,
             }
         }

@@ -40,9 +40,35 @@ export function appInfo() {
   return call('app_info');
 }
 
-/** Everything a window renders from: agents, workspaces, projects, tracks, providers, counts, notices. */
-export function fleetSnapshot() {
-  return call('fleet_snapshot');
+/** Card fields the backend sends as places in the snapshot's `strings`. */
+const SHARED = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason'];
+
+/**
+ * Everything a window renders from: agents (compact cards: what lists, tabs, tracks and headers
+ * show; instants in epoch milliseconds), workspaces, projects, tracks, providers, counts, notices.
+ * The backend sends each string many cards share once and another agent as its card's place
+ * (paseo-core's runtime/window.rs); they are put back here, so every card holds the same few
+ * strings rather than a copy each.
+ */
+export async function fleetSnapshot() {
+  const snap = await call('fleet_snapshot');
+  const { strings, agents } = snap;
+  const agent = (ref) => (typeof ref === 'number' ? agents[ref].id : ref);
+  for (const a of agents) {
+    for (const key of SHARED) if (key in a) a[key] = strings[a[key]];
+    if ('parentAgentId' in a) a.parentAgentId = agent(a.parentAgentId);
+  }
+  for (const t of snap.tracks) {
+    t.parentAgentId = agent(t.parentAgentId);
+    const m = t.members;
+    for (let i = 0; i < m.length; i++) m[i] = agent(m[i]);
+  }
+  return snap;
+}
+
+/** One agent's whole snapshot: its card's fields plus config (model, system prompt), last message, last error… */
+export function getAgent(agentId) {
+  return call('get_agent', { agentId });
 }
 
 /** A page of archived agents, most recently archived first: {agents, total}. */

@@ -69,8 +69,9 @@ export const dateTimeText = (iso) => formatted(DATE_TIME, iso);
 export const timeText = (iso) => formatted(TIME, iso);
 
 /** "3 min ago" style, for archived times. */
-export function ago(iso) {
-  const t = Date.parse(iso);
+/** `at`: an ISO 8601 instant or epoch milliseconds (an agent card's). */
+export function ago(at) {
+  const t = typeof at === 'number' ? at : Date.parse(at);
   if (Number.isNaN(t)) return '';
   const s = Math.max(0, (Date.now() - t) / 1000);
   if (s < 45) return 'just now';

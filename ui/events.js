@@ -38,6 +38,9 @@ function redrawFor(change) {
       }
       return;
     }
+    case 'detail':
+      if (ui.view === 'agent' && change.agentId === active) invalidate('pane');
+      return;
     case 'archived': {
       const id = change.agent.id;
       timelines.forget(id);

@@ -73,9 +73,9 @@ export function prune() {
 function firstWorkspaceId() {
   // The one with the most recent agent activity, else the first one.
   let best = null;
-  let bestAt = '';
+  let bestAt = 0;
   for (const a of fleet.agents.values()) {
-    const at = a.lastActivityAt || a.updatedAt || '';
+    const at = a.lastActivityAt || a.updatedAt || 0;
     if (a.workspaceId && fleet.workspaces.has(a.workspaceId) && at > bestAt) {
       best = a.workspaceId;
       bestAt = at;

@@ -14,6 +14,7 @@ import * as archive from './gestures/archive.js';
 import * as archived from './gestures/archived.js';
 import * as agents from './gestures/agents.js';
 import * as changes from './gestures/changes.js';
+import { ensureDetail } from './details.js';
 
 mountViews({
   // Tabs and workspaces.
@@ -33,6 +34,8 @@ mountViews({
   send: backend.sendPrompt,
   interrupt: backend.cancelAgent,
   answerPermission: backend.answerPermission,
+  // What the pane shows beyond an agent's card (its model, last error).
+  detail: ensureDetail,
   // The subagents track.
   detach: agents.detach,
   archiveChild: archive.archiveChild,

@@ -2,12 +2,68 @@
 // an event only updates maps and marks what changed; rendering happens once per frame elsewhere.
 import { errorMessage } from './dom.js';
 
+/**
+ * The fields a window keeps of every agent (its card): what lists, tabs, tracks and headers
+ * render. The snapshot sends only these (paseo-core's runtime/window.rs `AgentCard`); an event's
+ * whole snapshot is cut down to them. The rest (config, last message, last error…) is fetched
+ * for the few agents a pane shows (`fleet.details`).
+ */
+const CARD = ['id', 'title', 'provider', 'status', 'parentAgentId', 'workspaceId', 'cwd', 'bucket', 'power',
+  'requiresAttention', 'attentionReason', 'createdAt', 'updatedAt', 'lastActivityAt', 'pendingPermission',
+  'waitingForSlot', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount'];
+
+/** How many agents' whole snapshots a window keeps (the panes shown last). */
+const DETAILS_KEPT = 8;
+
+/** Card fields with few distinct values (a provider, a status, a workspace…). */
+const SHARED = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason'];
+
+/** A card's instants, held as epoch milliseconds (numbers, not one more string each). */
+const INSTANTS = ['createdAt', 'updatedAt', 'lastActivityAt'];
+
+/**
+ * One string per distinct value of the SHARED fields, seeded from the snapshot's: each event's
+ * JSON brings its own copies, which would otherwise stay in the cards (issue 19).
+ */
+let shared = new Map();
+
+function one(value) {
+  if (typeof value !== 'string') return value;
+  const had = shared.get(value);
+  if (had !== undefined) return had;
+  shared.set(value, value);
+  return value;
+}
+
+/** An agent id as the string its own card holds (the map's key), when the window has the agent. */
+function idOf(id) {
+  return fleet.agents.get(id)?.id ?? id;
+}
+
+/**
+ * An agent's card from its whole snapshot (an event's): absent, false and zero fields left out
+ * as the backend does, its strings shared with the other cards', its instants in milliseconds.
+ */
+export function cardOf(agent) {
+  const card = {};
+  for (const key of CARD) {
+    const value = agent[key];
+    if (value !== undefined && value !== null && value !== false && value !== 0) card[key] = value;
+  }
+  for (const key of SHARED) if (key in card) card[key] = one(card[key]);
+  for (const key of INSTANTS) if (typeof card[key] === 'string') card[key] = Date.parse(card[key]);
+  if (card.parentAgentId) card.parentAgentId = idOf(card.parentAgentId);
+  return card;
+}
+
 export const fleet = {
   loaded: false,
   home: '',
   mcpUrl: null,
-  /** id → agent snapshot (unarchived agents only). */
+  /** id → agent card (unarchived agents only). */
   agents: new Map(),
+  /** id → the agent's whole snapshot (null while it is fetched), for the panes shown last; oldest first. */
+  details: new Map(),
   /** id → workspace snapshot (unarchived). */
   workspaces: new Map(),
   /** id → project record. */
@@ -27,7 +83,7 @@ let childrenIndex = null;
 let childrenVersion = -1;
 const listeners = new Set();
 
-/** fn(change): change is {kind, ...}; kinds: snapshot, agent, archived, timeline, workspace, track, counts, notice. */
+/** fn(change): change is {kind, ...}; kinds: snapshot, agent, detail, archived, timeline, workspace, track, counts, notice. */
 export function onChange(fn) {
   listeners.add(fn);
   return () => listeners.delete(fn);
@@ -52,11 +108,22 @@ export function dismissNotice(id) {
   emit({ kind: 'notice' });
 }
 
+/** A track whose ids are its agents' own id strings. */
+function shareTrack(track) {
+  track.parentAgentId = idOf(track.parentAgentId);
+  const m = track.members;
+  for (let i = 0; i < m.length; i++) m[i] = idOf(m[i]);
+  return track;
+}
+
 /** Replaces everything with a fresh snapshot. */
 export function loadSnapshot(snap) {
   fleet.home = snap.home;
   fleet.mcpUrl = snap.mcpUrl;
+  shared = new Map((snap.strings ?? []).map((x) => [x, x]));
   fleet.agents = new Map(snap.agents.map((a) => [a.id, a]));
+  // Events may have been missed (a resync): what a pane shows is fetched again.
+  fleet.details = new Map();
   fleet.workspaces = new Map(snap.workspaces.map((w) => [w.workspaceId, w]));
   fleet.projects = new Map(snap.projects.map((p) => [p.projectId, p]));
   fleet.tracks = new Map(snap.tracks.map((t) => [t.parentAgentId, t]));
@@ -83,10 +150,11 @@ export function loadSnapshot(snap) {
 export function applyEvent(ev, { guard = false } = {}) {
   switch (ev.type) {
     case 'agentUpdated': {
-      const agent = ev.agent;
+      const agent = cardOf(ev.agent);
       const old = fleet.agents.get(agent.id);
       if (guard && old && old.updatedAt > agent.updatedAt) return;
       fleet.agents.set(agent.id, agent);
+      if (fleet.details.has(agent.id)) fleet.details.set(agent.id, ev.agent);
       if (!old || old.parentAgentId !== agent.parentAgentId || old.workspaceId !== agent.workspaceId) {
         fleet.shapeVersion++;
       }
@@ -96,6 +164,7 @@ export function applyEvent(ev, { guard = false } = {}) {
     case 'agentArchived': {
       const agent = ev.agent;
       const had = fleet.agents.delete(agent.id);
+      fleet.details.delete(agent.id);
       fleet.shapeVersion++;
       emit({ kind: 'archived', agent, had });
       return;
@@ -111,7 +180,7 @@ export function applyEvent(ev, { guard = false } = {}) {
       return;
     }
     case 'trackChanged':
-      fleet.tracks.set(ev.track.parentAgentId, ev.track);
+      fleet.tracks.set(idOf(ev.track.parentAgentId), shareTrack(ev.track));
       emit({ kind: 'track', track: ev.track });
       return;
     case 'countsChanged':
@@ -123,6 +192,38 @@ export function applyEvent(ev, { guard = false } = {}) {
       return;
     default:
   }
+}
+
+/**
+ * Marks the agent's whole snapshot as wanted (events keep it from now on) and as shown last;
+ * true when it still has to be fetched.
+ */
+export function wantDetail(id) {
+  const had = fleet.details.has(id);
+  const full = fleet.details.get(id) ?? null;
+  fleet.details.delete(id);
+  fleet.details.set(id, full);
+  while (fleet.details.size > DETAILS_KEPT) fleet.details.delete(fleet.details.keys().next().value);
+  return !had;
+}
+
+/** A fetched whole snapshot, kept unless an event brought a newer one meanwhile or it is no longer wanted. */
+export function gotDetail(full) {
+  if (!fleet.details.has(full.id)) return;
+  const had = fleet.details.get(full.id);
+  if (had && had.updatedAt > full.updatedAt) return;
+  fleet.details.set(full.id, full);
+  emit({ kind: 'detail', agentId: full.id });
+}
+
+/** Forgets a wanted snapshot that could not be fetched. */
+export function dropDetail(id) {
+  if (fleet.details.get(id) === null) fleet.details.delete(id);
+}
+
+/** The agent's whole snapshot if this window has it (the pane's agent), else null. */
+export function detailOf(id) {
+  return fleet.details.get(id) ?? null;
 }
 
 /** parent id → [child agents], oldest first (rebuilt only when the fleet's shape changed). */

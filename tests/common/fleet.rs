@@ -20,12 +20,17 @@ impl App {
         result
     }
 
-    /// The fleet as the backend reports it to the windows (agents, workspaces, …).
+    /// The fleet as the backend reports it to the windows (agents as cards, workspaces, …).
     pub async fn fleet_snapshot(&self) -> Value {
         self.call_ui("/backend.js", "fleetSnapshot", vec![]).await
     }
 
-    /// The live agent `id` as the backend reports it (None once archived).
+    /// Agent `id`'s whole snapshot (config, last message, …), as a pane fetches it.
+    pub async fn agent_detail(&self, id: &str) -> Value {
+        self.call_backend("getAgent", vec![json!(id)]).await
+    }
+
+    /// The live agent `id`'s card as the backend reports it to the windows (None once archived).
     pub async fn agent(&self, id: &str) -> Option<Value> {
         self.fleet_snapshot().await["agents"]
             .as_array()

@@ -288,7 +288,10 @@ async fn the_new_agent_form_makes_a_worktree_its_agent_works_in_and_auto_archive
     let worktrees = h.home().join("worktrees").canonicalize().unwrap();
     assert!(Path::new(&cwd).starts_with(&worktrees), "{cwd}");
     assert_ne!(ws_id(&agent), ws_id(&ws));
-    assert_eq!(agent["autoArchive"], json!(true));
+    assert_eq!(
+        app.agent_detail(&agent_id).await["autoArchive"],
+        json!(true)
+    );
     app.wait_for_text(&sel_pane(&agent_id), |t| {
         t.contains(&format!("working in {cwd}"))
     })

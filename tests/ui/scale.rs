@@ -2,7 +2,7 @@
 //! the rows in view in the DOM, and the oldest agent, at the very end, is one scroll and one
 //! click away.
 
-use crate::common::{tid, Harness};
+use crate::common::{poll, tid, Harness, TIMEOUT};
 use crate::helpers::*;
 use paseo_core::model::AgentId;
 use serde_json::json;
@@ -129,4 +129,120 @@ async fn the_archived_list_pages_through_thousands_of_archive_gestures() {
     app.wait_count(&rows, ARCHIVED - 1).await;
     app.wait_for(&sel_tab(&first_archived)).await;
     assert!(!app.is_shown(&more).await);
+}
+
+const CARDS: usize = 300;
+
+/// What a window keeps of an agent, as the page's store holds it.
+async fn stored_card(app: &crate::common::App, id: &str) -> serde_json::Value {
+    app.execute_async(
+        "const [id, done] = arguments; import('/store.js').then((m) => done({card: m.fleet.agents.get(id) ?? null, details: m.fleet.details.size}));",
+        vec![json!(id)],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_window_keeps_a_compact_card_per_agent_and_its_pane_fetches_the_rest() {
+    let h = Harness::new("scale_cards");
+    let work = h.work_dir("cards");
+    let mut ids = Vec::new();
+    for n in 0..CARDS {
+        let id = AgentId::new();
+        ids.push(id.to_string());
+        let at = format!("2026-12-01T10:{:02}:{:02}.000Z", n / 60, n % 60);
+        // The newest two are at the top of the workspace's home list.
+        let failed = n == CARDS - 1;
+        let record = json!({
+            "id": id.to_string(), "provider": "shell", "cwd": work.display().to_string(),
+            "title": format!("card-{n:03}"), "lastStatus": if failed { "error" } else { "idle" },
+            "createdAt": at, "updatedAt": at, "lastActivityAt": at,
+            "config": {"model": format!("model-{n}"), "mode": "default",
+                "systemPrompt": format!("You are reviewer {n}. ").repeat(30)},
+            "labels": {"team": "review", "paseo.note": format!("note {n}")},
+            "persistence": {"sessionId": format!("session-{n}")},
+            "lastMessage": format!("Reviewed part {n}. ").repeat(20),
+            "lastError": if failed { json!("the disk is full") } else { json!(null) },
+            "requiresAttention": failed, "attentionReason": if failed { json!("error") } else { json!(null) },
+        });
+        put_record(&h, &record);
+    }
+    let app = h.launch_ready(&[]).await;
+
+    // The snapshot a window boots from: one small card per agent, none of the heavy fields.
+    let snap = app.fleet_snapshot().await;
+    let agents = snap["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), CARDS);
+    let on_disk = serde_json::to_string(&h.agent_record(&ids[1]))
+        .unwrap()
+        .len();
+    for card in agents {
+        for heavy in [
+            "config",
+            "systemPrompt",
+            "labels",
+            "persistence",
+            "lastMessage",
+            "lastError",
+        ] {
+            assert!(card.get(heavy).is_none(), "{heavy} in the card {card}");
+        }
+        let size = serde_json::to_string(card).unwrap().len();
+        assert!(size <= 450, "a card of {size} bytes: {card}");
+        assert!(
+            size * 3 < on_disk,
+            "a card of {size} bytes for a {on_disk}-byte record"
+        );
+    }
+
+    // The pane shows what a card leaves out (its model, its last error), from the agent's whole
+    // snapshot, fetched when it is shown.
+    let (last, next) = (CARDS - 1, CARDS - 2);
+    let failed = json!({"id": ids[last], "workspaceId": agents[last]["workspaceId"]});
+    open_root(&app, &failed).await;
+    app.wait_for_text(&tid("agent-provider"), |t| {
+        t.ends_with(&format!("· model-{last}"))
+    })
+    .await;
+    app.wait_for_text(&tid("agent-error"), |t| t == "the disk is full")
+        .await;
+
+    // An update event carries the whole snapshot; the window keeps only the card (the same
+    // fields the backend's card has), and the pane still shows the model.
+    let worker = json!({"id": ids[next], "workspaceId": agents[next]["workspaceId"]});
+    open_root(&app, &worker).await;
+    app.wait_for_text(&tid("agent-provider"), |t| {
+        t.ends_with(&format!("· model-{next}"))
+    })
+    .await;
+    app.type_into(&tid("composer-input"), "echo compact-$((6*7))")
+        .await;
+    app.click(&tid("composer-send")).await;
+    app.wait_for_text(&tid("timeline"), |t| t.contains("compact-42"))
+        .await;
+    let (agent, kept) = poll("the stored card to catch up", TIMEOUT, || async {
+        let agent = app.agent(&ids[next]).await?;
+        let kept = stored_card(&app, &ids[next]).await;
+        (agent["status"] == "idle"
+            && agent["turnCount"] == 1
+            && kept["card"]["updatedAt"] == agent["updatedAt"])
+            .then_some((agent, kept))
+    })
+    .await;
+    let card = &kept["card"];
+    let keys = |v: &serde_json::Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        keys(card),
+        keys(&agent),
+        "the stored card {card} and the backend's {agent}"
+    );
+    assert!(kept["details"].as_u64().unwrap() <= 8, "{kept}");
+    assert_eq!(
+        app.text(&tid("agent-provider")).await,
+        format!("Shell · model-{next}")
+    );
 }

@@ -2,7 +2,7 @@
 // timeline, the permission prompt when the provider asks, the subagents track directly above the
 // composer, and the composer. One pane is reused for whichever agent tab is active.
 import { h, setAttr, setText } from '../dom.js';
-import { fleet, providerInfo, providerLabel, workspaceName } from '../store.js';
+import { detailOf, fleet, providerInfo, providerLabel, workspaceName } from '../store.js';
 import { agentBucket, agentLabel, agentName, glyph, setPower, updateGlyph } from '../status.js';
 import { TimelineView, toolSummary } from './timeline.js';
 import { TrackView } from './track.js';
@@ -12,7 +12,7 @@ import { agentUsage } from '../usage.js';
 
 export class AgentPane {
   /**
-   * actions: {open(id, opts), send, interrupt, answerPermission(id, requestId, allow),
+   * actions: {open(id, opts), send, interrupt, answerPermission(id, requestId, allow), detail(id),
    * detach, archiveChild, archiveFinished, toggleTrack, isTrackCollapsed(id), changes: see ChangesView}
    */
   constructor(actions, invalidateTimeline) {
@@ -75,10 +75,15 @@ export class AgentPane {
     if (on && this.agentId) this.changes.show(this.agentId);
   }
 
-  /** Renders `agent` (the active tab) with the timeline model `model`. */
+  /**
+   * Renders `agent` (the active tab's card) with the timeline model `model`; what its card leaves
+   * out (model, last error) comes from its whole snapshot once the window has it.
+   */
   render(agent, model) {
     const switched = this.agentId !== agent.id;
     this.agentId = agent.id;
+    this.actions.detail(agent.id);
+    const detail = detailOf(agent.id);
     // The Changes view follows the agent: a new agent loads, a turn boundary reloads.
     const moment = `${agent.status}/${agent.turnCount ?? 0}`;
     if (this.showChanges) {
@@ -96,7 +101,7 @@ export class AgentPane {
     updateGlyph(this.glyph, bucket, label);
     setText(this.title, name);
     setAttr(this.title, 'title', name);
-    const model_ = agent.config?.model;
+    const model_ = detail?.config?.model;
     setText(this.provider, `${providerLabel(agent.provider)}${model_ ? ` · ${model_}` : ''}`);
     setPower(this.power, agent.power);
     setText(this.statusWord, label);
@@ -116,7 +121,7 @@ export class AgentPane {
       setAttr(this.parent, 'aria-label', `Open the parent agent ${agentName(parent)}`);
       setAttr(this.parent, 'title', 'Parent agent');
     }
-    const error = agent.status === 'error' && agent.lastError ? agent.lastError : '';
+    const error = agent.status === 'error' && detail?.lastError ? detail.lastError : '';
     setText(this.lastError, error);
     this.lastError.hidden = !error;
 

@@ -3,7 +3,7 @@
 // error comes back as the message; nothing is retried behind the user's back. Default OK /
 // Cancel buttons, as the archive dialogs: GTK puts Cancel first and focused, the safe default.
 import * as backend from '../backend.js';
-import { fleet } from '../store.js';
+import { detailOf, fleet } from '../store.js';
 import { agentName } from '../status.js';
 
 export function load(agentId) {
@@ -14,9 +14,12 @@ export function diff(agentId, path, offset = 0) {
   return backend.agentDiff(agentId, path, offset, 500);
 }
 
-/** The message Commit all proposes: the agent's title and the start of its last message. */
+/**
+ * The message Commit all proposes: the agent's title and the start of its last message (from
+ * its whole snapshot, which the window has for the pane's agent).
+ */
 export function commitMessage(agentId) {
-  const agent = fleet.agents.get(agentId);
+  const agent = detailOf(agentId) ?? fleet.agents.get(agentId);
   const title = agent ? agentName(agent) : 'agent';
   const last = (agent?.lastMessage ?? '').trim().split('\n').find((l) => l.trim()) ?? '';
   return last ? `${title}\n\n${last.slice(0, 400)}` : title;
@@ -58,7 +61,7 @@ export function prStatus(agentId) {
 }
 
 export async function createPr(agentId, branch, base) {
-  const agent = fleet.agents.get(agentId);
+  const agent = detailOf(agentId) ?? fleet.agents.get(agentId);
   const title = agent ? agentName(agent) : 'Agent work';
   const ok = await backend.confirm('Create pull request?',
     `Push ${branch} and open a pull request into ${base} titled "${title}" with gh?`);

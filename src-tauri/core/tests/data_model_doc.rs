@@ -61,7 +61,7 @@ fn full_record(now: Timestamp) -> AgentRecord {
         cwd: "/home/me/src/app".into(),
         workspace_id: Some(WorkspaceId::new()),
         title: "lead".into(),
-        labels,
+        labels: labels.into(),
         last_status: Status::Error,
         created_at: now,
         updated_at: now,
@@ -73,10 +73,10 @@ fn full_record(now: Timestamp) -> AgentRecord {
             system_prompt: Some("be brief".into()),
             extra: config_extra,
         },
-        persistence: Some(Persistence {
+        persistence: Some(Box::new(Persistence {
             session_id: Some("thread-1".into()),
             extra: Extra::new(),
-        }),
+        })),
         requires_attention: true,
         attention_reason: Some(AttentionReason::Error),
         attention_timestamp: Some(now),
@@ -91,12 +91,12 @@ fn full_record(now: Timestamp) -> AgentRecord {
         last_message: Some("done".into()),
         turn_count: 3,
         auto_archive_done: true,
-        held_turn: Some(HeldTurn::new(
+        held_turn: Some(Box::new(HeldTurn::new(
             "make".into(),
             caller,
             Power::Asks,
             Power::Full,
-        )),
+        ))),
         usage: Usage {
             input_tokens: 1,
             output_tokens: 2,
@@ -107,11 +107,11 @@ fn full_record(now: Timestamp) -> AgentRecord {
             session_cost_usd: Some(0.5),
             extra: Extra::new(),
         },
-        last_run: Some(LastRun {
+        last_run: Some(Box::new(LastRun {
             wall_ms: 1500,
             exit_code: Some(2),
             extra: Extra::new(),
-        }),
+        })),
         extra: Extra::new(),
     }
 }

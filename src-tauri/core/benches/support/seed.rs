@@ -1,8 +1,9 @@
 //! Realistic data roots for benchmarks and measurements: `n` agent records in trees (every fifth
 //! a root, the others subagents of a recent agent) over 20 directory workspaces, each with a
-//! model and a 600-character system prompt like real ones (≈ 1.4 KB on disk). Shared by the
-//! listing, launch and scroll benches and the `seed_records` example. [`seed_archived`] also
-//! archives part of the trees, each its own archive gesture (a fleet used for months).
+//! model and a 600-character system prompt like real ones (≈ 1.4 KB on disk), created a second
+//! apart. Shared by the listing, launch and scroll benches and the `seed_records` example.
+//! [`seed_archived`] also archives part of the trees, each its own archive gesture (a fleet used
+//! for months).
 
 use paseo_core::engine::{Engine, NewAgent};
 use paseo_core::model::{AgentId, ProjectId, Timestamp, WorkspaceKind, WorkspaceRecord};
@@ -41,7 +42,11 @@ pub fn seed_archived(home: &Path, n: usize, every: usize) -> Vec<PathBuf> {
         e.upsert_workspace(w.clone(), None);
     }
     let mut parents: Vec<AgentId> = Vec::with_capacity(n);
+    // A second apart, as a fleet grows over days: no two agents share a timestamp, so nothing
+    // downstream (a window's copy of the fleet) gets to share their text.
+    let start = Timestamp::now().millis() - n as i64 * 1000;
     for i in 0..n {
+        e.set_clock(Some(Timestamp::from_millis(start + i as i64 * 1000)));
         let parent = (i % 5 != 0).then(|| parents[parents.len().saturating_sub(1 + i % 3)]);
         let w = i % 20;
         let mut new = NewAgent {

@@ -34,7 +34,7 @@ impl Engine {
         let mut record = AgentRecord {
             workspace_id: Some(new.workspace_id),
             title: new.title,
-            labels,
+            labels: labels.into(),
             last_activity_at: Some(now),
             config: new.config,
             auto_archive: new.auto_archive,
@@ -62,7 +62,7 @@ impl Engine {
             queued,
             new.reads_prompts,
         );
-        self.agents.insert(id, state);
+        self.agents.insert(id, Box::new(state));
         self.index_child(id);
         self.adopt_root(id);
         self.touch(id);

@@ -34,10 +34,10 @@ impl Engine {
         }
         let held = HeldTurn::new(prompt, caller, powers.0, powers.1);
         let req = held.request(&a.record.provider, &a.record.config, &a.record.cwd);
-        a.record.held_turn = Some(held);
+        a.record.held_turn = Some(Box::new(held));
         a.record.notify_arm = notify.map(NotifyArm::new);
         a.record.last_user_message_at = Some(now);
-        a.pending_permission = Some(req.clone());
+        a.pending_permission = Some(Box::new(req.clone()));
         require_attention(&mut a.record, AttentionReason::Permission, now);
         self.touch(id);
         let mut item = NewItem::new(

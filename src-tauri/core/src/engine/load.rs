@@ -46,8 +46,10 @@ impl Engine {
                 }
             }
             let reads = reads_prompts(&rec.provider);
-            self.agents
-                .insert(id, AgentState::new(rec, SessionState::None, None, reads));
+            self.agents.insert(
+                id,
+                Box::new(AgentState::new(rec, SessionState::None, None, reads)),
+            );
         }
         report.agents = self.agents.len();
         self.index_usage();

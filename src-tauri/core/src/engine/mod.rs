@@ -113,14 +113,16 @@ pub struct Queued {
 }
 
 /// One agent as the engine holds it: the durable record plus what only lives while the app runs.
+/// What only a live agent has (a permission request, queued input) is boxed: of 100,000 agents
+/// a few are live, and each state is held apart, sized to itself (issue 19).
 #[derive(Clone, Debug)]
 pub struct AgentState {
     /// Boxed: it comes boxed from the load's parse and is never copied on its way in, and the
     /// engine's map of agents stays small.
     pub record: Box<AgentRecord>,
     pub session: SessionState,
-    pub pending_permission: Option<PermissionRequest>,
-    pub queued: Option<Queued>,
+    pub pending_permission: Option<Box<PermissionRequest>>,
+    pub queued: Option<Box<Queued>>,
     pub turn_origin: Option<TurnOrigin>,
     pub cancel_requested: bool,
     pub mcp_status: Option<String>,
@@ -153,7 +155,7 @@ impl AgentState {
             pending_permission: held_request(&record),
             record,
             session,
-            queued,
+            queued: queued.map(Box::new),
             turn_origin: None,
             cancel_requested: false,
             mcp_status: None,
@@ -196,15 +198,15 @@ impl AgentState {
         self.pending_permission = held_request(&self.record);
         self.cancel_requested = false;
         self.turn_origin = None;
-        self.queued.take()
+        self.queued.take().map(|q| *q)
     }
 }
 
 /// The permission request of the record's held turn (SPEC 14), if it has one.
-fn held_request(r: &AgentRecord) -> Option<PermissionRequest> {
+fn held_request(r: &AgentRecord) -> Option<Box<PermissionRequest>> {
     r.held_turn
         .as_ref()
-        .map(|h| h.request(&r.provider, &r.config, &r.cwd))
+        .map(|h| Box::new(h.request(&r.provider, &r.config, &r.cwd)))
 }
 
 /// What the runtime must do after an operation.
@@ -356,7 +358,7 @@ pub struct LoadReport {
 
 #[derive(Default)]
 pub struct Engine {
-    agents: FxHashMap<AgentId, AgentState>,
+    agents: FxHashMap<AgentId, Box<AgentState>>,
     /// Unarchived children of each agent, oldest first.
     children: FxHashMap<AgentId, BTreeSet<(Timestamp, AgentId)>>,
     workspaces: BTreeMap<WorkspaceId, WorkspaceRecord>,
@@ -422,11 +424,11 @@ impl Engine {
     }
 
     pub fn agent(&self, id: AgentId) -> Option<&AgentState> {
-        self.agents.get(&id)
+        self.agents.get(&id).map(|a| &**a)
     }
 
     pub fn agents(&self) -> impl Iterator<Item = &AgentState> {
-        self.agents.values()
+        self.agents.values().map(|a| &**a)
     }
 
     pub fn agent_count(&self) -> usize {
@@ -475,8 +477,7 @@ impl Engine {
     /// The first `limit` agents the filter matches, oldest first, and how many match.
     pub fn list(&self, filter: &ListFilter, limit: usize) -> (Vec<&AgentState>, usize) {
         let mut v: Vec<&AgentState> = self
-            .agents
-            .values()
+            .agents()
             .filter(|a| filter.include_archived || !a.record.is_archived())
             .filter(|a| filter.parent.is_none_or(|p| a.parent == Some(p)))
             .filter(|a| {
@@ -503,6 +504,7 @@ impl Engine {
     fn get_mut(&mut self, id: AgentId) -> Result<&mut AgentState, EngineError> {
         self.agents
             .get_mut(&id)
+            .map(|a| &mut **a)
             .ok_or(EngineError::UnknownAgent(id))
     }
 

@@ -108,7 +108,7 @@ impl Engine {
             && matches!(a.record.last_status, Status::Idle | Status::Error)
         {
             if let Some(q) = a.queued.take() {
-                self.start_turn(id, q);
+                self.start_turn(id, *q);
                 return;
             }
         }

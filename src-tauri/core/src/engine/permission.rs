@@ -19,7 +19,7 @@ impl Engine {
         item.call_id = Some(req.request_id.clone());
         item.tool_name = Some(req.tool_name.clone());
         item.input = Some(req.input.clone());
-        a.pending_permission = Some(req.clone());
+        a.pending_permission = Some(Box::new(req.clone()));
         require_attention(&mut a.record, AttentionReason::Permission, now);
         let arm = a.record.notify_arm.take();
         self.touch(id);

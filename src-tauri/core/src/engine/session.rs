@@ -3,7 +3,7 @@
 //! shutdown.
 
 use super::{clear_attention, set_error, Effect, Engine, EngineError, SessionState};
-use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, NotifyArm, Persistence, Status};
+use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, NotifyArm, Status};
 
 impl Engine {
     /// The provider session is ready: initializing → idle, then whatever was waiting runs.
@@ -38,10 +38,7 @@ impl Engine {
     /// The provider's session id became known: stored for resume.
     pub fn session_id(&mut self, id: AgentId, session_id: String) -> Result<(), EngineError> {
         let a = self.get_mut(id)?;
-        let p = a
-            .record
-            .persistence
-            .get_or_insert_with(Persistence::default);
+        let p = a.record.persistence.get_or_insert_with(Default::default);
         if p.session_id.as_deref() != Some(session_id.as_str()) {
             p.session_id = Some(session_id);
             self.touch(id);

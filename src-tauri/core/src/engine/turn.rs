@@ -50,7 +50,7 @@ impl Engine {
             return;
         }
         a.record.notify_arm = q.arm.clone();
-        a.queued = Some(q);
+        a.queued = Some(Box::new(q));
         if a.session == SessionState::None {
             a.record.last_error = None;
             self.start_session(id);

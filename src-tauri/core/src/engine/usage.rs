@@ -63,7 +63,7 @@ impl Engine {
 
     /// How the current turn's process ran (shell and command agents).
     pub fn last_run(&mut self, id: AgentId, run: LastRun) -> Result<(), EngineError> {
-        self.get_mut(id)?.record.last_run = Some(run);
+        self.get_mut(id)?.record.last_run = Some(Box::new(run));
         Ok(())
     }
 

@@ -4,7 +4,6 @@
 //! The record keeps the fields it does not know in `extra` (flattened), so a record written by a
 //! newer version or by upstream survives a rewrite by us.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -13,6 +12,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::ids::{AgentId, BatchId, Extra, Timestamp, WorkspaceId};
+use super::labels::Labels;
 use super::power::HeldTurn;
 use super::usage::{LastRun, Usage};
 
@@ -71,6 +71,16 @@ pub enum AttentionReason {
     Permission,
 }
 
+impl AttentionReason {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AttentionReason::Finished => "finished",
+            AttentionReason::Error => "error",
+            AttentionReason::Permission => "permission",
+        }
+    }
+}
+
 /// Provider settings of one agent. Provider-specific extras live in `extra`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -119,6 +129,10 @@ impl NotifyArm {
 }
 
 /// One agent, as stored in `$PASEO_HOME/agents/{cwd-with-dashes}/{id}.json`.
+///
+/// Every agent's record stays in memory (100,000 of them, issue 19): the optional parts most
+/// records lack (resume state, a held turn, a finish-notice arm, a last run) are boxed, so their
+/// absence costs a pointer, not their size.
 // Deserialize is written by hand below: the derived one with `flatten` buffers every field of
 // every record before reading it, which made loading 10,000 records four times slower.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -132,7 +146,7 @@ pub struct AgentRecord {
     #[serde(default)]
     pub title: String,
     #[serde(default)]
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
     pub last_status: Status,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -143,7 +157,7 @@ pub struct AgentRecord {
     #[serde(default)]
     pub config: AgentConfig,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub persistence: Option<Persistence>,
+    pub persistence: Option<Box<Persistence>>,
     #[serde(default)]
     pub requires_attention: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -182,13 +196,13 @@ pub struct AgentRecord {
     pub auto_archive_done: bool,
     /// A turn held until the user allows it (SPEC 14): it gave its caller more power.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub held_turn: Option<HeldTurn>,
+    pub held_turn: Option<Box<HeldTurn>>,
     /// Tokens and cost of its turns, as its CLI reported them (model agents).
     #[serde(default, skip_serializing_if = "Usage::is_empty")]
     pub usage: Usage,
     /// Wall time and exit code of its last turn (shell and command agents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_run: Option<LastRun>,
+    pub last_run: Option<Box<LastRun>>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -313,7 +327,7 @@ impl AgentRecord {
             cwd,
             workspace_id: None,
             title: String::new(),
-            labels: BTreeMap::new(),
+            labels: Labels::new(),
             last_status,
             created_at: now,
             updated_at: now,

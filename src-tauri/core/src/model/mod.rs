@@ -2,13 +2,14 @@
 //! one status rule. Every layer (engine, store, runtime, providers, MCP, the shell) speaks these
 //! nouns; this module depends on none of them.
 //!
-//! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`workspace`]
+//! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`labels`], [`workspace`]
 //! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`power`] (SPEC 14),
 //! [`notice`] (finish notices), [`usage`] (tokens and cost) and [`status`] (buckets and who needs you). Everything is re-exported here, so
 //! `crate::model::X` names any of them.
 
 pub mod agent;
 pub mod ids;
+pub mod labels;
 pub mod notice;
 pub mod permission;
 pub mod power;
@@ -22,6 +23,7 @@ pub use agent::{
     AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
 };
 pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};
+pub use labels::Labels;
 pub use notice::Notice;
 pub use permission::PermissionRequest;
 pub use power::{power, HeldTurn, Power};

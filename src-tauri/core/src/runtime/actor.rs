@@ -88,6 +88,7 @@ pub(crate) struct Actor {
     /// Archives waiting for their record to be durable before they are announced; the flag
     /// turns true once the event went out.
     pub(super) announcing: HashMap<AgentId, (watch::Sender<bool>, watch::Receiver<bool>)>,
+    /// Records loaded from another file than `Layout::record_path` names (rewritten there).
     pub(super) record_paths: HashMap<AgentId, PathBuf>,
     pub(super) tl: HashMap<AgentId, Tl>,
     pub(super) events: broadcast::Sender<Event>,
@@ -198,7 +199,7 @@ pub(crate) async fn start(
     let mut projects = registry.projects;
     let known: FxHashSet<WorkspaceId> = workspaces.iter().map(|w| w.workspace_id.clone()).collect();
     let mut records = Vec::with_capacity(agents.records.len());
-    let mut record_paths = HashMap::with_capacity(agents.records.len());
+    let (mut record_paths, mut dirs) = (HashMap::new(), HashMap::new());
     let mut by_cwd: HashMap<String, WorkspaceId> = HashMap::new();
     let mut fixed_ws = Vec::new();
     let mut registry_changed = false;
@@ -241,7 +242,9 @@ pub(crate) async fn start(
                 fixed_ws.push(rec.id);
             }
         }
-        record_paths.insert(rec.id, path);
+        if !layout.is_record_path(&path, &rec.cwd, rec.id, &mut dirs) {
+            record_paths.insert(rec.id, path);
+        }
         records.push(rec);
     }
 
@@ -269,6 +272,7 @@ pub(crate) async fn start(
         home = %layout.home.display(),
         "data root loaded"
     );
+    tokio::task::spawn_blocking(super::release_freed_memory);
 
     let (events, _) = broadcast::channel(4096);
     let (tx, rx) = mpsc::unbounded_channel();

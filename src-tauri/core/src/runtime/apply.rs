@@ -226,11 +226,10 @@ impl Actor {
 
     pub(super) fn persist_agent(&mut self, id: AgentId) -> Option<Ticket> {
         let a = self.engine.agent(id)?;
-        let path = self
-            .record_paths
-            .entry(id)
-            .or_insert_with(|| self.layout.record_path(&a.record.cwd, id))
-            .clone();
+        let path = match self.record_paths.get(&id) {
+            Some(p) => p.clone(),
+            None => self.layout.record_path(&a.record.cwd, id),
+        };
         match store::encode_record(&a.record) {
             Ok(b) => {
                 let t = self.writer.submit(path, b);

@@ -61,7 +61,7 @@ impl AgentSnapshot {
             record: AgentRecord::clone(&a.record),
             parent_agent_id: engine.existing_parent(a),
             status: a.record.last_status,
-            pending_permission: a.pending_permission.clone(),
+            pending_permission: a.pending_permission.as_deref().cloned(),
             mcp_status: a.mcp_status.clone(),
             reads_prompts: a.reads_prompts,
             cancel_requested: a.cancel_requested,
@@ -102,8 +102,8 @@ pub struct AgentSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<crate::model::WorkspaceId>,
     pub cwd: String,
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub labels: std::collections::BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "crate::model::Labels::is_empty")]
+    pub labels: crate::model::Labels,
     pub requires_attention: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attention_reason: Option<crate::model::AttentionReason>,
@@ -222,15 +222,16 @@ impl FleetCounts {
     }
 }
 
-/// Everything a window needs at start; events keep it current afterwards.
+/// Everything a window needs at start; events keep it current afterwards. In process the agents
+/// are full snapshots; a window gets cards, and tracks naming them, instead ([`super::window`]).
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FleetSnapshot {
+pub struct FleetSnapshot<A = Vec<AgentSnapshot>, T = Vec<TrackSnapshot>> {
     pub home: String,
-    pub agents: Vec<AgentSnapshot>,
+    pub agents: A,
     pub workspaces: Vec<WorkspaceSnapshot>,
     pub projects: Vec<ProjectRecord>,
-    pub tracks: Vec<TrackSnapshot>,
+    pub tracks: T,
     pub providers: Vec<ProviderInfo>,
     pub counts: FleetCounts,
     /// Problems found at load (quarantined files, repaired records) to show the user.

@@ -20,6 +20,7 @@ mod live;
 pub mod policy;
 mod timeline;
 mod wait;
+pub mod window;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -282,3 +283,16 @@ async fn blocking<T: Send + 'static>(
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// Gives the heap pages freed after a load back to the system. glibc returns a freed chunk only
+/// when it sits at the top of a heap (or was its own mapping); reading records on several
+/// threads leaves their buffers, paths and parse scratch freed in the middle of the arenas, kept
+/// as resident memory for good (13 MB after loading 100,000 records). `malloc_trim` releases
+/// every whole free page of every arena (~15 ms at 100,000 records: run it off the start's path).
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks glibc's own arenas, under their locks.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

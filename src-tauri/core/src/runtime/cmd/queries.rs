@@ -51,6 +51,18 @@ impl Actor {
             .collect();
         agents.sort_by_key(|a| (a.record.created_at, a.record.id));
         let parents: BTreeSet<AgentId> = agents.iter().filter_map(|a| a.parent_agent_id).collect();
+        let tracks = parents.into_iter().map(|p| self.track(p)).collect();
+        self.fleet_snapshot(agents, tracks)
+    }
+
+    /// The fleet around `agents` and `tracks` (however they are given): workspaces, projects,
+    /// providers, counts and what load found.
+    pub(in super::super) fn fleet_snapshot<A, T>(
+        &self,
+        agents: A,
+        tracks: T,
+    ) -> FleetSnapshot<A, T> {
+        let e = &self.engine;
         FleetSnapshot {
             home: self.layout.home.display().to_string(),
             workspaces: e
@@ -59,7 +71,7 @@ impl Actor {
                 .map(|w| WorkspaceSnapshot::of(e, w))
                 .collect(),
             projects: e.projects().cloned().collect(),
-            tracks: parents.into_iter().map(|p| self.track(p)).collect(),
+            tracks,
             providers: self.providers.infos(),
             counts: FleetCounts::of(e),
             notices: self.notices.clone(),
