@@ -299,12 +299,13 @@ async fn scroll(app: &App, scroller: &str, rows: &str, speed: f64) -> Scrolled {
     app.execute(SCROLL, vec![json!(scroller), json!(rows), json!(speed)])
         .await;
     let started = Instant::now();
-    let out = poll("the scroll to reach the bottom", LONG, || async {
+    poll("the scroll to reach the bottom", LONG, || async {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let out = app.execute("return window.__scroll", vec![]).await;
-        (out["done"] == json!(true)).then_some(out)
+        let done = app.execute("return window.__scroll.done", vec![]).await;
+        (done == json!(true)).then_some(())
     })
     .await;
+    let out = app.execute("return window.__scroll", vec![]).await;
     assert_eq!(
         out["end"], out["max"],
         "the scroll stopped short of the bottom: {}",
