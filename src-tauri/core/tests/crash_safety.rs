@@ -31,7 +31,7 @@ fn crash_child_writer() {
     };
     let layout = Layout::new(home);
     let loaded = store::load_agents(&layout).unwrap();
-    let mut recs: Vec<AgentRecord> = loaded.records.into_iter().map(|(_, r)| *r).collect();
+    let mut recs: Vec<AgentRecord> = loaded.records.into_iter().map(|r| *r.record).collect();
     while recs.len() < AGENTS {
         let now = paseo_core::model::Timestamp::now();
         recs.push(
@@ -106,7 +106,7 @@ fn records_survive_sigkill_at_random_moments() {
             torn += 1;
         }
         let mut present = std::collections::HashSet::new();
-        for (_, r) in &loaded.records {
+        for r in loaded.records.iter().map(|r| &r.record) {
             present.insert(r.id);
             let Some(v) = version_of(r) else {
                 eprintln!("round {round}: {} is inconsistent (torn)", r.id);

@@ -208,11 +208,11 @@ impl Harness {
         self.paths = loaded
             .records
             .iter()
-            .map(|(p, r)| (r.id, p.clone()))
+            .map(|r| (r.record.id, r.path(&self.layout)))
             .collect();
         let mut e = Engine::new();
         e.set_clock(Some(Timestamp::from_millis(self.clock)));
-        let records = loaded.records.into_iter().map(|(_, r)| r);
+        let records = loaded.records.into_iter().map(|r| r.record);
         let report = e.load(records, reg.workspaces, reg.projects, inboxes, &|_| true);
         assert!(report.duplicates.is_empty());
         self.e = e;
@@ -473,8 +473,11 @@ impl Harness {
         // Every record on disk parses and equals memory.
         let loaded = store::load_agents(&self.layout).unwrap();
         assert!(loaded.quarantined.is_empty());
-        let disk: HashMap<AgentId, Box<AgentRecord>> =
-            loaded.records.into_iter().map(|(_, r)| (r.id, r)).collect();
+        let disk: HashMap<AgentId, Box<AgentRecord>> = loaded
+            .records
+            .into_iter()
+            .map(|r| (r.record.id, r.record))
+            .collect();
         assert_eq!(disk.len(), e.agent_count());
         for a in e.agents() {
             assert_eq!(disk.get(&a.record.id), Some(&a.record), "disk differs");

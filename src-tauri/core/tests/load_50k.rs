@@ -62,6 +62,6 @@ fn fifty_thousand_records_load_under_a_small_fd_limit() {
     );
     assert!(loaded.problems.is_empty());
     assert_eq!(loaded.records.len(), 50_000);
-    let got: HashSet<AgentId> = loaded.records.iter().map(|(_, r)| r.id).collect();
+    let got: HashSet<AgentId> = loaded.records.iter().map(|r| r.record.id).collect();
     assert_eq!(got, ids);
 }

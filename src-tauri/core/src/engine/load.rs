@@ -5,8 +5,8 @@
 use super::fxhash::FxHashMap;
 use super::{set_error, AgentState, Engine, LoadReport, SessionState, INTERRUPTED};
 use crate::model::{
-    AgentId, AgentRecord, AttentionReason, Bucket, Notice, NotifyArm, ProjectRecord, Status,
-    Timestamp, WorkspaceRecord, PARENT_LABEL,
+    AgentId, AgentRecord, AttentionReason, BatchId, Bucket, Notice, NotifyArm, ProjectRecord,
+    Status, Timestamp, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
 };
 
 impl Engine {
@@ -35,6 +35,10 @@ impl Engine {
         let records = records.into_iter();
         // Grown once: rehashing a map of large entries over and over costs more than the parse.
         self.agents.reserve(records.size_hint().0);
+        // What later passes need of each record is taken while the record is at hand: every
+        // lookup in a map of 100,000 boxed agents afterwards is a few cache misses.
+        let mut order = Vec::with_capacity(records.size_hint().0);
+        let mut last_provider: Option<(String, bool)> = None;
         for rec in records {
             let rec: Box<AgentRecord> = rec.into();
             let id = rec.id;
@@ -45,23 +49,39 @@ impl Engine {
                     continue;
                 }
             }
-            let reads = reads_prompts(&rec.provider);
+            // Records of one provider come in runs: asked once per run.
+            let reads = match &last_provider {
+                Some((p, reads)) if *p == rec.provider => *reads,
+                _ => {
+                    let reads = reads_prompts(&rec.provider);
+                    last_provider = Some((rec.provider.clone(), reads));
+                    reads
+                }
+            };
+            order.push((rec.created_at, id));
+            if !rec.usage.is_empty() {
+                self.usage.agents.insert(id);
+            }
             self.agents.insert(
                 id,
                 Box::new(AgentState::new(rec, SessionState::None, None, reads)),
             );
         }
         report.agents = self.agents.len();
-        self.index_usage();
-
-        let mut order: Vec<_> = self
-            .agents
-            .values()
-            .map(|a| (a.record.created_at, a.record.id))
-            .collect();
+        if !report.duplicates.is_empty() {
+            // A replaced copy left its own entry (and maybe usage) behind: taken again from
+            // what was kept.
+            order = self
+                .agents
+                .values()
+                .map(|a| (a.record.created_at, a.record.id))
+                .collect();
+            self.index_usage();
+        }
         order.sort_unstable();
+        let created: Vec<Timestamp> = order.iter().map(|(at, _)| *at).collect();
         let ids: Vec<AgentId> = order.into_iter().map(|(_, id)| id).collect();
-        let mut tree = Tree::new(self, &ids);
+        let mut tree = Tree::new(self, &ids, created);
         self.cut_parent_cycles(&ids, &mut tree, &mut report, &mut repairs);
         self.finish_cascades(&ids, &mut tree, &mut repairs);
         report.problems.extend(repairs.lines());
@@ -103,7 +123,7 @@ impl Engine {
                         let pos = path.iter().position(|x| *x == c).unwrap_or(0);
                         let victim = path[pos..].iter().copied().min().unwrap_or(c);
                         self.cut_parent_link(ids[victim]);
-                        tree.parent[victim] = NONE;
+                        tree.cut(victim);
                         repairs.add(
                             "were part of a cycle of parent links (their parent link was removed)",
                             ids[victim],
@@ -117,7 +137,7 @@ impl Engine {
                 cur = tree.parent_of(c);
                 if cur == Some(c) {
                     self.cut_parent_link(ids[c]);
-                    tree.parent[c] = NONE;
+                    tree.cut(c);
                     repairs.add("named themselves as their parent (link removed)", ids[c]);
                     cur = None;
                 }
@@ -131,17 +151,14 @@ impl Engine {
         // then, in the engine and in every snapshot alike. One line for all of them.
         let mut dangling = Vec::new();
         for (i, id) in ids.iter().enumerate() {
-            let a = &self.agents[id];
-            if a.parent.is_some() {
-                // A parsed label that is no loaded agent (a cut link has no label any more).
-                if tree.parent[i] == NONE {
-                    dangling.push(*id);
-                }
-            } else if a.record.labels.contains_key(PARENT_LABEL) {
-                repairs.add(
+            match tree.label[i] {
+                // A parsed label that is no loaded agent.
+                Label::Parsed if tree.parent[i] == NONE => dangling.push(*id),
+                Label::Unparsed => repairs.add(
                     "have a parent label that is no agent id (treated as root agents)",
                     *id,
-                );
+                ),
+                Label::Parsed | Label::None => {}
             }
         }
         if !dangling.is_empty() {
@@ -249,18 +266,42 @@ impl Engine {
     fn build_indexes(&mut self, ids: &[AgentId], tree: &Tree) {
         // A live parent: one that exists and is not archived; an archived agent has no track.
         let live_parent = |i: usize| tree.parent_of(i).filter(|&p| !tree.archived[p] && p != i);
+        // One lookup per agent for all it contributes (the repairs are done: this is final).
+        let facts: Vec<Facts> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                let a = &self.agents[id];
+                Facts {
+                    batch: if tree.archived[i] {
+                        a.record.archive_batch_id.clone()
+                    } else {
+                        None
+                    },
+                    archived_at: a.record.archived_at,
+                    workspace: a.record.workspace_id.clone(),
+                    bucket: a.bucket(),
+                    active: a.status().is_active(),
+                }
+            })
+            .collect();
         let mut tracks: Vec<Vec<(Timestamp, AgentId)>> = vec![Vec::new(); ids.len()];
+        let mut batches: FxHashMap<BatchId, Vec<usize>> = FxHashMap::default();
         for (i, id) in ids.iter().enumerate() {
-            let a = &self.agents[id];
             if let Some(p) = tree.parent_of(i).filter(|&p| p != i && !tree.archived[i]) {
                 // Oldest first already: ids are.
-                tracks[p].push((a.record.created_at, *id));
+                tracks[p].push((tree.created[i], *id));
             }
-            if let Some(b) = a.record.archive_batch_id.clone() {
-                if tree.archived[i] {
-                    self.batches.entry(b).or_default().push(*id);
-                }
+            if let Some(b) = &facts[i].batch {
+                batches.entry(b.clone()).or_default().push(i);
             }
+        }
+        for (b, mut members) in batches {
+            members.sort_by_key(|&i| (facts[i].archived_at, tree.created[i]));
+            self.batches
+                .entry(b)
+                .or_default()
+                .extend(members.into_iter().map(|i| ids[i]));
         }
         for (p, members) in tracks.into_iter().enumerate() {
             if members.is_empty() {
@@ -274,10 +315,6 @@ impl Engine {
                 }
             }
             self.out.tracks.insert(ids[p]);
-        }
-        for batch in self.batches.values_mut() {
-            let agents = &self.agents;
-            batch.sort_by_key(|id| (agents[id].record.archived_at, agents[id].record.created_at));
         }
         // Roots, memoized: each chain is walked once (deep chains stay linear).
         let mut root = vec![NONE; ids.len()];
@@ -303,18 +340,15 @@ impl Engine {
         // Each agent's contribution to workspace activity (SPEC 6), as `refresh` computes it.
         for (i, id) in ids.iter().enumerate() {
             let top = root[i] as usize;
-            let contribution = {
-                let a = &self.agents[id];
-                if tree.archived[i] {
-                    None
-                } else if live_parent(i).is_none() {
-                    a.record.workspace_id.clone().map(|w| (w, a.bucket()))
-                } else if a.status().is_active() {
-                    let r = &self.agents[&ids[top]].record;
-                    r.workspace_id.clone().map(|w| (w, Bucket::Running))
-                } else {
-                    None
-                }
+            let f = &facts[i];
+            let contribution = if tree.archived[i] {
+                None
+            } else if live_parent(i).is_none() {
+                f.workspace.clone().map(|w| (w, f.bucket))
+            } else if f.active {
+                facts[top].workspace.clone().map(|w| (w, Bucket::Running))
+            } else {
+                None
             };
             if let Some((ws, b)) = &contribution {
                 match self.activity.get_mut(ws) {
@@ -323,10 +357,8 @@ impl Engine {
                         let mut c = [0; 5];
                         c[b.index()] = 1;
                         self.activity.insert(ws.clone(), c);
+                        self.out.workspaces.insert(ws.clone());
                     }
-                }
-                if !self.out.workspaces.contains(ws) {
-                    self.out.workspaces.insert(ws.clone());
                 }
             }
             if let Some(a) = self.agents.get_mut(id) {
@@ -365,24 +397,67 @@ const NONE: u32 = u32::MAX;
 struct Tree {
     parent: Vec<u32>,
     archived: Vec<bool>,
+    created: Vec<Timestamp>,
+    label: Vec<Label>,
+}
+
+/// An agent's parent label, as loaded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Label {
+    None,
+    /// An agent id (which may name no loaded agent).
+    Parsed,
+    /// Not an agent id.
+    Unparsed,
+}
+
+/// What an agent contributes to the indexes, taken in one lookup.
+struct Facts {
+    batch: Option<BatchId>,
+    archived_at: Option<Timestamp>,
+    workspace: Option<WorkspaceId>,
+    bucket: Bucket,
+    active: bool,
 }
 
 impl Tree {
-    fn new(engine: &Engine, ids: &[AgentId]) -> Tree {
+    fn new(engine: &Engine, ids: &[AgentId], created: Vec<Timestamp>) -> Tree {
         let index: FxHashMap<AgentId, u32> = ids
             .iter()
             .enumerate()
             .map(|(i, id)| (*id, i as u32))
             .collect();
-        let (parent, archived) = ids
-            .iter()
-            .map(|id| {
-                let a = &engine.agents[id];
-                let p = a.parent.and_then(|p| index.get(&p).copied());
-                (p.unwrap_or(NONE), a.record.is_archived())
-            })
-            .unzip();
-        Tree { parent, archived }
+        let n = ids.len();
+        let (mut parent, mut archived, mut label) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for id in ids {
+            let a = &engine.agents[id];
+            let p = a.parent.and_then(|p| index.get(&p).copied());
+            parent.push(p.unwrap_or(NONE));
+            archived.push(a.record.is_archived());
+            label.push(if a.parent.is_some() {
+                Label::Parsed
+            } else if a.record.labels.contains_key(PARENT_LABEL) {
+                Label::Unparsed
+            } else {
+                Label::None
+            });
+        }
+        Tree {
+            parent,
+            archived,
+            created,
+            label,
+        }
+    }
+
+    /// A parent link removed (with its label).
+    fn cut(&mut self, i: usize) {
+        self.parent[i] = NONE;
+        self.label[i] = Label::None;
     }
 
     fn parent_of(&self, i: usize) -> Option<usize> {

@@ -13,7 +13,7 @@ use crate::model::{AgentId, LastRun, TurnUsage, Usage, WorkspaceId};
 /// roll-ups changed since the runtime last took them (to re-render: their records did not).
 #[derive(Debug, Default)]
 pub struct UsageIndex {
-    agents: FxHashSet<AgentId>,
+    pub(super) agents: FxHashSet<AgentId>,
     rerender: FxHashSet<AgentId>,
 }
 

@@ -150,7 +150,7 @@ pub(crate) async fn start(
             let loaded: std::collections::HashSet<AgentId> = agents
                 .records
                 .iter()
-                .map(|(_, r)| r.id)
+                .map(|r| r.record.id)
                 .filter(|id| owners.contains(id))
                 .collect();
             let orphans = store::set_aside_orphan_inboxes(&l, inboxes, &loaded);
@@ -199,11 +199,12 @@ pub(crate) async fn start(
     let mut projects = registry.projects;
     let known: FxHashSet<WorkspaceId> = workspaces.iter().map(|w| w.workspace_id.clone()).collect();
     let mut records = Vec::with_capacity(agents.records.len());
-    let (mut record_paths, mut dirs) = (HashMap::new(), HashMap::new());
+    let mut record_paths = HashMap::new();
     let mut by_cwd: HashMap<String, WorkspaceId> = HashMap::new();
     let mut fixed_ws = Vec::new();
     let mut registry_changed = false;
-    for (path, mut rec) in agents.records {
+    for loaded in agents.records {
+        let mut rec = loaded.record;
         let ok = rec.workspace_id.as_ref().is_some_and(|w| known.contains(w));
         if !ok {
             let wid = match by_cwd.get(&rec.cwd) {
@@ -242,7 +243,7 @@ pub(crate) async fn start(
                 fixed_ws.push(rec.id);
             }
         }
-        if !layout.is_record_path(&path, &rec.cwd, rec.id, &mut dirs) {
+        if let Some(path) = loaded.stray_path {
             record_paths.insert(rec.id, path);
         }
         records.push(rec);

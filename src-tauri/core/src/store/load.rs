@@ -17,12 +17,32 @@ use crate::model::{AgentId, AgentRecord};
 /// Everything found under `agents/`.
 #[derive(Debug, Default)]
 pub struct LoadedAgents {
-    /// Each record, in path order, with the file it came from (rewrites go back to the same
-    /// file). Boxed from the parse on: a record is ≈ 1 KB, and it moves on to the engine.
-    pub records: Vec<(PathBuf, Box<AgentRecord>)>,
+    /// Each record, in path order.
+    pub records: Vec<LoadedRecord>,
     pub quarantined: Vec<Quarantined>,
     /// Files that could not even be moved aside (reported, left in place).
     pub problems: Vec<String>,
+}
+
+/// One record as read.
+#[derive(Debug)]
+pub struct LoadedRecord {
+    /// Boxed from the parse on: a record is ≈ 1 KB, and it moves on to the engine.
+    pub record: Box<AgentRecord>,
+    /// The file it came from when that is not where [`Layout::record_path`] puts it (rewrites
+    /// go back to the same file). Worked out by the reading threads: nearly every record is
+    /// where it belongs, and a path per record, made on one thread and freed on another, cost
+    /// the start more than its parse.
+    pub stray_path: Option<PathBuf>,
+}
+
+impl LoadedRecord {
+    /// The file it came from.
+    pub fn path(&self, layout: &Layout) -> PathBuf {
+        self.stray_path
+            .clone()
+            .unwrap_or_else(|| layout.record_path(&self.record.cwd, self.record.id))
+    }
 }
 
 /// Record files (of one folder) one thread takes at a time: enough that taking work costs
@@ -62,15 +82,15 @@ pub(crate) fn load_agents_on(layout: &Layout, threads: usize) -> Result<LoadedAg
         &turns,
         1,
         threads,
-        || Vec::with_capacity(4096),
-        |buf, (folder, range)| read_turn(folder, range.clone(), buf),
+        Scratch::default,
+        |scratch, (folder, range)| read_turn(folder, range.clone(), scratch),
     )?;
     let mut out = LoadedAgents::default();
     out.records.reserve(parsed.iter().map(Vec::len).sum());
-    for (path, r) in parsed.into_iter().flatten() {
+    for r in parsed.into_iter().flatten() {
         match r {
-            Ok(rec) => out.records.push((path, rec)),
-            Err(reason) => match quarantine(layout, &path, &reason) {
+            Ok(rec) => out.records.push(rec),
+            Err((path, reason)) => match quarantine(layout, &path, &reason) {
                 Ok(q) => out.quarantined.push(q),
                 Err(e) => out.problems.push(format!(
                     "{} could not be read ({reason}) nor moved to quarantine: {e}",
@@ -187,23 +207,66 @@ fn list_records(dir: &Path) -> Folder {
     }
 }
 
-/// Reads and parses the files `range` of `folder`, each with its path.
+/// What a reading thread reuses from one record to the next.
+#[derive(Default)]
+struct Scratch {
+    buf: Vec<u8>,
+    /// The last record's id as its file name would spell it.
+    name: String,
+    /// The last cwd seen, and whether its records belong in the folder being read.
+    cwd: String,
+    cwd_here: bool,
+}
+
+/// Reads and parses the files `range` of `folder`; what cannot be read comes back with its
+/// path and the quarantine reason.
 fn read_turn(
     folder: &Folder,
     range: Range<usize>,
-    buf: &mut Vec<u8>,
-) -> Vec<(PathBuf, Result<Box<AgentRecord>, String>)> {
+    scratch: &mut Scratch,
+) -> Vec<Result<LoadedRecord, (PathBuf, String)>> {
     let dir = fs::File::open(&folder.dir);
+    // A new folder: what was worked out for the last cwd was about another one.
+    scratch.cwd.clear();
+    let folder_name = folder.dir.file_name().and_then(|n| n.to_str());
     folder.names[range]
         .iter()
         .map(|name| {
             let record = match &dir {
-                Ok(dir) => read_record(dir, name, buf),
+                Ok(dir) => read_record(dir, name, &mut scratch.buf),
                 Err(e) => Err(format!("unreadable: {e}")),
             };
-            (folder.dir.join(name), record)
+            match record {
+                Ok(record) => {
+                    let home = record_belongs_here(&record, folder_name, name, scratch);
+                    Ok(LoadedRecord {
+                        stray_path: (!home).then(|| folder.dir.join(name)),
+                        record,
+                    })
+                }
+                Err(reason) => Err((folder.dir.join(name), reason)),
+            }
         })
         .collect()
+}
+
+/// Whether `record`, read from the file `name` in the folder `folder_name`, is where
+/// [`Layout::record_path`] puts it: the folder named after its cwd, the file after its id.
+fn record_belongs_here(
+    record: &AgentRecord,
+    folder_name: Option<&str>,
+    name: &OsStr,
+    scratch: &mut Scratch,
+) -> bool {
+    use std::fmt::Write;
+    if scratch.cwd != record.cwd || scratch.cwd.is_empty() {
+        scratch.cwd.clear();
+        scratch.cwd.push_str(&record.cwd);
+        scratch.cwd_here = folder_name == Some(super::paths::cwd_with_dashes(&record.cwd).as_str());
+    }
+    scratch.name.clear();
+    let _ = write!(scratch.name, "{}.json", record.id);
+    scratch.cwd_here && name.to_str() == Some(scratch.name.as_str())
 }
 
 /// Reads and parses the record `name` in the folder `dir` is open on into `buf` (reused across

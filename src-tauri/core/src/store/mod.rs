@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::model::{AgentId, AgentRecord, Notice, ProjectRecord, WorkspaceRecord};
 
-pub use load::{load_agents, LoadedAgents};
+pub use load::{load_agents, LoadedAgents, LoadedRecord};
 pub use paths::{cwd_with_dashes, Layout};
 pub use quarantine::{quarantine, Quarantined};
 pub use writer::{Ticket, WriteError, Writer};

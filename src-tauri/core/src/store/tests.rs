@@ -45,8 +45,12 @@ fn loads_records_and_quarantines_what_it_cannot_read() {
 
     let loaded = load_agents(&l).unwrap();
     assert_eq!(loaded.records.len(), 1);
-    assert_eq!(*loaded.records[0].1, good);
-    assert_eq!(loaded.records[0].0, gp);
+    assert_eq!(*loaded.records[0].record, good);
+    assert_eq!(loaded.records[0].path(&l), gp);
+    assert_eq!(
+        loaded.records[0].stray_path, None,
+        "where record_path puts it"
+    );
     assert_eq!(loaded.quarantined.len(), 3);
     for q in &loaded.quarantined {
         assert!(Path::new(&q.to).exists(), "moved aside, not deleted");
@@ -136,11 +140,11 @@ fn ten_thousand_records_with_some_corrupt_all_accounted_for() {
     let corrupt = (0..10_000).filter(|i| i % 97 == 0).count();
     assert_eq!(loaded.quarantined.len(), corrupt);
     assert_eq!(loaded.records.len(), 10_000 - corrupt);
-    assert!(loaded.records.iter().all(|(_, r)| ids.contains(&r.id)));
+    assert!(loaded.records.iter().all(|r| ids.contains(&r.record.id)));
     assert!(loaded
         .records
         .iter()
-        .all(|(_, r)| r.last_status == Status::Idle));
+        .all(|r| r.record.last_status == Status::Idle));
 }
 
 #[test]

@@ -151,7 +151,10 @@ fn load_with(source: &Path, threads: usize) -> Loaded {
     let records: Vec<(String, AgentRecord)> = loaded
         .records
         .iter()
-        .map(|(p, r)| (rel(&p.display().to_string()), AgentRecord::clone(r)))
+        .map(|r| {
+            let path = r.path(&layout).display().to_string();
+            (rel(&path), AgentRecord::clone(&r.record))
+        })
         .collect();
     let quarantined = loaded
         .quarantined
@@ -162,7 +165,7 @@ fn load_with(source: &Path, threads: usize) -> Loaded {
     let mut e = Engine::new();
     e.set_clock(Some(Timestamp::from_millis(T0 + 100_000)));
     let report = e.load(
-        loaded.records.into_iter().map(|(_, r)| r),
+        loaded.records.into_iter().map(|r| r.record),
         Vec::new(),
         Vec::new(),
         Vec::new(),
