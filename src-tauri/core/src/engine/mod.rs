@@ -476,7 +476,9 @@ impl Engine {
 
     /// The first `limit` agents the filter matches, oldest first, and how many match.
     pub fn list(&self, filter: &ListFilter, limit: usize) -> (Vec<&AgentState>, usize) {
-        let mut v: Vec<&AgentState> = self
+        // Each with its sort key, read once: comparing through the boxes of 100,000 agents is a
+        // few cache misses per comparison.
+        let mut v: Vec<((Timestamp, AgentId), &AgentState)> = self
             .agents()
             .filter(|a| filter.include_archived || !a.record.is_archived())
             .filter(|a| filter.parent.is_none_or(|p| a.parent == Some(p)))
@@ -484,16 +486,16 @@ impl Engine {
                 (filter.workspace.iter()).all(|w| a.record.workspace_id.as_ref() == Some(w))
             })
             .filter(|a| (filter.statuses.iter()).all(|s| s.contains(&a.status())))
+            .map(|a| ((a.record.created_at, a.record.id), a))
             .collect();
         let total = v.len();
-        let key = |a: &&AgentState| (a.record.created_at, a.record.id);
         // Only the page is sorted: the first answer of a start with 100,000 agents asks for one.
         if limit < total {
-            v.select_nth_unstable_by_key(limit, key);
+            v.select_nth_unstable_by_key(limit, |x| x.0);
             v.truncate(limit);
         }
-        v.sort_unstable_by_key(key);
-        (v, total)
+        v.sort_unstable_by_key(|x| x.0);
+        (v.into_iter().map(|(_, a)| a).collect(), total)
     }
 
     /// The agents archived in one batch, in archive order.

@@ -273,7 +273,11 @@ pub(crate) async fn start(
         home = %layout.home.display(),
         "data root loaded"
     );
-    tokio::task::spawn_blocking(super::release_freed_memory);
+    // Later, not now: a core busy trimming the heap is one the first answers wait for.
+    tokio::spawn(async {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let _ = tokio::task::spawn_blocking(super::release_freed_memory).await;
+    });
 
     let (events, _) = broadcast::channel(4096);
     let (tx, rx) = mpsc::unbounded_channel();
