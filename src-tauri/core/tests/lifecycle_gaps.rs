@@ -30,6 +30,9 @@ async fn an_archive_is_announced_only_once_its_record_is_durable() {
     let ws = workspace(&h, &env).await;
     let a = h.create(req(&ws, "ok hello")).await.unwrap();
     h.wait(a.id(), T).await.unwrap();
+    // The turn's last record write may still be on its way: a rename landing after the blocker
+    // is made would fail the setup, not the rule.
+    h.flush().await;
     let path = h.layout().record_path(&a.record.cwd, a.id());
     std::fs::remove_file(&path).unwrap();
     std::fs::create_dir(&path).unwrap();

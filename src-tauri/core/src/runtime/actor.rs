@@ -147,12 +147,9 @@ pub(crate) async fn start(
             let (inboxes, q) = store::load_inboxes(&l);
             // Which inboxes' agents were loaded: only those few ids are looked for.
             let owners: FxHashSet<AgentId> = inboxes.iter().map(|(id, _)| *id).collect();
-            let loaded: std::collections::HashSet<AgentId> = agents
-                .records
-                .iter()
-                .map(|r| r.record.id)
-                .filter(|id| owners.contains(id))
-                .collect();
+            let ids = agents.records.iter().map(|r| r.record.id);
+            let loaded: std::collections::HashSet<AgentId> =
+                ids.filter(|id| owners.contains(id)).collect();
             let orphans = store::set_aside_orphan_inboxes(&l, inboxes, &loaded);
             Ok::<_, store::StoreError>((agents, registry, ((orphans.0, q), (orphans.1, orphans.2))))
         })
@@ -243,9 +240,7 @@ pub(crate) async fn start(
                 fixed_ws.push(rec.id);
             }
         }
-        if let Some(path) = loaded.stray_path {
-            record_paths.insert(rec.id, path);
-        }
+        record_paths.extend(loaded.stray_path.map(|path| (rec.id, path)));
         records.push(rec);
     }
 
@@ -273,11 +268,7 @@ pub(crate) async fn start(
         home = %layout.home.display(),
         "data root loaded"
     );
-    // Later, not now: a core busy trimming the heap is one the first answers wait for.
-    tokio::spawn(async {
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        let _ = tokio::task::spawn_blocking(super::release_freed_memory).await;
-    });
+    super::release_freed_memory_later();
 
     let (events, _) = broadcast::channel(4096);
     let (tx, rx) = mpsc::unbounded_channel();

@@ -587,7 +587,6 @@ impl RuntimeHandle {
             .await
     }
 
-    /// Waits until every queued record write is durable.
     /// Waits until everything submitted so far is durable, the held-back load repairs included.
     pub async fn flush(&self) {
         let _ = self.ask(Command::WriteDeferred).await;

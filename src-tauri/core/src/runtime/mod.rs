@@ -284,6 +284,15 @@ async fn blocking<T: Send + 'static>(
 #[cfg(test)]
 pub(crate) mod tests;
 
+/// [`release_freed_memory`] two seconds from now, not at once: a core busy trimming the heap is
+/// one the first answers after a start wait for.
+pub(crate) fn release_freed_memory_later() {
+    tokio::spawn(async {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        let _ = tokio::task::spawn_blocking(release_freed_memory).await;
+    });
+}
+
 /// Gives the heap pages freed after a load back to the system. glibc returns a freed chunk only
 /// when it sits at the top of a heap (or was its own mapping); reading records on several
 /// threads leaves their buffers, paths and parse scratch freed in the middle of the arenas, kept
