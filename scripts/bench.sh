@@ -48,6 +48,6 @@ run stream_soak cargo bench --locked --bench stream_soak -- --minutes "$minutes"
 
 echo
 echo "== summary (each figure against its baseline from this run; full logs in $out/)"
-grep -h -E '×|target|within|over [0-9]+ ms|load average' \
+grep -h -E '×|target|within|frames over|frame interval|slope|CPU|load average' \
   "$out/launch.log" "$out/listing.log" "$out/memory.log" "$out/scroll.log" "$out/stream_soak.log" \
   | grep -v '^running\|^test ' || true
