@@ -50,4 +50,4 @@ echo
 echo "== summary (each figure against its baseline from this run; full logs in $out/)"
 grep -h -E '×|target|within|frames over|frame interval|slope|CPU|load average' \
   "$out/launch.log" "$out/listing.log" "$out/memory.log" "$out/scroll.log" "$out/stream_soak.log" \
-  | grep -v '^running\|^test ' || true
+  | grep -v -E '^(running|test ) |^ +(Finished|Running|Compiling) ' || true
