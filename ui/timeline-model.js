@@ -155,5 +155,7 @@ export function forget(agentId) {
 
 /** After a resync: every kept model reloads its newest page. */
 export function reloadAll() {
-  for (const id of [...models.keys()]) models.delete(id);
+  // Replaced, not dropped: a model kept for a tab in the background must go on following its
+  // agent (events route only to kept models), not wait for the tab to be shown again.
+  for (const id of [...models.keys()]) models.set(id, new TimelineModel(id));
 }
