@@ -15,6 +15,7 @@
 
 #[path = "../src-tauri/core/benches/support/seed.rs"]
 mod seed;
+mod support;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -45,7 +46,7 @@ fn main() {
             args: &["--headless"],
         },
     ];
-    println!("launch benchmark, {}", machine());
+    println!("launch benchmark, {}", support::machine());
 
     let empty = tempfile::tempdir().unwrap();
     let home = empty.path().join("home");
@@ -124,7 +125,7 @@ fn main() {
             println!("  app log: {line}");
         }
     }
-    println!("\nload average after the run: {}", loadavg());
+    println!("\nload average after the run: {}", support::loadavg());
 }
 
 /// Opens, reads and closes every file in order; the time it took.
@@ -267,29 +268,4 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
-
-fn machine() -> String {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(0);
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_default();
-    format!(
-        "{cpus} cores ({model}), load average at start {}",
-        loadavg()
-    )
 }
