@@ -147,14 +147,23 @@ impl App {
         self.wait_for_attr("body", "data-ready", "true").await
     }
 
-    /// Waits for `selector` and clicks it. While WebKitWebDriver finds the element not
-    /// interactable yet (laid out late, covered for a frame) it retries, bounded, printing what
-    /// was at the element's centre the first time.
+    /// Waits for `selector` to be there and enabled, and clicks it, as a user waits for a
+    /// button a previous action disabled (a disabled button ignores the click, and the test
+    /// would then wait for something that was never asked). While WebKitWebDriver finds the
+    /// element not interactable yet (laid out late, covered for a frame) it retries, bounded,
+    /// printing what was at the element's centre the first time.
     pub async fn click(&self, selector: &str) {
         let deadline = Instant::now() + TIMEOUT;
         let mut reported = false;
         loop {
-            let element = self.wait_for(selector).await;
+            let element = poll(&format!("{selector} to be enabled"), TIMEOUT, || async {
+                let element = bounded("find", self.client.find(Locator::Css(selector)))
+                    .await
+                    .ok()?;
+                let enabled = bounded("is_enabled", element.is_enabled()).await.ok()?;
+                enabled.then_some(element)
+            })
+            .await;
             let error = match bounded("click", element.click()).await {
                 Ok(()) => return,
                 Err(error) => error,
