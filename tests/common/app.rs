@@ -33,6 +33,16 @@ async fn bounded<T>(what: &str, future: impl std::future::Future<Output = T>) ->
     }
 }
 
+/// Whether the first element matching `arguments[0]` is enabled and in the same place and size
+/// across 50 ms (a few frames): ready for a click at the centre WebDriver measures.
+const READY_TO_CLICK: &str = "const [selector, done] = arguments; \
+    const el = document.querySelector(selector); \
+    if (!el || el.disabled) { done(false); return; } \
+    const a = el.getBoundingClientRect(); \
+    setTimeout(() => { const b = el.getBoundingClientRect(); \
+      done(el.isConnected && !el.disabled && a.x === b.x && a.y === b.y \
+        && a.width === b.width && a.height === b.height); }, 50);";
+
 /// The text of the first element matching `arguments[0]`, or null. Its DOM text: WebKitWebDriver's
 /// own element text reads "" for elements that clip their overflow with an ellipsis.
 const TEXT_OF: &str =
@@ -147,23 +157,29 @@ impl App {
         self.wait_for_attr("body", "data-ready", "true").await
     }
 
-    /// Waits for `selector` to be there and enabled, and clicks it, as a user waits for a
-    /// button a previous action disabled (a disabled button ignores the click, and the test
-    /// would then wait for something that was never asked). While WebKitWebDriver finds the
-    /// element not interactable yet (laid out late, covered for a frame) it retries, bounded,
-    /// printing what was at the element's centre the first time.
+    /// Waits for `selector` to be there, enabled and still (not moved by a render for a few
+    /// frames), and clicks it, as a user waits for a button a previous action disabled or
+    /// moved. WebDriver clicks at the element's centre as it measured it: a disabled button
+    /// ignores the click, and one a render moves in between (a home tab appearing to its left)
+    /// leaves the click to whatever took its place. While WebKitWebDriver finds the element not
+    /// interactable yet (laid out late, covered for a frame) it retries, bounded, printing what
+    /// was at the element's centre the first time.
     pub async fn click(&self, selector: &str) {
         let deadline = Instant::now() + TIMEOUT;
         let mut reported = false;
+        poll(
+            &format!("{selector} to be enabled and still"),
+            TIMEOUT,
+            || async {
+                let ready = self
+                    .execute_async(READY_TO_CLICK, vec![json!(selector)])
+                    .await;
+                (ready == json!(true)).then_some(())
+            },
+        )
+        .await;
         loop {
-            let element = poll(&format!("{selector} to be enabled"), TIMEOUT, || async {
-                let element = bounded("find", self.client.find(Locator::Css(selector)))
-                    .await
-                    .ok()?;
-                let enabled = bounded("is_enabled", element.is_enabled()).await.ok()?;
-                enabled.then_some(element)
-            })
-            .await;
+            let element = self.wait_for(selector).await;
             let error = match bounded("click", element.click()).await {
                 Ok(()) => return,
                 Err(error) => error,
