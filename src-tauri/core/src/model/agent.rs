@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::ids::{AgentId, BatchId, Extra, Timestamp, WorkspaceId};
+use super::ids::{AgentId, BatchId, Extra, Key, Timestamp, WorkspaceId};
 use super::labels::Labels;
 use super::power::HeldTurn;
 use super::usage::{LastRun, Usage};
@@ -82,7 +82,7 @@ impl AttentionReason {
 }
 
 /// Provider settings of one agent. Provider-specific extras live in `extra`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,6 +93,40 @@ pub struct AgentConfig {
     pub system_prompt: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// Read field by field, as the record is: serde's `flatten` would first copy every field
+/// (the system prompt included) into a buffer of its own, for each of 100,000 records at start.
+impl<'de> Deserialize<'de> for AgentConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(AgentConfigVisitor)
+    }
+}
+
+struct AgentConfigVisitor;
+
+impl<'de> serde::de::Visitor<'de> for AgentConfigVisitor {
+    type Value = AgentConfig;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an agent's config (a JSON object)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<AgentConfig, A::Error> {
+        let mut c = AgentConfig::default();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match key.as_ref() {
+                "model" => c.model = map.next_value()?,
+                "mode" => c.mode = map.next_value()?,
+                "systemPrompt" => c.system_prompt = map.next_value()?,
+                _ => {
+                    let v: Value = map.next_value()?;
+                    c.extra.insert(key.into_owned(), v);
+                }
+            }
+        }
+        Ok(c)
+    }
 }
 
 /// What a provider needs to resume a session.
@@ -254,8 +288,8 @@ impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
             Status::Closed,
             Timestamp::from_millis(0),
         ));
-        // Keys are usually borrowed from the input; an escaped key arrives owned.
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        // Keys are borrowed from the input; an escaped key arrives owned.
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             match key.as_ref() {
                 "id" => id = Some(map.next_value()?),
                 "provider" => provider = Some(map.next_value()?),
@@ -408,6 +442,31 @@ mod tests {
         assert_eq!(out["createdAt"], "2026-01-01T00:00:00.000Z");
         let again: AgentRecord = serde_json::from_value(out).unwrap();
         assert_eq!(again, rec);
+    }
+
+    #[test]
+    fn config_reads_its_fields_and_keeps_unknown_ones_whatever_their_keys() {
+        // An escaped key (owned while read) and null values read as they did with flatten.
+        let json = r#"{"model": "opus", "mode": null, "system\u0050rompt": "be brief",
+            "futureKnob": {"a": [1]}, "nothing": null}"#;
+        let c: AgentConfig = serde_json::from_str(json).unwrap();
+        assert_eq!(c.model.as_deref(), Some("opus"));
+        assert_eq!(c.mode, None);
+        assert_eq!(c.system_prompt.as_deref(), Some("be brief"));
+        assert_eq!(
+            c.extra.get("futureKnob"),
+            Some(&serde_json::json!({"a": [1]}))
+        );
+        assert_eq!(c.extra.get("nothing"), Some(&Value::Null));
+        let out = serde_json::to_value(&c).unwrap();
+        assert_eq!(serde_json::from_value::<AgentConfig>(out).unwrap(), c);
+        assert_eq!(
+            serde_json::from_str::<AgentConfig>("{}").unwrap(),
+            AgentConfig::default()
+        );
+        for bad in [r#"{"model": 3}"#, "[]", r#""opus""#] {
+            assert!(serde_json::from_str::<AgentConfig>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -110,9 +110,38 @@ impl Serialize for Labels {
     }
 }
 
+/// Read straight into the sorted vector (no map in between: a tree node of ≈ 500 bytes made
+/// and dropped per record at start); a key given twice keeps its last value, as a map would.
 impl<'de> Deserialize<'de> for Labels {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        BTreeMap::<String, String>::deserialize(d).map(Labels::from)
+        d.deserialize_map(LabelsVisitor)
+    }
+}
+
+struct LabelsVisitor;
+
+impl<'de> serde::de::Visitor<'de> for LabelsVisitor {
+    type Value = Labels;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("labels (an object of strings)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Labels, A::Error> {
+        let mut v: Vec<(String, String)> = Vec::with_capacity(map.size_hint().unwrap_or(1));
+        while let Some(entry) = map.next_entry::<String, String>()? {
+            v.push(entry);
+        }
+        // Stable: of two equal keys the later stays later, and takes the earlier's place.
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                std::mem::swap(later, kept);
+            }
+            same
+        });
+        Ok(Labels(v))
     }
 }
 
@@ -132,5 +161,11 @@ mod tests {
         assert_eq!(l.len(), 2);
         assert_eq!(serde_json::to_string(&l).unwrap(), r#"{"a":"0","c":"4"}"#);
         assert!(serde_json::from_str::<Labels>(r#"{"a": 1}"#).is_err());
+        let thrice: Labels =
+            serde_json::from_str(r#"{"b": "1", "c": "x", "b": "2", "a": "y", "b": "3"}"#).unwrap();
+        assert_eq!(
+            serde_json::to_string(&thrice).unwrap(),
+            r#"{"a":"y","b":"3","c":"x"}"#
+        );
     }
 }
