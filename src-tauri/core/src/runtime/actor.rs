@@ -316,7 +316,9 @@ pub(crate) async fn start(
         registry_extra: registry.extra,
         tickets: Vec::new(),
         counts: FleetCounts::default(),
-        counts_dirty: true,
+        // Counted once below, after the start's own changes: not again on the first step (a
+        // walk over every agent, 100,000 at most, while the first requests wait).
+        counts_dirty: false,
         limits: opts.limits,
         create_rate: Default::default(),
         waiting: Default::default(),
