@@ -70,7 +70,11 @@ async fn orphan_child_runtime() {
         ids.push(a.id());
     }
     let list: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
-    std::fs::write(home.with_extension("ready"), list.join("\n")).unwrap();
+    // Written aside and renamed: the parent reads the file as soon as it exists, and a plain
+    // write would let it read a part (it once found fewer ids than agents).
+    let aside = home.with_extension("ready-tmp");
+    std::fs::write(&aside, list.join("\n")).unwrap();
+    std::fs::rename(&aside, home.with_extension("ready")).unwrap();
     tokio::time::sleep(Duration::from_secs(600)).await;
 }
 
@@ -80,18 +84,22 @@ async fn a_killed_runtimes_agent_processes_are_stopped_at_the_next_start() {
     let home = dir.path().join("home");
     let ready = home.with_extension("ready");
     // A process that is not an agent's, in a group of its own: it must survive the cleanup.
-    let mut bystander = Command::new("sleep")
+    let bystander = Command::new("sleep")
         .arg("600")
         .process_group(0)
         .spawn()
         .unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let bystander = Reaped(bystander);
+    let child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "orphan_child_runtime", "--nocapture"])
         .env(CHILD_ENV, &home)
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
+    // Killed whatever happens: a failed assertion must not leave the runtime (and its agents)
+    // running, holding the test's output open.
+    let mut child = Reaped(child);
     let deadline = Instant::now() + Duration::from_secs(60);
     while !ready.exists() {
         assert!(
@@ -99,7 +107,7 @@ async fn a_killed_runtimes_agent_processes_are_stopped_at_the_next_start() {
             "the child runtime never got ready"
         );
         assert!(
-            child.try_wait().unwrap().is_none(),
+            child.0.try_wait().unwrap().is_none(),
             "the child runtime exited"
         );
         std::thread::sleep(Duration::from_millis(50));
@@ -117,8 +125,8 @@ async fn a_killed_runtimes_agent_processes_are_stopped_at_the_next_start() {
     assert!(!cli_pids.is_empty());
 
     // The crash: the runtime dies, its agents' processes do not.
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     // The shell agents' processes do not read stdin: they live on. (The CLIs may notice their
     // closed stdin and exit by themselves, or not; either way none may be left below.)
@@ -147,10 +155,18 @@ async fn a_killed_runtimes_agent_processes_are_stopped_at_the_next_start() {
         assert!(agent_pids(*id).is_empty());
     }
     assert!(
-        alive(bystander.id() as i32),
+        alive(bystander.0.id() as i32),
         "a process not an agent's is left alone"
     );
     rt.shutdown().await;
-    let _ = bystander.kill();
-    let _ = bystander.wait();
+}
+
+/// A child process killed and reaped when dropped.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
