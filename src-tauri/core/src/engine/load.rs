@@ -78,8 +78,8 @@ impl Engine {
         self.cut_parent_cycles(&ids, &mut tree, &mut report, &mut repairs);
         self.finish_cascades(&ids, &mut tree, &mut repairs);
         report.problems.extend(repairs.lines());
-        let owed = self.normalize_statuses(&ids, &mut report);
-        self.build_indexes(&ids, &tree);
+        let (owed, facts) = self.normalize_statuses(&ids, &tree, &mut report);
+        self.build_indexes(&ids, &tree, facts);
         self.load_inboxes(inboxes);
         for (child, arm) in owed {
             self.send_notice(child, arm, "failed", Some(INTERRUPTED.to_string()));
@@ -206,15 +206,19 @@ impl Engine {
 
     /// Nothing runs after a restart: running → error ("interrupted by shutdown"), initializing
     /// and idle → closed; a permission request died with its process. Returns the notices armed
-    /// turns still owe (their turn was pending or running when the app died).
+    /// turns still owe (their turn was pending or running when the app died), and what each
+    /// agent contributes to the indexes, taken in the same lookup (the repairs are done: this
+    /// is final).
     fn normalize_statuses(
         &mut self,
         ids: &[AgentId],
+        tree: &Tree,
         report: &mut LoadReport,
-    ) -> Vec<(AgentId, NotifyArm)> {
+    ) -> (Vec<(AgentId, NotifyArm)>, Vec<Facts>) {
         let now = self.now();
         let mut owed = Vec::new();
-        for id in ids {
+        let mut facts = Vec::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate() {
             let a = self.agents.get_mut(id).expect("listed id");
             let r = &mut a.record;
             let archived = r.is_archived();
@@ -249,35 +253,27 @@ impl Engine {
                 }
                 self.out.agents.insert(*id);
             }
+            facts.push(Facts {
+                batch: if tree.archived[i] {
+                    a.record.archive_batch_id.clone()
+                } else {
+                    None
+                },
+                archived_at: a.record.archived_at,
+                workspace: a.record.workspace_id.clone(),
+                bucket: a.bucket(),
+                active: a.status().is_active(),
+            });
         }
-        owed
+        (owed, facts)
     }
 
     /// Tracks, archive batches, roots and bucket contributions, for the repaired fleet, built
     /// in bulk (the same indexes `index_child`, `adopt_root` and `refresh` keep one agent at a
     /// time later).
-    fn build_indexes(&mut self, ids: &[AgentId], tree: &Tree) {
+    fn build_indexes(&mut self, ids: &[AgentId], tree: &Tree, facts: Vec<Facts>) {
         // A live parent: one that exists and is not archived; an archived agent has no track.
         let live_parent = |i: usize| tree.parent_of(i).filter(|&p| !tree.archived[p] && p != i);
-        // One lookup per agent for all it contributes (the repairs are done: this is final).
-        let facts: Vec<Facts> = ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| {
-                let a = &self.agents[id];
-                Facts {
-                    batch: if tree.archived[i] {
-                        a.record.archive_batch_id.clone()
-                    } else {
-                        None
-                    },
-                    archived_at: a.record.archived_at,
-                    workspace: a.record.workspace_id.clone(),
-                    bucket: a.bucket(),
-                    active: a.status().is_active(),
-                }
-            })
-            .collect();
         let mut tracks: Vec<Vec<(Timestamp, AgentId)>> = vec![Vec::new(); ids.len()];
         let mut batches: FxHashMap<BatchId, Vec<usize>> = FxHashMap::default();
         for (i, id) in ids.iter().enumerate() {
