@@ -269,6 +269,9 @@ fn record_belongs_here(
     scratch.cwd_here && name.to_str() == Some(scratch.name.as_str())
 }
 
+/// What one read asks for: a record is ≈ 1.2 KB, so almost every one comes in a single read.
+const ONE_READ: usize = 16 * 1024;
+
 /// Reads and parses the record `name` in the folder `dir` is open on into `buf` (reused across
 /// files); the error is the quarantine reason.
 fn read_record(
@@ -277,14 +280,35 @@ fn read_record(
     buf: &mut Vec<u8>,
 ) -> Result<Box<AgentRecord>, String> {
     use std::io::Read;
-    buf.clear();
-    // Through `take`, read_to_end fills the reused buffer without first asking the file's size
-    // (a statx and an lseek per record): open, read, read (end), close.
-    open_at(dir, name)
-        .and_then(|f| f.take(u64::MAX).read_to_end(buf))
-        .map_err(|e| format!("unreadable: {e}"))?;
-    let rec =
-        AgentRecord::from_json_boxed(buf).map_err(|e| format!("invalid agent record: {e}"))?;
+    let mut f = open_at(dir, name).map_err(|e| format!("unreadable: {e}"))?;
+    // One read into a buffer larger than the file, its short count taken as the end: open,
+    // read, close (no second read to find the end, 100,000 times at start). Should a read ever
+    // stop short of the end, the parse fails and the rest is read before anything is judged.
+    // Sized once per thread and never shrunk: what lies past a read's count is never looked at.
+    if buf.len() < ONE_READ {
+        buf.resize(ONE_READ, 0);
+    }
+    let n = loop {
+        match f.read(buf) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("unreadable: {e}")),
+        }
+    };
+    let parsed = if n < buf.len() {
+        AgentRecord::from_json_boxed(&buf[..n]).ok()
+    } else {
+        None
+    };
+    let rec = match parsed {
+        Some(rec) => rec,
+        None => {
+            let mut all = buf[..n].to_vec();
+            f.read_to_end(&mut all)
+                .map_err(|e| format!("unreadable: {e}"))?;
+            AgentRecord::from_json_boxed(&all).map_err(|e| format!("invalid agent record: {e}"))?
+        }
+    };
     // The file is named after the id it holds; compared as ids (no allocation per record).
     let stem = Path::new(name)
         .file_stem()

@@ -257,3 +257,57 @@ fn a_messy_root_loads_the_same_on_eight_threads_as_on_one() {
         );
     }
 }
+
+/// Records read in one read when they fit (almost all do); one larger than a read, one of
+/// exactly its size and one just under it load whole, and a broken one is still quarantined
+/// with the parser's reason.
+#[test]
+fn records_of_any_size_load_whole_and_broken_ones_are_quarantined() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = Layout::new(dir.path());
+    let mut want = BTreeMap::new();
+    let base = rec("/src/big", 0, None);
+    let bare = encode_record(&base).unwrap().len();
+    for (i, size) in [100, ONE_READ - 1, ONE_READ, ONE_READ + 1, 3 * ONE_READ + 17]
+        .into_iter()
+        .enumerate()
+    {
+        let mut r = rec("/src/big", i, None);
+        // `"systemPrompt": "…"` inside `"config": {…}` adds this much around the text.
+        let around = encode_record(&{
+            let mut x = r.clone();
+            x.config.system_prompt = Some(String::new());
+            x
+        })
+        .unwrap()
+        .len();
+        r.config.system_prompt = Some("p".repeat(size.saturating_sub(around.max(bare))));
+        let bytes = encode_record(&r).unwrap();
+        if size > around {
+            assert_eq!(bytes.len(), size, "record {i} is {size} bytes on disk");
+        }
+        put(&layout, "big", &r);
+        want.insert(r.id, r);
+    }
+    let broken = layout
+        .agents_dir()
+        .join("big")
+        .join(format!("{}.json", AgentId::new()));
+    fs::write(&broken, format!("{{\"id\": \"{}", "x".repeat(2 * ONE_READ))).unwrap();
+    let loaded = load_agents_on(&layout, 2).unwrap();
+    let got: BTreeMap<AgentId, AgentRecord> = loaded
+        .records
+        .into_iter()
+        .map(|l| (l.record.id, *l.record))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(loaded.quarantined.len(), 1);
+    assert!(
+        loaded.quarantined[0]
+            .reason
+            .starts_with("invalid agent record"),
+        "{:?}",
+        loaded.quarantined[0]
+    );
+    assert!(!broken.exists());
+}
