@@ -23,26 +23,6 @@ impl Layout {
             .join(cwd_with_dashes(cwd))
             .join(format!("{id}.json"))
     }
-    /// Whether `path` is where [`Layout::record_path`] puts the record of `id` in `cwd`. `dirs`
-    /// keeps each cwd's folder, worked out once per cwd rather than once per record at load.
-    pub fn is_record_path(
-        &self,
-        path: &Path,
-        cwd: &str,
-        id: AgentId,
-        dirs: &mut std::collections::HashMap<String, PathBuf>,
-    ) -> bool {
-        if !dirs.contains_key(cwd) {
-            dirs.insert(
-                cwd.to_string(),
-                self.agents_dir().join(cwd_with_dashes(cwd)),
-            );
-        }
-        let named = path.file_stem().and_then(|s| s.to_str()) == Some(id.to_string().as_str());
-        named
-            && path.extension().is_some_and(|e| e == "json")
-            && path.parent() == dirs.get(cwd).map(PathBuf::as_path)
-    }
     pub fn quarantine_dir(&self) -> PathBuf {
         self.home.join("quarantine")
     }
@@ -235,21 +215,5 @@ mod tests {
                 "{cwd} -> {comp}"
             );
         }
-    }
-
-    #[test]
-    fn a_record_path_is_recognised_only_where_record_path_puts_it() {
-        let l = Layout::new("/data");
-        let (id, other) = (AgentId::new(), AgentId::new());
-        let mut dirs = std::collections::HashMap::new();
-        assert!(l.is_record_path(&l.record_path("/src/app", id), "/src/app", id, &mut dirs));
-        assert!(!l.is_record_path(&l.record_path("/src/app", other), "/src/app", id, &mut dirs));
-        assert!(!l.is_record_path(&l.record_path("/src/web", id), "/src/app", id, &mut dirs));
-        let old = l
-            .agents_dir()
-            .join("src-app")
-            .join(format!("{id}.json.bak"));
-        assert!(!l.is_record_path(&old, "/src/app", id, &mut dirs));
-        assert_eq!(dirs.len(), 1);
     }
 }
