@@ -78,7 +78,7 @@ impl Engine {
         self.cut_parent_cycles(&ids, &mut tree, &mut report, &mut repairs);
         self.finish_cascades(&ids, &mut tree, &mut repairs);
         report.problems.extend(repairs.lines());
-        let (owed, facts) = self.normalize_statuses(&ids, &tree, &mut report);
+        let (owed, facts) = self.normalize_statuses(&ids, &mut report);
         self.build_indexes(&ids, &tree, facts);
         self.load_inboxes(inboxes);
         for (child, arm) in owed {
@@ -212,13 +212,12 @@ impl Engine {
     fn normalize_statuses(
         &mut self,
         ids: &[AgentId],
-        tree: &Tree,
         report: &mut LoadReport,
     ) -> (Vec<(AgentId, NotifyArm)>, Vec<Facts>) {
         let now = self.now();
         let mut owed = Vec::new();
         let mut facts = Vec::with_capacity(ids.len());
-        for (i, id) in ids.iter().enumerate() {
+        for id in ids {
             let a = self.agents.get_mut(id).expect("listed id");
             let r = &mut a.record;
             let archived = r.is_archived();
@@ -254,7 +253,7 @@ impl Engine {
                 self.out.agents.insert(*id);
             }
             facts.push(Facts {
-                batch: if tree.archived[i] {
+                batch: if archived {
                     a.record.archive_batch_id.clone()
                 } else {
                     None
