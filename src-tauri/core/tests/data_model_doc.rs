@@ -71,6 +71,7 @@ fn full_record(now: Timestamp) -> AgentRecord {
             model: Some("gpt-5".into()),
             mode: Some("never".into()),
             system_prompt: Some("be brief".into()),
+            system_prompt_on_disk: false,
             extra: config_extra,
         },
         persistence: Some(Box::new(Persistence {

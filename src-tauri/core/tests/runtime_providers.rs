@@ -67,6 +67,16 @@ impl Fixture {
     }
 }
 
+/// The record file of agent `id` under the data root `home`.
+fn record_file(home: &std::path::Path, id: paseo_core::model::AgentId) -> std::path::PathBuf {
+    let name = format!("{id}.json");
+    std::fs::read_dir(home.join("agents"))
+        .unwrap()
+        .map(|d| d.unwrap().path().join(&name))
+        .find(|p| p.exists())
+        .unwrap()
+}
+
 /// The agent is idle after its turn; says which provider and why not otherwise.
 fn assert_idle(provider: &str, r: &WaitResult) {
     assert!(!r.timed_out, "{provider} timed out");
@@ -149,6 +159,7 @@ async fn archive_kills_the_whole_process_tree() {
 async fn restart_then_prompt_resumes_the_same_claude_and_codex_sessions() {
     let f = Fixture::new().await;
     let mut ids = Vec::new();
+    let mut fresh = Vec::new();
     {
         let (rt, h, w) = f.with_workspace().await;
         for p in ["claude", "codex"] {
@@ -160,7 +171,31 @@ async fn restart_then_prompt_resumes_the_same_claude_and_codex_sessions() {
             assert_idle(p, &r);
             ids.push((p, a.id(), session_id(r)));
         }
+        for p in ["claude", "codex"] {
+            let a = h.create(create(p, &w, "say hi")).await.unwrap();
+            assert_idle(p, &h.wait(a.id(), T).await.unwrap());
+            fresh.push((p, a.id()));
+        }
         rt.shutdown().await;
+    }
+    // Records as upstream can leave them: with a system prompt, and (the `fresh` ones) no
+    // session to resume. The restarted app loads each at rest (the prompt left in its file)
+    // and reads the prompt back when a session starts. (A resumed CLI session keeps the
+    // instructions it began with: only a new one shows the prompt to the model.)
+    let pirate = |p: &str| format!("Answer like a pirate, {p} agent.");
+    for (p, id, fresh) in ids
+        .iter()
+        .map(|(p, id, _)| (p, id, false))
+        .chain(fresh.iter().map(|(p, id)| (p, id, true)))
+    {
+        let file = record_file(f.home.path(), *id);
+        let mut rec: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        rec["config"]["systemPrompt"] = pirate(p).into();
+        if fresh {
+            rec.as_object_mut().unwrap().remove("persistence");
+        }
+        std::fs::write(&file, serde_json::to_vec_pretty(&rec).unwrap()).unwrap();
     }
     let rt = f.start().await;
     let h = rt.handle();
@@ -178,5 +213,38 @@ async fn restart_then_prompt_resumes_the_same_claude_and_codex_sessions() {
     assert!(last.contains("banana-claude"), "claude history lost");
     let last = f.clis.codex.requests().last().unwrap().body.to_string();
     assert!(last.contains("banana-codex"), "codex history lost");
+    for (p, id) in &fresh {
+        h.prompt(*id, "who are you?".into(), TurnOrigin::User, None)
+            .await
+            .unwrap();
+        assert_idle(p, &h.wait(*id, T).await.unwrap());
+        let last = match *p {
+            "claude" => f.clis.claude.requests().last().unwrap().body.to_string(),
+            _ => f.clis.codex.requests().last().unwrap().body.to_string(),
+        };
+        assert!(
+            last.contains("who are you?"),
+            "{p}: not the new session's request"
+        );
+        assert!(
+            last.contains(&pirate(p)),
+            "{p} was not given its system prompt"
+        );
+    }
+    h.flush().await;
+    for (p, id) in ids
+        .iter()
+        .map(|(p, id, _)| (p, id))
+        .chain(fresh.iter().map(|(p, id)| (p, id)))
+    {
+        let rec: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(record_file(f.home.path(), *id)).unwrap())
+                .unwrap();
+        assert_eq!(
+            rec["config"]["systemPrompt"],
+            pirate(p),
+            "{p}'s record lost it"
+        );
+    }
     rt.shutdown().await;
 }

@@ -91,6 +91,14 @@ pub struct AgentConfig {
     pub mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
+    /// Set for an agent loaded at rest (issue 19): its system prompt was left in its record
+    /// file and `system_prompt` is `None` meanwhile. Nothing in the app changes a prompt once
+    /// written, and every write of the record carries it, so the file always holds the text:
+    /// a session start, a rewrite and `get_agent` read it back from there
+    /// (`store::system_prompt_of`); `store::encode_record` refuses a config still marked so.
+    /// 600 characters were 60 MB of the app's memory at 100,000 agents, for nothing.
+    #[serde(skip)]
+    pub system_prompt_on_disk: bool,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -99,11 +107,60 @@ pub struct AgentConfig {
 /// (the system prompt included) into a buffer of its own, for each of 100,000 records at start.
 impl<'de> Deserialize<'de> for AgentConfig {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(AgentConfigVisitor)
+        d.deserialize_map(AgentConfigVisitor { at_rest: false })
     }
 }
 
-struct AgentConfigVisitor;
+/// `at_rest`: the system prompt is checked to be a string and left where it is (see
+/// [`AgentConfig::system_prompt_on_disk`]), never copied into memory.
+#[derive(Clone, Copy)]
+struct AgentConfigVisitor {
+    at_rest: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for AgentConfigVisitor {
+    type Value = AgentConfig;
+
+    /// A config or `null` (read as the default one).
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<AgentConfig, D::Error> {
+        struct OrNull(AgentConfigVisitor);
+        impl<'de> serde::de::Visitor<'de> for OrNull {
+            type Value = AgentConfig;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                serde::de::Visitor::expecting(&self.0, f)
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<AgentConfig, E> {
+                Ok(AgentConfig::default())
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<AgentConfig, E> {
+                Ok(AgentConfig::default())
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<AgentConfig, D::Error> {
+                d.deserialize_map(self.0)
+            }
+        }
+        d.deserialize_option(OrNull(self))
+    }
+}
+
+/// A string, checked and not kept: serde_json hands it over borrowed (or in its scratch).
+struct SkippedStr;
+
+impl<'de> Deserialize<'de> for SkippedStr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = SkippedStr;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<SkippedStr, E> {
+                Ok(SkippedStr)
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
 
 impl<'de> serde::de::Visitor<'de> for AgentConfigVisitor {
     type Value = AgentConfig;
@@ -118,6 +175,10 @@ impl<'de> serde::de::Visitor<'de> for AgentConfigVisitor {
             match key.as_ref() {
                 "model" => c.model = map.next_value()?,
                 "mode" => c.mode = map.next_value()?,
+                "systemPrompt" if self.at_rest => {
+                    c.system_prompt = None;
+                    c.system_prompt_on_disk = map.next_value::<Option<SkippedStr>>()?.is_some();
+                }
                 "systemPrompt" => c.system_prompt = map.next_value()?,
                 _ => {
                     let v: Value = map.next_value()?;
@@ -243,7 +304,8 @@ pub struct AgentRecord {
 
 impl<'de> Deserialize<'de> for AgentRecord {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(AgentRecordVisitor).map(|r| *r)
+        d.deserialize_map(AgentRecordVisitor { at_rest: false })
+            .map(|r| *r)
     }
 }
 
@@ -252,14 +314,27 @@ impl AgentRecord {
     /// boxed from the parse to the engine, so ≈ 1 KB is never copied from one place to the
     /// next (a 100,000-record load spent a third of its time doing that, page faults included).
     pub fn from_json_boxed(bytes: &[u8]) -> serde_json::Result<Box<AgentRecord>> {
+        Self::parse_boxed(bytes, false)
+    }
+
+    /// [`AgentRecord::from_json_boxed`] for an agent loaded at rest: its system prompt stays in
+    /// its file ([`AgentConfig::system_prompt_on_disk`]). Validates exactly what a whole read
+    /// validates, so a record loads at rest only if it could be read back whole.
+    pub fn from_json_at_rest(bytes: &[u8]) -> serde_json::Result<Box<AgentRecord>> {
+        Self::parse_boxed(bytes, true)
+    }
+
+    fn parse_boxed(bytes: &[u8], at_rest: bool) -> serde_json::Result<Box<AgentRecord>> {
         let mut d = serde_json::Deserializer::from_slice(bytes);
-        let r = d.deserialize_map(AgentRecordVisitor)?;
+        let r = d.deserialize_map(AgentRecordVisitor { at_rest })?;
         d.end()?;
         Ok(r)
     }
 }
 
-struct AgentRecordVisitor;
+struct AgentRecordVisitor {
+    at_rest: bool,
+}
 
 impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
     type Value = Box<AgentRecord>;
@@ -302,7 +377,11 @@ impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
                 "labels" => r.labels = map.next_value::<Option<_>>()?.unwrap_or_default(),
                 "lastActivityAt" => r.last_activity_at = map.next_value()?,
                 "lastUserMessageAt" => r.last_user_message_at = map.next_value()?,
-                "config" => r.config = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                "config" => {
+                    r.config = map.next_value_seed(AgentConfigVisitor {
+                        at_rest: self.at_rest,
+                    })?
+                }
                 "persistence" => r.persistence = map.next_value()?,
                 "requiresAttention" => {
                     r.requires_attention = map.next_value::<Option<bool>>()?.unwrap_or_default()
@@ -467,6 +546,52 @@ mod tests {
         for bad in [r#"{"model": 3}"#, "[]", r#""opus""#] {
             assert!(serde_json::from_str::<AgentConfig>(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_record_read_at_rest_leaves_its_system_prompt_in_the_file_and_is_checked_the_same() {
+        let rec = |config: &str| {
+            format!(
+                r#"{{"id": "0b6c2a3e-1111-4222-8333-444455556666", "provider": "claude",
+                "cwd": "/w", "lastStatus": "idle", "createdAt": "2026-01-01T00:00:00Z",
+                "updatedAt": "2026-01-01T00:00:00Z", "config": {config}}}"#
+            )
+        };
+        let prompt = rec(r#"{"model": "opus", "system\u0050rompt": "be \"brief\"", "k": 1}"#);
+        let rest = AgentRecord::from_json_at_rest(prompt.as_bytes()).unwrap();
+        let whole = AgentRecord::from_json_boxed(prompt.as_bytes()).unwrap();
+        assert_eq!(whole.config.system_prompt.as_deref(), Some("be \"brief\""));
+        assert!(!whole.config.system_prompt_on_disk);
+        assert_eq!(rest.config.system_prompt, None);
+        assert!(rest.config.system_prompt_on_disk);
+        // Everything else reads as a whole read does.
+        let mut back = rest.clone();
+        back.config.system_prompt = whole.config.system_prompt.clone();
+        back.config.system_prompt_on_disk = false;
+        assert_eq!(back, whole);
+        // No prompt, or null, or no config: nothing was left in the file.
+        for config in [r#"{"model": "opus"}"#, r#"{"systemPrompt": null}"#, "null"] {
+            let r = AgentRecord::from_json_at_rest(rec(config).as_bytes()).unwrap();
+            assert!(!r.config.system_prompt_on_disk, "{config}");
+            assert_eq!(
+                *r,
+                *AgentRecord::from_json_boxed(rec(config).as_bytes()).unwrap()
+            );
+        }
+        // A prompt that is not a string fails at rest exactly as it fails whole.
+        for bad in [r#"{"systemPrompt": 3}"#, r#"{"systemPrompt": ["x"]}"#, "[]"] {
+            assert!(
+                AgentRecord::from_json_at_rest(rec(bad).as_bytes()).is_err(),
+                "{bad}"
+            );
+            assert!(
+                AgentRecord::from_json_boxed(rec(bad).as_bytes()).is_err(),
+                "{bad}"
+            );
+        }
+        // What a record written out carries never says where the prompt was.
+        let out = serde_json::to_value(&*whole).unwrap();
+        assert!(out["config"].get("systemPromptOnDisk").is_none());
     }
 
     #[test]

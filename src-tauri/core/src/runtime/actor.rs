@@ -142,7 +142,7 @@ pub(crate) async fn start(
                 path: l.home.display().to_string(),
                 source: e,
             })?;
-            let agents = store::load_agents(&l)?;
+            let agents = store::load_agents_at_rest(&l)?;
             let registry = store::load_registry(&l);
             let (inboxes, q) = store::load_inboxes(&l);
             // Which inboxes' agents were loaded: only those few ids are looked for.

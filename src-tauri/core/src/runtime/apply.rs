@@ -224,20 +224,27 @@ impl Actor {
         let _ = tx.send(true);
     }
 
+    /// The file agent `id` (whose cwd is `cwd`) lives in.
+    pub(super) fn record_path(&self, id: AgentId, cwd: &str) -> PathBuf {
+        match self.record_paths.get(&id) {
+            Some(p) => p.clone(),
+            None => self.layout.record_path(cwd, id),
+        }
+    }
+
     pub(super) fn persist_agent(&mut self, id: AgentId) -> Option<Ticket> {
         let a = self.engine.agent(id)?;
-        let path = match self.record_paths.get(&id) {
-            Some(p) => p.clone(),
-            None => self.layout.record_path(&a.record.cwd, id),
-        };
-        match store::encode_record(&a.record) {
+        let path = self.record_path(id, &a.record.cwd);
+        // A prompt left in the file is read back from it (≈ 20 µs): the writer writes this
+        // record's versions in order, each with the prompt, so the file always has it.
+        match store::encode_record_at(&a.record, &path) {
             Ok(b) => {
                 let t = self.writer.submit(path, b);
                 self.tickets.push(t.clone());
                 Some(t)
             }
             Err(e) => {
-                tracing::error!(%id, error = %e, "cannot encode record");
+                self.notice(format!("agent {id}'s record could not be written: {e}"));
                 None
             }
         }
@@ -327,7 +334,21 @@ impl Actor {
         };
         let provider_id = a.record.provider.clone();
         let cwd = PathBuf::from(&a.record.cwd);
-        let config = a.record.config.clone();
+        let mut config = a.record.config.clone();
+        if config.system_prompt_on_disk {
+            // Read back for this session only: the record in memory stays at rest.
+            let path = self.record_path(agent, &a.record.cwd);
+            match store::system_prompt_of(&path, agent) {
+                Ok(p) => {
+                    config.system_prompt = p;
+                    config.system_prompt_on_disk = false;
+                }
+                Err(e) => {
+                    let _ = self.engine.session_failed(agent, &e.to_string());
+                    return;
+                }
+            }
+        }
         let provider = match self.providers.resolve(&provider_id) {
             Ok(p) => p,
             Err(e) => {

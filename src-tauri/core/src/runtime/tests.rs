@@ -466,3 +466,81 @@ async fn many_load_repairs_are_written_in_batches_without_a_flush() {
     }
     rt.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_system_prompt_stays_in_its_file_until_a_start_or_get_agent_reads_it_back() {
+    let env = Env::new();
+    let prompt = "You review code for the team. ".repeat(20);
+    // An upstream record with a system prompt, left running by a crash.
+    let mut rec = crate::store::tests::record(&env.work.display().to_string());
+    rec.provider = "script".into();
+    rec.last_status = Status::Running;
+    rec.config.system_prompt = Some(prompt.clone());
+    let p = Layout::new(env.home()).record_path(&rec.cwd, rec.id);
+    crate::store::atomic::ensure_dir(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, crate::store::encode_record(&rec).unwrap()).unwrap();
+    let id = rec.id;
+
+    let rt = env.start().await;
+    let h = rt.handle();
+    // At rest: the fleet's copy holds no prompt...
+    let (listed, _) = h.list(Default::default(), 10).await.unwrap();
+    let at_rest = listed.iter().find(|a| a.id() == id).unwrap();
+    assert_eq!(at_rest.record.config.system_prompt, None);
+    assert!(at_rest.record.config.system_prompt_on_disk);
+    // ...get_agent gives the whole record...
+    let got = h.get(id).await.unwrap();
+    assert_eq!(
+        got.record.config.system_prompt.as_deref(),
+        Some(prompt.as_str())
+    );
+    assert!(!got.record.config.system_prompt_on_disk);
+    // ...and the load's repair, written once the app answers, keeps it in the file.
+    h.flush().await;
+    let disk = json_at(&p).unwrap();
+    assert_eq!(disk["lastStatus"], "error");
+    assert_eq!(disk["config"]["systemPrompt"], prompt.as_str());
+    assert!(disk["config"].get("systemPromptOnDisk").is_none());
+
+    // A session started for it is given the prompt, read back from the file.
+    h.prompt(id, "ok done".into(), TurnOrigin::User, None)
+        .await
+        .unwrap();
+    let w = h.wait(id, T).await.unwrap();
+    assert_eq!(w.agent.record.last_message.as_deref(), Some("done"));
+    let given = env.log.lock().unwrap().system_prompts.clone();
+    assert_eq!(given, vec![(id, Some(prompt.clone()))]);
+    // Its turn's writes kept it too, and the record in memory is still at rest.
+    h.flush().await;
+    let disk = json_at(&p).unwrap();
+    assert_eq!(disk["config"]["systemPrompt"], prompt.as_str());
+    assert_eq!(disk["lastMessage"], "done");
+    let (listed, _) = h.list(Default::default(), 10).await.unwrap();
+    assert!(
+        listed
+            .iter()
+            .find(|a| a.id() == id)
+            .unwrap()
+            .record
+            .config
+            .system_prompt_on_disk
+    );
+
+    // Should the file stop being its record, nothing is guessed: get_agent says why, and a
+    // write is refused with a notice rather than written without the prompt.
+    std::fs::write(&p, b"{}").unwrap();
+    let err = h.get(id).await.unwrap_err().to_string();
+    assert!(err.contains("could not be read back"), "{err}");
+    h.archive(id).await.unwrap();
+    h.flush().await;
+    assert_eq!(std::fs::read(&p).unwrap(), b"{}");
+    let snap = h.snapshot().await.unwrap();
+    assert!(
+        snap.notices
+            .iter()
+            .any(|n| n.contains(&id.to_string()) && n.contains("could not be written")),
+        "{:?}",
+        snap.notices
+    );
+    rt.shutdown().await;
+}

@@ -61,11 +61,22 @@ fn threads() -> usize {
 /// Loads every agent record. Unreadable files are moved to `quarantine/` and reported, never
 /// dropped or deleted.
 pub fn load_agents(layout: &Layout) -> Result<LoadedAgents, StoreError> {
-    load_agents_on(layout, threads())
+    load_agents_on(layout, threads(), false)
 }
 
-/// [`load_agents`] with `threads` threads (1: the plain sequential loop, for tests to compare).
-pub(crate) fn load_agents_on(layout: &Layout, threads: usize) -> Result<LoadedAgents, StoreError> {
+/// [`load_agents`] for the runtime: every agent at rest, its system prompt left in its file
+/// ([`crate::model::AgentConfig::system_prompt_on_disk`]).
+pub fn load_agents_at_rest(layout: &Layout) -> Result<LoadedAgents, StoreError> {
+    load_agents_on(layout, threads(), true)
+}
+
+/// [`load_agents`] with `threads` threads (1: the plain sequential loop, for tests to compare),
+/// `at_rest` or whole.
+pub(crate) fn load_agents_on(
+    layout: &Layout,
+    threads: usize,
+    at_rest: bool,
+) -> Result<LoadedAgents, StoreError> {
     let dirs = list_folders(layout)?;
     let folders = in_turn(&dirs, 1, threads, || (), |_, dir| list_records(dir))?;
     // Turns of files within one folder, which is opened once for them.
@@ -83,7 +94,7 @@ pub(crate) fn load_agents_on(layout: &Layout, threads: usize) -> Result<LoadedAg
         1,
         threads,
         Scratch::default,
-        |scratch, (folder, range)| read_turn(folder, range.clone(), scratch),
+        |scratch, (folder, range)| read_turn(folder, range.clone(), scratch, at_rest),
     )?;
     let mut out = LoadedAgents::default();
     out.records.reserve(parsed.iter().map(Vec::len).sum());
@@ -224,6 +235,7 @@ fn read_turn(
     folder: &Folder,
     range: Range<usize>,
     scratch: &mut Scratch,
+    at_rest: bool,
 ) -> Vec<Result<LoadedRecord, (PathBuf, String)>> {
     let dir = fs::File::open(&folder.dir);
     // A new folder: what was worked out for the last cwd was about another one.
@@ -233,7 +245,7 @@ fn read_turn(
         .iter()
         .map(|name| {
             let record = match &dir {
-                Ok(dir) => read_record(dir, name, &mut scratch.buf),
+                Ok(dir) => read_record(dir, name, &mut scratch.buf, at_rest),
                 Err(e) => Err(format!("unreadable: {e}")),
             };
             match record {
@@ -278,7 +290,13 @@ fn read_record(
     dir: &fs::File,
     name: &OsStr,
     buf: &mut Vec<u8>,
+    at_rest: bool,
 ) -> Result<Box<AgentRecord>, String> {
+    let parse = if at_rest {
+        AgentRecord::from_json_at_rest
+    } else {
+        AgentRecord::from_json_boxed
+    };
     use std::io::Read;
     let mut f = open_at(dir, name).map_err(|e| format!("unreadable: {e}"))?;
     // One read into a buffer larger than the file, its short count taken as the end: open,
@@ -296,7 +314,7 @@ fn read_record(
         }
     };
     let parsed = if n < buf.len() {
-        AgentRecord::from_json_boxed(&buf[..n]).ok()
+        parse(&buf[..n]).ok()
     } else {
         None
     };
@@ -306,7 +324,7 @@ fn read_record(
             let mut all = buf[..n].to_vec();
             f.read_to_end(&mut all)
                 .map_err(|e| format!("unreadable: {e}"))?;
-            AgentRecord::from_json_boxed(&all).map_err(|e| format!("invalid agent record: {e}"))?
+            parse(&all).map_err(|e| format!("invalid agent record: {e}"))?
         }
     };
     // The file is named after the id it holds; compared as ids (no allocation per record).

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::model::{AgentId, AgentRecord, Notice, ProjectRecord, WorkspaceRecord};
 
-pub use load::{load_agents, LoadedAgents, LoadedRecord};
+pub use load::{load_agents, load_agents_at_rest, LoadedAgents, LoadedRecord};
 pub use paths::{cwd_with_dashes, Layout};
 pub use quarantine::{quarantine, Quarantined};
 pub use writer::{Ticket, WriteError, Writer};
@@ -33,6 +33,9 @@ pub enum StoreError {
     },
     #[error("cannot encode {what}: {message}")]
     Encode { what: String, message: String },
+    /// A record file read back for what was left in it (a system prompt) is not as written.
+    #[error("cannot read back {path}: {message}")]
+    ReadBack { path: String, message: String },
     /// A loading thread died: the records it held are not known, so nothing is loaded rather
     /// than a fleet with agents missing.
     #[error("a thread loading the agent records failed: {0}")]
@@ -191,8 +194,53 @@ fn encode_list<'a, T: Serialize + 'a>(
     encode(&Value::Object(o), &what)
 }
 
+/// A record's file text. Refuses a record whose system prompt is still in its file (loaded at
+/// rest): written as it is, the prompt would be lost — [`encode_record_at`] reads it back first.
 pub fn encode_record(rec: &AgentRecord) -> Result<Vec<u8>, StoreError> {
+    if rec.config.system_prompt_on_disk {
+        return Err(StoreError::Encode {
+            what: "agent record".into(),
+            message: format!(
+                "agent {}'s system prompt is still in its record file (read it back first)",
+                rec.id
+            ),
+        });
+    }
     encode(rec, "agent record")
+}
+
+/// [`encode_record`] of the record whose file is `path`, its system prompt read back from that
+/// file first if it was left there.
+pub fn encode_record_at(rec: &AgentRecord, path: &Path) -> Result<Vec<u8>, StoreError> {
+    if !rec.config.system_prompt_on_disk {
+        return encode_record(rec);
+    }
+    let mut whole = rec.clone();
+    whole.config.system_prompt = system_prompt_of(path, rec.id)?;
+    whole.config.system_prompt_on_disk = false;
+    encode_record(&whole)
+}
+
+/// The system prompt an agent loaded at rest left in its record file `path`. The file must
+/// still be that agent's record and read whole: anything else is an error, never a guess.
+pub fn system_prompt_of(path: &Path, id: AgentId) -> Result<Option<String>, StoreError> {
+    let bytes = fs::read(path).map_err(|source| StoreError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let back = |message: String| StoreError::ReadBack {
+        path: path.display().to_string(),
+        message,
+    };
+    let rec = AgentRecord::from_json_boxed(&bytes)
+        .map_err(|e| back(format!("its system prompt could not be read back: {e}")))?;
+    if rec.id != id {
+        return Err(back(format!(
+            "it holds agent {}'s record, not agent {id}'s",
+            rec.id
+        )));
+    }
+    Ok(rec.config.system_prompt)
 }
 
 fn encode<T: Serialize + ?Sized>(v: &T, what: &str) -> Result<Vec<u8>, StoreError> {

@@ -20,6 +20,8 @@ use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, W
 #[derive(Default)]
 pub struct Log {
     pub starts: Vec<(AgentId, Option<String>)>,
+    /// The system prompt each start was given.
+    pub system_prompts: Vec<(AgentId, Option<String>)>,
     pub inputs: Vec<(AgentId, TurnInput)>,
     pub closes: Vec<AgentId>,
 }
@@ -64,10 +66,12 @@ impl Provider for Scripted {
         let log = self.log.clone();
         async move {
             let agent = spec.agent_id;
-            log.lock()
-                .unwrap()
-                .starts
-                .push((agent, spec.resume.clone()));
+            {
+                let mut log = log.lock().unwrap();
+                log.starts.push((agent, spec.resume.clone()));
+                log.system_prompts
+                    .push((agent, spec.config.system_prompt.clone()));
+            }
             let session_id = spec
                 .resume
                 .clone()

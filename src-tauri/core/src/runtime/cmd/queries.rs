@@ -12,11 +12,17 @@ use crate::engine::{EngineError, ListFilter};
 use crate::model::{AgentId, Bucket};
 
 impl Actor {
+    /// One agent's whole snapshot: its system prompt read back from its record file if it was
+    /// left there (loaded at rest). Lists and events carry a prompt only while it is in memory.
     pub(crate) fn snap(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
-        self.engine
-            .agent(id)
-            .map(|a| AgentSnapshot::of(&self.engine, a))
-            .ok_or_else(|| EngineError::UnknownAgent(id).into())
+        let a = self.engine.agent(id).ok_or(EngineError::UnknownAgent(id))?;
+        let mut s = AgentSnapshot::of(&self.engine, a);
+        if s.record.config.system_prompt_on_disk {
+            let path = self.record_path(id, &a.record.cwd);
+            s.record.config.system_prompt = crate::store::system_prompt_of(&path, id)?;
+            s.record.config.system_prompt_on_disk = false;
+        }
+        Ok(s)
     }
 
     pub(crate) fn workplace(

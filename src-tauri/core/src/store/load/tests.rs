@@ -147,7 +147,7 @@ fn load_with(source: &Path, threads: usize) -> Loaded {
     let layout = Layout::new(dir.path());
     let home = dir.path().display().to_string();
     let rel = |p: &str| p.strip_prefix(&home).unwrap_or(p).to_string();
-    let loaded = load_agents_on(&layout, threads).unwrap();
+    let loaded = load_agents_on(&layout, threads, false).unwrap();
     let records: Vec<(String, AgentRecord)> = loaded
         .records
         .iter()
@@ -294,7 +294,7 @@ fn records_of_any_size_load_whole_and_broken_ones_are_quarantined() {
         .join("big")
         .join(format!("{}.json", AgentId::new()));
     fs::write(&broken, format!("{{\"id\": \"{}", "x".repeat(2 * ONE_READ))).unwrap();
-    let loaded = load_agents_on(&layout, 2).unwrap();
+    let loaded = load_agents_on(&layout, 2, false).unwrap();
     let got: BTreeMap<AgentId, AgentRecord> = loaded
         .records
         .into_iter()
