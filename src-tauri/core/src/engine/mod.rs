@@ -36,7 +36,7 @@ mod session;
 mod turn;
 pub mod usage;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
@@ -360,7 +360,7 @@ pub struct LoadReport {
 pub struct Engine {
     agents: FxHashMap<AgentId, Box<AgentState>>,
     /// Unarchived children of each agent, oldest first.
-    children: FxHashMap<AgentId, BTreeSet<(Timestamp, AgentId)>>,
+    children: FxHashMap<AgentId, activity::Track>,
     workspaces: BTreeMap<WorkspaceId, WorkspaceRecord>,
     projects: BTreeMap<ProjectId, ProjectRecord>,
     /// Per workspace, how many agents contribute each bucket.
