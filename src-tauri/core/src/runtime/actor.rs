@@ -202,7 +202,12 @@ pub(crate) async fn start(
     let mut registry_changed = false;
     for loaded in agents.records {
         let mut rec = loaded.record;
-        let ok = rec.workspace_id.as_ref().is_some_and(|w| known.contains(w));
+        // The registry's id, shared: one allocation per workspace, not one per record.
+        let shared = rec.workspace_id.as_ref().and_then(|w| known.get(w));
+        let ok = shared.is_some();
+        if let Some(w) = shared {
+            rec.workspace_id = Some(w.clone());
+        }
         if !ok {
             let wid = match by_cwd.get(&rec.cwd) {
                 Some(w) => w.clone(),
