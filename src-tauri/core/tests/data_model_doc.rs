@@ -88,7 +88,7 @@ fn full_record(now: Timestamp) -> AgentRecord {
         created_by: Some(caller),
         archive_batch_id: Some(BatchId::new()),
         created_workspace_id: Some(WorkspaceId::new()),
-        notify_arm: Some(arm),
+        notify_arm: Some(Box::new(arm)),
         last_message: Some("done".into()),
         turn_count: 3,
         auto_archive_done: true,
@@ -107,7 +107,8 @@ fn full_record(now: Timestamp) -> AgentRecord {
             turns: 1,
             session_cost_usd: Some(0.5),
             extra: Extra::new(),
-        },
+        }
+        .into(),
         last_run: Some(Box::new(LastRun {
             wall_ms: 1500,
             exit_code: Some(2),

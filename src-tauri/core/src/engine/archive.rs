@@ -73,6 +73,7 @@ impl Engine {
                 .record
                 .notify_arm
                 .take()
+                .map(|a| *a)
                 .filter(|_| was == Status::Running || queued.is_some());
             archived.push(cur);
             self.batches.entry(batch.clone()).or_default().push(cur);

@@ -54,7 +54,7 @@ impl Engine {
             arm: new.notify.map(NotifyArm::new),
         });
         if let Some(q) = &queued {
-            record.notify_arm = q.arm.clone();
+            record.notify_arm = q.arm.clone().map(Box::new);
         }
         let state = AgentState::new(
             Box::new(record),

@@ -35,7 +35,7 @@ impl Engine {
         let held = HeldTurn::new(prompt, caller, powers.0, powers.1);
         let req = held.request(&a.record.provider, &a.record.config, &a.record.cwd);
         a.record.held_turn = Some(Box::new(held));
-        a.record.notify_arm = notify.map(NotifyArm::new);
+        a.record.notify_arm = notify.map(|t| Box::new(NotifyArm::new(t)));
         a.record.last_user_message_at = Some(now);
         a.pending_permission = Some(Box::new(req.clone()));
         require_attention(&mut a.record, AttentionReason::Permission, now);
@@ -72,7 +72,7 @@ impl Engine {
             return Ok(false);
         };
         let item = super::permission::answered(a, request_id, allow);
-        let arm = a.record.notify_arm.take();
+        let arm = a.record.notify_arm.take().map(|a| *a);
         if allow {
             self.touch(id);
             self.timeline(id, item);

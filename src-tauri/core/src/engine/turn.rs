@@ -49,7 +49,7 @@ impl Engine {
             self.start_turn(id, q);
             return;
         }
-        a.record.notify_arm = q.arm.clone();
+        a.record.notify_arm = q.arm.clone().map(Box::new);
         a.queued = Some(Box::new(q));
         if a.session == SessionState::None {
             a.record.last_error = None;
@@ -71,7 +71,7 @@ impl Engine {
         a.record.last_message = None;
         a.record.last_activity_at = Some(now);
         a.cancel_requested = false;
-        a.record.notify_arm = q.arm.clone().map(|arm| NotifyArm { turn, ..arm });
+        a.record.notify_arm = q.arm.clone().map(|arm| Box::new(NotifyArm { turn, ..arm }));
         a.turn_origin = Some(q.origin.clone());
         let item = match &q.input {
             TurnInput::Prompt(p) => NewItem::new(ItemKind::User, p.clone()),
@@ -106,7 +106,7 @@ impl Engine {
         a.turn_origin = None;
         a.record.last_activity_at = Some(now);
         a.record.updated_at = now;
-        let arm = a.record.notify_arm.take();
+        let arm = a.record.notify_arm.take().map(|a| *a);
         match outcome {
             TurnOutcome::Failed { message } => {
                 set_error(&mut a.record, &message, now);
@@ -147,7 +147,7 @@ impl Engine {
             Status::Initializing if a.queued.is_some() => {
                 // Nothing runs yet: the waiting input is dropped, the session still comes up.
                 a.queued = None;
-                let arm = a.record.notify_arm.take();
+                let arm = a.record.notify_arm.take().map(|a| *a);
                 self.touch(id);
                 if let Some(arm) = arm {
                     self.send_notice(id, arm, "canceled", None);

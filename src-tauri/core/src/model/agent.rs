@@ -14,7 +14,7 @@ use uuid::Uuid;
 use super::ids::{AgentId, BatchId, Extra, Key, Timestamp, WorkspaceId};
 use super::labels::Labels;
 use super::power::HeldTurn;
-use super::usage::{LastRun, Usage};
+use super::usage::{LastRun, RecordUsage};
 
 /// The label that links a subagent to its parent.
 pub const PARENT_LABEL: &str = "paseo.parent-agent-id";
@@ -226,7 +226,7 @@ impl NotifyArm {
 /// One agent, as stored in `$PASEO_HOME/agents/{cwd-with-dashes}/{id}.json`.
 ///
 /// Every agent's record stays in memory (100,000 of them, issue 19): the optional parts most
-/// records lack (resume state, a held turn, a finish-notice arm, a last run) are boxed, so their
+/// records lack (resume state, a held turn, a finish-notice arm, a last run, usage) are boxed, so their
 /// absence costs a pointer, not their size.
 // Deserialize is written by hand below: the derived one with `flatten` buffers every field of
 // every record before reading it, which made loading 10,000 records four times slower.
@@ -279,7 +279,7 @@ pub struct AgentRecord {
     pub created_workspace_id: Option<WorkspaceId>,
     /// A pending finish notice: the turn it arms and who receives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notify_arm: Option<NotifyArm>,
+    pub notify_arm: Option<Box<NotifyArm>>,
     /// Last assistant text (or output tail) of the latest turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_message: Option<String>,
@@ -293,8 +293,8 @@ pub struct AgentRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_turn: Option<Box<HeldTurn>>,
     /// Tokens and cost of its turns, as its CLI reported them (model agents).
-    #[serde(default, skip_serializing_if = "Usage::is_empty")]
-    pub usage: Usage,
+    #[serde(default, skip_serializing_if = "RecordUsage::is_empty")]
+    pub usage: RecordUsage,
     /// Wall time and exit code of its last turn (shell and command agents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<Box<LastRun>>,
@@ -463,7 +463,7 @@ impl AgentRecord {
             turn_count: 0,
             auto_archive_done: false,
             held_turn: None,
-            usage: Usage::default(),
+            usage: RecordUsage::default(),
             last_run: None,
             extra: Extra::new(),
         }

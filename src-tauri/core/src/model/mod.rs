@@ -30,5 +30,5 @@ pub use power::{power, HeldTurn, Power};
 pub use status::{bucket, needs_you, Bucket};
 pub use timeline::{ItemKind, NewItem, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
-pub use usage::{LastRun, TurnUsage, Usage};
+pub use usage::{LastRun, RecordUsage, TurnUsage, Usage};
 pub use workspace::{ChangeCounts, ProjectRecord, WorkspaceKind, WorkspaceRecord};

@@ -55,7 +55,7 @@ fn messy_root(layout: &Layout) -> AgentId {
                 r.requires_attention = true;
                 r.attention_reason = Some(AttentionReason::Permission);
             }
-            4 if parent.is_some() => r.notify_arm = Some(NotifyArm::new(parent.unwrap())),
+            4 if parent.is_some() => r.notify_arm = Some(Box::new(NotifyArm::new(parent.unwrap()))),
             _ => {}
         }
         all.push(r);
