@@ -123,9 +123,9 @@ pub struct AgentState {
     pub session: SessionState,
     pub pending_permission: Option<Box<PermissionRequest>>,
     pub queued: Option<Box<Queued>>,
-    pub turn_origin: Option<TurnOrigin>,
+    pub turn_origin: Option<Box<TurnOrigin>>,
     pub cancel_requested: bool,
-    pub mcp_status: Option<String>,
+    pub mcp_status: Option<Box<str>>,
     /// Whether its provider reads prompts (and so takes finish notices as turn input).
     pub reads_prompts: bool,
     /// The parent label, parsed once (kept in step with `record.labels`).
@@ -134,7 +134,7 @@ pub struct AgentState {
     /// `maxLiveAgents`); set by the runtime, shown, never stored.
     pub waiting_for_slot: Option<usize>,
     /// What it changed on disk, as last counted by the runtime (never stored).
-    pub changes: Option<crate::model::ChangeCounts>,
+    pub changes: Option<Box<crate::model::ChangeCounts>>,
     /// The top of its live parent chain (itself for a root agent).
     root: AgentId,
     /// The bucket it contributes, and where (SPEC 6).

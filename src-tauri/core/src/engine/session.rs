@@ -48,7 +48,7 @@ impl Engine {
 
     pub fn mcp_status(&mut self, id: AgentId, status: String) -> Result<(), EngineError> {
         let a = self.get_mut(id)?;
-        a.mcp_status = Some(status);
+        a.mcp_status = Some(status.into());
         self.out.agents.insert(id);
         Ok(())
     }
@@ -208,8 +208,8 @@ impl Engine {
         let Some(a) = self.agents.get_mut(&id) else {
             return;
         };
-        if a.changes != counts {
-            a.changes = counts;
+        if a.changes.as_deref() != counts.as_ref() {
+            a.changes = counts.map(Box::new);
             self.out.agents.insert(id);
             if let Some(p) = self.live_parent(id) {
                 self.out.tracks.insert(p);

@@ -72,7 +72,7 @@ impl Engine {
         a.record.last_activity_at = Some(now);
         a.cancel_requested = false;
         a.record.notify_arm = q.arm.clone().map(|arm| Box::new(NotifyArm { turn, ..arm }));
-        a.turn_origin = Some(q.origin.clone());
+        a.turn_origin = Some(Box::new(q.origin.clone()));
         let item = match &q.input {
             TurnInput::Prompt(p) => NewItem::new(ItemKind::User, p.clone()),
             TurnInput::Notice(n) => NewItem::new(ItemKind::System, n.clone()),

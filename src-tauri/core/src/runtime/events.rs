@@ -62,7 +62,7 @@ impl AgentSnapshot {
             parent_agent_id: engine.existing_parent(a),
             status: a.record.last_status,
             pending_permission: a.pending_permission.as_deref().cloned(),
-            mcp_status: a.mcp_status.clone(),
+            mcp_status: a.mcp_status.as_deref().map(String::from),
             reads_prompts: a.reads_prompts,
             cancel_requested: a.cancel_requested,
             queued_notices: engine.inbox(a.record.id).map(|q| q.len()).unwrap_or(0),
@@ -70,7 +70,7 @@ impl AgentSnapshot {
             needs_you: a.needs_you(),
             power: engine.power_of(a),
             waiting_for_slot: a.waiting_for_slot,
-            changes: a.changes,
+            changes: a.changes.as_deref().copied(),
             tree_usage: Usage::default(),
         }
     }

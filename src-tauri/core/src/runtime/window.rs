@@ -163,7 +163,7 @@ impl<'a> Fleet<'a> {
             last_activity_at: r.last_activity_at.map(|t| t.millis()),
             pending_permission: a.pending_permission.as_deref(),
             waiting_for_slot: a.waiting_for_slot,
-            changes: a.changes,
+            changes: a.changes.as_deref().copied(),
             usage: &r.usage,
             tree_usage: self.usage.tree(r.id),
             last_run: r.last_run.as_deref(),
