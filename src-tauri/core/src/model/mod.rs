@@ -8,6 +8,7 @@
 //! `crate::model::X` names any of them.
 
 pub mod agent;
+pub mod config;
 pub mod ids;
 pub mod labels;
 pub mod notice;

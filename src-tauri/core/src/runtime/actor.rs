@@ -12,6 +12,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use super::apply::CLOSE_WAIT;
 use super::cmd::Command;
 use super::events::{Event, FleetCounts};
+use super::persist::Deferred;
 use super::timeline::Tl;
 use super::{AgentAccess, RuntimeError, RuntimeHandle, RuntimeOptions};
 use crate::engine::{Engine, FxHashSet};
@@ -110,24 +111,6 @@ pub(crate) struct Actor {
     /// What load repaired or registered, written once the app answers (see [`Deferred`]).
     pub(super) deferred: Option<Deferred>,
 }
-
-/// Load repairs (normalized statuses, finished cascades, workspaces given to records that had
-/// none) are written after the MCP server is up, not before: after a crash they can be tens of
-/// thousands of writes. Once released they go out a batch per tick, only while the writer's
-/// backlog is short, so commands never wait behind them and memory stays bounded; a flush or
-/// the shutdown writes the rest at once. Each write encodes the record as it is when it is
-/// submitted, through the same writer as every later change, so it can never undo or reorder
-/// with one. A crash before they are written only means the next load repairs them again.
-pub(super) struct Deferred {
-    pub(super) agents: Vec<AgentId>,
-    pub(super) registries: bool,
-    /// Set once the app answers (`deliver_pending`): from then on ticks write batches.
-    pub(super) released: bool,
-    pub(super) total: usize,
-}
-
-/// At most this many load repairs per tick, and only while fewer writes than this wait.
-const DEFERRED_BATCH: usize = 512;
 
 /// Loads the data root and starts the actor.
 pub(crate) async fn start(
@@ -390,38 +373,6 @@ impl Actor {
                     self.write_deferred(false);
                 }
             }
-        }
-    }
-
-    /// Submits held-back load repairs: all of them (`all`), or the next batch the writer has
-    /// room for once they are released.
-    pub(super) fn write_deferred(&mut self, all: bool) {
-        let backlog = self.writer.backlog();
-        let Some(d) = self.deferred.as_mut() else {
-            return;
-        };
-        if !all && !d.released {
-            return;
-        }
-        let registries = std::mem::take(&mut d.registries);
-        let room = if all {
-            d.agents.len()
-        } else {
-            DEFERRED_BATCH.saturating_sub(backlog)
-        };
-        let batch = d.agents.split_off(d.agents.len().saturating_sub(room));
-        let total = d.total;
-        if d.agents.is_empty() {
-            self.deferred = None;
-            if total > 0 {
-                tracing::info!(records = total, "load repairs submitted for writing");
-            }
-        }
-        if registries {
-            self.persist_registries(true, true);
-        }
-        for id in batch {
-            let _ = self.persist_agent(id);
         }
     }
 

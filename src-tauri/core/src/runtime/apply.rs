@@ -224,59 +224,6 @@ impl Actor {
         let _ = tx.send(true);
     }
 
-    /// The file agent `id` (whose cwd is `cwd`) lives in.
-    pub(super) fn record_path(&self, id: AgentId, cwd: &str) -> PathBuf {
-        match self.record_paths.get(&id) {
-            Some(p) => p.clone(),
-            None => self.layout.record_path(cwd, id),
-        }
-    }
-
-    pub(super) fn persist_agent(&mut self, id: AgentId) -> Option<Ticket> {
-        let a = self.engine.agent(id)?;
-        let path = self.record_path(id, &a.record.cwd);
-        // A prompt left in the file is read back from it (≈ 20 µs): the writer writes this
-        // record's versions in order, each with the prompt, so the file always has it.
-        match store::encode_record_at(&a.record, &path) {
-            Ok(b) => {
-                let t = self.writer.submit(path, b);
-                self.tickets.push(t.clone());
-                Some(t)
-            }
-            Err(e) => {
-                self.notice(format!("agent {id}'s record could not be written: {e}"));
-                None
-            }
-        }
-    }
-
-    pub(super) fn persist_registries(&mut self, workspaces: bool, projects: bool) {
-        if workspaces {
-            match store::encode_workspaces_keeping(
-                self.engine.workspaces(),
-                &self.registry_extra.workspaces,
-            ) {
-                Ok(b) => {
-                    let t = self.writer.submit(self.layout.workspaces_path(), b);
-                    self.tickets.push(t);
-                }
-                Err(e) => tracing::error!(error = %e, "cannot encode workspaces"),
-            }
-        }
-        if projects {
-            match store::encode_projects_keeping(
-                self.engine.projects(),
-                &self.registry_extra.projects,
-            ) {
-                Ok(b) => {
-                    let t = self.writer.submit(self.layout.projects_path(), b);
-                    self.tickets.push(t);
-                }
-                Err(e) => tracing::error!(error = %e, "cannot encode projects"),
-            }
-        }
-    }
-
     pub(super) fn execute(&mut self, e: Effect) {
         match e {
             Effect::StartSession { agent, resume } => self.start_or_wait(agent, resume),

@@ -17,6 +17,7 @@ pub mod events;
 mod handle;
 pub mod limits;
 mod live;
+mod persist;
 pub mod policy;
 mod timeline;
 mod wait;
