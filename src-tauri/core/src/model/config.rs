@@ -22,7 +22,7 @@ pub struct AgentConfig {
     /// file and `system_prompt` is `None` meanwhile. Nothing in the app changes a prompt once
     /// written, and every write of the record carries it, so the file always holds the text:
     /// a session start, a rewrite and `get_agent` read it back from there
-    /// (`store::system_prompt_of`); `store::encode_record` refuses a config still marked so.
+    /// (`store::read_back_prompt`); `store::encode_record` refuses a config still marked so.
     /// 600 characters were 60 MB of the app's memory at 100,000 agents, for nothing.
     #[serde(skip)]
     pub system_prompt_on_disk: bool,

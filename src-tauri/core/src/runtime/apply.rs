@@ -285,15 +285,9 @@ impl Actor {
         if config.system_prompt_on_disk {
             // Read back for this session only: the record in memory stays at rest.
             let path = self.record_path(agent, &a.record.cwd);
-            match store::system_prompt_of(&path, agent) {
-                Ok(p) => {
-                    config.system_prompt = p;
-                    config.system_prompt_on_disk = false;
-                }
-                Err(e) => {
-                    let _ = self.engine.session_failed(agent, &e.to_string());
-                    return;
-                }
+            if let Err(e) = store::read_back_prompt(&mut config, &path, agent) {
+                let _ = self.engine.session_failed(agent, &e.to_string());
+                return;
             }
         }
         let provider = match self.providers.resolve(&provider_id) {

@@ -216,9 +216,22 @@ pub fn encode_record_at(rec: &AgentRecord, path: &Path) -> Result<Vec<u8>, Store
         return encode_record(rec);
     }
     let mut whole = rec.clone();
-    whole.config.system_prompt = system_prompt_of(path, rec.id)?;
-    whole.config.system_prompt_on_disk = false;
+    read_back_prompt(&mut whole.config, path, rec.id)?;
     encode_record(&whole)
+}
+
+/// Puts back into `config` (agent `id`'s, whose record file is `path`) the system prompt it
+/// left in that file, if it left it there: what every reader of a config loaded at rest does.
+pub fn read_back_prompt(
+    config: &mut crate::model::AgentConfig,
+    path: &Path,
+    id: AgentId,
+) -> Result<(), StoreError> {
+    if config.system_prompt_on_disk {
+        config.system_prompt = system_prompt_of(path, id)?;
+        config.system_prompt_on_disk = false;
+    }
+    Ok(())
 }
 
 /// The system prompt an agent loaded at rest left in its record file `path`. The file must

@@ -19,8 +19,7 @@ impl Actor {
         let mut s = AgentSnapshot::of(&self.engine, a);
         if s.record.config.system_prompt_on_disk {
             let path = self.record_path(id, &a.record.cwd);
-            s.record.config.system_prompt = crate::store::system_prompt_of(&path, id)?;
-            s.record.config.system_prompt_on_disk = false;
+            crate::store::read_back_prompt(&mut s.record.config, &path, id)?;
         }
         Ok(s)
     }
