@@ -71,9 +71,7 @@ impl Engine {
             let queued = a.end_session();
             let arm = a
                 .record
-                .notify_arm
-                .take()
-                .map(|a| *a)
+                .take_notify_arm()
                 .filter(|_| was == Status::Running || queued.is_some());
             archived.push(cur);
             self.batches.entry(batch.clone()).or_default().push(cur);

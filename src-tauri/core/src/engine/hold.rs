@@ -72,7 +72,7 @@ impl Engine {
             return Ok(false);
         };
         let item = super::permission::answered(a, request_id, allow);
-        let arm = a.record.notify_arm.take().map(|a| *a);
+        let arm = a.record.take_notify_arm();
         if allow {
             self.touch(id);
             self.timeline(id, item);

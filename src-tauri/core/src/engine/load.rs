@@ -246,7 +246,7 @@ impl Engine {
                 self.out.agents.insert(*id);
             }
             // Archived agents' arms are dropped with them.
-            if let Some(arm) = r.notify_arm.take().map(|a| *a) {
+            if let Some(arm) = r.take_notify_arm() {
                 if !archived {
                     owed.push((*id, arm));
                 }

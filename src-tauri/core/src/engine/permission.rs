@@ -21,7 +21,7 @@ impl Engine {
         item.input = Some(req.input.clone());
         a.pending_permission = Some(Box::new(req.clone()));
         require_attention(&mut a.record, AttentionReason::Permission, now);
-        let arm = a.record.notify_arm.take().map(|a| *a);
+        let arm = a.record.take_notify_arm();
         self.touch(id);
         self.timeline(id, item);
         if let Some(arm) = arm {

@@ -28,7 +28,7 @@ impl Engine {
         let a = self.live_mut(id)?;
         a.session = SessionState::None;
         let queued = a.queued.take();
-        let arm = a.record.notify_arm.take().map(|a| *a);
+        let arm = a.record.take_notify_arm();
         set_error(&mut a.record, message, now);
         // Only a turn that was waiting for this session owes its notice.
         self.report_failure(id, message.to_string(), arm.filter(|_| queued.is_some()));
@@ -64,7 +64,7 @@ impl Engine {
         }
         let queued = a.end_session();
         let was = a.record.last_status;
-        let arm = a.record.notify_arm.take().map(|a| *a);
+        let arm = a.record.take_notify_arm();
         let msg = format!("the agent process exited: {message}");
         // A turn that just failed already carries its message (providers report the failed
         // turn, then the exit): keep it and only note that the process is gone.
@@ -91,7 +91,7 @@ impl Engine {
         let had_session = a.session != SessionState::None;
         let was = a.record.last_status;
         a.end_session();
-        let arm = a.record.notify_arm.take().map(|a| *a);
+        let arm = a.record.take_notify_arm();
         set_error(&mut a.record, message, now);
         if had_session {
             self.out.effects.push(Effect::CloseSession { agent: id });
@@ -119,7 +119,7 @@ impl Engine {
             a.record.last_status = Status::Closed;
         }
         let arm = if was == Status::Running || queued.is_some() {
-            a.record.notify_arm.take().map(|a| *a)
+            a.record.take_notify_arm()
         } else {
             None
         };

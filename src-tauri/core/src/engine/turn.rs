@@ -106,7 +106,7 @@ impl Engine {
         a.turn_origin = None;
         a.record.last_activity_at = Some(now);
         a.record.updated_at = now;
-        let arm = a.record.notify_arm.take().map(|a| *a);
+        let arm = a.record.take_notify_arm();
         match outcome {
             TurnOutcome::Failed { message } => {
                 set_error(&mut a.record, &message, now);
@@ -147,7 +147,7 @@ impl Engine {
             Status::Initializing if a.queued.is_some() => {
                 // Nothing runs yet: the waiting input is dropped, the session still comes up.
                 a.queued = None;
-                let arm = a.record.notify_arm.take().map(|a| *a);
+                let arm = a.record.take_notify_arm();
                 self.touch(id);
                 if let Some(arm) = arm {
                     self.send_notice(id, arm, "canceled", None);

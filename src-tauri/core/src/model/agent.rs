@@ -362,6 +362,11 @@ impl AgentRecord {
         }
     }
 
+    /// Takes its finish-notice arm out (the turn it armed ended or was cut off).
+    pub fn take_notify_arm(&mut self) -> Option<NotifyArm> {
+        self.notify_arm.take().map(|a| *a)
+    }
+
     /// The parent link as an id; a label that is not a UUID yields `None` (reported at load).
     pub fn parent_agent_id(&self) -> Option<AgentId> {
         self.labels.get(PARENT_LABEL).and_then(|s| s.parse().ok())
