@@ -240,7 +240,7 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
     let back: AgentRecord = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(back, rec);
     let v: Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(v["labels"][PARENT_LABEL], rec.labels[PARENT_LABEL].as_str());
+    assert_eq!(v["labels"][PARENT_LABEL], &rec.labels[PARENT_LABEL]);
     assert!(
         doc.contains(&format!("`{PARENT_LABEL}`")),
         "the parent label is documented"

@@ -109,7 +109,7 @@ impl<'de> serde::de::Visitor<'de> for KeyVisitor {
     type Value = Key<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string key")
+        f.write_str("a string")
     }
 
     fn visit_borrowed_str<E: serde::de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {

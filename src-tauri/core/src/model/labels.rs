@@ -1,52 +1,81 @@
 //! An agent's labels (SPEC 1 `labels`): a few string pairs, read and written as a JSON object
 //! with its keys in order.
 //!
-//! Held as a sorted vector rather than a `BTreeMap`: most agents have one label (the parent
-//! link), and a B-tree's first node holds room for eleven pairs — over 500 bytes per subagent,
-//! 40 MB at 100,000 agents (issue 19). Lookups scan a handful of entries.
+//! Held packed in one string — each pair in key order as `{key length}:{key}{value
+//! length}:{value}` — rather than as a map or a vector of string pairs: most agents have one
+//! label (the parent link), which as a vector of two `String`s took three allocations, ≈ 144
+//! bytes, and as a B-tree's node over 500 (issue 19: 100,000 agents). Packed it is one
+//! allocation of ≈ 64. Lookups scan a handful of entries; a change repacks them, and labels
+//! change only when an agent is created, detached or restored.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::ids::Key;
+
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct Labels(Vec<(String, String)>);
+pub struct Labels(Box<str>);
 
 impl Labels {
     pub fn new() -> Labels {
-        Labels(Vec::new())
+        Labels::default()
     }
 
-    fn find(&self, key: &str) -> Result<usize, usize> {
-        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    /// Packs pairs already in key order, each key once.
+    fn pack<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Labels {
+        let size = pairs
+            .clone()
+            .map(|(k, v)| k.len() + v.len() + 2 * (20 + 1))
+            .sum();
+        let mut text = String::with_capacity(size);
+        for (k, v) in pairs {
+            for part in [k, v] {
+                text.push_str(&part.len().to_string());
+                text.push(':');
+                text.push_str(part);
+            }
+        }
+        Labels(text.into_boxed_str())
     }
 
-    pub fn get(&self, key: &str) -> Option<&String> {
-        self.find(key).ok().map(|i| &self.0[i].1)
+    /// Packs pairs in any order; a key given twice keeps its last value, as a map does.
+    fn pack_unsorted(mut pairs: Vec<(&str, &str)>) -> Labels {
+        // Stable: of two equal keys the later stays later, and takes the earlier's place.
+        pairs.sort_by(|a, b| a.0.cmp(b.0));
+        pairs.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                std::mem::swap(later, kept);
+            }
+            same
+        });
+        Labels::pack(pairs.into_iter())
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
-        self.find(key).is_ok()
+        self.get(key).is_some()
     }
 
     /// Sets `key`; returns the value it replaced.
     pub fn insert(&mut self, key: String, value: String) -> Option<String> {
-        match self.find(&key) {
-            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
-            Err(i) => {
-                self.0.insert(i, (key, value));
-                self.0.shrink_to_fit();
-                None
-            }
-        }
+        let old = self.get(&key).map(str::to_string);
+        let others = self.iter().filter(|(k, _)| *k != key);
+        let mut pairs: Vec<(&str, &str)> = others.collect();
+        pairs.push((&key, &value));
+        *self = Labels::pack_unsorted(pairs);
+        old
     }
 
     pub fn remove(&mut self, key: &str) -> Option<String> {
-        let i = self.find(key).ok()?;
-        let (_, value) = self.0.remove(i);
-        self.0.shrink_to_fit();
-        Some(value)
+        let old = self.get(key)?.to_string();
+        *self = Labels::pack(self.iter().filter(|(k, _)| *k != key));
+        Some(old)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -54,46 +83,70 @@ impl Labels {
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.iter().count()
     }
 
     /// The pairs, in key order.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
-        self.0.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> Pairs<'_> {
+        Pairs(&self.0)
+    }
+}
+
+/// The pairs of a [`Labels`], in key order.
+#[derive(Clone)]
+pub struct Pairs<'a>(&'a str);
+
+impl<'a> Pairs<'a> {
+    /// The next length-prefixed part; none at the end (`pack` wrote every part whole).
+    fn part(&mut self) -> Option<&'a str> {
+        let (len, rest) = self.0.split_once(':')?;
+        let len: usize = len.parse().ok()?;
+        let part = rest.get(..len)?;
+        self.0 = rest.get(len..)?;
+        Some(part)
+    }
+}
+
+impl<'a> Iterator for Pairs<'a> {
+    type Item = (&'a str, &'a str);
+    fn next(&mut self) -> Option<(&'a str, &'a str)> {
+        let key = self.part()?;
+        let value = self.part()?;
+        Some((key, value))
     }
 }
 
 impl FromIterator<(String, String)> for Labels {
     /// A key given twice keeps its last value, as a map does.
     fn from_iter<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Labels {
-        let map: BTreeMap<String, String> = pairs.into_iter().collect();
-        Labels::from(map)
+        let owned: Vec<(String, String)> = pairs.into_iter().collect();
+        Labels::pack_unsorted(
+            owned
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect(),
+        )
     }
 }
 
 impl From<BTreeMap<String, String>> for Labels {
     fn from(map: BTreeMap<String, String>) -> Labels {
-        let mut pairs: Vec<_> = map.into_iter().collect();
-        pairs.shrink_to_fit();
-        Labels(pairs)
+        Labels::pack(map.iter().map(|(k, v)| (k.as_str(), v.as_str())))
     }
 }
 
 impl<'a> IntoIterator for &'a Labels {
-    type Item = (&'a String, &'a String);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (String, String)>,
-        fn(&'a (String, String)) -> (&'a String, &'a String),
-    >;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter().map(|(k, v)| (k, v))
+    type Item = (&'a str, &'a str);
+    type IntoIter = Pairs<'a>;
+    fn into_iter(self) -> Pairs<'a> {
+        self.iter()
     }
 }
 
 /// `labels["key"]`, as on a map: panics when the key is absent.
 impl std::ops::Index<&str> for Labels {
-    type Output = String;
-    fn index(&self, key: &str) -> &String {
+    type Output = str;
+    fn index(&self, key: &str) -> &str {
         self.get(key).unwrap_or_else(|| panic!("no label {key:?}"))
     }
 }
@@ -110,8 +163,8 @@ impl Serialize for Labels {
     }
 }
 
-/// Read straight into the sorted vector (no map in between: a tree node of ≈ 500 bytes made
-/// and dropped per record at start); a key given twice keeps its last value, as a map would.
+/// Read straight into the packed text: keys and values are borrowed from the input when they
+/// have no escapes, so a record's labels cost one allocation at load.
 impl<'de> Deserialize<'de> for Labels {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_map(LabelsVisitor)
@@ -128,20 +181,15 @@ impl<'de> serde::de::Visitor<'de> for LabelsVisitor {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Labels, A::Error> {
-        let mut v: Vec<(String, String)> = Vec::with_capacity(map.size_hint().unwrap_or(1));
-        while let Some(entry) = map.next_entry::<String, String>()? {
+        let mut v: Vec<(Key<'de>, Key<'de>)> = Vec::with_capacity(map.size_hint().unwrap_or(1));
+        while let Some(entry) = map.next_entry::<Key<'de>, Key<'de>>()? {
             v.push(entry);
         }
-        // Stable: of two equal keys the later stays later, and takes the earlier's place.
-        v.sort_by(|a, b| a.0.cmp(&b.0));
-        v.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                std::mem::swap(later, kept);
-            }
-            same
-        });
-        Ok(Labels(v))
+        Ok(Labels::pack_unsorted(
+            v.iter()
+                .map(|(k, v)| (k.0.as_ref(), v.0.as_ref()))
+                .collect(),
+        ))
     }
 }
 
@@ -155,7 +203,7 @@ mod tests {
         assert_eq!(serde_json::to_string(&l).unwrap(), r#"{"a":"1","b":"3"}"#);
         assert_eq!(l.insert("c".into(), "4".into()), None);
         assert_eq!(l.insert("a".into(), "0".into()), Some("1".into()));
-        assert_eq!(l.get("a").map(String::as_str), Some("0"));
+        assert_eq!(l.get("a"), Some("0"));
         assert_eq!(l.remove("b"), Some("3".into()));
         assert!(!l.contains_key("b"));
         assert_eq!(l.len(), 2);
@@ -167,5 +215,34 @@ mod tests {
             serde_json::to_string(&thrice).unwrap(),
             r#"{"a":"y","b":"3","c":"x"}"#
         );
+    }
+
+    #[test]
+    fn packed_labels_keep_any_text_and_compare_as_maps() {
+        // Texts that look like the packing itself, escapes, other scripts, empty ones.
+        let json = r#"{"3:ab": "12:x", "": "", "ü\"k": "v\n:9", "paseo.parent-agent-id": "d09004e4-0d39-4086-99d9-e49e91701b99"}"#;
+        let l: Labels = serde_json::from_str(json).unwrap();
+        assert_eq!(l.len(), 4);
+        assert_eq!(l.get("3:ab"), Some("12:x"));
+        assert_eq!(l.get(""), Some(""));
+        assert_eq!(l.get("ü\"k"), Some("v\n:9"));
+        assert_eq!(l.get("3"), None);
+        let back: Labels = serde_json::from_str(&serde_json::to_string(&l).unwrap()).unwrap();
+        assert_eq!(back, l);
+        let keys: Vec<&str> = l.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["", "3:ab", "paseo.parent-agent-id", "ü\"k"]);
+        // Built in another order, equal; emptied, equal to none.
+        let mut pairs: Vec<(String, String)> = l
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        pairs.reverse();
+        let mut other: Labels = pairs.into_iter().collect();
+        assert_eq!(other, l);
+        for k in keys {
+            assert!(other.remove(k).is_some());
+        }
+        assert_eq!(other, Labels::new());
+        assert!(other.is_empty());
     }
 }

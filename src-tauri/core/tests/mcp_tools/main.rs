@@ -428,7 +428,7 @@ async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes
     );
     let second = h.h().get(id_of(&out)).await.unwrap();
     assert!(!second.record.notify_on_finish);
-    assert_eq!(second.record.labels["team"], "qa");
+    assert_eq!(&second.record.labels["team"], "qa");
     assert_eq!(second.record.config.model.as_deref(), Some("m-own"));
     assert_eq!(second.record.config.mode.as_deref(), Some("plan"));
     // Another provider: its own defaults.
