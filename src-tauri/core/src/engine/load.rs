@@ -54,7 +54,7 @@ impl Engine {
                 Some((p, reads)) if *p == rec.provider => *reads,
                 _ => {
                     let reads = reads_prompts(&rec.provider);
-                    last_provider = Some((rec.provider.clone(), reads));
+                    last_provider = Some((rec.provider.to_string(), reads));
                     reads
                 }
             };

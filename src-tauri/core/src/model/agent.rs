@@ -7,6 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
@@ -127,7 +128,8 @@ impl NotifyArm {
 #[serde(rename_all = "camelCase")]
 pub struct AgentRecord {
     pub id: AgentId,
-    pub provider: String,
+    /// Inline: provider ids are short, and a `String` of one was an allocation per record.
+    pub provider: CompactString,
     pub cwd: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<WorkspaceId>,
@@ -329,7 +331,7 @@ impl AgentRecord {
     ) -> AgentRecord {
         AgentRecord {
             id,
-            provider,
+            provider: provider.into(),
             cwd,
             workspace_id: None,
             title: String::new(),

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
@@ -13,9 +14,9 @@ use super::ids::{Extra, Key};
 #[serde(rename_all = "camelCase")]
 pub struct AgentConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub model: Option<CompactString>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<String>,
+    pub mode: Option<CompactString>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
     /// Set for an agent loaded at rest (issue 19): its system prompt was left in its record

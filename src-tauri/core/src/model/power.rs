@@ -88,7 +88,7 @@ impl HeldTurn {
             tool_name: format!("Run a {provider} agent with {} power", self.power.as_str()),
             input: serde_json::json!({
                 "provider": provider,
-                "mode": if mode.is_empty() { "default".to_string() } else { mode },
+                "mode": if mode.is_empty() { "default" } else { &mode },
                 "cwd": cwd,
                 "prompt": self.prompt,
                 "power": self.power,
@@ -111,7 +111,7 @@ mod tests {
 
     fn cfg(mode: Option<&str>, sandbox: Option<&str>) -> AgentConfig {
         let mut c = AgentConfig {
-            mode: mode.map(str::to_string),
+            mode: mode.map(Into::into),
             ..Default::default()
         };
         if let Some(s) = sandbox {

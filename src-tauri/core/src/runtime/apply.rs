@@ -279,7 +279,7 @@ impl Actor {
         let Some(a) = self.engine.agent(agent) else {
             return;
         };
-        let provider_id = a.record.provider.clone();
+        let provider_id = a.record.provider.to_string();
         let cwd = PathBuf::from(&a.record.cwd);
         let mut config = a.record.config.clone();
         if config.system_prompt_on_disk {

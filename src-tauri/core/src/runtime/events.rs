@@ -124,7 +124,7 @@ impl From<AgentSnapshot> for AgentSummary {
         AgentSummary {
             id: r.id,
             title: r.title,
-            provider: r.provider,
+            provider: r.provider.into(),
             status: s.status,
             parent_agent_id: s.parent_agent_id,
             workspace_id: r.workspace_id,

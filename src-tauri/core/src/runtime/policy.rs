@@ -263,10 +263,10 @@ pub fn resolve_create(
     let same = me.filter(|a| a.record.provider == req.provider);
     let model = req
         .model
-        .or_else(|| same.and_then(|a| a.record.config.model.clone()));
+        .or_else(|| same.and_then(|a| a.record.config.model.as_deref().map(str::to_string)));
     let mode = req
         .mode
-        .or_else(|| same.and_then(|a| a.record.config.mode.clone()));
+        .or_else(|| same.and_then(|a| a.record.config.mode.as_deref().map(str::to_string)));
     let title = match req.title.as_deref().map(str::trim) {
         Some(t) if !t.is_empty() => t.to_string(),
         _ => default_title(&req.provider, req.initial_prompt.as_deref()),
@@ -279,8 +279,8 @@ pub fn resolve_create(
         workspace_id,
         title,
         config: AgentConfig {
-            model: model.filter(|m| !m.trim().is_empty()),
-            mode: mode.filter(|m| !m.trim().is_empty()),
+            model: model.filter(|m| !m.trim().is_empty()).map(Into::into),
+            mode: mode.filter(|m| !m.trim().is_empty()).map(Into::into),
             ..Default::default()
         },
         labels: req.labels,

@@ -206,13 +206,13 @@ impl<A: CliApi> Cli<A> {
     }
     pub fn spec(&self) -> SessionSpec {
         let mut s = spec(self.work.path());
-        s.config.model = A::MODEL.map(str::to_string);
+        s.config.model = A::MODEL.map(Into::into);
         s
     }
     /// A spec under which the CLI asks before running a command.
     pub fn asking_spec(&self) -> SessionSpec {
         let mut s = self.spec();
-        s.config.mode = A::ASKING_MODE.map(str::to_string);
+        s.config.mode = A::ASKING_MODE.map(Into::into);
         s
     }
     /// Starts a session and waits until it is ready.
@@ -372,7 +372,7 @@ pub async fn mcp_tools_are_called_without_a_prompt<A: CliApi>(
 ) -> Turn {
     let mcp = McpEcho::start("agent-token").await;
     let mut spec = st.spec();
-    spec.config.mode = mode.map(str::to_string);
+    spec.config.mode = mode.map(Into::into);
     spec.mcp = Some(mcp.access());
     let Started { mut s, mut ev, .. } = st.start(spec).await;
     s.send(prompt(ORCHESTRATE)).unwrap();

@@ -38,12 +38,14 @@ pub struct ThreadParams {
 
 impl ThreadParams {
     pub fn from_spec(spec: &SessionSpec) -> Self {
-        let nonempty = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+        fn nonempty(s: Option<&str>) -> Option<String> {
+            s.filter(|s| !s.is_empty()).map(str::to_string)
+        }
         ThreadParams {
             cwd: spec.cwd.clone(),
-            model: nonempty(&spec.config.model),
-            approval_policy: nonempty(&spec.config.mode),
-            developer_instructions: nonempty(&spec.config.system_prompt),
+            model: nonempty(spec.config.model.as_deref()),
+            approval_policy: nonempty(spec.config.mode.as_deref()),
+            developer_instructions: nonempty(spec.config.system_prompt.as_deref()),
             sandbox: spec
                 .config
                 .extra
@@ -51,7 +53,7 @@ impl ThreadParams {
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
                 .map(str::to_string),
-            resume: nonempty(&spec.resume),
+            resume: nonempty(spec.resume.as_deref()),
         }
     }
 }
