@@ -130,7 +130,8 @@ pub struct AgentRecord {
     pub id: AgentId,
     /// Inline: provider ids are short, and a `String` of one was an allocation per record.
     pub provider: CompactString,
-    pub cwd: String,
+    /// Inline when short; as long as a `String` otherwise.
+    pub cwd: CompactString,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<WorkspaceId>,
     #[serde(default)]
@@ -332,7 +333,7 @@ impl AgentRecord {
         AgentRecord {
             id,
             provider: provider.into(),
-            cwd,
+            cwd: cwd.into(),
             workspace_id: None,
             title: String::new(),
             labels: Labels::new(),

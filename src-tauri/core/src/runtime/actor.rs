@@ -192,7 +192,7 @@ pub(crate) async fn start(
             rec.workspace_id = Some(w.clone());
         }
         if !ok {
-            let wid = match by_cwd.get(&rec.cwd) {
+            let wid = match by_cwd.get(rec.cwd.as_str()) {
                 Some(w) => w.clone(),
                 None => {
                     let cwd = rec.cwd.clone();
@@ -216,7 +216,7 @@ pub(crate) async fn start(
                     if let Some(p) = project {
                         projects.push(p);
                     }
-                    by_cwd.insert(rec.cwd.clone(), ws.workspace_id.clone());
+                    by_cwd.insert(rec.cwd.to_string(), ws.workspace_id.clone());
                     let id = ws.workspace_id.clone();
                     workspaces.push(ws);
                     registry_changed = true;

@@ -128,7 +128,7 @@ impl From<AgentSnapshot> for AgentSummary {
             status: s.status,
             parent_agent_id: s.parent_agent_id,
             workspace_id: r.workspace_id,
-            cwd: r.cwd,
+            cwd: r.cwd.into(),
             labels: r.labels,
             requires_attention: r.requires_attention,
             attention_reason: r.attention_reason,

@@ -165,7 +165,7 @@ pub fn plan_create(engine: &Engine, req: &CreateAgent) -> Result<CreatePlan, Run
         WorkspaceTarget::Worktree { repo, .. } => {
             plan.worktree_repo = match (repo, me) {
                 (Some(r), _) => Some(r.clone()),
-                (None, Some(a)) => Some(a.record.cwd.clone()),
+                (None, Some(a)) => Some(a.record.cwd.to_string()),
                 (None, None) => None,
             };
         }
@@ -192,7 +192,7 @@ fn caller_workspace(me: Option<&AgentState>) -> Result<(WorkspaceId, String), Ru
         ));
     };
     match &a.record.workspace_id {
-        Some(w) => Ok((w.clone(), a.record.cwd.clone())),
+        Some(w) => Ok((w.clone(), a.record.cwd.to_string())),
         None => Err(RuntimeError::invalid(
             "workspace.kind",
             "the calling agent has no workspace",

@@ -384,7 +384,7 @@ async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes
     // At once: initializing, in the parent's workspace and cwd.
     assert_eq!(out["status"], "initializing");
     assert_eq!(out["workspaceId"], h.ws.to_string());
-    assert_eq!(out["cwd"], parent.record.cwd);
+    assert_eq!(out["cwd"], parent.record.cwd.as_str());
     assert_eq!(out["parentAgentId"], parent.id().to_string());
     let kid = id_of(&out);
     let snap = h.h().get(kid).await.unwrap();

@@ -62,7 +62,7 @@ impl PaseoTools {
                 .as_ref()
                 .map(|w| w.to_string())
                 .unwrap_or_default(),
-            cwd: snap.record.cwd.clone(),
+            cwd: snap.record.cwd.to_string(),
             status: status(snap.status),
             title: snap.record.title.clone(),
             parent_agent_id: snap.parent_agent_id.map(|p| p.to_string()),

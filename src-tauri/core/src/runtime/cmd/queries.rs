@@ -35,7 +35,7 @@ impl Actor {
             .as_ref()
             .and_then(|w| self.engine.workspace(w))
             .cloned();
-        Ok((a.record.cwd.clone(), ws))
+        Ok((a.record.cwd.to_string(), ws))
     }
 
     pub(crate) fn track(&self, parent: AgentId) -> TrackSnapshot {
