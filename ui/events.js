@@ -61,7 +61,7 @@ function redrawFor(change) {
       if (change.unknownProject) resyncSoon();
       return;
     case 'track':
-      if (change.track.parentAgentId === active) invalidate('pane');
+      if (change.parentAgentId === active) invalidate('pane');
       return;
     case 'counts':
       invalidate('status', 'archived');

@@ -1,6 +1,7 @@
 // The window's copy of the fleet: loaded from a snapshot, kept current by backend events. Applying
 // an event only updates maps and marks what changed; rendering happens once per frame elsewhere.
 import { errorMessage } from './dom.js';
+import { Keyed } from './keyed.js';
 
 /**
  * The fields a window keeps of every agent (its card): what lists, tabs, tracks and headers
@@ -60,27 +61,32 @@ export const fleet = {
   loaded: false,
   home: '',
   mcpUrl: null,
-  /** id → agent card (unarchived agents only). */
-  agents: new Map(),
+  /** id → agent card (unarchived agents only); a `Keyed`, not a Map, for its size (issue 19). */
+  agents: new Keyed(),
   /** id → the agent's whole snapshot (null while it is fetched), for the panes shown last; oldest first. */
   details: new Map(),
   /** id → workspace snapshot (unarchived). */
   workspaces: new Map(),
   /** id → project record. */
   projects: new Map(),
-  /** parent id → {members: [id], counts: {running, needsYou, total}}. */
-  tracks: new Map(),
+  /**
+   * parent id → its track's members: the ids of its unarchived children, oldest first (the
+   * backend's order). Also the page's index of children (`childrenOf`). Read with `trackOf`.
+   */
+  tracks: new Keyed(),
+  /**
+   * parent id → {running, needsYou, total}, only for tracks with a child running or needing
+   * you: any other track's counts are 0, 0 and its size. Tens of thousands of parents would
+   * otherwise keep two more objects each (issue 19).
+   */
+  trackCounts: new Keyed(),
   providers: [],
   counts: { agents: 0, running: 0, needsYou: 0, failed: 0, finishedUnseen: 0, archived: 0 },
   /** {id, level, message} shown until dismissed. */
   notices: [],
-  /** Bumped whenever an agent is added, removed or re-parented (derived indexes rebuild). */
-  shapeVersion: 0,
 };
 
 let noticeSeq = 0;
-let childrenIndex = null;
-let childrenVersion = -1;
 const listeners = new Set();
 
 /** fn(change): change is {kind, ...}; kinds: snapshot, agent, detail, archived, timeline, workspace, track, counts, notice. */
@@ -108,12 +114,18 @@ export function dismissNotice(id) {
   emit({ kind: 'notice' });
 }
 
-/** A track whose ids are its agents' own id strings. */
-function shareTrack(track) {
-  track.parentAgentId = idOf(track.parentAgentId);
+/** Keeps a backend track ({parentAgentId, members, counts}), its ids as its agents' own strings; returns the parent's id. */
+function keepTrack(track) {
+  const parent = idOf(track.parentAgentId);
   const m = track.members;
   for (let i = 0; i < m.length; i++) m[i] = idOf(m[i]);
-  return track;
+  // A parent whose last child went is not kept: most of a big fleet's agents have no track.
+  if (m.length) fleet.tracks.set(parent, m);
+  else fleet.tracks.delete(parent);
+  const c = track.counts;
+  if (c && (c.running || c.needsYou)) fleet.trackCounts.set(parent, c);
+  else fleet.trackCounts.delete(parent);
+  return parent;
 }
 
 /** Replaces everything with a fresh snapshot. */
@@ -121,12 +133,14 @@ export function loadSnapshot(snap) {
   fleet.home = snap.home;
   fleet.mcpUrl = snap.mcpUrl;
   shared = new Map((snap.strings ?? []).map((x) => [x, x]));
-  fleet.agents = new Map(snap.agents.map((a) => [a.id, a]));
+  fleet.agents = new Keyed(snap.agents.map((a) => [a.id, a]));
   // Events may have been missed (a resync): what a pane shows is fetched again.
   fleet.details = new Map();
   fleet.workspaces = new Map(snap.workspaces.map((w) => [w.workspaceId, w]));
   fleet.projects = new Map(snap.projects.map((p) => [p.projectId, p]));
-  fleet.tracks = new Map(snap.tracks.map((t) => [t.parentAgentId, t]));
+  fleet.tracks = new Keyed();
+  fleet.trackCounts = new Keyed();
+  for (const t of snap.tracks) keepTrack(t);
   fleet.providers = snap.providers;
   fleet.counts = snap.counts;
   if (!fleet.loaded) {
@@ -139,7 +153,6 @@ export function loadSnapshot(snap) {
     }
   }
   fleet.loaded = true;
-  fleet.shapeVersion++;
   emit({ kind: 'snapshot' });
 }
 
@@ -155,9 +168,6 @@ export function applyEvent(ev, { guard = false } = {}) {
       if (guard && old && old.updatedAt > agent.updatedAt) return;
       fleet.agents.set(agent.id, agent);
       if (fleet.details.has(agent.id)) fleet.details.set(agent.id, ev.agent);
-      if (!old || old.parentAgentId !== agent.parentAgentId || old.workspaceId !== agent.workspaceId) {
-        fleet.shapeVersion++;
-      }
       emit({ kind: 'agent', agent, old });
       return;
     }
@@ -165,7 +175,6 @@ export function applyEvent(ev, { guard = false } = {}) {
       const agent = ev.agent;
       const had = fleet.agents.delete(agent.id);
       fleet.details.delete(agent.id);
-      fleet.shapeVersion++;
       emit({ kind: 'archived', agent, had });
       return;
     }
@@ -180,8 +189,7 @@ export function applyEvent(ev, { guard = false } = {}) {
       return;
     }
     case 'trackChanged':
-      fleet.tracks.set(idOf(ev.track.parentAgentId), shareTrack(ev.track));
-      emit({ kind: 'track', track: ev.track });
+      emit({ kind: 'track', parentAgentId: keepTrack(ev.track) });
       return;
     case 'countsChanged':
       fleet.counts = ev.counts;
@@ -226,20 +234,14 @@ export function detailOf(id) {
   return fleet.details.get(id) ?? null;
 }
 
-/** parent id → [child agents], oldest first (rebuilt only when the fleet's shape changed). */
+/** The parent's live child agents, oldest first: its track's members (the backend keeps the order). */
 export function childrenOf(parentId) {
-  if (childrenVersion !== fleet.shapeVersion || !childrenIndex) {
-    childrenIndex = new Map();
-    for (const a of fleet.agents.values()) {
-      if (!a.parentAgentId) continue;
-      let list = childrenIndex.get(a.parentAgentId);
-      if (!list) childrenIndex.set(a.parentAgentId, (list = []));
-      list.push(a);
-    }
-    for (const list of childrenIndex.values()) list.sort((x, y) => (x.createdAt < y.createdAt ? -1 : 1));
-    childrenVersion = fleet.shapeVersion;
+  const out = [];
+  for (const id of fleet.tracks.get(parentId) ?? []) {
+    const child = fleet.agents.get(id);
+    if (child) out.push(child);
   }
-  return childrenIndex.get(parentId) ?? [];
+  return out;
 }
 
 /** Every live descendant of `id` (no cycles followed). */
@@ -295,9 +297,11 @@ export function workspaceName(ws) {
   return parts[parts.length - 1] || ws.cwd;
 }
 
-/** Counts for a track header, computed from live agents (the backend's counts when present). */
+/** The parent's track: {parentAgentId, members: [id], counts: {running, needsYou, total}} (the backend's counts). */
 export function trackOf(parentId) {
-  return fleet.tracks.get(parentId) ?? { parentAgentId: parentId, members: [], counts: { running: 0, needsYou: 0, total: 0 } };
+  const members = fleet.tracks.get(parentId) ?? [];
+  const counts = fleet.trackCounts.get(parentId) ?? { running: 0, needsYou: 0, total: members.length };
+  return { parentAgentId: parentId, members, counts };
 }
 
 /** Whether the child can be put away by "Archive finished" (it is not running). */

@@ -246,3 +246,83 @@ async fn a_window_keeps_a_compact_card_per_agent_and_its_pane_fetches_the_rest()
         format!("Shell · model-{next}")
     );
 }
+
+/// The page's tracks as the store holds them: the parent's children (its index of children),
+/// its track, and the parents whose counts it keeps.
+async fn stored_track(app: &crate::common::App, parent: &str) -> serde_json::Value {
+    app.execute_async(
+        "const [p, done] = arguments; import('/store.js').then((m) => done({
+           children: m.childrenOf(p).map((a) => a.id), track: m.trackOf(p),
+           busy: [...m.fleet.trackCounts.keys()], tracks: m.fleet.tracks.size}));",
+        vec![json!(parent)],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_window_indexes_children_by_the_tracks_and_keeps_counts_only_for_busy_ones() {
+    let (_h, app, dir) = start("scale_tracks").await;
+    let gate = dir.join("go");
+    let wait = format!(
+        "while [ ! -e '{}' ]; do sleep 0.1; done; echo two-done",
+        gate.display()
+    );
+    let fam = family(
+        &app,
+        &dir,
+        &[
+            kid("one", "echo one"),
+            kid("two", &wait),
+            kid("three", "echo three"),
+        ],
+        "echo lead-done",
+    )
+    .await;
+    let lead = fam.lead_id.clone();
+    let kids: Vec<String> = fam.kids.iter().map(id).collect();
+
+    // While "two" runs, the lead's track is busy: its counts are the backend's, kept.
+    let busy = poll("the lead's track to count two running", TIMEOUT, || async {
+        let s = stored_track(&app, &lead).await;
+        let c = &s["track"]["counts"];
+        (c["running"] == 1 && s["children"].as_array()?.len() == 3).then_some(s)
+    })
+    .await;
+    assert_eq!(busy["children"], json!(kids), "oldest first: {busy}");
+    assert_eq!(busy["track"]["members"], json!(kids));
+    assert_eq!(busy["track"]["counts"]["total"], 3);
+    assert_eq!(busy["busy"], json!([lead]));
+
+    // Once it is done the track is quiet: no counts kept, the total is its size.
+    std::fs::write(&gate, "").unwrap();
+    let quiet = poll("the lead's track to be quiet", TIMEOUT, || async {
+        let s = stored_track(&app, &lead).await;
+        (s["busy"] == json!([])).then_some(s)
+    })
+    .await;
+    assert_eq!(
+        quiet["track"]["counts"],
+        json!({"running": 0, "needsYou": 0, "total": 3})
+    );
+    open_root(&app, &fam.lead).await;
+    app.wait_for_text(&tid("track-counts"), |t| {
+        t == "0 running · 0 need you · 3 total"
+    })
+    .await;
+
+    // Archiving a child takes it out of the index; the last one going drops the track.
+    for (n, gone) in kids.iter().enumerate() {
+        let out = app
+            .call_ui("/backend.js", "archiveAgent", vec![json!(gone)])
+            .await;
+        assert!(out.get("error").is_none(), "{out}");
+        let left: Vec<&String> = kids[n + 1..].iter().collect();
+        let s = poll("the archived child to leave the index", TIMEOUT, || async {
+            let s = stored_track(&app, &lead).await;
+            (s["children"] == json!(left) && s["track"]["members"] == json!(left)).then_some(s)
+        })
+        .await;
+        assert_eq!(s["track"]["counts"]["total"], left.len(), "{s}");
+    }
+    assert!(!app.is_shown(&tid("track")).await);
+}
