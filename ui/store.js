@@ -167,7 +167,7 @@ export function applyEvent(ev, { guard = false } = {}) {
       const old = fleet.agents.get(agent.id);
       if (guard && old && old.updatedAt > agent.updatedAt) return;
       fleet.agents.set(agent.id, agent);
-      if (fleet.details.has(agent.id)) fleet.details.set(agent.id, ev.agent);
+      if (fleet.details.has(agent.id)) fleet.details.set(agent.id, withParts(ev.agent, fleet.details.get(agent.id)));
       emit({ kind: 'agent', agent, old });
       return;
     }
@@ -215,12 +215,34 @@ export function wantDetail(id) {
   return !had;
 }
 
-/** A fetched whole snapshot, kept unless an event brought a newer one meanwhile or it is no longer wanted. */
+/**
+ * An agent's whole snapshot with what one of an agent at rest leaves out (`atRest`: its system
+ * prompt and last message, still in its record file) taken from `from`, another snapshot of it
+ * that has them. They cannot have changed since: whatever changes them brings the agent out of
+ * rest. Otherwise `full` itself.
+ */
+function withParts(full, from) {
+  if (!full?.atRest || !from || from.atRest) return full;
+  const whole = { ...full, config: { ...full.config } };
+  delete whole.atRest;
+  if ('lastMessage' in from) whole.lastMessage = from.lastMessage;
+  if (from.config && 'systemPrompt' in from.config) whole.config.systemPrompt = from.config.systemPrompt;
+  return whole;
+}
+
+/**
+ * A fetched whole snapshot, kept unless an event brought a newer one meanwhile (which then takes
+ * the parts an at-rest one leaves out from it) or it is no longer wanted.
+ */
 export function gotDetail(full) {
   if (!fleet.details.has(full.id)) return;
   const had = fleet.details.get(full.id);
-  if (had && had.updatedAt > full.updatedAt) return;
-  fleet.details.set(full.id, full);
+  if (had && had.updatedAt > full.updatedAt) {
+    if (!had.atRest) return;
+    fleet.details.set(full.id, withParts(had, full));
+  } else {
+    fleet.details.set(full.id, full);
+  }
   emit({ kind: 'detail', agentId: full.id });
 }
 

@@ -90,6 +90,7 @@ fn full_record(now: Timestamp) -> AgentRecord {
         created_workspace_id: Some(WorkspaceId::new()),
         notify_arm: Some(Box::new(arm)),
         last_message: Some("done".into()),
+        last_message_on_disk: false,
         turn_count: 3,
         auto_archive_done: true,
         held_turn: Some(Box::new(HeldTurn::new(

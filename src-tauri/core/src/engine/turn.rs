@@ -69,6 +69,7 @@ impl Engine {
         a.record.last_status = Status::Running;
         a.record.last_error = None;
         a.record.last_message = None;
+        a.record.last_message_on_disk = false;
         a.record.last_activity_at = Some(now);
         a.cancel_requested = false;
         a.record.notify_arm = q.arm.clone().map(|arm| Box::new(NotifyArm { turn, ..arm }));
@@ -89,6 +90,7 @@ impl Engine {
     pub fn last_message(&mut self, id: AgentId, text: String) -> Result<(), EngineError> {
         let a = self.get_mut(id)?;
         a.record.last_message = Some(text);
+        a.record.last_message_on_disk = false;
         // Not worth a write of its own: it is persisted with the turn's end.
         Ok(())
     }

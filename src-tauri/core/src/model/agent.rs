@@ -13,7 +13,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 pub use super::config::AgentConfig;
-use super::config::AgentConfigVisitor;
+use super::config::{AgentConfigVisitor, SkippedStr};
 use super::ids::{AgentId, BatchId, Extra, Key, Timestamp, WorkspaceId};
 use super::labels::Labels;
 use super::power::HeldTurn;
@@ -179,6 +179,12 @@ pub struct AgentRecord {
     /// Last assistant text (or output tail) of the latest turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_message: Option<String>,
+    /// Set for an agent loaded at rest whose last message was left in its record file (as its
+    /// system prompt is, [`AgentConfig::system_prompt_on_disk`]; `last_message` is `None`
+    /// meanwhile): a turn's text can be kilobytes, and no list, card or event shows it.
+    /// Whatever sets `last_message` clears this; whoever needs the text reads it back.
+    #[serde(skip)]
+    pub last_message_on_disk: bool,
     /// Number of turns started so far.
     #[serde(default)]
     pub turn_count: u64,
@@ -216,8 +222,33 @@ impl AgentRecord {
     /// [`AgentRecord::from_json_boxed`] for an agent loaded at rest: its system prompt stays in
     /// its file ([`AgentConfig::system_prompt_on_disk`]). Validates exactly what a whole read
     /// validates, so a record loads at rest only if it could be read back whole.
+    /// Its last message stays in the file too, unless a finish notice is armed: a turn a crash
+    /// cut off tells its parent at load, with that text (rare: read whole then).
     pub fn from_json_at_rest(bytes: &[u8]) -> serde_json::Result<Box<AgentRecord>> {
-        Self::parse_boxed(bytes, true)
+        let mut r = Self::parse_boxed(bytes, true)?;
+        if r.last_message_on_disk && r.notify_arm.is_some() {
+            r.last_message = Self::parse_boxed(bytes, false)?.last_message;
+            r.last_message_on_disk = false;
+        }
+        Ok(r)
+    }
+
+    /// Whether part of it (system prompt, last message) was left in its record file.
+    pub fn has_parts_on_disk(&self) -> bool {
+        self.config.system_prompt_on_disk || self.last_message_on_disk
+    }
+
+    /// Takes back the parts left in its file from `whole`, the same agent's record as read from
+    /// that file.
+    pub fn take_parts_on_disk(&mut self, whole: &mut AgentRecord) {
+        if self.config.system_prompt_on_disk {
+            self.config.system_prompt = whole.config.system_prompt.take();
+            self.config.system_prompt_on_disk = false;
+        }
+        if self.last_message_on_disk {
+            self.last_message = whole.last_message.take();
+            self.last_message_on_disk = false;
+        }
     }
 
     fn parse_boxed(bytes: &[u8], at_rest: bool) -> serde_json::Result<Box<AgentRecord>> {
@@ -296,6 +327,10 @@ impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
                 "archiveBatchId" => r.archive_batch_id = map.next_value()?,
                 "createdWorkspaceId" => r.created_workspace_id = map.next_value()?,
                 "notifyArm" => r.notify_arm = map.next_value()?,
+                "lastMessage" if self.at_rest => {
+                    r.last_message = None;
+                    r.last_message_on_disk = map.next_value::<Option<SkippedStr>>()?.is_some();
+                }
                 "lastMessage" => r.last_message = map.next_value()?,
                 "turnCount" => r.turn_count = map.next_value::<Option<u64>>()?.unwrap_or_default(),
                 "autoArchiveDone" => {
@@ -356,6 +391,7 @@ impl AgentRecord {
             created_workspace_id: None,
             notify_arm: None,
             last_message: None,
+            last_message_on_disk: false,
             turn_count: 0,
             auto_archive_done: false,
             held_turn: None,
@@ -490,6 +526,30 @@ mod tests {
                 "{bad}"
             );
         }
+        // Its last message too, unless a finish notice is armed (the load may owe it).
+        let msg = |arm: &str| {
+            rec(r#"{}"#).replacen(
+                "\"config\"",
+                &format!(r#""lastMessage": "done", {arm} "config""#),
+                1,
+            )
+        };
+        let r = AgentRecord::from_json_at_rest(msg("").as_bytes()).unwrap();
+        assert_eq!(
+            (r.last_message.as_deref(), r.last_message_on_disk),
+            (None, true)
+        );
+        let armed = msg(
+            r#""notifyArm": {"id": "n1", "targetAgentId": "0b6c2a3e-1111-4222-8333-444455556666"},"#,
+        );
+        let r = AgentRecord::from_json_at_rest(armed.as_bytes()).unwrap();
+        assert_eq!(
+            (r.last_message.as_deref(), r.last_message_on_disk),
+            (Some("done"), false)
+        );
+        assert!(
+            AgentRecord::from_json_at_rest(msg("").replace("\"done\"", "7").as_bytes()).is_err()
+        );
         // What a record written out carries never says where the prompt was.
         let out = serde_json::to_value(&*whole).unwrap();
         assert!(out["config"].get("systemPromptOnDisk").is_none());

@@ -23,7 +23,7 @@ pub struct AgentConfig {
     /// file and `system_prompt` is `None` meanwhile. Nothing in the app changes a prompt once
     /// written, and every write of the record carries it, so the file always holds the text:
     /// a session start, a rewrite and `get_agent` read it back from there
-    /// (`store::read_back_prompt`); `store::encode_record` refuses a config still marked so.
+    /// (`store::read_back`); `store::encode_record` refuses a record still marked so.
     /// 600 characters were 60 MB of the app's memory at 100,000 agents, for nothing.
     #[serde(skip)]
     pub system_prompt_on_disk: bool,
@@ -72,7 +72,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for AgentConfigVisitor {
 }
 
 /// A string, checked and not kept: serde_json hands it over borrowed (or in its scratch).
-struct SkippedStr;
+pub(super) struct SkippedStr;
 
 impl<'de> Deserialize<'de> for SkippedStr {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -285,9 +285,13 @@ impl Actor {
         if config.system_prompt_on_disk {
             // Read back for this session only: the record in memory stays at rest.
             let path = self.record_path(agent, &a.record.cwd);
-            if let Err(e) = store::read_back_prompt(&mut config, &path, agent) {
-                let _ = self.engine.session_failed(agent, &e.to_string());
-                return;
+            let mut whole = (*a.record).clone();
+            match store::read_back(&mut whole, &path) {
+                Ok(()) => config = whole.config,
+                Err(e) => {
+                    let _ = self.engine.session_failed(agent, &e.to_string());
+                    return;
+                }
             }
         }
         let provider = match self.providers.resolve(&provider_id) {

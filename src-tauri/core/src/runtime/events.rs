@@ -46,6 +46,11 @@ pub struct AgentSnapshot {
     /// `usage`).
     #[serde(skip_serializing_if = "Usage::is_empty")]
     pub tree_usage: Usage,
+    /// Its system prompt and last message are in its record file, not in this snapshot (an agent
+    /// loaded at rest; `get_agent` reads them back). Unchanged since: a window that has them
+    /// from `get_agent` keeps them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub at_rest: bool,
 }
 
 impl AgentSnapshot {
@@ -72,6 +77,7 @@ impl AgentSnapshot {
             waiting_for_slot: a.waiting_for_slot,
             changes: a.changes.as_deref().copied(),
             tree_usage: Usage::default(),
+            at_rest: a.record.has_parts_on_disk(),
         }
     }
 

@@ -468,7 +468,43 @@ async fn many_load_repairs_are_written_in_batches_without_a_flush() {
 }
 
 #[tokio::test]
-async fn a_system_prompt_stays_in_its_file_until_a_start_or_get_agent_reads_it_back() {
+async fn waiting_on_an_agent_at_rest_tells_its_last_message() {
+    let env = Env::new();
+    // A closed agent whose last turn left an answer: loaded at rest, the answer in its file.
+    let mut rec = crate::store::tests::record(&env.work.display().to_string());
+    rec.provider = "script".into();
+    rec.last_status = Status::Closed;
+    rec.last_message = Some("the old turn's answer".into());
+    let p = Layout::new(env.home()).record_path(&rec.cwd, rec.id);
+    crate::store::atomic::ensure_dir(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, crate::store::encode_record(&rec).unwrap()).unwrap();
+    let id = rec.id;
+    let rt = env.start().await;
+    let h = rt.handle();
+    // Woken (its session resumes) and waited on, as wait_for_agent does: the events about it
+    // leave the answer in the file, the wait's result reads it back.
+    let mut rx = h.subscribe();
+    assert!(h.wake(id).await.unwrap());
+    let w = h.wait(id, T).await.unwrap();
+    assert!(!w.timed_out);
+    assert_eq!(w.agent.status, Status::Idle);
+    assert_eq!(
+        w.agent.record.last_message.as_deref(),
+        Some("the old turn's answer")
+    );
+    assert!(!w.agent.at_rest);
+    let mut at_rest = 0;
+    while let Ok(ev) = rx.try_recv() {
+        if let Event::AgentUpdated { agent } = ev {
+            assert!(agent.at_rest && agent.record.last_message.is_none(), "{agent:?}");
+            at_rest += 1;
+        }
+    }
+    assert!(at_rest > 0, "no update event about the woken agent");
+}
+
+#[tokio::test]
+async fn a_system_prompt_and_last_message_stay_in_the_file_until_read_back() {
     let env = Env::new();
     let prompt = "You review code for the team. ".repeat(20);
     // An upstream record with a system prompt, left running by a crash.
@@ -476,6 +512,7 @@ async fn a_system_prompt_stays_in_its_file_until_a_start_or_get_agent_reads_it_b
     rec.provider = "script".into();
     rec.last_status = Status::Running;
     rec.config.system_prompt = Some(prompt.clone());
+    rec.last_message = Some("the old turn's answer".into());
     let p = Layout::new(env.home()).record_path(&rec.cwd, rec.id);
     crate::store::atomic::ensure_dir(p.parent().unwrap()).unwrap();
     std::fs::write(&p, crate::store::encode_record(&rec).unwrap()).unwrap();
@@ -488,6 +525,8 @@ async fn a_system_prompt_stays_in_its_file_until_a_start_or_get_agent_reads_it_b
     let at_rest = listed.iter().find(|a| a.id() == id).unwrap();
     assert_eq!(at_rest.record.config.system_prompt, None);
     assert!(at_rest.record.config.system_prompt_on_disk);
+    assert_eq!(at_rest.record.last_message, None);
+    assert!(at_rest.record.last_message_on_disk);
     // ...get_agent gives the whole record...
     let got = h.get(id).await.unwrap();
     assert_eq!(
@@ -495,12 +534,17 @@ async fn a_system_prompt_stays_in_its_file_until_a_start_or_get_agent_reads_it_b
         Some(prompt.as_str())
     );
     assert!(!got.record.config.system_prompt_on_disk);
+    assert_eq!(
+        got.record.last_message.as_deref(),
+        Some("the old turn's answer")
+    );
     // ...and the load's repair, written once the app answers, keeps it in the file.
     h.flush().await;
     let disk = json_at(&p).unwrap();
     assert_eq!(disk["lastStatus"], "error");
     assert_eq!(disk["config"]["systemPrompt"], prompt.as_str());
     assert!(disk["config"].get("systemPromptOnDisk").is_none());
+    assert_eq!(disk["lastMessage"], "the old turn's answer");
 
     // A session started for it is given the prompt, read back from the file.
     h.prompt(id, "ok done".into(), TurnOrigin::User, None)

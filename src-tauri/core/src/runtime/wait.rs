@@ -37,6 +37,11 @@ impl RuntimeHandle {
         let mut snap = self.get(id).await?;
         loop {
             if done(&snap) || snap.record.is_archived() {
+                if snap.at_rest {
+                    // An event's snapshot of an agent loaded at rest: its last message, which
+                    // the caller is told, is read back.
+                    snap = self.get(id).await?;
+                }
                 return Ok(WaitResult {
                     agent: snap,
                     timed_out: false,

@@ -194,14 +194,16 @@ fn encode_list<'a, T: Serialize + 'a>(
     encode(&Value::Object(o), &what)
 }
 
-/// A record's file text. Refuses a record whose system prompt is still in its file (loaded at
-/// rest): written as it is, the prompt would be lost — [`encode_record_at`] reads it back first.
+/// A record's file text. Refuses a record with parts still in its file (loaded at rest: its
+/// system prompt, its last message): written as it is, they would be lost — [`encode_record_at`]
+/// reads them back first.
 pub fn encode_record(rec: &AgentRecord) -> Result<Vec<u8>, StoreError> {
-    if rec.config.system_prompt_on_disk {
+    if rec.has_parts_on_disk() {
         return Err(StoreError::Encode {
             what: "agent record".into(),
             message: format!(
-                "agent {}'s system prompt is still in its record file (read it back first)",
+                "agent {}'s system prompt or last message is still in its record file (read \
+                 it back first)",
                 rec.id
             ),
         });
@@ -209,34 +211,23 @@ pub fn encode_record(rec: &AgentRecord) -> Result<Vec<u8>, StoreError> {
     encode(rec, "agent record")
 }
 
-/// [`encode_record`] of the record whose file is `path`, its system prompt read back from that
-/// file first if it was left there.
+/// [`encode_record`] of the record whose file is `path`, the parts left in that file read back
+/// first.
 pub fn encode_record_at(rec: &AgentRecord, path: &Path) -> Result<Vec<u8>, StoreError> {
-    if !rec.config.system_prompt_on_disk {
+    if !rec.has_parts_on_disk() {
         return encode_record(rec);
     }
     let mut whole = rec.clone();
-    read_back_prompt(&mut whole.config, path, rec.id)?;
+    read_back(&mut whole, path)?;
     encode_record(&whole)
 }
 
-/// Puts back into `config` (agent `id`'s, whose record file is `path`) the system prompt it
-/// left in that file, if it left it there: what every reader of a config loaded at rest does.
-pub fn read_back_prompt(
-    config: &mut crate::model::AgentConfig,
-    path: &Path,
-    id: AgentId,
-) -> Result<(), StoreError> {
-    if config.system_prompt_on_disk {
-        config.system_prompt = system_prompt_of(path, id)?;
-        config.system_prompt_on_disk = false;
-    }
-    Ok(())
-}
-
-/// The system prompt an agent loaded at rest left in its record file `path`. The file must
+/// Fills in the parts of `rec` left in its record file `path` (loaded at rest). The file must
 /// still be that agent's record and read whole: anything else is an error, never a guess.
-pub fn system_prompt_of(path: &Path, id: AgentId) -> Result<Option<String>, StoreError> {
+pub fn read_back(rec: &mut AgentRecord, path: &Path) -> Result<(), StoreError> {
+    if !rec.has_parts_on_disk() {
+        return Ok(());
+    }
     let bytes = fs::read(path).map_err(|source| StoreError::Read {
         path: path.display().to_string(),
         source,
@@ -245,15 +236,19 @@ pub fn system_prompt_of(path: &Path, id: AgentId) -> Result<Option<String>, Stor
         path: path.display().to_string(),
         message,
     };
-    let rec = AgentRecord::from_json_boxed(&bytes)
-        .map_err(|e| back(format!("its system prompt could not be read back: {e}")))?;
-    if rec.id != id {
+    let mut whole = AgentRecord::from_json_boxed(&bytes).map_err(|e| {
+        back(format!(
+            "its system prompt or last message could not be read back: {e}"
+        ))
+    })?;
+    if whole.id != rec.id {
         return Err(back(format!(
-            "it holds agent {}'s record, not agent {id}'s",
-            rec.id
+            "it holds agent {}'s record, not agent {}'s",
+            whole.id, rec.id
         )));
     }
-    Ok(rec.config.system_prompt)
+    rec.take_parts_on_disk(&mut whole);
+    Ok(())
 }
 
 fn encode<T: Serialize + ?Sized>(v: &T, what: &str) -> Result<Vec<u8>, StoreError> {

@@ -192,14 +192,19 @@ fn quarantine_names_never_collide() {
 }
 
 #[test]
-fn a_record_loaded_at_rest_is_written_back_whole_with_its_prompt_read_from_its_file() {
+fn a_record_loaded_at_rest_is_written_back_whole_with_its_parts_read_from_its_file() {
     let d = tempfile::tempdir().unwrap();
     let l = Layout::new(d.path());
     let mut with = record("/src/app");
     with.config.system_prompt = Some("You review code. ".repeat(40));
     with.config.model = Some("opus".into());
+    with.last_message = Some("All 212 tests pass; the diff is ready. ".repeat(30));
+    let mut armed = record("/src/app");
+    armed.last_message = Some("cut off here".into());
+    armed.notify_arm = Some(Box::new(crate::model::NotifyArm::new(with.id)));
     let without = record("/src/app");
     let (pw, po) = (write(&l, &with), write(&l, &without));
+    write(&l, &armed);
     let bytes = fs::read(&pw).unwrap();
 
     let loaded = load_agents_at_rest(&l).unwrap();
@@ -213,35 +218,45 @@ fn a_record_loaded_at_rest_is_written_back_whole_with_its_prompt_read_from_its_f
     };
     let rest = got(with.id);
     assert_eq!(rest.config.system_prompt, None, "not held in memory");
-    assert!(rest.config.system_prompt_on_disk);
+    assert_eq!(rest.last_message, None, "not held in memory");
+    assert!(rest.config.system_prompt_on_disk && rest.last_message_on_disk);
     assert_eq!(rest.config.model.as_deref(), Some("opus"));
     assert_eq!(*got(without.id), without, "nothing to leave: read whole");
+    // A finish notice armed: the load may owe its parent that text, so it is kept.
+    assert_eq!(*got(armed.id), armed);
 
-    // Written as it is, the prompt would be lost: refused, naming the agent.
+    // Written as it is, the parts would be lost: refused, naming the agent.
     let err = encode_record(&rest).unwrap_err().to_string();
     assert!(
         err.contains(&with.id.to_string()) && err.contains("system prompt"),
         "{err}"
     );
-    // Written from its file: the same bytes as before, prompt included.
+    // Written from its file: the same bytes as before, prompt and message included.
     assert_eq!(encode_record_at(&rest, &pw).unwrap(), bytes);
-    assert_eq!(
-        system_prompt_of(&pw, with.id).unwrap(),
-        with.config.system_prompt
-    );
-    // A change made at rest is written with the prompt read back.
-    let mut changed = rest.clone();
+    let mut back = (*rest).clone();
+    read_back(&mut back, &pw).unwrap();
+    assert_eq!(back, with);
+    // A change made at rest is written with the parts read back.
+    let mut changed = (*rest).clone();
     changed.title = "renamed".into();
     let written: AgentRecord =
         serde_json::from_slice(&encode_record_at(&changed, &pw).unwrap()).unwrap();
     assert_eq!(written.title, "renamed");
     assert_eq!(written.config.system_prompt, with.config.system_prompt);
+    assert_eq!(written.last_message, with.last_message);
+    // A new message replaces the one on disk: only the prompt is read back.
+    let mut newer = (*rest).clone();
+    newer.last_message = Some("new".into());
+    newer.last_message_on_disk = false;
+    let written: AgentRecord =
+        serde_json::from_slice(&encode_record_at(&newer, &pw).unwrap()).unwrap();
+    assert_eq!(written.last_message.as_deref(), Some("new"));
+    assert_eq!(written.config.system_prompt, with.config.system_prompt);
 
     // Another agent's file, a missing one or a damaged one is an error, never a guess.
-    let err = system_prompt_of(&po, with.id).unwrap_err().to_string();
+    let err = encode_record_at(&rest, &po).unwrap_err().to_string();
     assert!(err.contains(&without.id.to_string()), "{err}");
-    assert!(encode_record_at(&rest, &po).is_err());
-    assert!(system_prompt_of(&d.path().join("gone.json"), with.id).is_err());
+    assert!(read_back(&mut (*rest).clone(), &d.path().join("gone.json")).is_err());
     fs::write(&pw, &bytes[..bytes.len() / 2]).unwrap();
     let err = encode_record_at(&rest, &pw).unwrap_err().to_string();
     assert!(err.contains("could not be read back"), "{err}");

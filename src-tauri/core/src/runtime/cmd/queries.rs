@@ -12,14 +12,16 @@ use crate::engine::{EngineError, ListFilter};
 use crate::model::{AgentId, Bucket};
 
 impl Actor {
-    /// One agent's whole snapshot: its system prompt read back from its record file if it was
-    /// left there (loaded at rest). Lists and events carry a prompt only while it is in memory.
+    /// One agent's whole snapshot: its system prompt and last message read back from its record
+    /// file if they were left there (loaded at rest). Lists and events carry them only while
+    /// they are in memory.
     pub(crate) fn snap(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
         let a = self.engine.agent(id).ok_or(EngineError::UnknownAgent(id))?;
         let mut s = AgentSnapshot::of(&self.engine, a);
-        if s.record.config.system_prompt_on_disk {
+        if s.record.has_parts_on_disk() {
             let path = self.record_path(id, &a.record.cwd);
-            crate::store::read_back_prompt(&mut s.record.config, &path, id)?;
+            crate::store::read_back(&mut s.record, &path)?;
+            s.at_rest = false;
         }
         Ok(s)
     }
