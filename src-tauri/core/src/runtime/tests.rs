@@ -496,7 +496,10 @@ async fn waiting_on_an_agent_at_rest_tells_its_last_message() {
     let mut at_rest = 0;
     while let Ok(ev) = rx.try_recv() {
         if let Event::AgentUpdated { agent } = ev {
-            assert!(agent.at_rest && agent.record.last_message.is_none(), "{agent:?}");
+            assert!(
+                agent.at_rest && agent.record.last_message.is_none(),
+                "{agent:?}"
+            );
             at_rest += 1;
         }
     }
