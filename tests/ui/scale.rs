@@ -331,19 +331,31 @@ async fn a_window_indexes_children_by_the_tracks_and_keeps_counts_only_for_busy_
 async fn a_pane_keeps_the_last_message_an_agent_at_rest_left_in_its_file() {
     let h = Harness::new("scale_at_rest");
     let work = h.work_dir("rest");
-    let id = AgentId::new().to_string();
+    let (lead, id) = (AgentId::new().to_string(), AgentId::new().to_string());
     let message = "Reviewed the login form.\nThe tests pass.".repeat(40);
     let at = "2026-12-01T10:00:00.000Z";
-    put_record(
-        &h,
-        &json!({
-            "id": id, "provider": "shell", "cwd": work.display().to_string(),
-            "title": "reviewer", "lastStatus": "error", "createdAt": at, "updatedAt": at,
-            "lastActivityAt": at, "config": {"systemPrompt": "You review code."},
-            "lastMessage": message, "lastError": "the disk is full",
-            "requiresAttention": true, "attentionReason": "error",
-        }),
-    );
+    let record = |id: &str, title: &str| {
+        json!({
+            "id": id, "provider": "shell", "cwd": work.display().to_string(), "title": title,
+            "lastStatus": "idle", "createdAt": at, "updatedAt": at, "lastActivityAt": at,
+            "config": {"systemPrompt": "You review code."},
+        })
+    };
+    put_record(&h, &record(&lead, "lead"));
+    // A subagent whose last turn failed: its answer and prompt are left in its file at load.
+    let mut sub = record(&id, "reviewer");
+    for (k, v) in [
+        ("labels", json!({"paseo.parent-agent-id": lead})),
+        ("createdBy", json!(lead)),
+        ("lastStatus", json!("error")),
+        ("lastMessage", json!(message)),
+        ("lastError", json!("the disk is full")),
+        ("requiresAttention", json!(true)),
+        ("attentionReason", json!("error")),
+    ] {
+        sub[k] = v;
+    }
+    put_record(&h, &sub);
     let app = h.launch_ready(&[]).await;
     // What the backend tells windows about it from now on (events), recorded by the page.
     app.execute_async(
@@ -352,32 +364,51 @@ async fn a_pane_keeps_the_last_message_an_agent_at_rest_left_in_its_file() {
         vec![json!(id)],
     )
     .await;
-    let card = app.agent(&id).await.expect("the agent is loaded");
-    // Opening it fetches its whole snapshot and acknowledges the error: an update event follows.
-    open_root(&app, &card).await;
-    let detail = poll("the acknowledgement's event to be applied", TIMEOUT, || async {
-        let s = app
-            .execute_async(
-                "const [id, done] = arguments; import('/store.js').then((m) =>
-                   done({card: m.fleet.agents.get(id), detail: m.detailOf(id), events: window.__atRest ?? []}));",
-                vec![json!(id)],
-            )
-            .await;
-        let seen = s["card"]["requiresAttention"].is_null() && !s["events"].as_array()?.is_empty();
-        (seen && s["detail"]["lastError"] == "the disk is full").then_some(s)
+    let stored = || async {
+        app.execute_async(
+            "const [id, done] = arguments; import('/store.js').then((m) =>
+               done({card: m.fleet.agents.get(id), detail: m.detailOf(id), events: window.__atRest ?? []}));",
+            vec![json!(id)],
+        )
+        .await
+    };
+    // Opening it fetches its whole snapshot and acknowledges the error (an update event).
+    app.call_ui("/gestures/tabs.js", "openAgent", vec![json!(id)])
+        .await;
+    app.wait_for(&sel_pane(&id)).await;
+    poll("the pane's snapshot, acknowledged", TIMEOUT, || async {
+        let s = stored().await;
+        let d = &s["detail"];
+        (s["card"]["requiresAttention"].is_null()
+            && d["requiresAttention"] == false
+            && d["lastMessage"] == message.as_str())
+        .then_some(())
     })
     .await;
-    // The event's snapshot left the text in the file...
-    let ev = &detail["events"][0];
-    assert_eq!(ev["atRest"], true, "{ev}");
-    assert!(ev.get("lastMessage").is_none(), "{ev}");
-    assert!(ev["config"].get("systemPrompt").is_none(), "{ev}");
-    // ...and the pane's snapshot is the event's, with the text it had fetched.
-    let d = &detail["detail"];
+    // Detached, it is a root now: one more event about it, at rest.
+    let out = app
+        .call_ui("/backend.js", "detachAgent", vec![json!(id)])
+        .await;
+    assert!(out.get("error").is_none(), "{out}");
+    let s = poll("the detach's event to be applied", TIMEOUT, || async {
+        let s = stored().await;
+        (s["card"]["parentAgentId"].is_null() && s["detail"]["parentAgentId"].is_null())
+            .then_some(s)
+    })
+    .await;
+    // The events' snapshots left the text in the file...
+    let events = s["events"].as_array().unwrap();
+    assert!(!events.is_empty());
+    for ev in events {
+        assert_eq!(ev["atRest"], true, "{ev}");
+        assert!(ev.get("lastMessage").is_none(), "{ev}");
+        assert!(ev["config"].get("systemPrompt").is_none(), "{ev}");
+    }
+    // ...and the pane's snapshot is the last event's, with the text it had fetched.
+    let d = &s["detail"];
     assert_eq!(d["lastMessage"], message.as_str(), "{d}");
     assert_eq!(d["config"]["systemPrompt"], "You review code.");
     assert!(d.get("atRest").is_none(), "{d}");
-    assert_eq!(d["requiresAttention"], false, "{d}");
     // The file still holds it, and get_agent reads it back.
     assert_eq!(h.agent_record(&id)["lastMessage"], message.as_str());
     assert_eq!(app.agent_detail(&id).await["lastMessage"], message.as_str());
