@@ -504,6 +504,21 @@ async fn waiting_on_an_agent_at_rest_tells_its_last_message() {
         }
     }
     assert!(at_rest > 0, "no update event about the woken agent");
+    // Archived while a wait is on (the wait started first): the archive's event snapshot is at
+    // rest too, and the wait's result is whole.
+    let h2 = h.clone();
+    let waiting = tokio::spawn(async move {
+        let mut rx = h2.subscribe();
+        h2.wait_on(id, T, &mut rx, |_| false).await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    h.archive(id).await.unwrap();
+    let w = waiting.await.unwrap().unwrap();
+    assert!(w.agent.record.is_archived() && !w.timed_out);
+    assert_eq!(
+        w.agent.record.last_message.as_deref(),
+        Some("the old turn's answer")
+    );
 }
 
 #[tokio::test]
