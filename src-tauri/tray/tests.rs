@@ -40,6 +40,7 @@ pub(crate) fn agent(title: &str) -> AgentSnapshot {
         waiting_for_slot: None,
         changes: None,
         tree_usage: Default::default(),
+        at_rest: false,
     }
 }
 
