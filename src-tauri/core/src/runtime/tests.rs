@@ -25,10 +25,15 @@ const T: Duration = Duration::from_secs(10);
 fn left_by_a_crash(env: &Env, status: Status) -> (AgentId, std::path::PathBuf) {
     let mut rec = crate::store::tests::record(&env.work.display().to_string());
     rec.last_status = status;
+    (rec.id, put_record(env, &rec))
+}
+
+/// Writes `rec` into `env`'s data root (the app not running); returns its file.
+fn put_record(env: &Env, rec: &crate::model::AgentRecord) -> std::path::PathBuf {
     let p = Layout::new(env.home()).record_path(&rec.cwd, rec.id);
     crate::store::atomic::ensure_dir(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, crate::store::encode_record(&rec).unwrap()).unwrap();
-    (rec.id, p)
+    std::fs::write(&p, crate::store::encode_record(rec).unwrap()).unwrap();
+    p
 }
 
 /// The JSON in `p`, or None while it is missing or not whole.
@@ -475,9 +480,7 @@ async fn waiting_on_an_agent_at_rest_tells_its_last_message() {
     rec.provider = "script".into();
     rec.last_status = Status::Closed;
     rec.last_message = Some("the old turn's answer".into());
-    let p = Layout::new(env.home()).record_path(&rec.cwd, rec.id);
-    crate::store::atomic::ensure_dir(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, crate::store::encode_record(&rec).unwrap()).unwrap();
+    put_record(&env, &rec);
     let id = rec.id;
     let rt = env.start().await;
     let h = rt.handle();
@@ -531,9 +534,7 @@ async fn a_system_prompt_and_last_message_stay_in_the_file_until_read_back() {
     rec.last_status = Status::Running;
     rec.config.system_prompt = Some(prompt.clone());
     rec.last_message = Some("the old turn's answer".into());
-    let p = Layout::new(env.home()).record_path(&rec.cwd, rec.id);
-    crate::store::atomic::ensure_dir(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, crate::store::encode_record(&rec).unwrap()).unwrap();
+    let p = put_record(&env, &rec);
     let id = rec.id;
 
     let rt = env.start().await;
