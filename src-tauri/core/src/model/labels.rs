@@ -25,15 +25,19 @@ impl Labels {
 
     /// Packs pairs already in key order, each key once.
     fn pack<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Labels {
+        use std::fmt::Write;
+        // Exactly sized, so the text is not copied again when boxed (this runs per record at load).
+        let digits = |n: usize| n.checked_ilog10().map_or(1, |d| d as usize + 1);
         let size = pairs
             .clone()
-            .map(|(k, v)| k.len() + v.len() + 2 * (20 + 1))
+            .flat_map(|(k, v)| [k, v])
+            .map(|part| digits(part.len()) + 1 + part.len())
             .sum();
         let mut text = String::with_capacity(size);
         for (k, v) in pairs {
             for part in [k, v] {
-                text.push_str(&part.len().to_string());
-                text.push(':');
+                // Writing to a String cannot fail.
+                let _ = write!(text, "{}:", part.len());
                 text.push_str(part);
             }
         }
@@ -244,5 +248,12 @@ mod tests {
         }
         assert_eq!(other, Labels::new());
         assert!(other.is_empty());
+        // Lengths of one, two and three digits.
+        let long = "x".repeat(150);
+        other.insert("k".into(), long.clone());
+        other.insert("key-of-twelve".into(), String::new());
+        assert_eq!(other.get("k"), Some(long.as_str()));
+        assert_eq!(other.get("key-of-twelve"), Some(""));
+        assert_eq!(other.len(), 2);
     }
 }
