@@ -73,7 +73,8 @@ fn full_record(now: Timestamp) -> AgentRecord {
             system_prompt: Some("be brief".into()),
             system_prompt_on_disk: false,
             extra: config_extra,
-        },
+        }
+        .shared(),
         persistence: Some(Box::new(Persistence {
             session_id: Some("thread-1".into()),
             extra: Extra::new(),

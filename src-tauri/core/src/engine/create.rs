@@ -36,7 +36,7 @@ impl Engine {
             title: new.title,
             labels: labels.into(),
             last_activity_at: Some(now),
-            config: new.config,
+            config: new.config.shared(),
             auto_archive: new.auto_archive,
             notify_on_finish: new.notify.is_some(),
             created_by: new.created_by,

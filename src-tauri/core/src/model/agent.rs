@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-pub use super::config::AgentConfig;
+pub use super::config::{AgentConfig, SharedConfig};
 use super::config::{AgentConfigVisitor, SkippedStr};
 use super::ids::{AgentId, BatchId, Extra, Key, Timestamp, WorkspaceId};
 use super::labels::Labels;
@@ -146,7 +146,7 @@ pub struct AgentRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_user_message_at: Option<Timestamp>,
     #[serde(default)]
-    pub config: AgentConfig,
+    pub config: SharedConfig,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persistence: Option<Box<Persistence>>,
     #[serde(default)]
@@ -238,12 +238,19 @@ impl AgentRecord {
         self.config.system_prompt_on_disk || self.last_message_on_disk
     }
 
+    /// Its config to change: its own copy from here on, the shared one stays as the other
+    /// agents have it ([`SharedConfig`]).
+    pub fn config_mut(&mut self) -> &mut AgentConfig {
+        std::sync::Arc::make_mut(&mut self.config)
+    }
+
     /// Takes back the parts left in its file from `whole`, the same agent's record as read from
     /// that file.
     pub fn take_parts_on_disk(&mut self, whole: &mut AgentRecord) {
         if self.config.system_prompt_on_disk {
-            self.config.system_prompt = whole.config.system_prompt.take();
-            self.config.system_prompt_on_disk = false;
+            let config = self.config_mut();
+            config.system_prompt = whole.config_mut().system_prompt.take();
+            config.system_prompt_on_disk = false;
         }
         if self.last_message_on_disk {
             self.last_message = whole.last_message.take();
@@ -305,9 +312,11 @@ impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
                 "lastActivityAt" => r.last_activity_at = map.next_value()?,
                 "lastUserMessageAt" => r.last_user_message_at = map.next_value()?,
                 "config" => {
-                    r.config = map.next_value_seed(AgentConfigVisitor {
-                        at_rest: self.at_rest,
-                    })?
+                    r.config = map
+                        .next_value_seed(AgentConfigVisitor {
+                            at_rest: self.at_rest,
+                        })?
+                        .shared()
                 }
                 "persistence" => r.persistence = map.next_value()?,
                 "requiresAttention" => {
@@ -377,7 +386,7 @@ impl AgentRecord {
             updated_at: now,
             last_activity_at: None,
             last_user_message_at: None,
-            config: AgentConfig::default(),
+            config: AgentConfig::default().shared(),
             persistence: None,
             requires_attention: false,
             attention_reason: None,
@@ -503,8 +512,9 @@ mod tests {
         assert!(rest.config.system_prompt_on_disk);
         // Everything else reads as a whole read does.
         let mut back = rest.clone();
-        back.config.system_prompt = whole.config.system_prompt.clone();
-        back.config.system_prompt_on_disk = false;
+        let config = back.config_mut();
+        config.system_prompt = whole.config.system_prompt.clone();
+        config.system_prompt_on_disk = false;
         assert_eq!(back, whole);
         // No prompt, or null, or no config: nothing was left in the file.
         for config in [r#"{"model": "opus"}"#, r#"{"systemPrompt": null}"#, "null"] {

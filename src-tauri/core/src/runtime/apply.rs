@@ -281,13 +281,13 @@ impl Actor {
         };
         let provider_id = a.record.provider.to_string();
         let cwd = PathBuf::from(&a.record.cwd);
-        let mut config = a.record.config.clone();
+        let mut config = crate::model::AgentConfig::clone(&a.record.config);
         if config.system_prompt_on_disk {
             // Read back for this session only: the record in memory stays at rest.
             let path = self.record_path(agent, &a.record.cwd);
             let mut whole = (*a.record).clone();
             match store::read_back(&mut whole, &path) {
-                Ok(()) => config = whole.config,
+                Ok(()) => config = std::sync::Arc::unwrap_or_clone(whole.config),
                 Err(e) => {
                     let _ = self.engine.session_failed(agent, &e.to_string());
                     return;

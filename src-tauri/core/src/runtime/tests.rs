@@ -532,7 +532,7 @@ async fn a_system_prompt_and_last_message_stay_in_the_file_until_read_back() {
     let mut rec = crate::store::tests::record(&env.work.display().to_string());
     rec.provider = "script".into();
     rec.last_status = Status::Running;
-    rec.config.system_prompt = Some(prompt.clone());
+    rec.config_mut().system_prompt = Some(prompt.clone());
     rec.last_message = Some("the old turn's answer".into());
     let p = put_record(&env, &rec);
     let id = rec.id;

@@ -196,8 +196,8 @@ fn a_record_loaded_at_rest_is_written_back_whole_with_its_parts_read_from_its_fi
     let d = tempfile::tempdir().unwrap();
     let l = Layout::new(d.path());
     let mut with = record("/src/app");
-    with.config.system_prompt = Some("You review code. ".repeat(40));
-    with.config.model = Some("opus".into());
+    with.config_mut().system_prompt = Some("You review code. ".repeat(40));
+    with.config_mut().model = Some("opus".into());
     with.last_message = Some("All 212 tests pass; the diff is ready. ".repeat(30));
     let mut armed = record("/src/app");
     armed.last_message = Some("cut off here".into());

@@ -276,12 +276,12 @@ fn records_of_any_size_load_whole_and_broken_ones_are_quarantined() {
         // `"systemPrompt": "…"` inside `"config": {…}` adds this much around the text.
         let around = encode_record(&{
             let mut x = r.clone();
-            x.config.system_prompt = Some(String::new());
+            x.config_mut().system_prompt = Some(String::new());
             x
         })
         .unwrap()
         .len();
-        r.config.system_prompt = Some("p".repeat(size.saturating_sub(around.max(bare))));
+        r.config_mut().system_prompt = Some("p".repeat(size.saturating_sub(around.max(bare))));
         let bytes = encode_record(&r).unwrap();
         if size > around {
             assert_eq!(bytes.len(), size, "record {i} is {size} bytes on disk");
