@@ -1,6 +1,7 @@
 // The one seam between the UI and the backend: every command, event and native dialog goes
 // through here, and no other module touches window.__TAURI__. Served to a plain browser, it
 // fails with a clear error instead of undefined-property crashes.
+import { Cards, Tracks } from './cards.js';
 
 function tauri() {
   const api = window.__TAURI__;
@@ -40,29 +41,19 @@ export function appInfo() {
   return call('app_info');
 }
 
-/** Card fields the backend sends as places in the snapshot's `strings`. */
-const SHARED = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason'];
-
 /**
  * Everything a window renders from: agents (compact cards: what lists, tabs, tracks and headers
  * show; instants in epoch milliseconds), workspaces, projects, tracks, providers, counts, notices.
- * The backend sends each string many cards share once and another agent as its card's place
- * (paseo-core's runtime/window.rs); they are put back here, so every card holds the same few
- * strings rather than a copy each.
+ * The backend sends the cards and tracks as columns (paseo-core's runtime/window.rs); they come
+ * back as a `Cards` and a `Tracks` (ui/cards.js), with `trackCounts` the counts of the tracks
+ * with a member running or needing you: no object per agent is made or kept.
  */
 export async function fleetSnapshot() {
   const snap = await call('fleet_snapshot');
-  const { strings, agents } = snap;
-  const agent = (ref) => (typeof ref === 'number' ? agents[ref].id : ref);
-  for (const a of agents) {
-    for (const key of SHARED) if (key in a) a[key] = strings[a[key]];
-    if ('parentAgentId' in a) a.parentAgentId = agent(a.parentAgentId);
-  }
-  for (const t of snap.tracks) {
-    t.parentAgentId = agent(t.parentAgentId);
-    const m = t.members;
-    for (let i = 0; i < m.length; i++) m[i] = agent(m[i]);
-  }
+  snap.agents = Cards.fromColumns(snap.agents, snap.strings);
+  snap.trackCounts = [];
+  snap.tracks = Tracks.fromColumns(snap.agents, snap.tracks, (id, counts) => snap.trackCounts.push([id, counts]));
+  delete snap.strings;
   return snap;
 }
 

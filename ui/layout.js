@@ -72,15 +72,8 @@ export function prune() {
 
 function firstWorkspaceId() {
   // The one with the most recent agent activity, else the first one.
-  let best = null;
-  let bestAt = 0;
-  for (const a of fleet.agents.values()) {
-    const at = a.lastActivityAt || a.updatedAt || 0;
-    if (a.workspaceId && fleet.workspaces.has(a.workspaceId) && at > bestAt) {
-      best = a.workspaceId;
-      bestAt = at;
-    }
-  }
+  // Read off the columns: building 100,000 cards here was garbage the page's heap kept (issue 19).
+  const best = fleet.agents.latestWorkspace((ws) => fleet.workspaces.has(ws));
   return best ?? fleet.workspaces.keys().next().value ?? null;
 }
 

@@ -2,6 +2,7 @@
 // an event only updates maps and marks what changed; rendering happens once per frame elsewhere.
 import { errorMessage } from './dom.js';
 import { Keyed } from './keyed.js';
+import { Cards, Tracks } from './cards.js';
 
 /**
  * The fields a window keeps of every agent (its card): what lists, tabs, tracks and headers
@@ -16,34 +17,12 @@ const CARD = ['id', 'title', 'provider', 'status', 'parentAgentId', 'workspaceId
 /** How many agents' whole snapshots a window keeps (the panes shown last). */
 const DETAILS_KEPT = 8;
 
-/** Card fields with few distinct values (a provider, a status, a workspace…). */
-const SHARED = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason'];
-
 /** A card's instants, held as epoch milliseconds (numbers, not one more string each). */
 const INSTANTS = ['createdAt', 'updatedAt', 'lastActivityAt'];
 
 /**
- * One string per distinct value of the SHARED fields, seeded from the snapshot's: each event's
- * JSON brings its own copies, which would otherwise stay in the cards (issue 19).
- */
-let shared = new Map();
-
-function one(value) {
-  if (typeof value !== 'string') return value;
-  const had = shared.get(value);
-  if (had !== undefined) return had;
-  shared.set(value, value);
-  return value;
-}
-
-/** An agent id as the string its own card holds (the map's key), when the window has the agent. */
-function idOf(id) {
-  return fleet.agents.get(id)?.id ?? id;
-}
-
-/**
  * An agent's card from its whole snapshot (an event's): absent, false and zero fields left out
- * as the backend does, its strings shared with the other cards', its instants in milliseconds.
+ * as the backend does, its instants in milliseconds.
  */
 export function cardOf(agent) {
   const card = {};
@@ -51,9 +30,7 @@ export function cardOf(agent) {
     const value = agent[key];
     if (value !== undefined && value !== null && value !== false && value !== 0) card[key] = value;
   }
-  for (const key of SHARED) if (key in card) card[key] = one(card[key]);
   for (const key of INSTANTS) if (typeof card[key] === 'string') card[key] = Date.parse(card[key]);
-  if (card.parentAgentId) card.parentAgentId = idOf(card.parentAgentId);
   return card;
 }
 
@@ -61,8 +38,8 @@ export const fleet = {
   loaded: false,
   home: '',
   mcpUrl: null,
-  /** id → agent card (unarchived agents only); a `Keyed`, not a Map, for its size (issue 19). */
-  agents: new Keyed(),
+  /** id → agent card (unarchived agents only); held in columns (`Cards`), for its size (issue 19). */
+  agents: new Cards(),
   /** id → the agent's whole snapshot (null while it is fetched), for the panes shown last; oldest first. */
   details: new Map(),
   /** id → workspace snapshot (unarchived). */
@@ -71,9 +48,10 @@ export const fleet = {
   projects: new Map(),
   /**
    * parent id → its track's members: the ids of its unarchived children, oldest first (the
-   * backend's order). Also the page's index of children (`childrenOf`). Read with `trackOf`.
+   * backend's order), held as the agents' places in `agents` (`Tracks`). Also the page's index
+   * of children (`childrenOf`). Read with `trackOf`.
    */
-  tracks: new Keyed(),
+  tracks: new Tracks(new Cards()),
   /**
    * parent id → {running, needsYou, total}, only for tracks with a child running or needing
    * you: any other track's counts are 0, 0 and its size. Tens of thousands of parents would
@@ -116,9 +94,8 @@ export function dismissNotice(id) {
 
 /** Keeps a backend track ({parentAgentId, members, counts}), its ids as its agents' own strings; returns the parent's id. */
 function keepTrack(track) {
-  const parent = idOf(track.parentAgentId);
+  const parent = track.parentAgentId;
   const m = track.members;
-  for (let i = 0; i < m.length; i++) m[i] = idOf(m[i]);
   // A parent whose last child went is not kept: most of a big fleet's agents have no track.
   if (m.length) fleet.tracks.set(parent, m);
   else fleet.tracks.delete(parent);
@@ -132,15 +109,13 @@ function keepTrack(track) {
 export function loadSnapshot(snap) {
   fleet.home = snap.home;
   fleet.mcpUrl = snap.mcpUrl;
-  shared = new Map((snap.strings ?? []).map((x) => [x, x]));
-  fleet.agents = new Keyed(snap.agents.map((a) => [a.id, a]));
+  fleet.agents = snap.agents;
   // Events may have been missed (a resync): what a pane shows is fetched again.
   fleet.details = new Map();
   fleet.workspaces = new Map(snap.workspaces.map((w) => [w.workspaceId, w]));
   fleet.projects = new Map(snap.projects.map((p) => [p.projectId, p]));
-  fleet.tracks = new Keyed();
-  fleet.trackCounts = new Keyed();
-  for (const t of snap.tracks) keepTrack(t);
+  fleet.tracks = snap.tracks;
+  fleet.trackCounts = new Keyed(snap.trackCounts);
   fleet.providers = snap.providers;
   fleet.counts = snap.counts;
   if (!fleet.loaded) {
@@ -173,6 +148,7 @@ export function applyEvent(ev, { guard = false } = {}) {
     }
     case 'agentArchived': {
       const agent = ev.agent;
+      fleet.tracks.unslot(agent.id);
       const had = fleet.agents.delete(agent.id);
       fleet.details.delete(agent.id);
       emit({ kind: 'archived', agent, had });
@@ -297,11 +273,7 @@ export function rootOf(agent) {
 
 /** Root agents of a workspace, newest first. */
 export function rootsIn(workspaceId) {
-  const out = [];
-  for (const a of fleet.agents.values()) {
-    if (!a.parentAgentId && a.workspaceId === workspaceId) out.push(a);
-  }
-  return out.sort((x, y) => (x.createdAt < y.createdAt ? 1 : -1));
+  return fleet.agents.rootsIn(workspaceId);
 }
 
 export function providerInfo(id) {

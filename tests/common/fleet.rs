@@ -20,9 +20,21 @@ impl App {
         result
     }
 
-    /// The fleet as the backend reports it to the windows (agents as cards, workspaces, …).
+    /// The fleet as the backend reports it to the windows (agents as cards, workspaces, …): the
+    /// page's `fleetSnapshot`, its columns read back as a list of cards (`agents`, oldest first)
+    /// and of tracks (`tracks`: `{parentAgentId, members}`).
     pub async fn fleet_snapshot(&self) -> Value {
-        self.call_ui("/backend.js", "fleetSnapshot", vec![]).await
+        let script = r#"
+            const done = arguments[0];
+            import('/backend.js')
+              .then((m) => m.fleetSnapshot())
+              .then((s) => done({ ...s, agents: [...s.agents.values()],
+                  tracks: [...s.tracks.keys()].map((p) => ({ parentAgentId: p, members: s.tracks.get(p) })) }),
+                (error) => done({ error: String(error && error.message || error) }));
+        "#;
+        let snap = self.execute_async(script, vec![]).await;
+        assert!(snap.get("error").is_none(), "fleetSnapshot(): {snap}");
+        snap
     }
 
     /// Agent `id`'s whole snapshot (config, last message, …), as a pane fetches it.

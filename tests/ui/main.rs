@@ -22,6 +22,7 @@ mod doc_keys;
 
 mod helpers;
 
+mod cards;
 mod changes;
 mod composer;
 mod folder_picker;

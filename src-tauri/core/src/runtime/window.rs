@@ -2,14 +2,16 @@
 //! headers render — the listing's idea ([`super::AgentSummary`]) plus the live state those show —
 //! never its system prompt, config, labels or resume state (a window asks `get_agent` for those
 //! when its pane shows them). The snapshot is serialized straight from the engine: with 100,000
-//! agents no full snapshot of each exists in between, only the JSON text the window reads.
+//! agents no full snapshot of each exists in between, only the columns and the JSON text.
 //!
 //! The text is shaped for what the page's JavaScript heap keeps of it. Every string a page parses
 //! is its own copy, so the few values many cards repeat (a provider, a status, a workspace, a
 //! cwd…) are sent once, in `strings`, and a card names them by their place there; an agent's
 //! parent and a track's agents are the places of their cards in `agents` (an id only for a parent
 //! that is not among them, an archived one); instants are epoch milliseconds, numbers the page
-//! holds without a string. `ui/backend.js` (`fleetSnapshot`) puts the strings and ids back.
+//! holds without a string. And every object it parses is a cell of its heap that lingers after it
+//! is read, so the cards come as columns — an array per field, the ids and titles each one string
+//! — that `ui/cards.js` keeps as typed arrays and slices ([`Cards`]).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -19,37 +21,17 @@ use super::actor::Actor;
 use super::cmd::Command;
 use super::{RuntimeError, RuntimeHandle};
 use crate::engine::usage::UsageRollups;
-use crate::engine::{AgentState, Engine, FxHashMap, TrackCounts};
+use crate::engine::{AgentState, Engine, FxHashMap};
 use crate::model::{AgentId, ChangeCounts, LastRun, PermissionRequest, Usage};
 use crate::store::StoreError;
 
-/// One agent in a window's fleet: who it is, where, its state by the one status rule, and what
-/// its rows show (power, changes, usage). Fields the UI reads off `fleet.agents` and nothing
-/// else; `ui/store.js` (`CARD`) cuts an event's full snapshot down to the same fields.
+/// What a few agents' rows show beyond the columns every agent has (issue 19: a window's page
+/// keeps the fleet in columns, `ui/cards.js`): sent only for an agent that has any of it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AgentCard<'a> {
-    pub id: AgentId,
-    pub title: &'a str,
-    /// These name an entry of the snapshot's `strings`.
-    pub provider: u32,
-    pub status: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent_agent_id: Option<AgentRef>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workspace_id: Option<u32>,
-    pub cwd: u32,
-    pub bucket: u32,
-    pub power: u32,
+pub struct RareCard<'a> {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub requires_attention: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub attention_reason: Option<u32>,
-    /// Epoch milliseconds.
-    pub created_at: i64,
-    pub updated_at: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_activity_at: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_permission: Option<&'a PermissionRequest>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,6 +47,19 @@ pub struct AgentCard<'a> {
     /// Turns started: the pane reloads its Changes view when a turn ends.
     #[serde(skip_serializing_if = "is_zero")]
     pub turn_count: u64,
+}
+
+impl RareCard<'_> {
+    fn is_empty(&self) -> bool {
+        !self.requires_attention
+            && self.pending_permission.is_none()
+            && self.waiting_for_slot.is_none()
+            && self.changes.is_none()
+            && self.usage.is_empty()
+            && self.tree_usage.is_empty()
+            && self.last_run.is_none()
+            && self.turn_count == 0
+    }
 }
 
 /// Another agent, by the place of its card in the snapshot's `agents`, or by id when it has none.
@@ -144,23 +139,10 @@ impl<'a> Fleet<'a> {
         }
     }
 
-    fn card(&self, a: &'a AgentState) -> AgentCard<'a> {
-        let (e, r) = (self.engine, &a.record);
-        AgentCard {
-            id: r.id,
-            title: &r.title,
-            provider: self.string(&r.provider),
-            status: self.string(r.last_status.as_str()),
-            parent_agent_id: e.existing_parent(a).map(|p| self.agent(p)),
-            workspace_id: r.workspace_id.as_ref().map(|w| self.string(w.as_str())),
-            cwd: self.string(&r.cwd),
-            bucket: self.string(a.bucket().as_str()),
-            power: self.string(e.power_of(a).as_str()),
+    fn rare(&self, a: &'a AgentState) -> RareCard<'a> {
+        let r = &a.record;
+        RareCard {
             requires_attention: r.requires_attention,
-            attention_reason: r.attention_reason.map(|x| self.string(x.as_str())),
-            created_at: r.created_at.millis(),
-            updated_at: r.updated_at.millis(),
-            last_activity_at: r.last_activity_at.map(|t| t.millis()),
             pending_permission: a.pending_permission.as_deref(),
             waiting_for_slot: a.waiting_for_slot,
             changes: a.changes.as_deref().copied(),
@@ -170,42 +152,132 @@ impl<'a> Fleet<'a> {
             turn_count: r.turn_count,
         }
     }
+
+    /// A shared string's place + 1; 0 for none.
+    fn shared(&self, s: Option<&str>) -> u32 {
+        s.map_or(0, |s| self.string(s) + 1)
+    }
 }
 
-/// The cards, written one at a time as they are serialized.
+/// The cards as columns, one entry per agent in each: the page builds its `Cards` from these
+/// arrays without an object per agent (issue 19: the objects JSON.parse made for 100,000 cards
+/// stayed in the page's memory long after they were read). `ids` holds the ids one after the
+/// other (36 characters each), `titles` the titles, each ending where `titleEnds` says (in
+/// UTF-16 units, as JavaScript counts); the shared fields name a place in `strings` plus one
+/// (0: none); `parent` is the parent's place, -1 for none and -2 for one that is not among them
+/// (its id in `parentIds`); `rare` pairs a place with what only some agents have.
 struct Cards<'f, 'a>(&'f Fleet<'a>);
 
 impl Serialize for Cards<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.agents.iter().map(|a| self.0.card(a)))
+        use serde::ser::SerializeMap;
+        let (f, e) = (self.0, self.0.engine);
+        let n = f.agents.len();
+        let mut ids = String::with_capacity(n * 36);
+        let mut titles = String::new();
+        let mut title_ends = Vec::with_capacity(n);
+        let mut shared: [Vec<u32>; 7] = Default::default();
+        let mut parent = Vec::with_capacity(n);
+        let mut parent_ids = std::collections::BTreeMap::new();
+        let (mut created, mut updated, mut active) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let mut rare = Vec::new();
+        let mut end = 0usize;
+        for (i, a) in f.agents.iter().enumerate() {
+            let r = &a.record;
+            use std::fmt::Write;
+            let _ = write!(ids, "{}", r.id);
+            titles.push_str(&r.title);
+            end += r.title.encode_utf16().count();
+            title_ends.push(end);
+            let values = [
+                Some(r.provider.as_str()),
+                Some(r.last_status.as_str()),
+                r.workspace_id.as_ref().map(|w| w.as_str()),
+                Some(r.cwd.as_str()),
+                Some(a.bucket().as_str()),
+                Some(e.power_of(a).as_str()),
+                r.attention_reason.map(|x| x.as_str()),
+            ];
+            for (column, value) in shared.iter_mut().zip(values) {
+                column.push(f.shared(value));
+            }
+            parent.push(match e.existing_parent(a).map(|p| f.agent(p)) {
+                None => -1i64,
+                Some(AgentRef::Card(place)) => i64::from(place),
+                Some(AgentRef::Id(id)) => {
+                    parent_ids.insert(i, id);
+                    -2
+                }
+            });
+            created.push(r.created_at.millis());
+            updated.push(r.updated_at.millis());
+            active.push(r.last_activity_at.map(|t| t.millis()));
+            let extra = f.rare(a);
+            if !extra.is_empty() {
+                rare.push((i, extra));
+            }
+        }
+        let [provider, status, workspace, cwd, bucket, power, attention] = shared;
+        let mut m = s.serialize_map(Some(17))?;
+        m.serialize_entry("count", &n)?;
+        m.serialize_entry("ids", &ids)?;
+        m.serialize_entry("titles", &titles)?;
+        m.serialize_entry("titleEnds", &title_ends)?;
+        m.serialize_entry("provider", &provider)?;
+        m.serialize_entry("status", &status)?;
+        m.serialize_entry("workspaceId", &workspace)?;
+        m.serialize_entry("cwd", &cwd)?;
+        m.serialize_entry("bucket", &bucket)?;
+        m.serialize_entry("power", &power)?;
+        m.serialize_entry("attentionReason", &attention)?;
+        m.serialize_entry("parent", &parent)?;
+        m.serialize_entry("parentIds", &parent_ids)?;
+        m.serialize_entry("createdAt", &created)?;
+        m.serialize_entry("updatedAt", &updated)?;
+        m.serialize_entry("lastActivityAt", &active)?;
+        m.serialize_entry("rare", &rare)?;
+        m.end()
     }
 }
 
-/// A parent's track, naming agents by their cards' places.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Track {
-    parent_agent_id: AgentRef,
-    members: Vec<AgentRef>,
-    counts: TrackCounts,
-}
-
-/// The tracks of every parent of an unarchived agent.
+/// The tracks of every parent of an unarchived agent, as columns: `parents` (places in
+/// `agents`, or ids), `members` one track after the other (each ending where `ends` says), and
+/// `counts` as [track, counts] pairs for the tracks with a member running or needing you (any
+/// other's are 0, 0 and its size).
 struct Tracks<'f, 'a>(&'f Fleet<'a>);
 
 impl Serialize for Tracks<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
         let (f, e) = (self.0, self.0.engine);
         let parents: BTreeSet<AgentId> = f
             .agents
             .iter()
             .filter_map(|a| e.existing_parent(a))
             .collect();
-        s.collect_seq(parents.into_iter().map(|p| Track {
-            parent_agent_id: f.agent(p),
-            members: e.track(p).into_iter().map(|m| f.agent(m)).collect(),
-            counts: e.track_counts(p),
-        }))
+        let mut places = Vec::with_capacity(parents.len());
+        let mut members = Vec::new();
+        let mut ends = Vec::with_capacity(parents.len());
+        let mut counts = Vec::new();
+        for (i, p) in parents.into_iter().enumerate() {
+            places.push(f.agent(p));
+            members.extend(e.track(p).into_iter().map(|m| f.agent(m)));
+            ends.push(members.len());
+            let c = e.track_counts(p);
+            if c.running > 0 || c.needs_you > 0 {
+                counts.push((i, c));
+            }
+        }
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("parents", &places)?;
+        m.serialize_entry("members", &members)?;
+        m.serialize_entry("ends", &ends)?;
+        m.serialize_entry("counts", &counts)?;
+        m.end()
     }
 }
 
@@ -228,16 +300,16 @@ impl Actor {
             what: "the window's snapshot".into(),
             message,
         };
-        // Sized for a typical card up front, so a big fleet's text is not copied while it grows.
-        let mut out = Vec::with_capacity(4096 + fleet.agents.len() * 300);
+        // Sized for a typical agent up front, so a big fleet's text is not copied while it grows.
+        let mut out = Vec::with_capacity(4096 + fleet.agents.len() * 150);
         serde_json::to_writer(&mut out, &snapshot).map_err(|e| encode(e.to_string()))?;
         Ok(String::from_utf8(out).map_err(|e| encode(e.to_string()))?)
     }
 }
 
 impl RuntimeHandle {
-    /// What a window renders from, as JSON text: the fleet with a compact card per agent
-    /// ([`AgentCard`]); `get` has an agent's whole snapshot.
+    /// What a window renders from, as JSON text: the fleet with its agents' cards in columns
+    /// ([`Cards`]); `get` has an agent's whole snapshot.
     pub async fn window_snapshot(&self) -> Result<String, RuntimeError> {
         self.ask(Command::WindowSnapshot).await
     }
