@@ -58,7 +58,7 @@ import('/store.js').then(({ fleet, rootsIn }) => {
 
 /// In the page: queues a click of `target` as a task (as an input event is) and resolves to the
 /// milliseconds until the first frame after what the click asked for shows: `home` — the home
-/// list shows agents of workspace `arg`; `rows` — at least `arg` archived rows; `archived` — the
+/// list shows agents of workspace `arg`; `rows` — at least `arg` archived rows listed; `archived` — the
 /// archived list holds more than `arg` agents. Also returns the archived list's state.
 const CLICK_UNTIL: &str = r#"
 const [target, kind, arg, done] = arguments;
@@ -69,7 +69,7 @@ Promise.all([import('/store.js'), import('/window-state.js')]).then(async ([{ fl
       const row = document.querySelector('[data-testid="workspace-agent"]');
       return !!row && fleet.agents.get(row.dataset.agentId)?.workspaceId === arg;
     }
-    if (kind === 'rows') return document.querySelectorAll('[data-testid="archived-row"]').length >= arg;
+    if (kind === 'rows') return (ui.archived.batches?.length ?? 0) >= arg;
     return ui.archived.loaded.length > arg && !ui.archived.loadingMore;
   };
   const t0 = performance.now();
@@ -80,7 +80,7 @@ Promise.all([import('/store.js'), import('/window-state.js')]).then(async ([{ fl
     ms: performance.now() - t0,
     loaded: ui.archived.loaded.length,
     total: ui.archived.total,
-    rows: document.querySelectorAll('[data-testid="archived-row"]').length,
+    rows: ui.archived.batches?.length ?? 0,
   });
 });
 "#;
@@ -258,7 +258,7 @@ async fn size(n: usize, speed: f64, empty_launch: f64, empty_memory: f64) -> Vec
     );
 
     let shown = show_archived(&app).await;
-    let archived = scroll(&app, &tid("archived-list"), &tid("archived-list"), speed).await;
+    let archived = scroll(&app, &tid("archived-list"), ".archived-rows", speed).await;
     report(
         &format!(
             "scroll the archived list ({} agents in {} batch rows)",

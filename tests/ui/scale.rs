@@ -91,9 +91,20 @@ async fn the_archived_list_pages_through_thousands_of_archive_gestures() {
     let app = h.launch_ready(&[]).await;
     let rows = tid("archived-row");
     let more = tid("archived-more");
+    let list = tid("archived-list");
     app.click(&tid("archived-toggle")).await;
-    // A page at a time, most recent first.
-    app.wait_count(&rows, 500).await;
+    // A page at a time, most recent first; only the rows in view are in the DOM.
+    app.wait_for_attr(&list, "data-rows", "500").await;
+    let in_dom = app
+        .execute(
+            "return document.querySelectorAll('[data-testid=\"archived-row\"]').length;",
+            vec![],
+        )
+        .await;
+    assert!(
+        (5..=60).contains(&in_dom.as_u64().unwrap()),
+        "{in_dom} archived rows in the DOM for 500 shown"
+    );
     app.wait_for_text(&more, |t| t.contains("500 of 1,200"))
         .await;
     let top = app.find(&rows).await.attr("data-agent-id").await.unwrap();
@@ -119,14 +130,22 @@ async fn the_archived_list_pages_through_thousands_of_archive_gestures() {
     );
     app.screenshot("archived-paged").await;
     app.click(&more).await;
-    app.wait_count(&rows, 1_000).await;
+    app.wait_for_attr(&list, "data-rows", "1000").await;
     app.click(&more).await;
-    app.wait_count(&rows, ARCHIVED).await;
+    app.wait_for_attr(&list, "data-rows", &ARCHIVED.to_string())
+        .await;
     assert!(!app.is_shown(&more).await, "nothing more to show");
-    // The first agent ever archived is at the very end, and restoring it keeps the list whole.
+    // The first agent ever archived is at the very end, one scroll away, and restoring it keeps
+    // the list whole.
+    app.execute(
+        "const el = document.querySelector('[data-testid=\"archived-list\"]'); el.scrollTop = el.scrollHeight; return null;",
+        vec![],
+    )
+    .await;
     let last = format!("[data-testid=\"restore\"][data-agent-id=\"{first_archived}\"]");
     app.click(&last).await;
-    app.wait_count(&rows, ARCHIVED - 1).await;
+    app.wait_for_attr(&list, "data-rows", &(ARCHIVED - 1).to_string())
+        .await;
     app.wait_for(&sel_tab(&first_archived)).await;
     assert!(!app.is_shown(&more).await);
 }

@@ -1,9 +1,15 @@
 // Sidebar: projects, then their workspaces with the live activity bucket (glyph, colour, word);
 // "Add a workspace" (native folder picker); the archived agents at the bottom, one line per
-// archive gesture, each restorable as a whole.
+// archive gesture, each restorable as a whole. The archived list is paged by the backend and
+// virtualised here like the workspace home's: only the rows in view are in the DOM, so a history
+// of thousands of archive gestures scrolls like a short one (issue 19).
 import { h, reconcile, setAttr, setText, ago, basename, dateTimeText } from '../dom.js';
 import { fleet, workspaceName, providerLabel } from '../store.js';
 import { BUCKETS, agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
+
+/** An archived row's height (styles.css `.archived-row`) and the rows kept beyond the view. */
+const ARCH_ROW_PX = 50;
+const OVERSCAN = 8;
 
 export class Sidebar {
   /** actions: {menu(anchor), addWorkspace(), select(wsId), toggleProject(id), toggleArchived(), restore(id), moreArchived()} */
@@ -21,7 +27,13 @@ export class Sidebar {
       class: 'archived-toggle', type: 'button', 'aria-expanded': 'false', dataset: { testid: 'archived-toggle' },
       onclick: () => actions.toggleArchived(),
     }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '▸'), h('span', {}, 'Archived'), h('span', { class: 'count muted' }));
-    this.archivedList = h('ul', { class: 'archived-list', dataset: { testid: 'archived-list' }, 'aria-label': 'Archived agents' });
+    this.archivedRows = h('ul', { class: 'archived-rows', 'aria-label': 'Archived agents' });
+    this.archivedList = h('div', { class: 'archived-list', dataset: { testid: 'archived-list' } }, this.archivedRows);
+    this.archivedList.addEventListener('scroll', () => this.renderArchivedRows(), { passive: true });
+    /** The batches shown, the rows in the DOM (head id → element), the restores under way. */
+    this.batches = [];
+    this.archivedEls = new Map();
+    this.restoring = null;
     this.archivedEmpty = h('p', { class: 'muted archived-empty' }, 'Nothing archived.');
     this.archivedMore = h('button', {
       class: 'small ghost archived-more', type: 'button', dataset: { testid: 'archived-more' },
@@ -133,8 +145,42 @@ export class Sidebar {
       ? 'Loading…'
       : `Show more (${archived.loaded.length.toLocaleString('en-US')} of ${archived.total.toLocaleString('en-US')} shown)`);
     this.archivedMore.disabled = archived.loadingMore ?? false;
-    const batches = archived.batches ?? [];
-    reconcile(this.archivedList, batches, (b) => b.head.id, (b) => this.createArchived(b.head.id), (el, b) => this.updateArchived(el, b, archived.busy));
+    this.batches = archived.batches ?? [];
+    this.restoring = archived.busy;
+    this.archivedRows.style.height = `${this.batches.length * ARCH_ROW_PX}px`;
+    this.archivedList.dataset.rows = String(this.batches.length);
+    this.renderArchivedRows();
+  }
+
+  /** Puts the archived rows in view (plus a margin) in the DOM, at their places; drops the others. */
+  renderArchivedRows() {
+    const top = this.archivedList.scrollTop;
+    const height = this.archivedList.clientHeight || ARCH_ROW_PX * 12;
+    const from = Math.max(0, Math.floor(top / ARCH_ROW_PX) - OVERSCAN);
+    const to = Math.min(this.batches.length, Math.ceil((top + height) / ARCH_ROW_PX) + OVERSCAN);
+    const wanted = new Set();
+    for (let i = from; i < to; i++) {
+      const batch = this.batches[i];
+      const id = batch.head.id;
+      wanted.add(id);
+      let el = this.archivedEls.get(id);
+      if (!el) {
+        el = this.createArchived(id);
+        this.archivedEls.set(id, el);
+        this.archivedRows.append(el);
+      }
+      el.style.transform = `translateY(${i * ARCH_ROW_PX}px)`;
+      setAttr(el, 'aria-posinset', String(i + 1));
+      setAttr(el, 'aria-setsize', String(this.batches.length));
+      this.updateArchived(el, batch, this.restoring);
+    }
+    for (const [id, el] of this.archivedEls) {
+      if (wanted.has(id)) continue;
+      // A row scrolled out of view keeps its element while it holds the focus and is still listed.
+      if (el.contains(document.activeElement) && this.batches.some((b) => b.head.id === id)) continue;
+      el.remove();
+      this.archivedEls.delete(id);
+    }
   }
 
   createArchived(id) {
