@@ -434,6 +434,13 @@ impl AgentRecord {
 mod tests {
     use super::*;
 
+    /// Every agent's record stays in memory, 100,000 of them (issue 19): what each field costs
+    /// is measured, and a new field that is not boxed or shared shows here first.
+    #[test]
+    fn a_record_in_memory_stays_small() {
+        assert!(std::mem::size_of::<AgentRecord>() <= 336);
+    }
+
     #[test]
     fn record_preserves_unknown_fields_and_exposes_parent() {
         let json = r#"{
