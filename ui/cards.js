@@ -347,6 +347,10 @@ export class Cards {
     for (let slot = 0; slot < this.used; slot++) if (this.live[slot]) yield slot;
   }
 
+  /**
+   * Every card, built: over a big fleet that is one object per agent, garbage the page's heap
+   * keeps long after. Whole-fleet questions read the columns instead (`rootsIn`, `latestWorkspace`).
+   */
   *values() {
     for (const slot of this.slots()) yield this.cardAt(slot);
   }
