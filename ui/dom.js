@@ -110,6 +110,66 @@ export function reconcile(parent, items, keyOf, create, update) {
   parent._keyed = next;
 }
 
+/**
+ * A list of fixed-height rows of which only those in view, and `overscan` more either side, are
+ * in the DOM (the workspace home, the subagents track, the archived list: thousands of rows
+ * scroll like a few). `parent` holds the rows, placed absolutely at their offsets; `create(key)`
+ * makes a row (an element, or what `elementOf` finds one in) and `update(row, i)` fills it.
+ */
+export class RowWindow {
+  constructor(parent, { rowPx, overscan, create, update, elementOf = (row) => row }) {
+    Object.assign(this, { parent, rowPx, overscan, create, update, elementOf });
+    /** key → row, for the rows in the DOM. */
+    this.rows = new Map();
+  }
+
+  /**
+   * Shows the rows of a list of `count` keys (`keyAt(i)`; null skips one) seen from `top` over
+   * `height` pixels (`fallback` rows before the first layout). A row out of view stays while it
+   * holds the focus and is still listed.
+   */
+  render(count, keyAt, top, height, fallback) {
+    const px = this.rowPx;
+    const seen = height || px * fallback;
+    const from = Math.max(0, Math.floor(top / px) - this.overscan);
+    const to = Math.min(count, Math.ceil((top + seen) / px) + this.overscan);
+    const wanted = new Set();
+    for (let i = from; i < to; i++) {
+      const key = keyAt(i);
+      if (key === null || key === undefined) continue;
+      wanted.add(key);
+      let row = this.rows.get(key);
+      if (!row) {
+        row = this.create(key);
+        this.rows.set(key, row);
+        this.parent.append(this.elementOf(row));
+      }
+      this.elementOf(row).style.transform = `translateY(${i * px}px)`;
+      this.update(row, i);
+    }
+    for (const [key, row] of this.rows) {
+      if (wanted.has(key)) continue;
+      const el = this.elementOf(row);
+      // Looked up only for the focused row: a set of every key built on each scroll event was
+      // garbage for the collector, whose pauses showed as dropped frames.
+      if (el.contains(document.activeElement) && listed(count, keyAt, key)) continue;
+      el.remove();
+      this.rows.delete(key);
+    }
+  }
+
+  /** Takes every row out of the DOM. */
+  clear() {
+    for (const row of this.rows.values()) this.elementOf(row).remove();
+    this.rows.clear();
+  }
+}
+
+function listed(count, keyAt, key) {
+  for (let i = 0; i < count; i++) if (keyAt(i) === key) return true;
+  return false;
+}
+
 let measurer = null;
 
 /**

@@ -92,7 +92,7 @@ export function dismissNotice(id) {
   emit({ kind: 'notice' });
 }
 
-/** Keeps a backend track ({parentAgentId, members, counts}), its ids as its agents' own strings; returns the parent's id. */
+/** Keeps a backend track ({parentAgentId, members, counts}) from an event; returns the parent's id. */
 function keepTrack(track) {
   const parent = track.parentAgentId;
   const m = track.members;

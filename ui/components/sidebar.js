@@ -3,7 +3,7 @@
 // archive gesture, each restorable as a whole. The archived list is paged by the backend and
 // virtualised here like the workspace home's: only the rows in view are in the DOM, so a history
 // of thousands of archive gestures scrolls like a short one (issue 19).
-import { h, reconcile, setAttr, setText, ago, basename, dateTimeText } from '../dom.js';
+import { h, reconcile, setAttr, setText, ago, basename, dateTimeText, RowWindow } from '../dom.js';
 import { fleet, workspaceName, providerLabel } from '../store.js';
 import { BUCKETS, agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
 
@@ -30,10 +30,17 @@ export class Sidebar {
     this.archivedRows = h('ul', { class: 'archived-rows', 'aria-label': 'Archived agents' });
     this.archivedList = h('div', { class: 'archived-list', dataset: { testid: 'archived-list' } }, this.archivedRows);
     this.archivedList.addEventListener('scroll', () => this.renderArchivedRows(), { passive: true });
-    /** The batches shown, the rows in the DOM (head id → element), the restores under way. */
+    /** The batches shown and the restores under way. */
     this.batches = [];
-    this.archivedEls = new Map();
     this.restoring = null;
+    this.archivedWindow = new RowWindow(this.archivedRows, {
+      rowPx: ARCH_ROW_PX, overscan: OVERSCAN, create: (id) => this.createArchived(id),
+      update: (el, i) => {
+        setAttr(el, 'aria-posinset', String(i + 1));
+        setAttr(el, 'aria-setsize', String(this.batches.length));
+        this.updateArchived(el, this.batches[i], this.restoring);
+      },
+    });
     this.archivedEmpty = h('p', { class: 'muted archived-empty' }, 'Nothing archived.');
     this.archivedMore = h('button', {
       class: 'small ghost archived-more', type: 'button', dataset: { testid: 'archived-more' },
@@ -154,33 +161,8 @@ export class Sidebar {
 
   /** Puts the archived rows in view (plus a margin) in the DOM, at their places; drops the others. */
   renderArchivedRows() {
-    const top = this.archivedList.scrollTop;
-    const height = this.archivedList.clientHeight || ARCH_ROW_PX * 12;
-    const from = Math.max(0, Math.floor(top / ARCH_ROW_PX) - OVERSCAN);
-    const to = Math.min(this.batches.length, Math.ceil((top + height) / ARCH_ROW_PX) + OVERSCAN);
-    const wanted = new Set();
-    for (let i = from; i < to; i++) {
-      const batch = this.batches[i];
-      const id = batch.head.id;
-      wanted.add(id);
-      let el = this.archivedEls.get(id);
-      if (!el) {
-        el = this.createArchived(id);
-        this.archivedEls.set(id, el);
-        this.archivedRows.append(el);
-      }
-      el.style.transform = `translateY(${i * ARCH_ROW_PX}px)`;
-      setAttr(el, 'aria-posinset', String(i + 1));
-      setAttr(el, 'aria-setsize', String(this.batches.length));
-      this.updateArchived(el, batch, this.restoring);
-    }
-    for (const [id, el] of this.archivedEls) {
-      if (wanted.has(id)) continue;
-      // A row scrolled out of view keeps its element while it holds the focus and is still listed.
-      if (el.contains(document.activeElement) && this.batches.some((b) => b.head.id === id)) continue;
-      el.remove();
-      this.archivedEls.delete(id);
-    }
+    this.archivedWindow.render(this.batches.length, (i) => this.batches[i].head.id,
+      this.archivedList.scrollTop, this.archivedList.clientHeight, 12);
   }
 
   createArchived(id) {

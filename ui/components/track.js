@@ -2,7 +2,7 @@
 // agent's live subagents, oldest first, with live counts in its header, row actions (open, detach,
 // archive) and "Archive finished". Rows are virtualised: only the rows in view are in the DOM, so
 // a track of a thousand subagents costs what a track of twenty does.
-import { h, setAttr, setText } from '../dom.js';
+import { h, setAttr, setText, RowWindow } from '../dom.js';
 import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
 import { agentBucket, agentLabel, agentName, changesText, glyph, setPower, updateGlyph } from '../status.js';
 import { agentUsage, treeUsageText } from '../usage.js';
@@ -32,7 +32,10 @@ export class TrackView {
     this.el = h('section', { class: 'track', 'aria-label': 'Subagents', dataset: { testid: 'track' } },
       h('div', { class: 'track-head' }, this.toggle, this.counts, h('span', { class: 'spacer' }), this.finished),
       this.body);
-    this.rows = new Map();
+    this.window = new RowWindow(this.spacer, {
+      rowPx: ROW_PX, overscan: OVERSCAN, create: (id) => this.createRow(id), elementOf: (row) => row.el,
+      update: (row, i) => this.updateRow(row, fleet.agents.get(this.members[i])),
+    });
     this.body.addEventListener('scroll', () => this.renderRows(), { passive: true });
     this.members = [];
   }
@@ -42,8 +45,7 @@ export class TrackView {
     if (parentId !== this.parentId) {
       this.parentId = parentId;
       this.body.scrollTop = 0;
-      for (const row of this.rows.values()) row.el.remove();
-      this.rows.clear();
+      this.window.clear();
     }
     const track = trackOf(parentId);
     this.members = track.members.filter((id) => fleet.agents.has(id));
@@ -69,31 +71,7 @@ export class TrackView {
 
   renderRows() {
     if (this.collapsed || this.el.hidden) return;
-    const top = this.body.scrollTop;
-    const height = this.body.clientHeight || ROW_PX * 10;
-    const from = Math.max(0, Math.floor(top / ROW_PX) - OVERSCAN);
-    const to = Math.min(this.members.length, Math.ceil((top + height) / ROW_PX) + OVERSCAN);
-    const wanted = new Set();
-    for (let i = from; i < to; i++) {
-      const id = this.members[i];
-      wanted.add(id);
-      let row = this.rows.get(id);
-      if (!row) {
-        row = this.createRow(id);
-        this.rows.set(id, row);
-        this.spacer.append(row.el);
-      }
-      row.el.style.transform = `translateY(${i * ROW_PX}px)`;
-      this.updateRow(row, fleet.agents.get(id));
-    }
-    const members = new Set(this.members);
-    for (const [id, row] of this.rows) {
-      if (wanted.has(id)) continue;
-      // A member scrolled out of view keeps its row while it holds the focus.
-      if (members.has(id) && row.el.contains(document.activeElement)) continue;
-      row.el.remove();
-      this.rows.delete(id);
-    }
+    this.window.render(this.members.length, (i) => this.members[i], this.body.scrollTop, this.body.clientHeight, 10);
   }
 
   createRow(id) {

@@ -2,7 +2,7 @@
 // so agents without a tab in this window — started by other windows or by agents — are one click
 // away. Rows are virtualised like the track's: only those in view are in the DOM, so a workspace
 // with ten thousand agents opens and scrolls like one with ten.
-import { h, setAttr, setText, ago } from '../dom.js';
+import { h, setAttr, setText, ago, RowWindow } from '../dom.js';
 
 const ROW_PX = 32;
 const OVERSCAN = 10;
@@ -27,7 +27,10 @@ export class WorkspaceHome {
         h('button', { class: 'primary', type: 'button', dataset: { testid: 'workspace-new-agent' }, onclick: () => this.actions.newAgent(this.wsId) }, 'New agent here')),
       this.list, this.empty);
     this.roots = [];
-    this.rows = new Map();
+    this.window = new RowWindow(this.list, {
+      rowPx: ROW_PX, overscan: OVERSCAN, create: (id) => this.create(id),
+      update: (el, i) => this.update(el, fleet.agents.get(this.roots[i])),
+    });
     this.el.addEventListener('scroll', () => this.renderRows(), { passive: true });
   }
 
@@ -54,34 +57,8 @@ export class WorkspaceHome {
 
   /** Puts the rows in view (plus a margin) in the DOM, at their places; drops the others. */
   renderRows() {
-    const top = this.el.scrollTop - this.list.offsetTop;
-    const height = this.el.clientHeight || ROW_PX * 20;
-    const from = Math.max(0, Math.floor(top / ROW_PX) - OVERSCAN);
-    const to = Math.min(this.roots.length, Math.ceil((top + height) / ROW_PX) + OVERSCAN);
-    const wanted = new Set();
-    for (let i = from; i < to; i++) {
-      const id = this.roots[i];
-      const agent = fleet.agents.get(id);
-      if (!agent) continue;
-      wanted.add(id);
-      let el = this.rows.get(id);
-      if (!el) {
-        el = this.create(id);
-        this.rows.set(id, el);
-        this.list.append(el);
-      }
-      el.style.transform = `translateY(${i * ROW_PX}px)`;
-      this.update(el, agent);
-    }
-    for (const [id, el] of this.rows) {
-      if (wanted.has(id)) continue;
-      // A row scrolled out of view keeps its element while it holds the focus. (Looked up only
-      // then: a set of every root built on each scroll event was garbage for the collector, whose
-      // pauses over a fleet of 100,000 agents showed as dropped frames.)
-      if (el.contains(document.activeElement) && this.roots.includes(id)) continue;
-      el.remove();
-      this.rows.delete(id);
-    }
+    this.window.render(this.roots.length, (i) => (fleet.agents.has(this.roots[i]) ? this.roots[i] : null),
+      this.el.scrollTop - this.list.offsetTop, this.el.clientHeight, 20);
   }
 
   create(id) {
