@@ -41,6 +41,7 @@ impl Engine {
             notify_on_finish: new.notify.is_some(),
             created_by: new.created_by,
             created_workspace_id: new.created_workspace_id,
+            unconfined: new.unconfined,
             ..AgentRecord::new(new.id, new.provider, new.cwd, Status::Initializing, now)
         };
         record.set_parent(new.parent);

@@ -308,6 +308,8 @@ pub struct NewAgent {
     pub notify: Option<AgentId>,
     pub auto_archive: bool,
     pub created_workspace_id: Option<WorkspaceId>,
+    /// Runs outside the sandbox (SPEC 16): the user's choice.
+    pub unconfined: bool,
 }
 
 impl NewAgent {
@@ -333,6 +335,7 @@ impl NewAgent {
             notify: None,
             auto_archive: false,
             created_workspace_id: None,
+            unconfined: false,
         }
     }
 }

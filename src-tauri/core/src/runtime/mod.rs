@@ -221,6 +221,9 @@ pub struct CreateAgent {
     /// Whether the calling agent hears when the first turn ends (default: yes).
     pub notify_on_finish: Option<bool>,
     pub auto_archive: bool,
+    /// Run it outside the sandbox (SPEC 16). The user's choice; an agent caller asking for it
+    /// is held (SPEC 14).
+    pub unconfined: bool,
     pub labels: BTreeMap<String, String>,
     /// Names the request (e.g. an MCP call id) for a worktree it creates.
     pub request: Option<String>,
@@ -239,6 +242,7 @@ impl CreateAgent {
             subagent: false,
             notify_on_finish: None,
             auto_archive: false,
+            unconfined: false,
             labels: BTreeMap::new(),
             request: None,
         }

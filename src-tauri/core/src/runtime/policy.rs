@@ -290,6 +290,7 @@ pub fn resolve_create(
         notify,
         auto_archive: req.auto_archive,
         created_workspace_id: created_ws,
+        unconfined: req.unconfined,
     })
 }
 
