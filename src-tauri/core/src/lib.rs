@@ -12,5 +12,6 @@ pub mod mcp;
 pub mod model;
 pub mod providers;
 pub mod runtime;
+pub mod sandbox;
 pub mod store;
 pub mod workspaces;

@@ -1,0 +1,255 @@
+//! Landlock, for machines where bubblewrap cannot make a box (user namespaces off): the
+//! kernel lets the process write only its own trees and read only outside the hidden paths.
+//!
+//! Landlock only grants (a rule allows a tree and everything beneath it), so "read everything
+//! but the hidden paths" is the set of trees beside them: every folder on the way down to a
+//! hidden path is split into its entries, and each entry that is not hidden (and holds nothing
+//! hidden) is allowed whole. The folders on that way may be listed (names only), not read
+//! into. Entries made after the start are not readable: the price of the fallback.
+//!
+//! The ruleset is built before the fork (opening paths allocates); the child only calls
+//! `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self`, which are safe between fork and
+//! exec. Other processes are out of reach too: Landlock refuses ptrace (and so
+//! `/proc/<pid>/environ`) of any process outside the sandbox.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::Plan;
+
+const CREATE_RULESET_VERSION: u32 = 1;
+const RULE_PATH_BENEATH: libc::c_int = 1;
+
+const EXECUTE: u64 = 1 << 0;
+const WRITE_FILE: u64 = 1 << 1;
+const READ_FILE: u64 = 1 << 2;
+const READ_DIR: u64 = 1 << 3;
+/// Every right of ABI 1 (bits 0 to 12).
+const ALL_V1: u64 = (1 << 13) - 1;
+const REFER: u64 = 1 << 13;
+const TRUNCATE: u64 = 1 << 14;
+const IOCTL_DEV: u64 = 1 << 15;
+
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+}
+
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// The Landlock ABI this kernel speaks.
+pub(super) fn probe() -> Result<u32, String> {
+    // SAFETY: the documented way to ask for the ABI version: no attribute, size 0.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<RulesetAttr>(),
+            0usize,
+            CREATE_RULESET_VERSION,
+        )
+    };
+    if abi < 1 {
+        return Err(format!(
+            "Landlock is not available in this kernel ({})",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(abi as u32)
+}
+
+fn handled(abi: u32) -> u64 {
+    let mut h = ALL_V1;
+    if abi >= 2 {
+        h |= REFER;
+    }
+    if abi >= 3 {
+        h |= TRUNCATE;
+    }
+    if abi >= 5 {
+        h |= IOCTL_DEV;
+    }
+    h
+}
+
+/// What one boxed process is allowed, by path.
+#[derive(Clone, Debug)]
+pub struct Rules {
+    abi: u32,
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    list: Vec<PathBuf>,
+}
+
+impl Rules {
+    pub(super) fn for_plan(plan: &Plan) -> Rules {
+        let abi = match plan.engine {
+            super::Engine::Landlock(abi) => abi,
+            super::Engine::Bwrap(_) => 1,
+        };
+        let hidden = plan.hidden();
+        let mut read = Vec::new();
+        let mut list = Vec::new();
+        beside(Path::new("/"), &hidden, &mut read, &mut list);
+        // A write tree that holds a hidden path (a cwd of $HOME) is split around it like the
+        // read tree: Landlock cannot take a subtree back from a rule.
+        let mut write = Vec::new();
+        for w in &plan.writes {
+            let inside: Vec<PathBuf> = hidden
+                .iter()
+                .filter(|h| h.starts_with(w) && *h != w)
+                .cloned()
+                .collect();
+            beside(w, &inside, &mut write, &mut list);
+        }
+        // Terminals, /dev/null and friends are written by nearly every program.
+        write.push(PathBuf::from("/dev"));
+        read.extend(plan.reads.iter().cloned());
+        Rules {
+            abi,
+            read,
+            write,
+            list,
+        }
+    }
+
+    /// Opens every path and builds the ruleset now (in the parent); the returned closure is
+    /// what the child runs between fork and exec.
+    pub(super) fn prepare(
+        &self,
+    ) -> std::io::Result<impl FnMut() -> std::io::Result<()> + Send + Sync + 'static> {
+        let all = handled(self.abi);
+        let attr = RulesetAttr {
+            handled_access_fs: all,
+        };
+        // SAFETY: a valid attribute of the size given; returns a new fd or -1.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                &attr as *const RulesetAttr,
+                std::mem::size_of::<RulesetAttr>(),
+                0u32,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: the kernel just returned this descriptor to us, and nothing else owns it.
+        let ruleset = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        let read = EXECUTE | READ_FILE | READ_DIR;
+        for (paths, access) in [
+            (&self.read, read),
+            (&self.list, READ_DIR),
+            (&self.write, all),
+        ] {
+            for p in paths {
+                add(&ruleset, p, access & all)?;
+            }
+        }
+        let ruleset = Arc::new(ruleset);
+        Ok(move || {
+            // SAFETY: plain syscalls on an open descriptor; no allocation after fork.
+            unsafe {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Adds a rule for `path`; a path that does not exist (any more) is skipped. A file gets only
+/// the rights that apply to files.
+fn add(ruleset: &OwnedFd, path: &Path, access: u64) -> std::io::Result<()> {
+    let c = match std::ffi::CString::new(path.as_os_str().as_bytes()) {
+        Ok(c) => c,
+        Err(_) => return Ok(()),
+    };
+    // SAFETY: a NUL-terminated path; O_PATH opens without reading anything.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Ok(());
+    }
+    // SAFETY: just opened, owned here only.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let is_dir = std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false);
+    let file_rights = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
+    let allowed = if is_dir { access } else { access & file_rights };
+    if allowed == 0 {
+        return Ok(());
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: allowed,
+        parent_fd: fd.as_raw_fd(),
+    };
+    // SAFETY: a valid rule attribute for an open ruleset descriptor.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Splits `dir` around the hidden paths: trees holding nothing hidden go to `read` whole, the
+/// folders on the way to a hidden path to `list`.
+fn beside(dir: &Path, hidden: &[PathBuf], read: &mut Vec<PathBuf>, list: &mut Vec<PathBuf>) {
+    if hidden.iter().any(|h| dir.starts_with(h)) {
+        return;
+    }
+    if !hidden.iter().any(|h| h.starts_with(dir)) {
+        read.push(dir.to_path_buf());
+        return;
+    }
+    list.push(dir.to_path_buf());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        beside(&e.path(), hidden, read, list);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_is_split_around_hidden_paths() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        for p in ["home/.ssh", "home/src/app", "data/agents", "other"] {
+            std::fs::create_dir_all(root.join(p)).unwrap();
+        }
+        std::fs::write(root.join("home/.netrc"), "x").unwrap();
+        let hidden = vec![root.join("home/.ssh"), root.join("data")];
+        let (mut read, mut list) = (Vec::new(), Vec::new());
+        beside(root, &hidden, &mut read, &mut list);
+        read.sort();
+        assert_eq!(list, [root.to_path_buf(), root.join("home")]);
+        assert_eq!(
+            read,
+            [
+                root.join("home/.netrc"),
+                root.join("home/src"),
+                root.join("other")
+            ]
+        );
+    }
+}

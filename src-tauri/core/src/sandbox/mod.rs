@@ -1,0 +1,403 @@
+//! Containment (SPEC 16): every agent process tree, and every git command the app runs in a
+//! tree an agent can write, runs boxed to its work.
+//!
+//! A [`Plan`] says what one boxed process may do: write only its own trees (the agent's cwd,
+//! its repository's git directories, a private temp directory, its CLI's own state), read
+//! everything else except the hidden paths (the app's data root, the user's secrets), and
+//! reach the network or not. [`Engine`] is what enforces it: bubblewrap (a mount namespace in
+//! which the whole file system is read-only and the hidden paths are empty) where user
+//! namespaces work, else Landlock (the kernel refuses writes outside the trees and reads of the
+//! hidden paths). [`Containment`] is the engine found at start plus the user's settings; it
+//! makes plans. The two places processes start (`providers::process::spawn` for agents,
+//! `workspaces::gitcli::Cmd::output` for git) apply a plan, so no path can forget it.
+
+mod bwrap;
+mod git;
+mod landlock;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use serde::Serialize;
+
+use crate::config::SandboxConfig;
+
+pub use git::{app_git_plan, git_dirs};
+
+/// What enforces containment on this machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// bubblewrap at this path.
+    Bwrap(PathBuf),
+    /// Landlock at this ABI version (user namespaces unavailable).
+    Landlock(u32),
+}
+
+impl Engine {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Engine::Bwrap(_) => "bubblewrap",
+            Engine::Landlock(_) => "landlock",
+        }
+    }
+}
+
+/// Why no engine works, or that the user turned containment off.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Containment {
+    /// Agents run boxed by this engine.
+    On {
+        engine: Engine,
+        settings: Arc<Settings>,
+    },
+    /// The user turned containment off (`sandbox.enabled: false`): every agent is unconfined.
+    Off,
+    /// Containment is wanted but nothing here can enforce it: contained agents do not start,
+    /// and say this.
+    Unavailable { reason: String },
+}
+
+/// The user's settings every plan shares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// The data root: hidden from every boxed process.
+    pub data_root: PathBuf,
+    /// `sandbox.hide`, with `~/` expanded.
+    pub hide: Vec<PathBuf>,
+    pub network: bool,
+}
+
+/// What the window and the log say about containment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainmentInfo {
+    /// `on`, `off` or `unavailable`.
+    pub state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<&'static str>,
+    /// What a user reads: which engine, or why none, and how to fix it.
+    pub message: String,
+}
+
+/// How a user makes containment work, for the messages that say it does not.
+pub const HOW_TO_FIX: &str = "install bubblewrap (sudo apt install bubblewrap) and allow \
+     unprivileged user namespaces, or turn containment off with \"sandbox\": {\"enabled\": \
+     false} in config.json (agents then run with your whole reach)";
+
+impl Containment {
+    /// Finds what works here for a data root and the user's settings. Probing starts a process
+    /// (bubblewrap running `true`), so the answer is kept for the life of the process: what
+    /// the machine allows does not change while the app runs.
+    pub fn detect(config: &SandboxConfig, data_root: &Path) -> Containment {
+        if !config.enabled {
+            return Containment::Off;
+        }
+        let settings = Arc::new(Settings {
+            data_root: canonical(data_root),
+            hide: expand_hide(&config.hide),
+            network: config.network,
+        });
+        match probe() {
+            Ok(engine) => Containment::On { engine, settings },
+            Err(reason) => Containment::Unavailable { reason },
+        }
+    }
+
+    pub fn info(&self) -> ContainmentInfo {
+        match self {
+            Containment::On { engine, .. } => ContainmentInfo {
+                state: "on",
+                engine: Some(engine.name()),
+                message: format!("agents are contained ({})", engine.name()),
+            },
+            Containment::Off => ContainmentInfo {
+                state: "off",
+                engine: None,
+                message: "containment is off (sandbox.enabled is false in config.json): agents \
+                          run with your whole reach"
+                    .into(),
+            },
+            Containment::Unavailable { reason } => ContainmentInfo {
+                state: "unavailable",
+                engine: None,
+                message: format!(
+                    "containment is unavailable ({reason}): contained agents cannot start; \
+                     {HOW_TO_FIX}"
+                ),
+            },
+        }
+    }
+
+    /// Containment by a given engine, whatever the probe found: tests run both engines here.
+    pub fn with_engine(engine: Engine, config: &SandboxConfig, data_root: &Path) -> Containment {
+        Containment::On {
+            engine,
+            settings: Arc::new(Settings {
+                data_root: canonical(data_root),
+                hide: expand_hide(&config.hide),
+                network: config.network,
+            }),
+        }
+    }
+
+    /// The engine the probe finds here, if any.
+    pub fn probe() -> Result<Engine, String> {
+        probe()
+    }
+
+    /// Whether an agent with these choices runs boxed.
+    pub fn contains(&self, unconfined: bool) -> bool {
+        !unconfined && !matches!(self, Containment::Off)
+    }
+
+    /// The plan of an agent working in `cwd` (`None`: it runs unconfined, by the user's
+    /// choice). `Err` says why a contained agent cannot start here.
+    pub fn agent_plan(
+        &self,
+        cwd: &Path,
+        private_tmp: &Path,
+        unconfined: bool,
+    ) -> Result<Option<Plan>, String> {
+        if !self.contains(unconfined) {
+            return Ok(None);
+        }
+        let (engine, settings) = match self {
+            Containment::On { engine, settings } => (engine, settings),
+            Containment::Unavailable { reason } => {
+                return Err(format!(
+                    "containment is unavailable ({reason}), so this agent cannot start: \
+                     {HOW_TO_FIX}, or make this agent unconfined"
+                ))
+            }
+            Containment::Off => return Ok(None),
+        };
+        let mut plan = Plan::new(engine.clone(), settings.clone());
+        let cwd = canonical(cwd);
+        plan.write(&cwd);
+        for d in git_dirs(&cwd) {
+            plan.write(&d);
+        }
+        plan.write(private_tmp);
+        plan.tmp = Some(canonical(private_tmp));
+        plan.cwd = Some(cwd);
+        // Caches every tool shares (package managers, compilers): SPEC 16 lists ~/.cache.
+        if let Some(home) = home() {
+            plan.write_if_exists(&home.join(".cache"));
+        }
+        Ok(Some(plan))
+    }
+}
+
+/// What one boxed process may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    engine: Engine,
+    settings: Arc<Settings>,
+    /// Trees it may write (and read, even inside a hidden path).
+    writes: Vec<PathBuf>,
+    /// Files or trees inside a hidden path it may read (e.g. its own MCP configuration file).
+    reads: Vec<PathBuf>,
+    /// The private temp folder (one of `writes`), given as `TMPDIR`.
+    tmp: Option<PathBuf>,
+    /// Where it starts.
+    cwd: Option<PathBuf>,
+    /// Hidden besides the settings' (app git hides every data root of the process).
+    extra_hidden: Vec<PathBuf>,
+}
+
+impl Plan {
+    fn new(engine: Engine, settings: Arc<Settings>) -> Plan {
+        Plan {
+            engine,
+            settings,
+            writes: Vec::new(),
+            reads: Vec::new(),
+            tmp: None,
+            cwd: None,
+            extra_hidden: Vec::new(),
+        }
+    }
+
+    /// `TMPDIR` pointing at its private temp folder. `/tmp` itself stays readable (and not
+    /// writable): programs that honour `TMPDIR` (mktemp, node, Python, Rust) write there.
+    fn tmp_env(&self) -> Vec<(String, String)> {
+        self.tmp
+            .iter()
+            .map(|t| ("TMPDIR".to_string(), t.to_string_lossy().into_owned()))
+            .collect()
+    }
+
+    /// What it cannot read: the data root(s) and the user's secrets.
+    fn hidden(&self) -> Vec<PathBuf> {
+        let mut h = vec![self.settings.data_root.clone()];
+        h.extend(self.settings.hide.iter().cloned());
+        for x in &self.extra_hidden {
+            if !h.contains(x) {
+                h.push(x.clone());
+            }
+        }
+        h
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Lets it write `path` (a tree or a file), which must exist.
+    pub fn write(&mut self, path: &Path) {
+        let p = canonical(path);
+        if !self.writes.contains(&p) {
+            self.writes.push(p);
+        }
+    }
+
+    /// [`Plan::write`] when `path` exists; state folders a CLI has not made yet are made by
+    /// the caller first, or stay read-only.
+    pub fn write_if_exists(&mut self, path: &Path) {
+        if path.exists() {
+            self.write(path);
+        }
+    }
+
+    /// Lets it read `path` even inside a hidden path.
+    pub fn read(&mut self, path: &Path) {
+        let p = canonical(path);
+        if !self.reads.contains(&p) {
+            self.reads.push(p);
+        }
+    }
+
+    pub fn writes(&self) -> &[PathBuf] {
+        &self.writes
+    }
+
+    /// Whether `path` is in a tree it may write.
+    pub fn may_write(&self, path: &Path) -> bool {
+        let p = canonical(path);
+        self.writes.iter().any(|w| p.starts_with(w))
+    }
+
+    /// The program and arguments that run `program args…` boxed by this plan, with the
+    /// environment it needs on top of the caller's (`TMPDIR`). For Landlock the program is
+    /// unchanged and [`Plan::landlock`] gives what the child applies before it executes.
+    pub fn command(&self, program: &Path, args: &[std::ffi::OsString], cwd: &Path) -> Boxed {
+        match &self.engine {
+            Engine::Bwrap(bwrap) => bwrap::command(self, bwrap, program, args, cwd),
+            Engine::Landlock(_) => Boxed {
+                program: program.to_path_buf(),
+                args: args.to_vec(),
+                env: self.tmp_env(),
+                landlock: Some(landlock::Rules::for_plan(self)),
+            },
+        }
+    }
+}
+
+/// A command line after boxing.
+pub struct Boxed {
+    pub program: PathBuf,
+    pub args: Vec<std::ffi::OsString>,
+    pub env: Vec<(String, String)>,
+    /// Landlock rules the child restricts itself with between fork and exec.
+    pub landlock: Option<landlock::Rules>,
+}
+
+impl Boxed {
+    /// The command to spawn (program, arguments, the box's environment and, for Landlock,
+    /// what the child applies before it executes). The caller adds its cwd, environment and
+    /// pipes. An error in preparing the rules fails the spawn: a contained process never runs
+    /// unboxed.
+    pub fn std_command(&self) -> std::io::Result<std::process::Command> {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = std::process::Command::new(&self.program);
+        cmd.args(&self.args);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(rules) = &self.landlock {
+            let restrict = rules.prepare()?;
+            // SAFETY: the closure makes two syscalls on a descriptor opened before the fork and
+            // allocates nothing.
+            unsafe {
+                cmd.pre_exec(restrict);
+            }
+        }
+        Ok(cmd)
+    }
+}
+
+/// The home directory, for `~/` paths and CLI state.
+pub fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+fn expand_hide(hide: &[String]) -> Vec<PathBuf> {
+    let home = home();
+    hide.iter()
+        .filter_map(|h| match h.strip_prefix("~/") {
+            Some(rest) => home.as_ref().map(|home| home.join(rest)),
+            None => Some(PathBuf::from(h)),
+        })
+        .map(|p| canonical(&p))
+        .collect()
+}
+
+/// The path with symlinks resolved when it exists, so a link cannot point a rule elsewhere;
+/// as given otherwise.
+pub fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn probe() -> Result<Engine, String> {
+    static FOUND: OnceLock<Result<Engine, String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let bwrap = match bwrap::probe() {
+                Ok(path) => return Ok(Engine::Bwrap(path)),
+                Err(e) => e,
+            };
+            match landlock::probe() {
+                Ok(abi) => Ok(Engine::Landlock(abi)),
+                Err(e) => Err(format!("{bwrap}; {e}")),
+            }
+        })
+        .clone()
+}
+
+/// The containment app-run git uses (SPEC 16: git in agent trees runs boxed too). Set by each
+/// runtime at start; several runtimes in one process (tests) each add their data root, which
+/// every boxed git then hides.
+static APP_GIT: RwLock<Option<AppGit>> = RwLock::new(None);
+
+#[derive(Clone, Debug)]
+struct AppGit {
+    engine: Engine,
+    settings: Arc<Settings>,
+    data_roots: Vec<PathBuf>,
+}
+
+/// Makes app-run git boxed under `containment` (nothing when it is off or unavailable: git then
+/// runs with hooks, fsmonitor and the repository's own filters off, see `git.rs`).
+pub fn install_app_git(containment: &Containment) {
+    let Containment::On { engine, settings } = containment else {
+        return;
+    };
+    let mut slot = APP_GIT.write().unwrap_or_else(|e| e.into_inner());
+    match slot.as_mut() {
+        Some(g) => {
+            if !g.data_roots.contains(&settings.data_root) {
+                g.data_roots.push(settings.data_root.clone());
+            }
+        }
+        None => {
+            *slot = Some(AppGit {
+                engine: engine.clone(),
+                settings: settings.clone(),
+                data_roots: vec![settings.data_root.clone()],
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
