@@ -326,6 +326,14 @@ pub(crate) async fn start(
     actor.tickets.clear();
     actor.counts = FleetCounts::of(&actor.engine);
 
+    // Old trash entries go off the hot path, once the fleet is loaded (SPEC 15).
+    let (trash, days) = (layout.clone(), opts.trash_days);
+    tokio::task::spawn_blocking(move || {
+        let purged = crate::workspaces::trash::purge(&trash, days, std::time::SystemTime::now());
+        if !purged.is_empty() {
+            tracing::info!(entries = purged.len(), days, "trash purged");
+        }
+    });
     let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout);
     let task = tokio::spawn(actor.run(rx, sink_rx, internal_rx));
     Ok((handle, task))
