@@ -12,6 +12,7 @@
 mod actor;
 mod apply;
 mod changes;
+mod checkout;
 mod cmd;
 pub mod events;
 mod handle;
@@ -37,6 +38,7 @@ use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::WorkspaceError;
 
 pub use changes::{AgentChanges, AgentDiff};
+pub use checkout::CheckoutAgent;
 pub use events::{
     AgentSnapshot, AgentSummary, Event, FleetCounts, FleetSnapshot, TrackSnapshot,
     WorkspaceSnapshot,
