@@ -169,8 +169,8 @@ pub fn find(layout: &Layout, worktree: &Path) -> Option<Entry> {
 pub struct Restored {
     /// Paths relative to the worktree, moved back.
     pub moved: Vec<PathBuf>,
-    /// Paths relative to the worktree that `dest` already had (from the branch): left in the
-    /// trash, never overwritten.
+    /// How many files `dest` already had (from the branch): left in the trash, never
+    /// overwritten.
     pub kept: usize,
 }
 
