@@ -75,7 +75,7 @@ pub enum ChangesError {
         message: String,
     },
     /// A merge would write into a checkout where another agent works (SPEC 15).
-    #[error("the base branch {branch} is checked out at {at}, where {} still works; stop it (or let it finish) before merging into {branch}", list(.agents))]
+    #[error("the base branch {branch} is checked out at {at}, where another agent works with a live process ({}); stop it first (it stays resumable), then merge into {branch}", list(.agents))]
     CheckoutInUse {
         branch: String,
         at: String,
