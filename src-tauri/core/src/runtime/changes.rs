@@ -186,8 +186,12 @@ impl RuntimeHandle {
                 guard: base_at.map(|at| (at, base.clone())),
             })
             .await?;
-        let r = blocking(move || Ok(changes::merge_into_base(&t.dir, &base)?)).await?;
-        drop(hold);
+        // The hold goes when git is done, even if the caller stopped waiting meanwhile.
+        let r = blocking(move || {
+            let _hold = hold;
+            Ok(changes::merge_into_base(&t.dir, &base)?)
+        })
+        .await?;
         self.recount(id).await;
         r
     }
@@ -214,8 +218,12 @@ impl RuntimeHandle {
                 guard: None,
             })
             .await?;
-        let r = blocking(move || Ok(changes::discard(&t.dir, &message)?)).await?;
-        drop(hold);
+        // The hold goes when git is done, even if the caller stopped waiting meanwhile.
+        let r = blocking(move || {
+            let _hold = hold;
+            Ok(changes::discard(&t.dir, &message)?)
+        })
+        .await?;
         self.recount(id).await;
         r
     }
