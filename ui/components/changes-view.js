@@ -181,10 +181,10 @@ export class ChangesView {
         line = await this.actions.commitAll(id, this.message.value.trim() || this.actions.commitMessage(id), d.totals.files);
         if (line) this.message.value = this.actions.commitMessage(id);
       }
-      else if (what === 'merge') line = await this.actions.merge(id, d.branch, d.baseBranch);
+      else if (what === 'merge') line = await this.actions.merge(id, d.branch, d.baseBranch, d);
       else if (what === 'open') line = await this.actions.openInEditor(id, this.selected);
       else if (what === 'pr') line = await this.actions.createPr(id, d.branch, d.baseBranch);
-      else line = await this.actions.discard(id, d.totals.files);
+      else line = await this.actions.discard(id, d.totals.files, d);
       if (line) setText(this.result, line);
     } catch (error) {
       setText(this.error, error.message);

@@ -34,18 +34,33 @@ export async function commitAll(agentId, message, files) {
   return `Committed ${commit.slice(0, 10)}.`;
 }
 
-export async function merge(agentId, branch, base) {
+/**
+ * The agents an action stops first (SPEC 15: Discard and Merge stop every agent working in that
+ * checkout), as a sentence for the confirm; empty when none has a process.
+ */
+export function stopsLine(agents, where) {
+  const list = agents ?? [];
+  if (list.length === 0) return '';
+  const names = list.slice(0, 5).map((a) => a.title || a.agentId).join(', ');
+  const more = list.length > 5 ? ` and ${list.length - 5} more` : '';
+  const who = list.length === 1 ? 'the agent' : `all ${list.length} agents`;
+  return `\n\nThis first stops ${who} working in ${where} (${names}${more}); ${list.length === 1 ? 'it stays' : 'they stay'} resumable.`;
+}
+
+export async function merge(agentId, branch, base, changes) {
   const ok = await backend.confirm(`Merge into ${base}?`,
-    `Merge the agent's branch ${branch ?? ''} into ${base} (fast-forward when possible, else a merge commit). A conflict aborts the merge and changes nothing.`);
+    `Merge the agent's branch ${branch ?? ''} into ${base} (fast-forward when possible, else a merge commit). A conflict aborts the merge and changes nothing.${stopsLine(changes?.checkoutAgents, 'its worktree')}`);
   if (!ok) return null;
   const m = await backend.mergeAgentChanges(agentId);
   const how = m.kind === 'fast-forward' ? 'fast-forwarded' : m.kind === 'up-to-date' ? 'already up to date' : 'merged';
   return `${m.baseBranch} ${how} at ${m.commit.slice(0, 10)}.`;
 }
 
-export async function discard(agentId, files) {
+export async function discard(agentId, files, changes) {
+  const root = changes?.root ?? 'the checkout';
+  const what = changes?.workspaceKind === 'worktree' ? 'worktree' : 'repository';
   const ok = await backend.confirm('Discard the changes?',
-    `Discard the uncommitted changes in ${files} file${files === 1 ? '' : 's'} and the new files? They are kept first in a snapshot commit (refs/paseo/discarded/…), so they can be brought back.`);
+    `Reset the whole ${what} at ${root} to HEAD: the uncommitted changes in ${files} file${files === 1 ? '' : 's'} and the new files go, whichever agent or person made them.${stopsLine(changes?.checkoutAgents, root)}\n\nThey are kept first in a snapshot commit (refs/paseo/discarded/…), so they can be brought back.`);
   if (!ok) return null;
   const d = await backend.discardAgentChanges(agentId);
   return d ? `Discarded; kept in ${d.reference}.` : 'Nothing to discard.';

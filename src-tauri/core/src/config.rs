@@ -14,8 +14,10 @@ use crate::store::{quarantine, Layout};
 
 mod notifications;
 mod sandbox;
+mod storage;
 pub use notifications::NotificationsConfig;
 pub use sandbox::{SandboxConfig, DEFAULT_HIDE};
+pub use storage::{StorageConfig, MAX_TRASH_DAYS, MIN_TIMELINE_BYTES};
 
 /// The ids of the providers that exist without any configuration.
 pub const BUILTIN_PROVIDERS: [(&str, ProviderKind); 3] = [
@@ -107,25 +109,6 @@ impl ProviderConfig {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct McpConfig {
     pub port: Option<u16>,
-}
-
-/// Bounds on what the data root keeps (`"storage"` in config.json).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StorageConfig {
-    /// `timelineMaxBytes`: one agent's timeline on disk; past it the oldest items are dropped
-    /// behind a marker.
-    pub timeline_max_bytes: u64,
-}
-
-/// The smallest timeline bound accepted.
-pub const MIN_TIMELINE_BYTES: u64 = 64 << 10;
-
-impl Default for StorageConfig {
-    fn default() -> Self {
-        StorageConfig {
-            timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
-        }
-    }
 }
 
 /// How long a provider session may take to become ready unless `startTimeoutSecs` says.
@@ -252,22 +235,8 @@ impl Config {
                     }
                 }
                 "storage" => {
-                    for (k, v) in p.object(value, "storage")? {
-                        match k.as_str() {
-                            "timelineMaxBytes" => {
-                                let what = format!(
-                                    "expected a number of bytes, at least {MIN_TIMELINE_BYTES}"
-                                );
-                                config.storage.timeline_max_bytes = v
-                                    .as_u64()
-                                    .filter(|n| *n >= MIN_TIMELINE_BYTES)
-                                    .ok_or_else(|| p.err("storage.timelineMaxBytes", &what))?;
-                            }
-                            other => {
-                                return Err(p.err(&format!("storage.{other}"), "unknown field"));
-                            }
-                        }
-                    }
+                    config.storage = StorageConfig::parse(value)
+                        .map_err(|(path, message)| p.err(&path, &message))?;
                 }
                 "limits" => {
                     config.limits = crate::runtime::limits::Limits::parse(value)

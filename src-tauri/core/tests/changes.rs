@@ -872,3 +872,177 @@ fn pull_requests_say_why_they_are_unavailable_and_what_they_would_run() {
         ));
     }
 }
+
+#[test]
+fn a_merge_never_overwrites_files_git_does_not_track_in_the_base_checkout() {
+    let f = Fx::new();
+    // The user's own ignored file in the main checkout, and the agent's branch tracking one at
+    // the same path: git would replace the user's without a word.
+    write(&f.repo, "secret.log", "the user's\n");
+    write(&f.wt, "secret.log", "the agent's\n");
+    git(&f.wt, &["add", "-f", "secret.log"]);
+    git(&f.wt, &["commit", "-q", "-m", "agent: track secret.log"]);
+    let main_before = git(&f.repo, &["rev-parse", "main"]);
+    let e = changes::merge_into_base(&f.wt, "main").unwrap_err();
+    assert!(
+        matches!(&e, ChangesError::WouldOverwrite { files, at, .. }
+            if files == &["secret.log".to_string()] && at == f.repo.to_str().unwrap()),
+        "{e}"
+    );
+    assert!(e.to_string().contains("secret.log"), "{e}");
+    assert!(e.to_string().contains("move them away first"), "{e}");
+    assert_eq!(git(&f.repo, &["rev-parse", "main"]), main_before);
+    assert_eq!(
+        std::fs::read_to_string(f.repo.join("secret.log")).unwrap(),
+        "the user's\n"
+    );
+    // Moved away, the merge goes through.
+    std::fs::rename(f.repo.join("secret.log"), f.repo.join("../secret.log.mine")).unwrap();
+    let m = changes::merge_into_base(&f.wt, "main").unwrap();
+    assert_eq!(m.kind, MergeKind::FastForward);
+}
+
+// ------------------------------------------------- the actions through the runtime (SPEC 15)
+
+use paseo_core::model::Status;
+use paseo_core::runtime::{CreateAgent, Runtime, WorkspaceTarget};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(30);
+
+async fn runtime_beside(f: &Fx) -> Runtime {
+    let rt = support::git::shell_runtime(&f.repo.parent().unwrap().join("rt-home")).await;
+    rt.handle.deliver_pending().await.unwrap();
+    rt
+}
+
+fn shell_agent(ws: WorkspaceTarget, title: &str, script: &str) -> CreateAgent {
+    let mut c = CreateAgent::new("shell", ws);
+    c.initial_prompt = Some(script.into());
+    c.title = Some(title.into());
+    c
+}
+
+async fn until(what: &str, mut ok: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + T;
+    while !ok() {
+        assert!(tokio::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn discard_stops_every_agent_in_the_checkout_first_and_keeps_their_last_writes() {
+    let f = Fx::new();
+    let rt = runtime_beside(&f).await;
+    let h = rt.handle();
+    let here = WorkspaceTarget::Directory {
+        path: f.repo.display().to_string(),
+    };
+    // One agent writing a line every 20 ms, another one idling in the same checkout.
+    let writer = h
+        .create(shell_agent(
+            here.clone(),
+            "Writer",
+            "i=0; while true; do i=$((i+1)); echo $i >> writes.txt; sleep 0.02; done",
+        ))
+        .await
+        .unwrap();
+    let other = h
+        .create(shell_agent(here, "Other", "sleep 30"))
+        .await
+        .unwrap();
+    let writes = f.repo.join("writes.txt");
+    until("the writer never wrote", || {
+        std::fs::read_to_string(&writes).is_ok_and(|t| t.lines().count() >= 5)
+    })
+    .await;
+    // The Changes view knows who works there, for the confirm.
+    let seen = h.agent_changes(writer.id()).await.unwrap();
+    let mut listed: Vec<_> = seen.checkout_agents.iter().map(|a| a.agent_id).collect();
+    listed.sort();
+    let mut both = vec![writer.id(), other.id()];
+    both.sort();
+    assert_eq!(listed, both);
+
+    let d = h
+        .discard_agent_changes(writer.id(), "Writer".into())
+        .await
+        .unwrap()
+        .expect("something to discard");
+    for id in [writer.id(), other.id()] {
+        assert_eq!(h.get(id).await.unwrap().status, Status::Closed);
+    }
+    // Nothing writes there any more: the reset stays a reset.
+    assert!(!writes.exists());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !writes.exists(),
+        "an agent was still writing in the checkout"
+    );
+    // Every line the writer wrote is in the snapshot, in order, none missing.
+    let kept = git(&f.repo, &["show", &format!("{}:writes.txt", d.reference)]);
+    let lines: Vec<u64> = kept.lines().map(|l| l.parse().unwrap()).collect();
+    assert!(lines.len() >= 5, "{kept}");
+    assert_eq!(lines, (1..=lines.len() as u64).collect::<Vec<_>>());
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn merge_is_refused_while_another_agent_works_in_the_base_checkout() {
+    let f = Fx::new();
+    let rt = runtime_beside(&f).await;
+    let h = rt.handle();
+    let kid = h
+        .create(shell_agent(
+            WorkspaceTarget::Worktree {
+                repo: Some(f.repo.display().to_string()),
+                target: WorktreeTarget::BranchOff {
+                    new_branch: "feat".into(),
+                    base: None,
+                },
+            },
+            "Kid",
+            "echo new > feature.txt && git add feature.txt && git commit -qm feature && echo done",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        h.wait(kid.id(), T).await.unwrap().agent.status,
+        Status::Idle
+    );
+    let tip = git(Path::new(kid.record.cwd.as_str()), &["rev-parse", "HEAD"]);
+    let main_worker = h
+        .create(shell_agent(
+            WorkspaceTarget::Directory {
+                path: f.repo.display().to_string(),
+            },
+            "Main worker",
+            "sleep 30",
+        ))
+        .await
+        .unwrap();
+    let main_before = git(&f.repo, &["rev-parse", "main"]);
+    let e = h.merge_agent_changes(kid.id()).await.unwrap_err();
+    assert_eq!(e.code(), "busy", "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("\"Main worker\""), "{msg}");
+    assert!(msg.contains(&main_worker.id().to_string()), "{msg}");
+    assert!(msg.contains(f.repo.to_str().unwrap()), "{msg}");
+    // Nothing happened: the base did not move, nobody was stopped.
+    assert_eq!(git(&f.repo, &["rev-parse", "main"]), main_before);
+    assert!(!f.repo.join("feature.txt").exists());
+    assert_eq!(
+        h.get(main_worker.id()).await.unwrap().status,
+        Status::Running
+    );
+    assert_eq!(h.get(kid.id()).await.unwrap().status, Status::Idle);
+    // Once that agent stopped, the merge goes through, and the kid's own checkout was stopped
+    // first.
+    h.stop(main_worker.id()).await.unwrap();
+    let m = h.merge_agent_changes(kid.id()).await.unwrap();
+    assert_eq!(m.kind, MergeKind::FastForward);
+    assert_eq!(git(&f.repo, &["rev-parse", "main"]), tip);
+    assert_eq!(h.get(kid.id()).await.unwrap().status, Status::Closed);
+    rt.shutdown().await;
+}

@@ -24,6 +24,7 @@ use paseo_core::runtime::limits::Limits;
 use paseo_core::runtime::{Runtime, RuntimeOptions};
 use paseo_core::store::timeline::Timelines;
 use paseo_core::store::{self, Layout};
+use paseo_core::workspaces::trash;
 use paseo_core::workspaces::worktree::{self, WorktreeTarget};
 use serde_json::{json, Value};
 
@@ -131,7 +132,7 @@ fn full_config() -> Value {
             }
         },
         "mcp": {"port": 7777},
-        "storage": {"timelineMaxBytes": 1048576},
+        "storage": {"timelineMaxBytes": 1048576, "trashDays": 30},
         "limits": {"maxLiveAgents": 5, "maxDepth": 3, "createPerMinute": 7},
         "notifications": {
             "enabled": false, "permission": false, "error": false, "finished": false,
@@ -170,8 +171,12 @@ fn check_config_fixture(fixture: &Value) {
     } = &c;
     let McpConfig { port } = mcp;
     assert!(port.is_some());
-    let StorageConfig { timeline_max_bytes } = storage;
+    let StorageConfig {
+        timeline_max_bytes,
+        trash_days,
+    } = storage;
     assert_ne!(*timeline_max_bytes, d.storage.timeline_max_bytes);
+    assert_ne!(*trash_days, d.storage.trash_days);
     let Limits {
         max_live_agents,
         max_depth,
@@ -338,6 +343,29 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
         &doc,
         "## Process groups",
         &keys(&read_json(&run), &Shape::default()),
+    ));
+
+    // A trash entry's manifest, restored (every optional key set).
+    let left = tmp.path().join("left");
+    std::fs::create_dir_all(&left).unwrap();
+    let manifest = trash::Manifest {
+        worktree: left.display().to_string(),
+        repo: repo.display().to_string(),
+        branch: Some("feature".into()),
+        snapshot: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        trashed_at: Timestamp::now(),
+        restored_at: None,
+    };
+    let entry = trash::put(&layout, &left, &manifest).unwrap();
+    std::fs::create_dir_all(&left).unwrap();
+    trash::restore_into(&entry, &left).unwrap();
+    problems.extend(compare(
+        &doc,
+        "## Trash",
+        &keys(
+            &read_json(&entry.dir.join(trash::MANIFEST)),
+            &Shape::default(),
+        ),
     ));
 
     // config.json: the fixture names every key the parser takes.

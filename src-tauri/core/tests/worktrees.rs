@@ -620,3 +620,151 @@ fn a_folder_that_is_no_worktree_any_more_is_kept_not_committed_elsewhere() {
     assert!(e.to_string().contains("refusing to remove it"), "{e}");
     assert!(repo.join("README").exists());
 }
+
+fn trash_entries(home: &Path) -> Vec<workspaces::trash::Entry> {
+    workspaces::trash::entries(&paseo_core::store::Layout::new(home))
+}
+
+#[tokio::test]
+async fn ignored_files_go_to_the_trash_and_come_back_with_the_restored_worktree() {
+    let f = Fx::new().await;
+    let h = f.h();
+    std::fs::write(f.repo.join(".gitignore"), ".env\nout/\n*.log\n").unwrap();
+    git(&f.repo, &["add", ".gitignore"]);
+    git(&f.repo, &["commit", "-q", "-m", "ignore"]);
+    let (a, path) = auto_agent(
+        &h,
+        &f.repo(),
+        "secrets",
+        "Write a report",
+        "echo SECRET=1 > .env && mkdir -p out && echo findings > out/report.md \
+         && echo agent-log > build.log && echo notes > notes.txt",
+    )
+    .await;
+    until_gone(&path).await;
+    // Ignored files are not in the snapshot commit, and not deleted: they are in the trash.
+    let committed = git(&f.repo, &["show", "--format=", "--name-only", "secrets"]);
+    assert_eq!(committed, "notes.txt");
+    let entries = trash_entries(&f.home);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let e = &entries[0];
+    assert!(e.dir.starts_with(f.home.join("trash")), "{:?}", e.dir);
+    assert_eq!(e.manifest.worktree, path.display().to_string());
+    assert_eq!(e.manifest.branch.as_deref(), Some("secrets"));
+    assert_eq!(e.manifest.repo, f.repo());
+    assert_eq!(
+        e.manifest.snapshot.as_deref(),
+        Some(git(&f.repo, &["rev-parse", "secrets"]).as_str())
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.tree().join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+    assert_eq!(git(&f.repo, &["worktree", "list"]).lines().count(), 1);
+    // Meanwhile the branch gained a tracked build.log: the restore must not overwrite it.
+    let side = f.home.join("side");
+    git(
+        &f.repo,
+        &["worktree", "add", "-q", side.to_str().unwrap(), "secrets"],
+    );
+    std::fs::write(side.join("build.log"), "from the branch\n").unwrap();
+    git(&side, &["add", "-f", "build.log"]);
+    git(&side, &["commit", "-q", "-m", "track the log"]);
+    git(&f.repo, &["worktree", "remove", side.to_str().unwrap()]);
+
+    h.restore(a, false).await.unwrap();
+    let read = |p: &str| std::fs::read_to_string(path.join(p)).unwrap();
+    assert_eq!(read(".env"), "SECRET=1\n");
+    assert_eq!(read("out/report.md"), "findings\n");
+    assert_eq!(read("notes.txt"), "notes\n");
+    assert_eq!(
+        read("build.log"),
+        "from the branch\n",
+        "the branch's file wins"
+    );
+    assert_eq!(git(&path, &["status", "--porcelain"]), "");
+    // What the branch had stays in the trash entry, which is marked restored.
+    let entries = trash_entries(&f.home);
+    assert_eq!(entries.len(), 1);
+    assert!(entries[0].manifest.restored_at.is_some());
+    assert_eq!(
+        std::fs::read_to_string(entries[0].tree().join("build.log")).unwrap(),
+        "agent-log\n"
+    );
+    assert!(!entries[0].tree().join(".env").exists(), "moved back");
+    f.rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn trash_entries_older_than_trash_days_are_purged_at_start() {
+    use paseo_core::workspaces::trash::{self, Manifest};
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().canonicalize().unwrap().join("home");
+    let layout = paseo_core::store::Layout::new(&home);
+    let entry = |name: &str, days_ago: i64| {
+        let wt = dir.path().join(name);
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".env"), name).unwrap();
+        let m = Manifest {
+            worktree: wt.display().to_string(),
+            repo: "/src/app".into(),
+            branch: Some(name.into()),
+            snapshot: None,
+            trashed_at: paseo_core::model::Timestamp::from_millis(
+                paseo_core::model::Timestamp::now().millis() - days_ago * 24 * 3600 * 1000,
+            ),
+            restored_at: None,
+        };
+        trash::put(&layout, &wt, &m).unwrap().dir
+    };
+    let old = entry("old", 4);
+    let young = entry("young", 2);
+    // storage.trashDays = 3: the four-day-old entry goes, the two-day-old one stays.
+    let mut opts = paseo_core::runtime::RuntimeOptions::new(
+        &home,
+        paseo_core::providers::ProviderRegistry::new(),
+    );
+    opts.trash_days = 3;
+    let rt = Runtime::start(opts, None).await.unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    while old.exists() {
+        assert!(tokio::time::Instant::now() < deadline, "old entry kept");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(young.join("tree/.env").exists());
+    rt.shutdown().await;
+}
+
+#[test]
+fn a_locked_worktree_is_kept_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let layout = paseo_core::store::Layout::new(root.join("home"));
+    let repo = root.join("app");
+    init_repo(&repo);
+    let created = workspaces::worktree::create(
+        &layout,
+        "",
+        repo.to_str().unwrap(),
+        &branch_off("locked", None),
+    )
+    .unwrap();
+    let path = created.path.clone();
+    git(&repo, &["worktree", "lock", path.to_str().unwrap()]);
+    std::fs::write(path.join("notes.txt"), "notes\n").unwrap();
+    let e = workspaces::worktree::snapshot_and_remove(
+        &layout,
+        repo.to_str().unwrap(),
+        path.to_str().unwrap(),
+        Some("locked"),
+        "Paseo: work left in locked when x was archived",
+    )
+    .unwrap_err();
+    assert!(matches!(e, WorkspaceError::NotRemoved { .. }), "{e}");
+    assert!(e.to_string().contains("locked"), "{e}");
+    assert!(e.to_string().contains(path.to_str().unwrap()), "{e}");
+    // The snapshot is on the branch, and the worktree is still there, still a worktree.
+    assert!(path.join("notes.txt").exists());
+    assert_eq!(git(&path, &["status", "--porcelain"]), "");
+    assert!(trash_entries(&root.join("home")).is_empty());
+}

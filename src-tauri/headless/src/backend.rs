@@ -67,6 +67,7 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     let mut options = RuntimeOptions::new(data_root, ProviderRegistry::from_config(&config));
     options.notices = notices;
     options.timeline_max_bytes = config.storage.timeline_max_bytes;
+    options.trash_days = config.storage.trash_days;
     options.limits = config.limits;
     options.start_timeout = config.start_timeout;
     let runtime = Runtime::start(options, Some(mcp.access())).await?;

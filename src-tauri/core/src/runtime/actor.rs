@@ -108,6 +108,8 @@ pub(crate) struct Actor {
     pub(super) create_rate: super::limits::CreateRate,
     /// Starts waiting for a live slot, oldest first (the resume id each asked for).
     pub(super) waiting: std::collections::VecDeque<(AgentId, Option<String>)>,
+    /// Checkouts a Changes action works in: no agent starts a process there meanwhile.
+    pub(super) checkouts: super::checkout::Holds,
     /// What load repaired or registered, written once the app answers (see [`Deferred`]).
     pub(super) deferred: Option<Deferred>,
 }
@@ -310,6 +312,7 @@ pub(crate) async fn start(
         limits: opts.limits,
         create_rate: Default::default(),
         waiting: Default::default(),
+        checkouts: Default::default(),
         deferred: None,
     };
     let mut repaired: Vec<AgentId> = actor.engine.take_changed_agents().into_iter().collect();
@@ -326,6 +329,14 @@ pub(crate) async fn start(
     actor.tickets.clear();
     actor.counts = FleetCounts::of(&actor.engine);
 
+    // Old trash entries go off the hot path, once the fleet is loaded (SPEC 15).
+    let (trash, days) = (layout.clone(), opts.trash_days);
+    tokio::task::spawn_blocking(move || {
+        let purged = crate::workspaces::trash::purge(&trash, days, std::time::SystemTime::now());
+        if !purged.is_empty() {
+            tracing::info!(entries = purged.len(), days, "trash purged");
+        }
+    });
     let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout);
     let task = tokio::spawn(actor.run(rx, sink_rx, internal_rx));
     Ok((handle, task))

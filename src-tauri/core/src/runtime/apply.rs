@@ -478,8 +478,14 @@ impl Actor {
             })
             .await;
             let failure = match r {
-                Ok(Ok(snapshot)) => {
-                    tracing::info!(workspace = %rec.workspace_id, path = %rec.cwd, ?snapshot, "worktree removed");
+                Ok(Ok(removed)) => {
+                    tracing::info!(
+                        workspace = %rec.workspace_id,
+                        path = %rec.cwd,
+                        snapshot = ?removed.snapshot,
+                        trash = ?removed.trash,
+                        "worktree removed"
+                    );
                     return;
                 }
                 Ok(Err(e)) => e.to_string(),

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::actor::{Actor, Internal};
 use super::blocking;
+use super::checkout::{CheckoutAgent, HoldRequest};
 use super::cmd::Command;
 use super::{RuntimeError, RuntimeHandle};
 use crate::model::{AgentId, ChangeCounts, WorkspaceKind, WorkspaceRecord};
@@ -28,6 +29,9 @@ pub struct AgentChanges {
     pub workspace_kind: Option<WorkspaceKind>,
     /// The branch a merge goes into (worktrees whose base is a branch).
     pub base_branch: Option<String>,
+    /// Every live agent working in this checkout (its work tree, `root`), this one included:
+    /// Discard and Merge stop them all first (SPEC 15), and the confirm says so.
+    pub checkout_agents: Vec<CheckoutAgent>,
     #[serde(flatten)]
     pub changes: ChangeSet,
 }
@@ -83,7 +87,9 @@ pub(super) fn code(e: &ChangesError) -> &'static str {
         ChangesError::NothingToCommit
         | ChangesError::Uncommitted { .. }
         | ChangesError::BaseCheckoutDirty { .. }
-        | ChangesError::MergeConflict { .. } => "conflict",
+        | ChangesError::MergeConflict { .. }
+        | ChangesError::WouldOverwrite { .. } => "conflict",
+        ChangesError::CheckoutInUse { .. } => "busy",
         ChangesError::GhUnavailable { .. } => "unavailable",
         ChangesError::Git(_) | ChangesError::Io(_) => "io",
     }
@@ -98,14 +104,30 @@ impl RuntimeHandle {
     /// The agent's changed files with their counts.
     pub async fn agent_changes(&self, id: AgentId) -> Result<AgentChanges, RuntimeError> {
         let t = self.target(id).await?;
-        blocking(move || {
+        let mut found = blocking(move || {
             let set = changes::changes(&t.dir, &t.compare)?;
-            Ok(AgentChanges {
+            Ok::<_, RuntimeError>(AgentChanges {
                 agent_id: id,
                 workspace_kind: t.kind,
                 base_branch: t.base_branch(),
+                checkout_agents: Vec::new(),
                 changes: set,
             })
+        })
+        .await??;
+        found.checkout_agents = self.agents_in(PathBuf::from(&found.changes.root)).await?;
+        Ok(found)
+    }
+
+    /// The top of the work tree the agent's cwd is in (canonical, as git reports it).
+    async fn checkout_of(&self, t: &Target) -> Result<PathBuf, RuntimeError> {
+        let dir = t.dir.clone();
+        blocking(move || {
+            let top = crate::workspaces::gitcli::toplevel(&dir).map_err(ChangesError::from)?;
+            let top = top.ok_or_else(|| ChangesError::NotARepository {
+                path: dir.display().to_string(),
+            })?;
+            Ok(top.canonicalize().unwrap_or(top))
         })
         .await?
     }
@@ -146,7 +168,30 @@ impl RuntimeHandle {
                 "only an agent in a worktree branched off a branch can be merged into its base",
             ));
         };
-        let r = blocking(move || Ok(changes::merge_into_base(&t.dir, &base)?)).await?;
+        let top = self.checkout_of(&t).await?;
+        let (dir, b) = (t.dir.clone(), base.clone());
+        let base_at = blocking(move || {
+            let at =
+                crate::workspaces::gitcli::checked_out_at(&dir, &b).map_err(ChangesError::from)?;
+            Ok::<_, RuntimeError>(at.map(|p| p.canonicalize().unwrap_or(p)))
+        })
+        .await??;
+        // The branch's own checkout is stopped (its agents must not move the branch while it
+        // is merged); the base's checkout, when another agent works there, refuses the merge:
+        // a merge writes into that agent's files, and stopping it would end work the user did
+        // not ask about (SPEC 15).
+        let hold = self
+            .hold_checkouts(HoldRequest {
+                stop: vec![top],
+                guard: base_at.map(|at| (at, base.clone())),
+            })
+            .await?;
+        // The hold goes when git is done, even if the caller stopped waiting meanwhile.
+        let r = blocking(move || {
+            let _hold = hold;
+            Ok(changes::merge_into_base(&t.dir, &base)?)
+        })
+        .await?;
         self.recount(id).await;
         r
     }
@@ -159,7 +204,26 @@ impl RuntimeHandle {
     ) -> Result<Option<Discarded>, RuntimeError> {
         let t = self.target(id).await?;
         let message = format!("Paseo: work of {title} kept before it was discarded");
-        let r = blocking(move || Ok(changes::discard(&t.dir, &message)?)).await?;
+        // A discard resets the whole work tree, not one agent's files: in a checkout several
+        // agents share, every one of them is stopped first, and the confirm the user answered
+        // named them and said the whole repository goes back to HEAD (`checkoutAgents`). That
+        // rather than a refusal: the Changes view of a shared checkout already lists every
+        // file in it, so resetting that list is what the user asked for; their agents stay
+        // resumable and the snapshot keeps every file, so nothing is lost (SPEC 15). Stopped
+        // and held first, so nothing is written between the snapshot and the reset.
+        let top = self.checkout_of(&t).await?;
+        let hold = self
+            .hold_checkouts(HoldRequest {
+                stop: vec![top],
+                guard: None,
+            })
+            .await?;
+        // The hold goes when git is done, even if the caller stopped waiting meanwhile.
+        let r = blocking(move || {
+            let _hold = hold;
+            Ok(changes::discard(&t.dir, &message)?)
+        })
+        .await?;
         self.recount(id).await;
         r
     }

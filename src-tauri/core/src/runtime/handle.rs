@@ -48,9 +48,9 @@ pub struct Prompted {
 /// The clonable handle to the runtime.
 #[derive(Clone)]
 pub struct RuntimeHandle {
-    tx: mpsc::UnboundedSender<Command>,
+    pub(super) tx: mpsc::UnboundedSender<Command>,
     pub(super) events: broadcast::Sender<Event>,
-    writer: Arc<Writer>,
+    pub(super) writer: Arc<Writer>,
     providers: ProviderRegistry,
     layout: Layout,
 }

@@ -12,6 +12,9 @@ use crate::model::{AgentId, Status};
 impl Actor {
     /// Starts the session now, or queues the start when every live slot is taken.
     pub(super) fn start_or_wait(&mut self, agent: AgentId, resume: Option<String>) {
+        if self.defer_start(agent, &resume) {
+            return;
+        }
         let max = self.limits.max_live_agents;
         if self.slots.contains_key(&agent) || self.slots.len() < max {
             self.start_session(agent, resume);

@@ -12,6 +12,7 @@
 mod actor;
 mod apply;
 mod changes;
+mod checkout;
 mod cmd;
 pub mod events;
 mod handle;
@@ -37,6 +38,7 @@ use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::WorkspaceError;
 
 pub use changes::{AgentChanges, AgentDiff};
+pub use checkout::CheckoutAgent;
 pub use events::{
     AgentSnapshot, AgentSummary, Event, FleetCounts, FleetSnapshot, TrackSnapshot,
     WorkspaceSnapshot,
@@ -163,6 +165,9 @@ pub struct RuntimeOptions {
     pub notices: Vec<String>,
     /// The bound of one agent's timeline on disk (config.json `storage.timelineMaxBytes`).
     pub timeline_max_bytes: u64,
+    /// How many days the trash keeps what was left of a removed worktree (config.json
+    /// `storage.trashDays`, SPEC 15); older entries are purged at start.
+    pub trash_days: u32,
     /// config.json `limits` (SPEC 14).
     pub limits: limits::Limits,
     /// How long a provider session may take to become ready (config.json
@@ -179,6 +184,7 @@ impl RuntimeOptions {
             agent_env: BTreeMap::new(),
             notices: Vec::new(),
             timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
+            trash_days: crate::workspaces::trash::DEFAULT_TRASH_DAYS,
             limits: limits::Limits::default(),
             start_timeout: crate::config::DEFAULT_START_TIMEOUT,
         }

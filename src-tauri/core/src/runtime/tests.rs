@@ -607,3 +607,35 @@ async fn a_system_prompt_and_last_message_stay_in_the_file_until_read_back() {
     );
     rt.shutdown().await;
 }
+
+/// SPEC 15: while a Changes action holds a checkout, an agent there cannot start a process (a
+/// prompt or a notice resuming it waits), and the start runs once the hold goes.
+#[tokio::test]
+async fn a_start_in_a_held_checkout_waits_for_the_hold_and_then_runs() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let a = h.create(req(&ws, "ok first")).await.unwrap();
+    assert_eq!(h.wait(a.id(), T).await.unwrap().agent.status, Status::Idle);
+    let hold = h
+        .hold_checkouts(checkout::HoldRequest {
+            stop: vec![env.work.clone()],
+            guard: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(h.get(a.id()).await.unwrap().status, Status::Closed);
+    h.prompt(a.id(), "ok second".into(), TurnOrigin::User, None)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let held = h.get(a.id()).await.unwrap();
+    assert_eq!(held.status, Status::Initializing);
+    assert_eq!(held.record.last_message.as_deref(), Some("first"));
+    drop(hold);
+    let w = h.wait(a.id(), T).await.unwrap();
+    assert_eq!(w.agent.status, Status::Idle);
+    assert_eq!(w.agent.record.last_message.as_deref(), Some("second"));
+    rt.shutdown().await;
+}

@@ -54,6 +54,11 @@ impl Layout {
     pub fn worktrees_dir(&self) -> PathBuf {
         self.home.join("worktrees")
     }
+    /// What is left of removed worktrees (ignored files), kept for `storage.trashDays` days
+    /// (SPEC 15; see [`crate::workspaces::trash`]).
+    pub fn trash_dir(&self) -> PathBuf {
+        self.home.join("trash")
+    }
     pub fn config_path(&self) -> PathBuf {
         self.home.join("config.json")
     }

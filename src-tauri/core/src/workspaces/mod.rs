@@ -7,6 +7,7 @@
 
 pub mod changes;
 pub mod gitcli;
+pub mod trash;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -43,6 +44,9 @@ pub enum WorkspaceError {
     /// The snapshot commit before a removal failed (SPEC 15): the worktree was kept.
     #[error("the work left in {path} could not be committed: {message}")]
     Snapshot { path: String, message: String },
+    /// A worktree was kept where it is instead of going to the trash (SPEC 15).
+    #[error("the worktree {path} was not removed: {message}")]
+    NotRemoved { path: String, message: String },
     #[error("{0}")]
     Io(String),
 }
@@ -60,6 +64,7 @@ impl WorkspaceError {
             WorkspaceError::Git { .. }
             | WorkspaceError::GitMissing
             | WorkspaceError::Snapshot { .. }
+            | WorkspaceError::NotRemoved { .. }
             | WorkspaceError::Io(_) => None,
         }
     }

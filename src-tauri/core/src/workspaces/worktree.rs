@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::gitcli::{self, Cmd, Hooks};
-use super::{git, repo_info, run_git, RepoInfo, WorkspaceError};
+use super::{git, repo_info, run_git, trash, RepoInfo, WorkspaceError};
 use crate::store::Layout;
 
 /// What a new worktree checks out (shared by `create_worktree` and `create_agent`).
@@ -274,12 +274,32 @@ fn inside_worktrees(layout: &Layout, path: &str, verb: &str) -> Result<PathBuf, 
     }
 }
 
-/// Puts a removed worktree back at `path` with its kept `branch` (restoring its agents).
+/// Puts a removed worktree back at `path` with its kept `branch` (restoring its agents), then
+/// what was left in it when it was removed (ignored files) from the trash, if its entry is
+/// still there (SPEC 15): the branch brings the tracked content, snapshot included; from the
+/// trash comes only what the branch does not have, never over a file of the branch. A
+/// worktree already back on disk only gets the trash's part (a restore that stopped there
+/// and is tried again).
 pub fn readd(layout: &Layout, repo: &str, path: &str, branch: &str) -> Result<(), WorkspaceError> {
     let p = inside_worktrees(layout, path, "restore")?;
-    if p.is_dir() {
-        return Ok(());
+    if !p.is_dir() {
+        add_back(repo, &p, branch)?;
     }
+    let p = p.canonicalize().unwrap_or(p);
+    if let Some(entry) = trash::find(layout, &p) {
+        trash::restore_into(&entry, &p).map_err(|e| {
+            WorkspaceError::Io(format!(
+                "the worktree {} is back from its branch, but its ignored files could not be \
+                 put back from the trash ({}): {e}",
+                p.display(),
+                entry.dir.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+fn add_back(repo: &str, p: &Path, branch: &str) -> Result<(), WorkspaceError> {
     validate_branch("workspace.branch", branch)?;
     let repo = Path::new(repo);
     run_git(repo, &["worktree", "prune"])?;
@@ -303,7 +323,7 @@ pub fn readd(layout: &Layout, repo: &str, path: &str, branch: &str) -> Result<()
     }
     Cmd::git(repo)
         .args(["worktree", "add", "--quiet"])
-        .arg(&p)
+        .arg(p)
         .arg(branch)
         .run()?;
     Ok(())
@@ -331,23 +351,32 @@ pub fn snapshot_message(path: &Path, cause: &str) -> String {
     )
 }
 
+/// What [`snapshot_and_remove`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Removed {
+    /// The snapshot commit, if there was anything to commit.
+    pub snapshot: Option<String>,
+    /// The trash entry holding what was left (ignored files), if the directory was there.
+    pub trash: Option<PathBuf>,
+}
+
 /// Removes the worktree at `path` (made from `repo`) without ever losing work in it (SPEC 15):
 /// first its uncommitted changes and untracked, non-ignored files are committed on `branch`
-/// as one snapshot commit (no hooks, no signing, author from git config or Paseo), then
-/// `git worktree remove` runs without `--force`, so git itself refuses if anything but ignored
-/// files is left. On any error the worktree is kept as it is. Returns the snapshot commit, if
-/// there was anything to commit. Refuses any path outside the worktrees folder. The branch is
-/// kept.
+/// as one snapshot commit (no hooks, no signing, author from git config or Paseo); then, once
+/// git reports nothing but ignored files left, the directory is moved whole into the data
+/// root's trash (see [`trash`]) and git forgets the worktree (`git worktree prune`). Nothing is
+/// deleted and `--force` is never used. On any error before the move the worktree is kept as
+/// it is. Refuses any path outside the worktrees folder. The branch is kept.
 pub fn snapshot_and_remove(
     layout: &Layout,
     repo: &str,
     path: &str,
     branch: Option<&str>,
     message: &str,
-) -> Result<Option<String>, WorkspaceError> {
+) -> Result<Removed, WorkspaceError> {
     let canon = inside_worktrees(layout, path, "remove")?;
-    let repo = Path::new(repo);
-    let mut snapshot = None;
+    let repo_dir = Path::new(repo);
+    let mut removed = Removed::default();
     if canon.exists() {
         let kept = |message: String| WorkspaceError::Snapshot {
             path: path.to_string(),
@@ -363,15 +392,73 @@ pub fn snapshot_and_remove(
         {
             return Err(kept("it is not a git worktree any more".into()));
         }
-        snapshot = gitcli::commit_all(&canon, message, Hooks::Skip, branch)
+        removed.snapshot = gitcli::commit_all(&canon, message, Hooks::Skip, branch)
             .map_err(|e| kept(e.to_string()))?;
-        Cmd::git(repo)
-            .args(["worktree", "remove"])
-            .arg(&canon)
-            .run()?;
+        may_leave(&canon, path)?;
+        let manifest = trash::Manifest {
+            worktree: canon.display().to_string(),
+            repo: repo.to_string(),
+            branch: branch.map(str::to_string),
+            snapshot: removed.snapshot.clone(),
+            trashed_at: crate::model::Timestamp::now(),
+            restored_at: None,
+        };
+        removed.trash = Some(trash::put(layout, &canon, &manifest)?.dir);
+        // The directory is safe in the trash whatever git says now; a worktree git still
+        // lists is pruned again before a restore re-adds it.
+        if let Err(e) = run_git(repo_dir, &["worktree", "prune"]) {
+            tracing::warn!(path, error = %e, "git worktree prune failed after the move to the trash");
+        }
+        return Ok(removed);
     }
-    run_git(repo, &["worktree", "prune"])?;
-    Ok(snapshot)
+    run_git(repo_dir, &["worktree", "prune"])?;
+    Ok(removed)
+}
+
+/// Refuses to move a worktree whose move would lose something git keeps outside it, or that
+/// git would not forget, as `git worktree remove` (without `--force`) would: anything but
+/// ignored files left after the snapshot, a lock, initialized submodules (their git data lives
+/// in the worktree's admin folder, which the prune deletes).
+fn may_leave(canon: &Path, path: &str) -> Result<(), WorkspaceError> {
+    let refuse = |message: String| WorkspaceError::NotRemoved {
+        path: path.to_string(),
+        message,
+    };
+    let left = Cmd::git(canon)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .args([
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--ignore-submodules=none",
+        ])
+        .run()?;
+    if !left.trim().is_empty() {
+        let files: Vec<&str> = left
+            .lines()
+            .take(20)
+            .map(|l| l.get(3..).unwrap_or(l))
+            .collect();
+        return Err(refuse(format!(
+            "files changed after the snapshot: {}",
+            files.join(", ")
+        )));
+    }
+    let admin = Cmd::git(canon)
+        .args(["rev-parse", "--absolute-git-dir"])
+        .run()?;
+    let admin = PathBuf::from(admin.trim());
+    if admin.join("locked").exists() {
+        return Err(refuse(
+            "it is locked (git worktree lock); unlock it to let it go".into(),
+        ));
+    }
+    if admin.join("modules").exists() {
+        return Err(refuse(
+            "it has initialized submodules, whose git data would go with it".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Undoes [`create`] for an agent that could not be created: the worktree was made a moment ago

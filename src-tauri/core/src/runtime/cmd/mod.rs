@@ -209,6 +209,19 @@ pub(crate) enum Command {
         id: AgentId,
         reply: Reply<Durable>,
     },
+    /// The live agents working in a checkout (the Changes view says who an action stops).
+    AgentsIn {
+        dir: PathBuf,
+        reply: Reply<Vec<super::checkout::CheckoutAgent>>,
+    },
+    /// Stops the agents in a checkout and keeps agents from starting there (SPEC 15).
+    HoldCheckouts {
+        req: super::checkout::HoldRequest,
+        reply: Reply<(Vec<AgentId>, Durable, u64)>,
+    },
+    ReleaseCheckouts {
+        token: u64,
+    },
     DeliverPending(Reply<()>),
     /// Submits what is held back (load repairs), so a flush that follows covers it.
     WriteDeferred(Reply<()>),
@@ -321,6 +334,9 @@ impl Actor {
             Command::MarkSeen { id, reply } => answer(reply, self.mark_seen(id)),
             Command::Wake { id, reply } => answer(reply, self.wake(id)),
             Command::Stop { id, reply } => answer(reply, self.stop(id)),
+            Command::AgentsIn { dir, reply } => answer(reply, Ok(self.agents_in(&dir))),
+            Command::HoldCheckouts { req, reply } => answer(reply, self.hold_checkouts(req)),
+            Command::ReleaseCheckouts { token } => self.release_checkouts(token),
             Command::DeliverPending(r) => {
                 self.deliver_pending();
                 answer(r, Ok(()))

@@ -163,8 +163,40 @@ pub fn merge_into_base(dir: &Path, base_branch: &str) -> Result<Merged, ChangesE
     r
 }
 
+/// The paths the merge would create in the checkout `at` that already exist there, untracked:
+/// git refuses to overwrite untracked files but silently replaces ignored ones (a user's
+/// `.env`, say), so both are refused here before git runs. A path the branch has and HEAD does
+/// not is the only kind a merge creates.
+fn would_overwrite(at: &Path, tip: &str) -> Result<Vec<String>, ChangesError> {
+    let added = Cmd::git(at)
+        .args([
+            "diff",
+            "--name-only",
+            "--no-renames",
+            "--diff-filter=A",
+            "-z",
+            "HEAD",
+            tip,
+        ])
+        .run_raw()?;
+    Ok(added
+        .split(|b| *b == 0)
+        .filter(|t| !t.is_empty())
+        .map(|t| String::from_utf8_lossy(t).into_owned())
+        .filter(|p| std::fs::symlink_metadata(at.join(p)).is_ok())
+        .collect())
+}
+
 fn merge_in(at: &Path, base: &str, branch: &str, tip: &str) -> Result<Merged, ChangesError> {
     let before = gitcli::resolve(at, "HEAD")?;
+    let files = would_overwrite(at, tip)?;
+    if !files.is_empty() {
+        return Err(ChangesError::WouldOverwrite {
+            base: base.into(),
+            at: at.display().to_string(),
+            files,
+        });
+    }
     let merge = Cmd::git(at)
         .envs(&gitcli::identity_env(at)?)
         .args(["merge", "--no-edit", "-m"])

@@ -74,6 +74,21 @@ pub enum ChangesError {
         /// What git said.
         message: String,
     },
+    /// A merge would write into a checkout where another agent works (SPEC 15).
+    #[error("the base branch {branch} is checked out at {at}, where another agent works with a live process ({}); stop it first (it stays resumable), then merge into {branch}", list(.agents))]
+    CheckoutInUse {
+        branch: String,
+        at: String,
+        /// Each agent as `"title" (id)`.
+        agents: Vec<String>,
+    },
+    /// Git would silently replace files it does not track there (ignored ones, a `.env`).
+    #[error("merging into {base} would overwrite files in {at} that git does not track ({}); move them away first", list(.files))]
+    WouldOverwrite {
+        base: String,
+        at: String,
+        files: Vec<String>,
+    },
     #[error("pull requests are unavailable: {reason}")]
     GhUnavailable { reason: String },
     /// Git's (or gh's) own error text.

@@ -1,0 +1,111 @@
+//! `"storage"` in config.json: bounds on what the data root keeps. Parsed here with the rest
+//! of the file.
+
+use serde_json::Value;
+
+/// Bounds on what the data root keeps (`"storage"` in config.json).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StorageConfig {
+    /// `timelineMaxBytes`: one agent's timeline on disk; past it the oldest items are dropped
+    /// behind a marker.
+    pub timeline_max_bytes: u64,
+    /// `trashDays`: how many days what is left of a removed worktree (its ignored files) stays
+    /// in the data root's trash before a start purges it (SPEC 15).
+    pub trash_days: u32,
+}
+
+/// The smallest timeline bound accepted.
+pub const MIN_TIMELINE_BYTES: u64 = 64 << 10;
+/// The longest `trashDays` accepted (ten years: a typo of a huge number would otherwise keep
+/// everything for ever without saying so).
+pub const MAX_TRASH_DAYS: u32 = 3650;
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
+            trash_days: crate::workspaces::trash::DEFAULT_TRASH_DAYS,
+        }
+    }
+}
+
+impl StorageConfig {
+    /// Reads the `storage` object; absent fields keep their defaults. On error: the field path
+    /// and what was wrong.
+    pub fn parse(value: &Value) -> Result<Self, (String, String)> {
+        let object = value
+            .as_object()
+            .ok_or_else(|| ("storage".to_string(), "expected an object".to_string()))?;
+        let mut config = StorageConfig::default();
+        for (key, v) in object {
+            let path = format!("storage.{key}");
+            match key.as_str() {
+                "timelineMaxBytes" => {
+                    config.timeline_max_bytes = v
+                        .as_u64()
+                        .filter(|n| *n >= MIN_TIMELINE_BYTES)
+                        .ok_or_else(|| {
+                            (
+                                path,
+                                format!(
+                                    "expected a number of bytes, at least {MIN_TIMELINE_BYTES}"
+                                ),
+                            )
+                        })?;
+                }
+                "trashDays" => {
+                    config.trash_days = v
+                        .as_u64()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .filter(|n| *n <= MAX_TRASH_DAYS)
+                        .ok_or_else(|| {
+                            (
+                                path,
+                                format!("expected a whole number of days, 0 to {MAX_TRASH_DAYS}"),
+                            )
+                        })?;
+                }
+                _ => {
+                    return Err((
+                        path,
+                        "unknown field (expected timelineMaxBytes or trashDays)".to_string(),
+                    ))
+                }
+            }
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, "config.json").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn trash_days_default_to_seven_and_take_a_whole_number() {
+        assert_eq!(parse("{}").unwrap().storage.trash_days, 7);
+        let c = parse(r#"{"storage": {"trashDays": 30, "timelineMaxBytes": 1048576}}"#).unwrap();
+        assert_eq!(c.storage.trash_days, 30);
+        assert_eq!(c.storage.timeline_max_bytes, 1 << 20);
+        assert_eq!(
+            parse(r#"{"storage": {"trashDays": 0}}"#)
+                .unwrap()
+                .storage
+                .trash_days,
+            0
+        );
+        for bad in ["-1", "1.5", "\"7\"", "3651", "null", "99999999999"] {
+            let err = parse(&format!(r#"{{"storage": {{"trashDays": {bad}}}}}"#)).unwrap_err();
+            assert!(
+                err.starts_with(
+                    "config.json: storage.trashDays: expected a whole number of days, 0 to 3650"
+                ),
+                "{bad}: {err}"
+            );
+        }
+    }
+}
