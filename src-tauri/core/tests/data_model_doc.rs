@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use paseo_core::config::{
-    Config, McpConfig, NotificationsConfig, ProviderConfig, ProviderKind, StorageConfig,
-    DEFAULT_START_TIMEOUT,
+    Config, McpConfig, NotificationsConfig, ProviderConfig, ProviderKind, SandboxConfig,
+    StorageConfig, DEFAULT_START_TIMEOUT,
 };
 use paseo_core::mcp::McpServer;
 use paseo_core::model::{
@@ -73,6 +73,7 @@ fn full_record(now: Timestamp) -> AgentRecord {
             mode: Some("never".into()),
             system_prompt: Some("be brief".into()),
             system_prompt_on_disk: false,
+            unconfined: true,
             extra: config_extra,
         }
         .shared(),
@@ -128,7 +129,8 @@ fn full_config() -> Value {
             "claude": {"command": ["/opt/wrap", "claude"], "env": {"A": "1"}},
             "mybot": {
                 "kind": "command", "label": "My bot", "command": ["bot", "{prompt}"],
-                "stdin": true, "readsPrompts": false, "env": {"B": "2"}, "models": ["m1"]
+                "stdin": true, "readsPrompts": false, "env": {"B": "2"}, "models": ["m1"],
+                "unconfined": true
             }
         },
         "mcp": {"port": 7777},
@@ -138,6 +140,7 @@ fn full_config() -> Value {
             "enabled": false, "permission": false, "error": false, "finished": false,
             "subagentFinished": true
         },
+        "sandbox": {"enabled": false, "hide": ["~/.secret"], "network": false},
         "startTimeoutSecs": 5
     })
 }
@@ -167,8 +170,20 @@ fn check_config_fixture(fixture: &Value) {
         storage,
         limits,
         notifications,
+        sandbox,
         start_timeout,
     } = &c;
+    let SandboxConfig {
+        enabled: sandbox_on,
+        hide,
+        network,
+    } = sandbox;
+    let ds = SandboxConfig::default();
+    assert!(sandbox_on != &ds.enabled && hide != &ds.hide && network != &ds.network);
+    let s = fixture["sandbox"].as_object().unwrap();
+    for f in listed_fields(r#"{"sandbox": {"zzz": true}}"#) {
+        assert!(s.contains_key(&f), "sandbox.{f} is not in the fixture");
+    }
     let McpConfig { port } = mcp;
     assert!(port.is_some());
     let StorageConfig {
@@ -204,7 +219,9 @@ fn check_config_fixture(fixture: &Value) {
         reads_prompts,
         env,
         models,
+        unconfined,
     } = &providers["mybot"];
+    assert!(unconfined);
     let dp = ProviderConfig::new(ProviderKind::Shell);
     assert!(kind != &dp.kind && label.is_some() && command.is_some() && stdin != &dp.stdin);
     assert!(reads_prompts.is_some() && !env.is_empty() && !models.is_empty());

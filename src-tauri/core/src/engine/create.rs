@@ -4,8 +4,8 @@
 
 use super::{AgentState, Effect, Engine, EngineError, NewAgent, Queued, SessionState};
 use crate::model::{
-    AgentId, AgentRecord, NotifyArm, ProjectRecord, Status, TurnInput, TurnOrigin, WorkspaceId,
-    WorkspaceRecord, PARENT_LABEL,
+    AgentConfig, AgentId, AgentRecord, NotifyArm, ProjectRecord, Status, TurnInput, TurnOrigin,
+    WorkspaceId, WorkspaceRecord, PARENT_LABEL,
 };
 
 impl Engine {
@@ -36,12 +36,15 @@ impl Engine {
             title: new.title,
             labels: labels.into(),
             last_activity_at: Some(now),
-            config: new.config.shared(),
+            config: AgentConfig {
+                unconfined: new.unconfined,
+                ..new.config
+            }
+            .shared(),
             auto_archive: new.auto_archive,
             notify_on_finish: new.notify.is_some(),
             created_by: new.created_by,
             created_workspace_id: new.created_workspace_id,
-            unconfined: new.unconfined,
             ..AgentRecord::new(new.id, new.provider, new.cwd, Status::Initializing, now)
         };
         record.set_parent(new.parent);

@@ -200,11 +200,6 @@ pub struct AgentRecord {
     /// Wall time and exit code of its last turn (shell and command agents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<Box<LastRun>>,
-    /// The user chose to run it outside the sandbox (SPEC 16). Only the user sets it: an agent
-    /// that asks for an unconfined agent is held (SPEC 14). Absent in records written before
-    /// containment, which read as contained.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub unconfined: bool,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -353,9 +348,6 @@ impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
                 "heldTurn" => r.held_turn = map.next_value()?,
                 "usage" => r.usage = map.next_value::<Option<_>>()?.unwrap_or_default(),
                 "lastRun" => r.last_run = map.next_value()?,
-                "unconfined" => {
-                    r.unconfined = map.next_value::<Option<bool>>()?.unwrap_or_default()
-                }
                 _ => {
                     let v: Value = map.next_value()?;
                     r.extra.insert(key.into_owned(), v);
@@ -414,7 +406,6 @@ impl AgentRecord {
             held_turn: None,
             usage: RecordUsage::default(),
             last_run: None,
-            unconfined: false,
             extra: Extra::new(),
         }
     }

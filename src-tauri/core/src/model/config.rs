@@ -27,6 +27,12 @@ pub struct AgentConfig {
     /// 600 characters were 60 MB of the app's memory at 100,000 agents, for nothing.
     #[serde(skip)]
     pub system_prompt_on_disk: bool,
+    /// The user chose to run it outside the sandbox (SPEC 16). Only the user sets it: an agent
+    /// that asks for an unconfined agent is held (SPEC 14). Absent in records written before
+    /// containment, which read as contained. Here rather than in the record: configs are
+    /// shared, so it costs a record nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unconfined: bool,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -103,6 +109,9 @@ impl<'de> serde::de::Visitor<'de> for AgentConfigVisitor {
             match key.as_ref() {
                 "model" => c.model = map.next_value()?,
                 "mode" => c.mode = map.next_value()?,
+                "unconfined" => {
+                    c.unconfined = map.next_value::<Option<bool>>()?.unwrap_or_default()
+                }
                 "systemPrompt" if self.at_rest => {
                     c.system_prompt = None;
                     c.system_prompt_on_disk = map.next_value::<Option<SkippedStr>>()?.is_some();
@@ -127,7 +136,7 @@ pub type SharedConfig = std::sync::Arc<AgentConfig>;
 /// Distinct shared configs kept at most: beyond that, a config is held by its agent alone.
 const POOL_MAX: usize = 1024;
 
-type PoolKey = (Option<CompactString>, Option<CompactString>, bool);
+type PoolKey = (Option<CompactString>, Option<CompactString>, bool, bool);
 
 static POOL: std::sync::LazyLock<
     std::sync::Mutex<std::collections::HashMap<PoolKey, SharedConfig>>,
@@ -144,6 +153,7 @@ impl AgentConfig {
             self.model.clone(),
             self.mode.clone(),
             self.system_prompt_on_disk,
+            self.unconfined,
         );
         // A poisoned pool still holds whole entries: each is inserted in one step.
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());

@@ -97,6 +97,9 @@ pub struct SessionSpec {
     pub mcp: Option<McpAccess>,
     /// Where the agent's process groups are recorded while they run (crash cleanup).
     pub groups: Option<groups::GroupRecorder>,
+    /// The box every process of the session runs in (SPEC 16); `None`: unconfined, by the
+    /// user's choice. A provider adds its CLI's own state to it before it spawns.
+    pub sandbox: Option<crate::sandbox::Plan>,
 }
 
 /// What a session reports. Turn events refer to the turn most recently sent.
@@ -198,6 +201,8 @@ pub struct ProviderInfo {
     pub reads_prompts: bool,
     /// Models the UI offers (free text is accepted too).
     pub models: Vec<String>,
+    /// Its agents run outside the sandbox (config.json `providers.<id>.unconfined`).
+    pub unconfined: bool,
 }
 
 /// What every provider is built from: its id and its configuration, and what follows from them
@@ -221,7 +226,7 @@ impl Configured {
     fn env(&self) -> AgentEnv {
         AgentEnv {
             set: self.config.env.clone(),
-            groups: None,
+            ..AgentEnv::default()
         }
     }
 
@@ -234,6 +239,7 @@ impl Configured {
             spec.mcp.as_ref(),
         );
         env.groups = spec.groups.clone().map(|g| (spec.agent_id, g));
+        env.sandbox = spec.sandbox.clone().map(std::sync::Arc::new);
         env
     }
 
@@ -261,6 +267,7 @@ impl Configured {
             reason,
             reads_prompts,
             models: self.config.models.clone(),
+            unconfined: self.config.unconfined,
         }
     }
 

@@ -55,6 +55,8 @@ pub struct AgentEnv {
     pub set: BTreeMap<String, String>,
     /// Whose processes these are, and where their groups are recorded while they run.
     pub groups: Option<(AgentId, GroupRecorder)>,
+    /// The box its processes run in (SPEC 16); `None`: unconfined.
+    pub sandbox: Option<std::sync::Arc<crate::sandbox::Plan>>,
 }
 
 impl AgentEnv {
@@ -71,7 +73,49 @@ impl AgentEnv {
             set.insert("PASEO_MCP_URL".into(), mcp.url.clone());
             set.insert("PASEO_MCP_TOKEN".into(), mcp.token.clone());
         }
-        AgentEnv { set, groups: None }
+        AgentEnv {
+            set,
+            groups: None,
+            sandbox: None,
+        }
+    }
+
+    /// Lets the boxed session write its CLI's own state (SPEC 16: login, settings, sessions):
+    /// the folders, made first when missing (a CLI inside its box could not make them in a
+    /// read-only home), and the files that exist. Nothing when it runs unconfined.
+    pub fn cli_state(&mut self, dirs: &[std::path::PathBuf], files: &[std::path::PathBuf]) {
+        let Some(plan) = self.sandbox.as_mut() else {
+            return;
+        };
+        let plan = std::sync::Arc::make_mut(plan);
+        for d in dirs {
+            if let Err(e) = std::fs::create_dir_all(d) {
+                tracing::warn!(dir = %d.display(), "cannot make a CLI's state folder: {e}");
+            }
+            plan.write_if_exists(d);
+        }
+        for f in files {
+            plan.write_if_exists(f);
+        }
+    }
+
+    /// Lets the boxed session read a file the app made for it inside a hidden path (its MCP
+    /// configuration in the data root's `secrets/`).
+    pub fn expose(&mut self, path: &Path) {
+        if let Some(plan) = self.sandbox.as_mut() {
+            std::sync::Arc::make_mut(plan).read(path);
+        }
+    }
+
+    /// A folder named by a variable of the agent's environment, else `default` under HOME.
+    pub fn dir_or_home(&self, var: &str, default: &str) -> Option<std::path::PathBuf> {
+        match self.get(var).filter(|v| !v.is_empty()) {
+            Some(v) => Some(std::path::PathBuf::from(v)),
+            None => self
+                .get("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| Path::new(&h).join(default)),
+        }
     }
 
     /// The value a variable will have in the agent's process.
@@ -161,9 +205,24 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, ProviderError> {
         what: what(),
         source: std::io::Error::new(std::io::ErrorKind::NotFound, reason),
     })?;
-    let mut cmd = Command::new(resolved);
-    cmd.args(&launch.argv[1..])
-        .current_dir(launch.cwd)
+    let mut cmd = match &launch.env.sandbox {
+        // The one place agent processes start: a contained agent's process only ever starts
+        // inside its box (SPEC 16).
+        Some(plan) => {
+            let args: Vec<std::ffi::OsString> = launch.argv[1..].iter().map(Into::into).collect();
+            let boxed = plan.command(&resolved, &args, launch.cwd);
+            Command::from(boxed.std_command().map_err(|source| ProviderError::Spawn {
+                what: format!("{} in its sandbox", what()),
+                source,
+            })?)
+        }
+        None => {
+            let mut c = Command::new(resolved);
+            c.args(&launch.argv[1..]);
+            c
+        }
+    };
+    cmd.current_dir(launch.cwd)
         .process_group(0)
         .stdin(if launch.stdin {
             Stdio::piped()

@@ -112,6 +112,8 @@ pub(crate) struct Actor {
     pub(super) checkouts: super::checkout::Holds,
     /// What load repaired or registered, written once the app answers (see [`Deferred`]).
     pub(super) deferred: Option<Deferred>,
+    /// What boxes agents here (SPEC 16), found at start.
+    pub(super) containment: Arc<crate::sandbox::Containment>,
 }
 
 /// Loads the data root and starts the actor.
@@ -144,6 +146,20 @@ pub(crate) async fn start(
     // What a killed app left running goes first, before any agent starts again (SPEC 11).
     let stopped = GroupRecorder::new(layout.run_dir()).stop_leftovers().await;
     let mut notices: Vec<String> = opts.notices.clone();
+    let (sandbox, home) = (opts.sandbox.clone(), opts.home.clone());
+    let containment =
+        tokio::task::spawn_blocking(move || crate::sandbox::Containment::detect(&sandbox, &home))
+            .await
+            .map_err(|_| RuntimeError::Stopped)?;
+    let said = containment.info();
+    match &containment {
+        crate::sandbox::Containment::On { .. } => tracing::info!("{}", said.message),
+        _ => {
+            tracing::warn!("{}", said.message);
+            notices.push(said.message.clone());
+        }
+    }
+    crate::sandbox::install_app_git(&containment);
     if stopped > 0 {
         tracing::warn!(
             groups = stopped,
@@ -314,6 +330,7 @@ pub(crate) async fn start(
         waiting: Default::default(),
         checkouts: Default::default(),
         deferred: None,
+        containment: Arc::new(containment),
     };
     let mut repaired: Vec<AgentId> = actor.engine.take_changed_agents().into_iter().collect();
     repaired.extend(fixed_ws);

@@ -301,6 +301,14 @@ impl Actor {
                 return;
             }
         };
+        let unconfined = a.record.config.unconfined || provider.info().unconfined;
+        let sandbox = match self.sandbox_plan(agent, &cwd, unconfined) {
+            Ok(plan) => plan,
+            Err(reason) => {
+                let _ = self.engine.session_failed(agent, &reason);
+                return;
+            }
+        };
         if let Some(old) = self.slots.remove(&agent) {
             if let Some(s) = old.session {
                 self.spawn_close(agent, s);
@@ -317,6 +325,7 @@ impl Actor {
             env: self.opts_env.clone(),
             mcp: self.access.as_ref().and_then(|x| x.issue(agent)),
             groups: Some(GroupRecorder::new(self.layout.run_dir())),
+            sandbox,
         };
         self.slots.insert(
             agent,
@@ -349,6 +358,27 @@ impl Actor {
             tokio::time::sleep(bound).await;
             let _ = tx.send(Internal::StartTimeout { agent, generation });
         });
+    }
+
+    /// The box of an agent's session (SPEC 16), with its private temp folder made; `Err` says
+    /// why a contained agent cannot start.
+    fn sandbox_plan(
+        &self,
+        agent: AgentId,
+        cwd: &std::path::Path,
+        unconfined: bool,
+    ) -> Result<Option<crate::sandbox::Plan>, String> {
+        if !self.containment.contains(unconfined) {
+            return Ok(None);
+        }
+        let tmp = self.layout.agent_tmp(agent);
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&tmp)
+            .map_err(|e| format!("cannot make its private temp folder {}: {e}", tmp.display()))?;
+        self.containment.agent_plan(cwd, &tmp, unconfined)
     }
 
     /// The start of `generation` passed its bound: unless it became ready meanwhile, the agent

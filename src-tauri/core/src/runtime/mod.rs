@@ -168,6 +168,9 @@ pub struct RuntimeOptions {
     /// How many days the trash keeps what was left of a removed worktree (config.json
     /// `storage.trashDays`, SPEC 15); older entries are purged at start.
     pub trash_days: u32,
+    /// config.json `sandbox` (SPEC 16): containment of agents and of the app's git in their
+    /// trees.
+    pub sandbox: crate::config::SandboxConfig,
     /// config.json `limits` (SPEC 14).
     pub limits: limits::Limits,
     /// How long a provider session may take to become ready (config.json
@@ -185,6 +188,7 @@ impl RuntimeOptions {
             notices: Vec::new(),
             timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
             trash_days: crate::workspaces::trash::DEFAULT_TRASH_DAYS,
+            sandbox: crate::config::SandboxConfig::default(),
             limits: limits::Limits::default(),
             start_timeout: crate::config::DEFAULT_START_TIMEOUT,
         }

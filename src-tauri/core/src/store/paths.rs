@@ -30,6 +30,10 @@ impl Layout {
     pub fn run_dir(&self) -> PathBuf {
         self.home.join("run")
     }
+    /// A contained agent's private temp folder (its `TMPDIR`, SPEC 16).
+    pub fn agent_tmp(&self, id: AgentId) -> PathBuf {
+        self.home.join("tmp").join(id.to_string())
+    }
     pub fn inbox_dir(&self) -> PathBuf {
         self.home.join("inbox")
     }

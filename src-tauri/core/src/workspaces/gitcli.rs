@@ -90,10 +90,18 @@ impl Output {
     }
 }
 
+mod guard;
+
 /// A command line to run: `git -C <dir> …` by default, or any program (`gh`).
 #[derive(Clone, Debug)]
 pub struct Cmd {
     program: OsString,
+    /// git's `-C` folder: where its guard and box are worked out.
+    repo: Option<PathBuf>,
+    /// What its box may write besides the repository (a private index, a new worktree).
+    writes: Vec<PathBuf>,
+    /// Runs in the app-git box (SPEC 16), when there is one.
+    boxed: bool,
     /// The working directory for programs other than git (git gets `-C`, which reports a
     /// missing directory in its own words).
     cwd: Option<PathBuf>,
@@ -110,6 +118,9 @@ impl Cmd {
     pub fn git(dir: &Path) -> Cmd {
         Cmd {
             program: "git".into(),
+            repo: Some(dir.to_path_buf()),
+            writes: Vec::new(),
+            boxed: true,
             cwd: None,
             pre: vec!["-C".into(), dir.as_os_str().to_owned()],
             args: Vec::new(),
@@ -124,10 +135,25 @@ impl Cmd {
     pub fn program(program: impl AsRef<OsStr>, dir: &Path) -> Cmd {
         Cmd {
             program: program.as_ref().to_owned(),
+            repo: None,
+            boxed: false,
             cwd: Some(dir.to_path_buf()),
             pre: Vec::new(),
             ..Cmd::git(dir)
         }
+    }
+
+    /// Lets its box write `path` too (a private index's folder, a worktree being made).
+    pub fn writes(mut self, path: impl Into<PathBuf>) -> Cmd {
+        self.writes.push(path.into());
+        self
+    }
+
+    /// Runs outside the app-git box: a push needs the user's credentials and network, which
+    /// the box hides. Hooks and the repository's own drivers stay off.
+    pub fn unboxed(mut self) -> Cmd {
+        self.boxed = false;
+        self
     }
 
     /// A `-c name=value` for git (before the subcommand).
@@ -221,15 +247,38 @@ impl Cmd {
     /// Runs to the end (or the limit); a non-zero exit is not an error here.
     pub fn output(&self) -> Result<Output, GitError> {
         let program = self.program_name();
-        let mut c = Command::new(&self.program);
+        let mut args: Vec<OsString> = Vec::new();
+        if let Some(repo) = &self.repo {
+            args.extend(guard::flags(repo));
+        }
+        args.extend(self.pre.iter().cloned());
+        args.extend(self.args.iter().cloned());
+        let plan = self
+            .repo
+            .as_ref()
+            .filter(|_| self.boxed)
+            .and_then(|repo| crate::sandbox::app_git_plan(repo, &self.writes));
+        let mut c = match &plan {
+            Some(plan) => {
+                // git finds its folder by `-C`, which says in its own words when it is missing.
+                let boxed = plan.command(Path::new(&self.program), &args, Path::new("/"));
+                boxed.std_command().map_err(|e| GitError::Io {
+                    program: program.clone(),
+                    message: format!("cannot box it (SPEC 16): {e}"),
+                })?
+            }
+            None => {
+                let mut c = Command::new(&self.program);
+                c.args(&args);
+                c
+            }
+        };
         // A repository named by the app's own environment (started from a git hook, say)
         // must not replace the one asked for.
         for v in INHERITED_REPO_VARS {
             c.env_remove(v);
         }
-        c.args(&self.pre)
-            .args(&self.args)
-            .env("GIT_TERMINAL_PROMPT", "0")
+        c.env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_EDITOR", ":")
             .env("GH_PROMPT_DISABLED", "1")
             .env("LC_ALL", "C")

@@ -222,10 +222,13 @@ pub fn create(
             if let Some(b) = base {
                 args.push(b);
             }
-            run_git(&main, &args)?;
+            Cmd::git(&main).args(&args).writes(&parent).run()?;
         }
         WorktreeTarget::CheckoutBranch { branch } => {
-            run_git(&main, &["worktree", "add", "--quiet", &p, branch])?;
+            Cmd::git(&main)
+                .args(["worktree", "add", "--quiet", &p, branch])
+                .writes(&parent)
+                .run()?;
         }
     }
     let path = path.canonicalize().unwrap_or(path);
@@ -321,11 +324,14 @@ fn add_back(repo: &str, p: &Path, branch: &str) -> Result<(), WorkspaceError> {
         std::fs::create_dir_all(parent)
             .map_err(|e| WorkspaceError::Io(format!("cannot create {}: {e}", parent.display())))?;
     }
-    Cmd::git(repo)
+    let mut add = Cmd::git(repo)
         .args(["worktree", "add", "--quiet"])
         .arg(p)
-        .arg(branch)
-        .run()?;
+        .arg(branch);
+    if let Some(parent) = p.parent() {
+        add = add.writes(parent);
+    }
+    add.run()?;
     Ok(())
 }
 
@@ -476,6 +482,7 @@ pub fn discard(
         Cmd::git(repo)
             .args(["worktree", "remove", "--force"])
             .arg(&canon)
+            .writes(&canon)
             .run()?;
     }
     run_git(repo, &["worktree", "prune"])?;

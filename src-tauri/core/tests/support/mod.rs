@@ -36,6 +36,7 @@ pub fn spec(cwd: &Path) -> SessionSpec {
         env: BTreeMap::new(),
         mcp: None,
         groups: None,
+        sandbox: None,
     }
 }
 

@@ -55,6 +55,7 @@ impl Provider for Scripted {
             reason: None,
             reads_prompts: self.reads,
             models: vec![],
+            unconfined: false,
         }
     }
 

@@ -149,7 +149,26 @@ impl Provider for ClaudeProvider {
     fn start(&self, spec: SessionSpec, sink: EventSink) -> SessionStart {
         let base = self.base.clone();
         Box::pin(async move {
-            let (prefix, env) = base.cli_launch(CLI, "claude", &spec)?;
+            let (prefix, mut env) = base.cli_launch(CLI, "claude", &spec)?;
+            // Its login, settings and transcripts: $CLAUDE_CONFIG_DIR (which then also holds
+            // .claude.json), else ~/.claude and ~/.claude.json.
+            let mut files = Vec::new();
+            if env
+                .get("CLAUDE_CONFIG_DIR")
+                .filter(|v| !v.is_empty())
+                .is_none()
+            {
+                if let Some(home) = env.get("HOME").filter(|h| !h.is_empty()) {
+                    let home = Path::new(&home);
+                    files.push(home.join(".claude.json"));
+                    files.push(home.join(".claude.json.backup"));
+                }
+            }
+            let dirs: Vec<_> = env
+                .dir_or_home("CLAUDE_CONFIG_DIR", ".claude")
+                .into_iter()
+                .collect();
+            env.cli_state(&dirs, &files);
             let session = match spec.resume.as_deref().filter(|s| !s.is_empty()) {
                 Some(id) => ClaudeSessionArg::Resume(id.to_string()),
                 None => ClaudeSessionArg::New(uuid::Uuid::new_v4().to_string()),
@@ -167,6 +186,7 @@ impl Provider for ClaudeProvider {
                                 ),
                                 source,
                             })?;
+                    env.expose(file.path());
                     Some(file)
                 }
                 None => None,

@@ -401,6 +401,7 @@ fn argv_carries_session_model_mode_and_mcp() {
             config_dir: "/run/secrets".into(),
         }),
         groups: None,
+        sandbox: None,
     };
     spec.config.model = Some("opus".into());
     spec.config.mode = Some("acceptEdits".into());

@@ -89,7 +89,13 @@ impl Provider for CodexProvider {
     fn start(&self, spec: SessionSpec, sink: EventSink) -> SessionStart {
         let base = self.base.clone();
         Box::pin(async move {
-            let (prefix, env) = base.cli_launch(CLI, "codex", &spec)?;
+            let (prefix, mut env) = base.cli_launch(CLI, "codex", &spec)?;
+            // Its login, config and threads: $CODEX_HOME, else ~/.codex.
+            let dirs: Vec<_> = env
+                .dir_or_home("CODEX_HOME", ".codex")
+                .into_iter()
+                .collect();
+            env.cli_state(&dirs, &[]);
             check_mode(&spec)?;
             let argv = codex_argv(&prefix, spec.mcp.as_ref());
             let stream = CodexStream::new(ThreadParams::from_spec(&spec));

@@ -148,6 +148,7 @@ pub fn merge_into_base(dir: &Path, base_branch: &str) -> Result<Merged, ChangesE
         .args(["worktree", "add", "--quiet"])
         .arg(&wt)
         .arg(base_branch)
+        .writes(tmp.path())
         .run()?;
     let r = merge_in(&wt, base_branch, &branch, &tip);
     // Only this checkout made for the merge is removed: after a merge or an abort it holds
@@ -155,6 +156,7 @@ pub fn merge_into_base(dir: &Path, base_branch: &str) -> Result<Merged, ChangesE
     let removed = Cmd::git(&top)
         .args(["worktree", "remove", "--force"])
         .arg(&wt)
+        .writes(tmp.path())
         .run();
     if let Err(e) = removed {
         tracing::warn!(error = %e, path = %wt.display(), "temporary merge worktree not removed");

@@ -159,7 +159,14 @@ impl Gh {
                 .timeout(Duration::from_secs(300))
                 .run()
         };
-        run(&plan.push, Path::new("git"))?;
+        // The push as shown (`git -C <top> push …`), run as git: hooks and the repository's own
+        // drivers off; outside the box, which would hide the user's credentials (SPEC 16).
+        let push_args = plan.push.get(3..).unwrap_or_default();
+        Cmd::git(&top)
+            .args(push_args)
+            .unboxed()
+            .timeout(Duration::from_secs(300))
+            .run()?;
         Ok(run(&plan.create, &self.program)?.trim().to_string())
     }
 }

@@ -176,6 +176,7 @@ impl Staged {
             .config("core.fsmonitor=false")
             .config("diff.suppressBlankEmpty=false")
             .env("GIT_INDEX_FILE", &self.index)
+            .writes(self._tmp.path())
             .env("GIT_OPTIONAL_LOCKS", "0")
             .literal_paths()
     }

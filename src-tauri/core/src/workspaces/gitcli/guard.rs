@@ -1,0 +1,81 @@
+//! What the app's own git may run of a repository an agent can write (SPEC 16): no hooks, no
+//! fsmonitor, and none of the filter, diff or merge drivers the repository's own config names
+//! (`.git/config`, `config.worktree` and what they include: files an agent can plant). The
+//! user's global and system drivers (git-lfs, say) stay: an agent cannot write those. What is
+//! left runs boxed to the repository (`sandbox::app_git_plan`).
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Always off: hooks live in the git dir an agent can write (or where `core.hooksPath` says),
+/// and fsmonitor is a command named by config.
+const ALWAYS: [&str; 2] = ["core.hooksPath=/dev/null", "core.fsmonitor=false"];
+
+/// The `-c` options that switch off what `dir`'s repository config names to run.
+pub(super) fn flags(dir: &Path) -> Vec<OsString> {
+    let mut out = Vec::new();
+    for kv in ALWAYS {
+        out.push("-c".into());
+        out.push(kv.into());
+    }
+    for name in planted_drivers(dir) {
+        out.push("-c".into());
+        let off = if name.ends_with(".required") {
+            format!("{name}=false")
+        } else {
+            format!("{name}=")
+        };
+        out.push(off.into());
+    }
+    out
+}
+
+/// The driver keys set in the repository's own config. Reading config runs nothing (includes
+/// are only read), so this one git runs unguarded; a repository it cannot read has none.
+fn planted_drivers(dir: &Path) -> Vec<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["config", "--show-scope", "--name-only", "--get-regexp"])
+        .arg(r"^(filter|diff|merge)\.")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let Ok(out) = out else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some((scope, name)) = line.split_once('\t') else {
+            continue;
+        };
+        if !matches!(scope, "local" | "worktree") {
+            continue;
+        }
+        let runs = [
+            ".clean",
+            ".smudge",
+            ".process",
+            ".textconv",
+            ".command",
+            ".driver",
+        ]
+        .iter()
+        .any(|s| name.ends_with(s))
+            || name == "diff.external";
+        if runs {
+            names.push(name.to_string());
+            // A filter marked required fails the command once it is off: not required.
+            if let Some(driver) = name.strip_prefix("filter.") {
+                if let Some((d, _)) = driver.rsplit_once('.') {
+                    names.push(format!("filter.{d}.required"));
+                }
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}

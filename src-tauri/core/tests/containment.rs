@@ -1,0 +1,243 @@
+//! Containment (SPEC 16) tried from inside real agents: a shell agent started by the runtime
+//! (the same path every agent takes) attempts what a hostile agent would, and the app's own
+//! git runs over a repository that agent planted commands in.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use paseo_core::config::{Config, SandboxConfig};
+use paseo_core::model::{AgentId, Status, WorkspaceId};
+use paseo_core::providers::ProviderRegistry;
+use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
+use support::eventually;
+
+/// A data root, a home with secrets, and a project an agent works in.
+struct World {
+    _dir: tempfile::TempDir,
+    data: PathBuf,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (data, home) = (root.join("paseo-home"), root.join("home"));
+    let project = home.join("src/app");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE-KEY-BYTES").unwrap();
+    World {
+        _dir: dir,
+        data,
+        home,
+        project,
+    }
+}
+
+async fn start(w: &World, sandbox: SandboxConfig) -> Runtime {
+    let mut opts = RuntimeOptions::new(&w.data, ProviderRegistry::from_config(&Config::default()));
+    opts.sandbox = SandboxConfig {
+        hide: vec![w.home.join(".ssh").display().to_string()],
+        ..sandbox
+    };
+    let rt = Runtime::start(opts, None).await.unwrap();
+    rt.handle.deliver_pending().await.unwrap();
+    rt
+}
+
+async fn workspace(h: &RuntimeHandle, dir: &Path) -> WorkspaceId {
+    h.add_workspace(dir.display().to_string())
+        .await
+        .unwrap()
+        .record
+        .workspace_id
+}
+
+/// Runs `script` as a shell agent's first turn in `dir` and returns its status and output.
+async fn run_agent(h: &RuntimeHandle, ws: &WorkspaceId, script: &str) -> (AgentId, Status, String) {
+    let mut req = CreateAgent::new(
+        "shell",
+        WorkspaceTarget::Existing {
+            id: ws.clone(),
+            cwd: None,
+        },
+    );
+    req.initial_prompt = Some(script.to_string());
+    let id = h.create(req).await.unwrap().record.id;
+    let r = h.wait(id, Duration::from_secs(30)).await.unwrap();
+    assert!(!r.timed_out, "the turn ended");
+    (
+        id,
+        r.agent.status,
+        r.agent.record.last_message.clone().unwrap_or_default(),
+    )
+}
+
+#[tokio::test]
+async fn an_agent_cannot_read_the_user_token_the_secrets_or_other_processes() {
+    let w = world();
+    let rt = start(&w, SandboxConfig::default()).await;
+    let h = rt.handle();
+    // The MCP user token as the app keeps it (this test starts no MCP server).
+    std::fs::write(w.data.join("mcp-token"), "USER-TOKEN-VALUE").unwrap();
+    let ws = workspace(&h, &w.project).await;
+    // Another agent's process outside this one's box, a token in its environment.
+    let mut other = std::process::Command::new("sleep")
+        .arg("60")
+        .env("PASEO_MCP_TOKEN", "OTHER-AGENT-TOKEN")
+        .spawn()
+        .unwrap();
+    std::os::unix::fs::symlink(w.home.join(".ssh"), w.project.join("keys")).unwrap();
+    let script = format!(
+        "cat '{data}/mcp-token'; cat '{home}/.ssh/id_ed25519'; cat keys/id_ed25519; \
+         cat /proc/{pid}/environ; ls '{data}/agents' | head; echo done",
+        data = w.data.display(),
+        home = w.home.display(),
+        pid = other.id(),
+    );
+    let (_, _, out) = run_agent(&h, &ws, &script).await;
+    assert!(out.contains("done"), "{out}");
+    for secret in ["USER-TOKEN-VALUE", "PRIVATE-KEY-BYTES", "OTHER-AGENT-TOKEN"] {
+        assert!(!out.contains(secret), "read {secret}: {out}");
+    }
+    let _ = other.kill();
+    let _ = other.wait();
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_agent_writes_its_cwd_and_nothing_outside_it() {
+    let w = world();
+    let rt = start(&w, SandboxConfig::default()).await;
+    let h = rt.handle();
+    let ws = workspace(&h, &w.project).await;
+    std::os::unix::fs::symlink(&w.home, w.project.join("up")).unwrap();
+    let script = format!(
+        "echo mine > mine.txt; echo x > '{home}/planted'; echo x > up/via-link; \
+         echo '{{}}' > '{data}/config.json'; echo x > \"$TMPDIR/scratch\" && echo tmp-ok",
+        home = w.home.display(),
+        data = w.data.display(),
+    );
+    let (_, _, out) = run_agent(&h, &ws, &script).await;
+    assert!(out.contains("tmp-ok"), "a private temp folder works: {out}");
+    assert_eq!(
+        std::fs::read_to_string(w.project.join("mine.txt")).unwrap(),
+        "mine\n"
+    );
+    for planted in [
+        w.home.join("planted"),
+        w.home.join("via-link"),
+        w.data.join("config.json"),
+    ] {
+        assert!(!planted.exists(), "wrote {planted:?}: {out}");
+    }
+    rt.shutdown().await;
+}
+
+/// Commands in the repository's own config that git runs for `add`: a clean filter, an
+/// fsmonitor and a hook. Each, if run, leaves a marker in the agent's own tree (where even a
+/// boxed command could write), so the test sees the guard, not only the box.
+fn plant(project: &Path) -> Vec<PathBuf> {
+    let marks: Vec<PathBuf> = ["filter", "fsmonitor", "hook"]
+        .iter()
+        .map(|m| project.join(format!("ran-{m}")))
+        .collect();
+    let script = format!(
+        "set -e; git init -q; \
+         git config filter.x.clean 'sh -c \"touch {f}; cat\"'; git config filter.x.required true; \
+         git config core.fsmonitor '{p}/fsm.sh'; printf '#!/bin/sh\\ntouch {m}\\n' > fsm.sh; \
+         chmod +x fsm.sh; \
+         printf '#!/bin/sh\\ntouch {k}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+         echo '* filter=x' > .gitattributes; echo hello > a.txt",
+        f = marks[0].display(),
+        p = project.display(),
+        m = marks[1].display(),
+        k = marks[2].display(),
+    );
+    let ok = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(project)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    marks
+}
+
+#[tokio::test]
+async fn git_the_app_runs_in_an_agent_tree_runs_nothing_the_agent_planted() {
+    let w = world();
+    let rt = start(&w, SandboxConfig::default()).await;
+    let h = rt.handle();
+    let ws = workspace(&h, &w.project).await;
+    // The agent plants its commands in its own turn and ends it without running git again:
+    // then the app counts its changes (after every turn) and the user opens Changes.
+    let marks = plant(&w.project);
+    let (id, status, out) = run_agent(&h, &ws, "echo more > b.txt").await;
+    assert_eq!(status, Status::Idle, "{out}");
+    let changes = h.agent_changes(id).await.unwrap();
+    assert!(
+        changes.changes.files.iter().any(|f| f.path == "a.txt"),
+        "git still sees the work: {:?}",
+        changes.changes.files
+    );
+    // The count after the turn ran too (it is what the track row shows).
+    eventually(Duration::from_secs(10), || async {
+        match h.get(id).await.unwrap().changes {
+            Some(c) => Ok(c),
+            None => Err("no change count yet".to_string()),
+        }
+    })
+    .await;
+    for m in &marks {
+        assert!(!m.exists(), "the app ran what the agent planted: {m:?}");
+    }
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn containment_off_is_the_users_choice_and_then_nothing_is_boxed() {
+    let w = world();
+    let rt = start(
+        &w,
+        SandboxConfig {
+            enabled: false,
+            ..SandboxConfig::default()
+        },
+    )
+    .await;
+    let h = rt.handle();
+    let ws = workspace(&h, &w.project).await;
+    let script = format!("cat '{}/.ssh/id_ed25519'", w.home.display());
+    let (_, _, out) = run_agent(&h, &ws, &script).await;
+    assert!(out.contains("PRIVATE-KEY-BYTES"), "{out}");
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unconfined_agent_is_the_users_choice() {
+    let w = world();
+    let rt = start(&w, SandboxConfig::default()).await;
+    let h = rt.handle();
+    let ws = workspace(&h, &w.project).await;
+    let mut req = CreateAgent::new(
+        "shell",
+        WorkspaceTarget::Existing {
+            id: ws.clone(),
+            cwd: None,
+        },
+    );
+    req.unconfined = true;
+    req.initial_prompt = Some(format!("cat '{}/.ssh/id_ed25519'", w.home.display()));
+    let id = h.create(req).await.unwrap().record.id;
+    let r = h.wait(id, Duration::from_secs(30)).await.unwrap();
+    let out = r.agent.record.last_message.clone().unwrap_or_default();
+    assert!(out.contains("PRIVATE-KEY-BYTES"), "{out}");
+    let snap = h.get(id).await.unwrap();
+    assert!(snap.record.config.unconfined);
+    rt.shutdown().await;
+}
