@@ -177,6 +177,9 @@ pub struct NewAgentForm {
     pub worktree: Option<NewWorktree>,
     #[serde(default)]
     pub auto_archive: bool,
+    /// Run it outside the sandbox (SPEC 16): the user's choice, made in the form.
+    #[serde(default)]
+    pub unconfined: bool,
 }
 
 /// A new worktree of the repository containing `repo` (an absolute path), as MCP
@@ -220,6 +223,7 @@ pub async fn create_agent(state: State<'_, AppState>, form: NewAgentForm) -> Ans
     req.title = form.title;
     req.initial_prompt = form.prompt.filter(|p| !p.trim().is_empty());
     req.auto_archive = form.auto_archive;
+    req.unconfined = form.unconfined;
     Ok(rt.create(req).await?)
 }
 

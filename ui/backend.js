@@ -68,7 +68,7 @@ export function archivedAgents(offset = 0, limit = 500) {
 }
 
 /**
- * form: {provider, model?, mode?, title?, prompt?, autoArchive, and one of workspaceId,
+ * form: {provider, model?, mode?, title?, prompt?, autoArchive, unconfined, and one of workspaceId,
  * directory, or worktree: {repo, target: {kind: 'branch-off', newBranch, base?} |
  * {kind: 'checkout-branch', branch}}}
  */

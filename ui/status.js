@@ -82,6 +82,33 @@ export function setPower(el, power) {
   if (el.dataset.power !== p) el.dataset.power = p;
 }
 
+const REACH_TITLES = {
+  contained: 'Contained: writes only its own folder and reads nothing of your secrets or of Paseo\'s data',
+  unconfined: 'Unconfined: runs with your whole reach (your choice, or containment is off)',
+};
+
+/**
+ * Whether an agent runs in its sandbox (SPEC 16): not when the user chose it unconfined (the
+ * agent or its provider) or turned containment off; a fleet where containment is unavailable
+ * starts no contained agent, so its agents show contained (they wait, with the reason).
+ */
+export function reachOf(agent, containment, providers) {
+  if (containment && containment.state === 'off') return 'unconfined';
+  if (agent.unconfined) return 'unconfined';
+  const p = (providers || []).find((x) => x.id === agent.provider);
+  return p && p.unconfined ? 'unconfined' : 'contained';
+}
+
+/** Shows an agent's reach beside its power: "contained" or "unconfined". */
+export function setReach(el, reach) {
+  const r = REACH_TITLES[reach] ? reach : null;
+  el.hidden = !r;
+  if (!r) return;
+  if (el.textContent !== r) el.textContent = r;
+  if (el.getAttribute('title') !== REACH_TITLES[r]) el.setAttribute('title', REACH_TITLES[r]);
+  if (el.dataset.reach !== r) el.dataset.reach = r;
+}
+
 /** What the agent changed on disk, compactly ("3 files +40 −2"); '' when nothing or not counted. */
 export function changesText(agent) {
   const c = agent.changes;

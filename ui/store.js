@@ -12,7 +12,7 @@ import { Cards, Tracks } from './cards.js';
  */
 const CARD = ['id', 'title', 'provider', 'status', 'parentAgentId', 'workspaceId', 'cwd', 'bucket', 'power',
   'requiresAttention', 'attentionReason', 'createdAt', 'updatedAt', 'lastActivityAt', 'pendingPermission',
-  'waitingForSlot', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount'];
+  'waitingForSlot', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount', 'unconfined'];
 
 /** How many agents' whole snapshots a window keeps (the panes shown last). */
 const DETAILS_KEPT = 8;
@@ -38,6 +38,8 @@ export const fleet = {
   loaded: false,
   home: '',
   mcpUrl: null,
+  /** {state: on | off | unavailable, engine, message}: whether agents are contained (SPEC 16). */
+  containment: null,
   /** id → agent card (unarchived agents only); held in columns (`Cards`), for its size (issue 19). */
   agents: new Cards(),
   /** id → the agent's whole snapshot (null while it is fetched), for the panes shown last; oldest first. */
@@ -109,6 +111,7 @@ function keepTrack(track) {
 export function loadSnapshot(snap) {
   fleet.home = snap.home;
   fleet.mcpUrl = snap.mcpUrl;
+  fleet.containment = snap.containment || null;
   fleet.agents = snap.agents;
   // Events may have been missed (a resync): what a pane shows is fetched again.
   fleet.details = new Map();

@@ -3,7 +3,7 @@
 // composer, and the composer. One pane is reused for whichever agent tab is active.
 import { h, setAttr, setText } from '../dom.js';
 import { detailOf, fleet, providerInfo, providerLabel, workspaceName } from '../store.js';
-import { agentBucket, agentLabel, agentName, glyph, setPower, updateGlyph } from '../status.js';
+import { agentBucket, agentLabel, agentName, glyph, reachOf, setPower, setReach, updateGlyph } from '../status.js';
 import { TimelineView, toolSummary } from './timeline.js';
 import { TrackView } from './track.js';
 import { Composer } from './composer.js';
@@ -22,6 +22,7 @@ export class AgentPane {
     this.title = h('h1', { class: 'agent-title', dataset: { testid: 'agent-title' } });
     this.provider = h('span', { class: 'meta', dataset: { testid: 'agent-provider' } });
     this.power = h('span', { class: 'power-tag', dataset: { testid: 'agent-power' } });
+    this.reach = h('span', { class: 'power-tag reach-tag', dataset: { testid: 'agent-reach' } });
     this.statusWord = h('span', { class: 'status-word', dataset: { testid: 'agent-status' } });
     this.cwd = h('span', { class: 'cwd mono', dataset: { testid: 'agent-cwd' } });
     this.workspace = h('span', { class: 'meta', dataset: { testid: 'agent-workspace' } });
@@ -43,7 +44,7 @@ export class AgentPane {
     this.changes = new ChangesView(actions.changes);
     this.changes.el.hidden = true;
     this.header = h('header', { class: 'agent-header' },
-      h('div', { class: 'line' }, this.glyph, this.title, this.provider, this.power, h('span', { class: 'status-pill' }, this.statusWord),
+      h('div', { class: 'line' }, this.glyph, this.title, this.provider, this.power, this.reach, h('span', { class: 'status-pill' }, this.statusWord),
         h('span', { class: 'spacer' }), this.changesToggle, this.parent),
       h('div', { class: 'line sub' }, this.cwd, this.workspace, this.usage));
     this.lastError = h('div', { class: 'agent-error', role: 'status', dataset: { testid: 'agent-error' } });
@@ -104,6 +105,7 @@ export class AgentPane {
     const model_ = detail?.config?.model;
     setText(this.provider, `${providerLabel(agent.provider)}${model_ ? ` · ${model_}` : ''}`);
     setPower(this.power, agent.power);
+    setReach(this.reach, reachOf(agent, fleet.containment, fleet.providers));
     setText(this.statusWord, label);
     this.statusWord.className = `status-word s-${bucket}`;
     setText(this.cwd, agent.cwd);

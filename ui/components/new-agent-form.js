@@ -57,6 +57,13 @@ export class NewAgentForm {
     this.worktree = new WorktreeFields(() => this.onWorktree());
     this.autoArchive = h('input', { type: 'checkbox', dataset: { testid: 'new-agent-auto-archive' } });
     this.autoArchiveLabel = h('span', {});
+    // Containment off for this one agent (SPEC 16): the user's choice, with what it means.
+    this.unconfined = h('input', {
+      type: 'checkbox', dataset: { testid: 'new-agent-unconfined' },
+      onchange: () => { this.unconfinedWarning.hidden = !this.unconfined.checked; },
+    });
+    this.unconfinedWarning = h('div', { class: 'hint warning', dataset: { testid: 'new-agent-unconfined-warning' }, hidden: true },
+      'It will run with your whole reach: it can read your SSH keys and other secrets, write anywhere you can, and read Paseo\'s own data, including the token that drives the app.');
     this.error = h('div', { class: 'form-error', role: 'alert', id: 'new-agent-error', dataset: { testid: 'new-agent-error' } });
     this.submit = h('button', { class: 'primary', type: 'submit', dataset: { testid: 'new-agent-submit' } }, 'Create agent');
 
@@ -81,6 +88,8 @@ export class NewAgentForm {
     field('Title', this.title),
     field('First prompt', this.prompt, 'Ctrl+Enter creates the agent'),
     h('label', { class: 'check' }, this.autoArchive, this.autoArchiveLabel),
+    h('label', { class: 'check' }, this.unconfined, h('span', {}, 'Unconfined: run it outside its sandbox')),
+    this.unconfinedWarning,
     this.error,
     h('div', { class: 'form-actions' }, this.submit,
       h('button', { type: 'button', dataset: { testid: 'new-agent-cancel' }, onclick: () => this.actions.cancel() }, 'Cancel')));
@@ -165,6 +174,7 @@ export class NewAgentForm {
       title: this.title.value.trim() || null,
       prompt: this.prompt.value.trim() ? this.prompt.value : null,
       autoArchive: this.autoArchive.checked,
+      unconfined: this.unconfined.checked,
     };
     const where = other ? this.directory : this.workspace;
     if (this.worktree.enabled) {

@@ -18,7 +18,15 @@ export function renderStatus(el, state) {
     h('span', { dataset: { testid: 'status-line' } },
       h('span', { class: `dot ${info.backend}`, 'aria-hidden': 'true' }, '●'),
       ` Backend ${info.backend} · pid ${info.pid} · ${line}`),
+    containmentNote(state.containment),
     h('span', { class: 'muted status-right' },
       state.mcpUrl ? h('span', { title: 'Where agents reach the paseo MCP server', dataset: { testid: 'mcp-url' } }, `MCP ${state.mcpUrl.replace(/^https?:\/\//, '')}`) : null,
       h('span', {}, `${info.product} ${info.version}`)));
+}
+
+/** Says when agents are not contained (SPEC 16): off by the user's choice, or unavailable here. */
+function containmentNote(c) {
+  if (!c || c.state === 'on') return null;
+  const word = c.state === 'off' ? 'Containment off' : 'Containment unavailable';
+  return h('span', { class: 'containment-warning', title: c.message, dataset: { testid: 'containment-status', state: c.state } }, word);
 }

@@ -4,7 +4,7 @@
 // a track of a thousand subagents costs what a track of twenty does.
 import { h, setAttr, setText, RowWindow } from '../dom.js';
 import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
-import { agentBucket, agentLabel, agentName, changesText, glyph, setPower, updateGlyph } from '../status.js';
+import { agentBucket, agentLabel, agentName, changesText, glyph, reachOf, setPower, setReach, updateGlyph } from '../status.js';
 import { agentUsage, treeUsageText } from '../usage.js';
 
 const ROW_PX = 28;
@@ -79,6 +79,7 @@ export class TrackView {
     const title = h('span', { class: 'row-title' });
     const provider = h('span', { class: 'row-provider' });
     const power = h('span', { class: 'power-tag', dataset: { testid: 'track-power' } });
+    const reach = h('span', { class: 'power-tag reach-tag', dataset: { testid: 'track-reach' } });
     const status = h('span', { class: 'row-status' });
     const changes = h('span', { class: 'row-changes mono', dataset: { testid: 'track-changes' }, title: 'Files changed on disk, lines added and removed' });
     const usage = h('span', { class: 'row-usage', dataset: { testid: 'track-usage' } });
@@ -88,8 +89,8 @@ export class TrackView {
     const el = h('div', {
       class: 'track-row', role: 'listitem', dataset: { testid: 'track-row', agentId: id },
       ondblclick: () => this.actions.open(id),
-    }, g, title, provider, power, status, changes, usage, h('span', { class: 'row-actions' }, open, detach, archive));
-    return { el, g, title, provider, power, status, changes, usage, open, detach, archive };
+    }, g, title, provider, h('span', { class: 'row-power' }, power, reach), status, changes, usage, h('span', { class: 'row-actions' }, open, detach, archive));
+    return { el, g, title, provider, power, reach, status, changes, usage, open, detach, archive };
   }
 
   updateRow(row, agent) {
@@ -104,6 +105,7 @@ export class TrackView {
     setAttr(row.title, 'title', name);
     setText(row.provider, providerLabel(agent.provider));
     setPower(row.power, agent.power);
+    setReach(row.reach, reachOf(agent, fleet.containment, fleet.providers));
     setText(row.status, label);
     row.status.className = `row-status s-${bucket}`;
     setText(row.changes, changesText(agent));

@@ -140,7 +140,7 @@ async fn archive_kills_the_whole_process_tree() {
         pidfile.display()
     );
     let a = h.create(create("shell", &w, &script)).await.unwrap();
-    let grandchild = read_pid(&pidfile).await;
+    let grandchild = host_pid(a.id(), read_pid(&pidfile).await);
     let pids = agent_pids(a.id());
     assert!(!pids.is_empty());
     assert!(alive(grandchild));

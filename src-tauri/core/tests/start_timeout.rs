@@ -18,7 +18,8 @@ async fn a_start_that_never_answers_ends_in_error_with_its_process_tree_killed()
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let pids = dir.path().join("pids");
+    // In the agent's own folder: a contained agent writes nowhere else (SPEC 16).
+    let pids = work.join("pids");
     std::fs::create_dir_all(&pids).unwrap();
     // Reads the handshake and never answers; keeps a child of its own in the group.
     let script = dir.path().join("hung-codex");
@@ -52,8 +53,8 @@ async fn a_start_that_never_answers_ends_in_error_with_its_process_tree_killed()
     req.initial_prompt = Some("hello".into());
     let a = h.create(req).await.unwrap();
     assert_eq!(a.status, Status::Initializing);
-    let leader = support::read_pid(&pids.join("leader")).await;
-    let child = support::read_pid(&pids.join("child")).await;
+    let leader = support::host_pid(a.id(), support::read_pid(&pids.join("leader")).await);
+    let child = support::host_pid(a.id(), support::read_pid(&pids.join("child")).await);
     assert!(support::alive(leader) && support::alive(child));
 
     let w = h.wait(a.id(), Duration::from_secs(20)).await.unwrap();

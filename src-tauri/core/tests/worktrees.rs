@@ -257,9 +257,10 @@ async fn archiving_a_worktree_archives_its_agents_removes_it_keeps_the_branch_an
     for id in [a.id(), b.id()] {
         assert!(h.get(id).await.unwrap().record.archived_at.is_some());
     }
-    // Removal happens once the agents' processes are gone.
+    // Removal happens once the agents' processes are gone; it is over once git forgot the
+    // worktree too (the directory goes to the trash first, then git prunes).
     let deadline = tokio::time::Instant::now() + T;
-    while path.exists() {
+    while path.exists() || git(&f.repo, &["worktree", "list"]).lines().count() > 1 {
         assert!(
             tokio::time::Instant::now() < deadline,
             "worktree not removed"
@@ -291,8 +292,13 @@ async fn auto_archive_of_an_agent_that_created_a_worktree_removes_the_worktree()
             repo: Some(f.repo()),
             target: branch_off("auto", None),
         },
-        // Runs until the test says go, so the other agent joins the worktree first.
-        "while [ ! -f ../go-auto ]; do sleep 0.02; done; echo done",
+        // Runs until the test says go, so the other agent joins the worktree first. The go
+        // file is beside the repository: the worktree's own parent is in the data root, which
+        // a contained agent cannot read (SPEC 16).
+        &format!(
+            "while [ ! -f '{}/go-auto' ]; do sleep 0.02; done; echo done",
+            f.repo.parent().unwrap().display()
+        ),
     );
     c.auto_archive = true;
     let a = h.create(c).await.unwrap();
@@ -309,9 +315,10 @@ async fn auto_archive_of_an_agent_that_created_a_worktree_removes_the_worktree()
         ))
         .await
         .unwrap();
-    std::fs::write(path.parent().unwrap().join("go-auto"), b"").unwrap();
+    std::fs::write(f.repo.parent().unwrap().join("go-auto"), b"").unwrap();
     let deadline = tokio::time::Instant::now() + T;
-    while path.exists() {
+    // Gone once git forgot it too: the directory goes to the trash first, then git prunes.
+    while path.exists() || git(&f.repo, &["worktree", "list"]).lines().count() > 1 {
         assert!(
             tokio::time::Instant::now() < deadline,
             "worktree not removed"
@@ -513,11 +520,14 @@ async fn a_snapshot_that_fails_keeps_the_worktree_and_says_so_on_the_timeline_an
         &f.repo(),
         "stuck",
         "Stuck agent",
-        "while [ ! -f ../go-stuck ]; do sleep 0.02; done; echo notes > notes.txt",
+        &format!(
+            "while [ ! -f '{}/go-stuck' ]; do sleep 0.02; done; echo notes > notes.txt",
+            f.repo.parent().unwrap().display()
+        ),
     )
     .await;
     std::fs::write(&lock, b"").unwrap();
-    std::fs::write(path.parent().unwrap().join("go-stuck"), b"").unwrap();
+    std::fs::write(f.repo.parent().unwrap().join("go-stuck"), b"").unwrap();
     let deadline = tokio::time::Instant::now() + T;
     let notice = loop {
         let ev = tokio::time::timeout_at(deadline, events.recv())

@@ -35,6 +35,10 @@ pub struct AgentSnapshot {
     pub needs_you: bool,
     /// `full` (acts without asking) or `asks` (SPEC 14), by the one power rule.
     pub power: Power,
+    /// The user chose to run it outside the sandbox (its `config.unconfined`); with the
+    /// provider's `unconfined` and the fleet's `containment`, whether it is boxed (SPEC 16).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unconfined: bool,
     /// While its start waits for a live slot: the `maxLiveAgents` limit it waits behind.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting_for_slot: Option<usize>,
@@ -74,6 +78,7 @@ impl AgentSnapshot {
             bucket: a.bucket(),
             needs_you: a.needs_you(),
             power: engine.power_of(a),
+            unconfined: a.record.config.unconfined,
             waiting_for_slot: a.waiting_for_slot,
             changes: a.changes.as_deref().copied(),
             tree_usage: Usage::default(),
@@ -244,6 +249,9 @@ pub struct FleetSnapshot<A = Vec<AgentSnapshot>, T = Vec<TrackSnapshot>> {
     pub notices: Vec<String>,
     pub quarantined: Vec<Quarantined>,
     pub mcp_url: Option<String>,
+    /// Whether agents are contained here, by what, or why not (SPEC 16): the status bar says
+    /// it when containment is off or unavailable.
+    pub containment: crate::sandbox::ContainmentInfo,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -47,6 +47,9 @@ pub struct RareCard<'a> {
     /// Turns started: the pane reloads its Changes view when a turn ends.
     #[serde(skip_serializing_if = "is_zero")]
     pub turn_count: u64,
+    /// Outside the sandbox by the user's choice (SPEC 16); rare by design.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unconfined: bool,
 }
 
 impl RareCard<'_> {
@@ -59,6 +62,7 @@ impl RareCard<'_> {
             && self.tree_usage.is_empty()
             && self.last_run.is_none()
             && self.turn_count == 0
+            && !self.unconfined
     }
 }
 
@@ -150,6 +154,7 @@ impl<'a> Fleet<'a> {
             tree_usage: self.usage.tree(r.id),
             last_run: r.last_run.as_deref(),
             turn_count: r.turn_count,
+            unconfined: r.config.unconfined,
         }
     }
 

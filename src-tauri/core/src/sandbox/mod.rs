@@ -376,11 +376,28 @@ struct AppGit {
     data_roots: Vec<PathBuf>,
 }
 
+/// Set once a runtime found containment wanted but impossible: no repository hook runs then,
+/// not even for a commit the user asked for (it could not be confined).
+static APP_GIT_UNAVAILABLE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a repository's hooks may run for a git command the user asked for: where that
+/// command is boxed, or where the user turned containment off.
+pub fn app_git_may_run_hooks() -> bool {
+    let boxed = APP_GIT.read().unwrap_or_else(|e| e.into_inner()).is_some();
+    boxed || !APP_GIT_UNAVAILABLE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Makes app-run git boxed under `containment` (nothing when it is off or unavailable: git then
 /// runs with hooks, fsmonitor and the repository's own filters off, see `git.rs`).
 pub fn install_app_git(containment: &Containment) {
-    let Containment::On { engine, settings } = containment else {
-        return;
+    let (engine, settings) = match containment {
+        Containment::On { engine, settings } => (engine, settings),
+        Containment::Unavailable { .. } => {
+            APP_GIT_UNAVAILABLE.store(true, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        Containment::Off => return,
     };
     let mut slot = APP_GIT.write().unwrap_or_else(|e| e.into_inner());
     match slot.as_mut() {

@@ -102,6 +102,9 @@ pub struct Cmd {
     writes: Vec<PathBuf>,
     /// Runs in the app-git box (SPEC 16), when there is one.
     boxed: bool,
+    /// The repository's hooks may run (a commit the user asked for): boxed with the
+    /// repository's reach, never unboxed while containment is wanted (SPEC 16).
+    hooks: bool,
     /// The working directory for programs other than git (git gets `-C`, which reports a
     /// missing directory in its own words).
     cwd: Option<PathBuf>,
@@ -121,6 +124,7 @@ impl Cmd {
             repo: Some(dir.to_path_buf()),
             writes: Vec::new(),
             boxed: true,
+            hooks: false,
             cwd: None,
             pre: vec!["-C".into(), dir.as_os_str().to_owned()],
             args: Vec::new(),
@@ -146,6 +150,12 @@ impl Cmd {
     /// Lets its box write `path` too (a private index's folder, a worktree being made).
     pub fn writes(mut self, path: impl Into<PathBuf>) -> Cmd {
         self.writes.push(path.into());
+        self
+    }
+
+    /// Lets the repository's hooks run (see [`Cmd::hooks`] field): a commit the user asked for.
+    pub fn with_hooks(mut self) -> Cmd {
+        self.hooks = true;
         self
     }
 
@@ -249,7 +259,7 @@ impl Cmd {
         let program = self.program_name();
         let mut args: Vec<OsString> = Vec::new();
         if let Some(repo) = &self.repo {
-            args.extend(guard::flags(repo));
+            args.extend(guard::flags(repo, self.hooks && self.boxed));
         }
         args.extend(self.pre.iter().cloned());
         args.extend(self.args.iter().cloned());
@@ -583,7 +593,7 @@ pub fn commit_all(
         Hooks::Skip => c
             .config("core.hooksPath=/dev/null")
             .config("core.fsmonitor=false"),
-        Hooks::Run => c,
+        Hooks::Run => c.with_hooks(),
     };
     base(Cmd::git(dir)).args(["add", "--all"]).run()?;
     let staged = base(Cmd::git(dir))

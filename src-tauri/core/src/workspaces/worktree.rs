@@ -482,7 +482,8 @@ pub fn discard(
         Cmd::git(repo)
             .args(["worktree", "remove", "--force"])
             .arg(&canon)
-            .writes(&canon)
+            // Its folder, not the tree itself: a tree bound into the box cannot be removed.
+            .writes(canon.parent().unwrap_or(&canon))
             .run()?;
     }
     run_git(repo, &["worktree", "prune"])?;

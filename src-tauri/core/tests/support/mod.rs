@@ -307,6 +307,26 @@ pub fn agent_cli(name: &str) -> PathBuf {
     bin.canonicalize().unwrap()
 }
 
+/// The host's pid of the process of `agent` that knows itself as `pid`: a contained agent runs
+/// in a PID namespace of its own (SPEC 16), so the pids it reports are the box's. An unconfined
+/// agent's are the host's already.
+pub fn host_pid(agent: AgentId, pid: i32) -> i32 {
+    for p in agent_pids(agent) {
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{p}/status")) else {
+            continue;
+        };
+        let inner = status
+            .lines()
+            .find(|l| l.starts_with("NSpid:"))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|x| x.parse::<i32>().ok());
+        if inner == Some(pid) {
+            return p;
+        }
+    }
+    panic!("agent {agent} has no process {pid}")
+}
+
 /// Live processes whose environment carries `PASEO_AGENT_ID=<agent>`: an agent's process tree.
 pub fn agent_pids(agent: AgentId) -> Vec<i32> {
     let needle = format!("PASEO_AGENT_ID={agent}");

@@ -84,6 +84,7 @@ impl Actor {
             notices: self.notices.clone(),
             quarantined: self.quarantined.clone(),
             mcp_url: self.access.as_ref().and_then(|a| a.url()),
+            containment: self.containment.info(),
             agents,
         }
     }

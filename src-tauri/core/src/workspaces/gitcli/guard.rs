@@ -12,10 +12,16 @@ use std::process::{Command, Stdio};
 /// and fsmonitor is a command named by config.
 const ALWAYS: [&str; 2] = ["core.hooksPath=/dev/null", "core.fsmonitor=false"];
 
-/// The `-c` options that switch off what `dir`'s repository config names to run.
-pub(super) fn flags(dir: &Path) -> Vec<OsString> {
+/// The `-c` options that switch off what `dir`'s repository config names to run. `hooks`: the
+/// user asked for this command with its hooks (a commit), which run only where they are
+/// confined to the repository or the user turned containment off.
+pub(super) fn flags(dir: &Path, hooks: bool) -> Vec<OsString> {
     let mut out = Vec::new();
-    for kv in ALWAYS {
+    let hooks = hooks && crate::sandbox::app_git_may_run_hooks();
+    for kv in ALWAYS
+        .iter()
+        .filter(|kv| !(hooks && kv.starts_with("core.hooksPath")))
+    {
         out.push("-c".into());
         out.push(kv.into());
     }
