@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use paseo_core::config::{
-    Config, McpConfig, NotificationsConfig, ProviderConfig, ProviderKind, StorageConfig,
-    DEFAULT_START_TIMEOUT,
+    Config, McpConfig, NotificationsConfig, ProviderConfig, ProviderKind, SandboxConfig,
+    StorageConfig, DEFAULT_START_TIMEOUT,
 };
 use paseo_core::mcp::McpServer;
 use paseo_core::model::{
@@ -116,6 +116,7 @@ fn full_record(now: Timestamp) -> AgentRecord {
             exit_code: Some(2),
             extra: Extra::new(),
         })),
+        unconfined: true,
         extra: Extra::new(),
     }
 }
@@ -127,9 +128,11 @@ fn full_config() -> Value {
             "claude": {"command": ["/opt/wrap", "claude"], "env": {"A": "1"}},
             "mybot": {
                 "kind": "command", "label": "My bot", "command": ["bot", "{prompt}"],
-                "stdin": true, "readsPrompts": false, "env": {"B": "2"}, "models": ["m1"]
+                "stdin": true, "readsPrompts": false, "env": {"B": "2"}, "models": ["m1"],
+                "unconfined": true
             }
         },
+        "sandbox": {"enabled": false, "hide": ["~/.secrets"], "network": false},
         "mcp": {"port": 7777},
         "storage": {"timelineMaxBytes": 1048576},
         "limits": {"maxLiveAgents": 5, "maxDepth": 3, "createPerMinute": 7},
@@ -167,7 +170,15 @@ fn check_config_fixture(fixture: &Value) {
         limits,
         notifications,
         start_timeout,
+        sandbox,
     } = &c;
+    let SandboxConfig {
+        enabled: sandbox_on,
+        hide,
+        network,
+    } = sandbox;
+    let ds = SandboxConfig::default();
+    assert!(sandbox_on != &ds.enabled && hide != &ds.hide && network != &ds.network);
     let McpConfig { port } = mcp;
     assert!(port.is_some());
     let StorageConfig { timeline_max_bytes } = storage;
@@ -199,9 +210,11 @@ fn check_config_fixture(fixture: &Value) {
         reads_prompts,
         env,
         models,
+        unconfined,
     } = &providers["mybot"];
     let dp = ProviderConfig::new(ProviderKind::Shell);
     assert!(kind != &dp.kind && label.is_some() && command.is_some() && stdin != &dp.stdin);
+    assert_ne!(unconfined, &dp.unconfined);
     assert!(reads_prompts.is_some() && !env.is_empty() && !models.is_empty());
 
     let top = fixture.as_object().unwrap();

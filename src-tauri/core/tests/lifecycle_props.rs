@@ -260,6 +260,7 @@ impl Harness {
                     notify: if notify { creator } else { None },
                     auto_archive: auto,
                     created_workspace_id: None,
+                    unconfined: false,
                 };
                 let _ = self.e.create(n);
             }

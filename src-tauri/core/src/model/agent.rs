@@ -447,7 +447,10 @@ mod tests {
     /// is measured, and a new field that is not boxed or shared shows here first.
     #[test]
     fn a_record_in_memory_stays_small() {
-        assert!(std::mem::size_of::<AgentRecord>() <= 336);
+        // 344 since `unconfined` (SPEC 16): the byte-sized fields had filled their word, so the
+        // flag costs 8 bytes, 0.8 MB at 100,000 agents.
+        let size = std::mem::size_of::<AgentRecord>();
+        assert!(size <= 344, "{size}");
     }
 
     #[test]
