@@ -69,6 +69,7 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     options.timeline_max_bytes = config.storage.timeline_max_bytes;
     options.limits = config.limits;
     options.start_timeout = config.start_timeout;
+    options.sandbox = config.sandbox.clone();
     let runtime = Runtime::start(options, Some(mcp.access())).await?;
     let handle = runtime.handle();
     let mcp = match mcp.serve(handle.clone()).await {

@@ -14,9 +14,9 @@ use uuid::Uuid;
 
 pub use super::config::{AgentConfig, SharedConfig};
 use super::config::{AgentConfigVisitor, SkippedStr};
+use super::held::HeldTurn;
 use super::ids::{AgentId, BatchId, Extra, Key, Timestamp, WorkspaceId};
 use super::labels::Labels;
-use super::power::HeldTurn;
 use super::usage::{LastRun, RecordUsage};
 
 /// The label that links a subagent to its parent.

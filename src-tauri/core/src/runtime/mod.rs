@@ -168,6 +168,9 @@ pub struct RuntimeOptions {
     /// How long a provider session may take to become ready (config.json
     /// `startTimeoutSecs`); past it the agent goes `error` and its process tree is stopped.
     pub start_timeout: Duration,
+    /// config.json `sandbox` (SPEC 16): whether agents are contained, which the power rule
+    /// compares (SPEC 14).
+    pub sandbox: crate::config::SandboxConfig,
 }
 
 impl RuntimeOptions {
@@ -181,6 +184,7 @@ impl RuntimeOptions {
             timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
             limits: limits::Limits::default(),
             start_timeout: crate::config::DEFAULT_START_TIMEOUT,
+            sandbox: crate::config::SandboxConfig::default(),
         }
     }
 }

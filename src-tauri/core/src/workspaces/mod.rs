@@ -7,6 +7,7 @@
 
 pub mod changes;
 pub mod gitcli;
+pub mod reach;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};
