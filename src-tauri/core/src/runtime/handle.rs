@@ -288,14 +288,15 @@ impl RuntimeHandle {
         check_prompt("prompt", &text)?;
         // Where the prompted agent works against the caller (SPEC 14), read once and checked
         // on disk here, off the actor; the actor holds the turn if it reaches further.
+        // A caller that is gone gets no check: the actor refuses it (`authorize`).
         let reach = match caller.agent().filter(|c| *c != id) {
-            Some(c) => {
-                let (caller_cwd, _) = self
-                    .ask(|reply| Command::Workplace { id: c, reply })
-                    .await?;
-                let (cwd, _) = self.ask(|reply| Command::Workplace { id, reply }).await?;
-                Some(Box::new(create::reach_of(caller_cwd, cwd).await?))
-            }
+            Some(c) => match self.ask(|reply| Command::Workplace { id: c, reply }).await {
+                Ok((caller_cwd, _)) => {
+                    let (cwd, _) = self.ask(|reply| Command::Workplace { id, reply }).await?;
+                    Some(Box::new(create::reach_of(caller_cwd, cwd).await?))
+                }
+                Err(_) => None,
+            },
             None => None,
         };
         let agent = self
