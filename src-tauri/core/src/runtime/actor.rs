@@ -321,7 +321,8 @@ pub(crate) async fn start(
     actor.tickets.clear();
     actor.counts = FleetCounts::of(&actor.engine);
 
-    let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout);
+    let hidden = crate::workspaces::reach::hidden_roots(&layout.home, &opts.sandbox.hide);
+    let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout, hidden);
     let task = tokio::spawn(actor.run(rx, sink_rx, internal_rx));
     Ok((handle, task))
 }

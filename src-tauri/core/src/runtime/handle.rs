@@ -51,6 +51,9 @@ pub struct RuntimeHandle {
     writer: Arc<Writer>,
     providers: ProviderRegistry,
     layout: Layout,
+    /// Directories no agent reaches through its cwd tree (SPEC 16: the data root and
+    /// `sandbox.hide`), for the reach check (SPEC 14).
+    hidden: Arc<[std::path::PathBuf]>,
 }
 
 fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
@@ -78,6 +81,7 @@ impl RuntimeHandle {
         writer: Arc<Writer>,
         providers: ProviderRegistry,
         layout: Layout,
+        hidden: Vec<std::path::PathBuf>,
     ) -> Self {
         RuntimeHandle {
             tx,
@@ -85,6 +89,7 @@ impl RuntimeHandle {
             writer,
             providers,
             layout,
+            hidden: hidden.into(),
         }
     }
 
@@ -293,7 +298,7 @@ impl RuntimeHandle {
             Some(c) => match self.ask(|reply| Command::Workplace { id: c, reply }).await {
                 Ok((caller_cwd, _)) => {
                     let (cwd, _) = self.ask(|reply| Command::Workplace { id, reply }).await?;
-                    Some(Box::new(create::reach_of(caller_cwd, cwd).await?))
+                    Some(Box::new(self.reach_of(caller_cwd, cwd).await?))
                 }
                 Err(_) => None,
             },

@@ -3,23 +3,52 @@
 //! a new agent whose cwd is outside that tree (a parent directory, `$HOME`, `/`, the data root,
 //! another repository's worktree) would reach further than the agent that asked for it. Paths
 //! are compared canonical, so `..` and symlinks do not escape; a checkout of the caller's own
-//! repository (the same git common dir) is the one exception.
+//! repository (the same git common dir) is the one exception. The data root and the user's
+//! secrets (`sandbox.hide`) are in no agent's reach, even inside its cwd tree: a caller working
+//! in `$HOME` cannot start an agent in `~/.ssh` or in the data root.
 
 use std::path::{Path, PathBuf};
 
 use super::gitcli::Cmd;
 use crate::model::Reach;
 
-/// Where `cwd` stands against `caller_cwd`. Anything that cannot be told (a path that no longer
-/// exists, git failing) is [`Reach::Outside`]: the turn is then held for the user, never let
-/// through. Blocking (git).
-pub fn relate(caller_cwd: &Path, cwd: &Path) -> Reach {
+/// The directories no agent reaches through its cwd tree: the data root and the `sandbox.hide`
+/// paths (`~/` is the user's home; one that cannot be resolved is left out), canonical where
+/// they exist.
+pub fn hidden_roots(data_root: &Path, hide: &[String]) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut roots = vec![data_root.to_path_buf()];
+    for h in hide {
+        match (h.strip_prefix("~/"), &home) {
+            (Some(rest), Some(home)) => roots.push(home.join(rest)),
+            (Some(_), None) => {}
+            (None, _) => roots.push(PathBuf::from(h)),
+        }
+    }
+    roots
+        .into_iter()
+        .map(|r| r.canonicalize().unwrap_or(r))
+        .collect()
+}
+
+/// Where `cwd` stands against `caller_cwd`, `hidden` being the directories no agent reaches
+/// through its tree ([`hidden_roots`]) unless it works inside one itself (an agent in a
+/// worktree under the data root). Anything that cannot be told (a path that no longer exists,
+/// git failing) is [`Reach::Outside`]: the turn is then held for the user, never let through.
+/// Blocking (git).
+pub fn relate(caller_cwd: &Path, cwd: &Path, hidden: &[PathBuf]) -> Reach {
     let (Ok(mine), Ok(theirs)) = (caller_cwd.canonicalize(), cwd.canonicalize()) else {
         return Reach::Outside;
     };
     let my_repo = common_dir(&mine);
     let their_repo = common_dir(&theirs);
     if theirs.starts_with(&mine) {
+        if hidden
+            .iter()
+            .any(|h| theirs.starts_with(h) && !mine.starts_with(h))
+        {
+            return Reach::Outside;
+        }
         // Its git directory is in its reach too: it must be the caller's, or lie inside the
         // caller's tree (a repository the caller made there). A `.git` file the caller planted
         // could point anywhere else.
@@ -163,7 +192,44 @@ mod tests {
             (&proj, &root.join("missing"), Outside),
         ];
         for (caller, cwd, want) in cases {
-            assert_eq!(relate(caller, cwd), *want, "{caller:?} → {cwd:?}");
+            assert_eq!(relate(caller, cwd, &[]), *want, "{caller:?} → {cwd:?}");
+        }
+
+        // The data root and the user's secrets inside the caller's tree are still outside its
+        // reach, unless the caller works inside one (an agent in a worktree of the data root).
+        let data = root.join("data");
+        let ssh = home.join(".ssh");
+        std::fs::create_dir_all(ssh.join("keys")).unwrap();
+        let hidden = [data.clone(), ssh.clone()];
+        let cases: &[(&Path, &Path, Reach)] = &[
+            (&home, &proj, Inside),
+            (&home, &ssh, Outside),
+            (&home, &ssh.join("keys"), Outside),
+            (&root, &data, Outside),
+            (&root, &wt, Outside),
+            (&wt, &wt, Inside),
+            (&proj, &wt, OwnRepository),
+            (&ssh, &ssh.join("keys"), Inside),
+        ];
+        for (caller, cwd, want) in cases {
+            assert_eq!(relate(caller, cwd, &hidden), *want, "{caller:?} → {cwd:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod hidden_tests {
+    use super::*;
+
+    #[test]
+    fn the_data_root_and_the_hide_list_are_hidden() {
+        let roots = hidden_roots(Path::new("/nowhere/paseo"), &["/etc/secret".into()]);
+        assert_eq!(roots[0], PathBuf::from("/nowhere/paseo"));
+        assert!(roots.contains(&PathBuf::from("/etc/secret")));
+        if let Some(home) = std::env::var_os("HOME") {
+            let roots = hidden_roots(Path::new("/x"), &["~/.ssh".into()]);
+            let want = PathBuf::from(home).join(".ssh");
+            assert_eq!(roots[1], want.canonicalize().unwrap_or(want));
         }
     }
 }

@@ -273,3 +273,39 @@ async fn a_provider_launched_without_permission_checks_is_full_and_held() {
     assert!(!ran(&h, kid, "yolo"));
     h.stop().await;
 }
+
+#[tokio::test]
+async fn the_data_root_is_outside_every_callers_reach_even_inside_its_cwd() {
+    let h = Harness::start().await;
+    // An asking agent the user started in a directory that holds the data root (as `$HOME`
+    // holds `~/.paseo`).
+    let above = h.env.dir.path().canonicalize().unwrap();
+    assert!(h.env.home().starts_with(h.env.dir.path()));
+    let mut req = CreateAgent::new(
+        "asker",
+        WorkspaceTarget::Directory {
+            path: above.display().to_string(),
+        },
+    );
+    req.initial_prompt = Some("ok up here".into());
+    let asker = h.h().create(req).await.unwrap();
+    h.idle(asker.id()).await;
+    let c = h.as_agent(asker.id()).await;
+    // Its own tree is its reach...
+    let r = create_in(&c, "asker", &h.env.work.display().to_string(), "ok below").await;
+    assert!(!text(&r).contains("held"), "{}", text(&r));
+    // ...but not the data root in it: the agents' records, tokens and config live there.
+    let r = create_in(
+        &c,
+        "asker",
+        &h.env.home().display().to_string(),
+        "ok records",
+    )
+    .await;
+    assert!(text(&r).contains("The turn is held"), "{}", text(&r));
+    let kid = id_of(&r.structured_content.unwrap());
+    assert_eq!(kinds(&held(&h, kid).await), ["reach"]);
+    settle().await;
+    assert!(!ran(&h, kid, "records"));
+    h.stop().await;
+}

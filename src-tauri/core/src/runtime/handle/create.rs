@@ -41,23 +41,25 @@ fn check_create(req: &CreateAgent) -> Result<(), RuntimeError> {
     Ok(())
 }
 
-/// Where `cwd` stands against `caller_cwd` on disk (blocking: canonical paths and git).
-pub(super) async fn reach_of(
-    caller_cwd: String,
-    cwd: String,
-) -> Result<policy::ReachCheck, RuntimeError> {
-    blocking(move || {
-        let reach = workspaces::reach::relate(Path::new(&caller_cwd), Path::new(&cwd));
-        policy::ReachCheck {
-            caller_cwd,
-            cwd,
-            reach,
-        }
-    })
-    .await
-}
-
 impl RuntimeHandle {
+    /// Where `cwd` stands against `caller_cwd` on disk (blocking: canonical paths and git).
+    pub(super) async fn reach_of(
+        &self,
+        caller_cwd: String,
+        cwd: String,
+    ) -> Result<policy::ReachCheck, RuntimeError> {
+        let hidden = self.hidden.clone();
+        blocking(move || {
+            let reach = workspaces::reach::relate(Path::new(&caller_cwd), Path::new(&cwd), &hidden);
+            policy::ReachCheck {
+                caller_cwd,
+                cwd,
+                reach,
+            }
+        })
+        .await
+    }
+
     /// Creates an agent. What needs no state is checked first; git and file-system work runs
     /// here, off the actor (after one read when it depends on the caller's defaults); then one
     /// command decides and applies the rest. Its session starts in the background (the first
@@ -111,7 +113,7 @@ impl RuntimeHandle {
         };
         let made = prepared.made_worktree(&req);
         let reach = match (plan_caller_cwd, prepared.cwd(plan_ws_cwd.as_deref())) {
-            (Some(caller_cwd), Some(cwd)) => Some(Box::new(reach_of(caller_cwd, cwd).await?)),
+            (Some(caller_cwd), Some(cwd)) => Some(Box::new(self.reach_of(caller_cwd, cwd).await?)),
             _ => None,
         };
         let req = Box::new(req);
