@@ -11,7 +11,10 @@ impl Engine {
     /// Tells the engine what the power rule reads of each provider (by provider id), for
     /// [`Engine::power_of`], and whether containment is on ([`Engine::contained`]).
     pub fn set_providers(&mut self, providers: BTreeMap<String, ProviderTrust>, sandbox: bool) {
-        self.providers = providers;
+        self.providers = providers
+            .into_iter()
+            .map(|(id, p)| (id, p.reduced()))
+            .collect();
         self.sandbox_enabled = sandbox;
     }
 

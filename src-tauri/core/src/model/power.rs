@@ -56,6 +56,16 @@ pub struct ProviderTrust {
 }
 
 impl ProviderTrust {
+    /// The same, keeping of its launch only what the rule reads: nothing unless it bypasses
+    /// permissions. The engine asks the rule for the power of every agent in every snapshot, and
+    /// an empty launch costs no words to split.
+    pub fn reduced(mut self) -> Self {
+        if !launch_bypasses(&self.kind, &self.launch) {
+            self.launch = Vec::new();
+        }
+        self
+    }
+
     /// A provider of `kind` launched as the app launches it by default.
     pub fn of_kind(kind: &str) -> Self {
         ProviderTrust {
@@ -341,5 +351,15 @@ mod tests {
             unconfined: false,
         };
         assert_eq!(power(&p, &cfg(Some("plan"), None)), Full);
+        // Reduced, it says the same.
+        assert_eq!(power(&p.clone().reduced(), &cfg(Some("plan"), None)), Full);
+        let plain = ProviderTrust {
+            kind: "claude".into(),
+            launch: vec!["/opt/wrap".into(), "claude".into()],
+            unconfined: true,
+        }
+        .reduced();
+        assert!(plain.launch.is_empty() && plain.unconfined);
+        assert_eq!(power(&plain, &cfg(None, None)), Asks);
     }
 }
