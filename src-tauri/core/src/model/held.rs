@@ -330,4 +330,33 @@ mod tests {
         assert!(r.description.unwrap().contains("act without asking"));
         assert_eq!(serde_json::to_value(&h).unwrap(), old);
     }
+
+    /// A whole record of the old shape, read as the store reads it at start.
+    #[test]
+    fn an_old_record_with_a_held_turn_loads() {
+        let json = r#"{
+            "id": "2f1c0d5e-8f9a-4a7b-9c2d-1e2f3a4b5c6d",
+            "provider": "shell",
+            "cwd": "/home/me/src/app",
+            "title": "helper",
+            "lastStatus": "idle",
+            "createdAt": "2026-01-01T00:00:00.000Z",
+            "updatedAt": "2026-01-01T00:00:00.000Z",
+            "heldTurn": {
+                "requestId": "paseo-held-5b0e8a8e-3f59-4a35-a1b2-0c3d4e5f6a7b",
+                "prompt": "make",
+                "caller": "0b6c2a3e-1111-4222-8333-444455556666",
+                "callerPower": "asks",
+                "power": "full"
+            }
+        }"#;
+        let rec: crate::model::AgentRecord = serde_json::from_str(json).unwrap();
+        let h = rec.held_turn.as_deref().unwrap();
+        assert_eq!(h.prompt, "make");
+        let r = h.request(&rec.provider, &rec.config, &rec.cwd);
+        assert_eq!(r.input["cwd"], "/home/me/src/app");
+        assert_eq!(r.input["reasons"][0]["kind"], "mode");
+        let back = serde_json::to_value(&rec).unwrap();
+        assert!(back["heldTurn"].get("reasons").is_none(), "{back}");
+    }
 }
