@@ -186,7 +186,17 @@ function isHeld(p) {
   return typeof p.requestId === 'string' && p.requestId.startsWith('paseo-held-');
 }
 
-/** "‹lead› wants to start a ‹shell› agent in ‹cwd›", provider and mode, the whole prompt. */
+/** Why the app held the turn (SPEC 14): each way it has more power than the agent that asked. */
+function heldWhy(reasons) {
+  const list = Array.isArray(reasons) && reasons.length ? reasons : [{ kind: 'mode' }];
+  return list.map((r) => {
+    if (r.kind === 'reach') return `It would work in ${r.cwd}, outside ${r.callerCwd}, where the agent that asked may write.`;
+    if (r.kind === 'unconfined') return 'It would run unconfined (outside the sandbox), while the agent that asked is contained.';
+    return 'It acts without asking, while the agent that asked asks first.';
+  }).join(' ');
+}
+
+/** "‹lead› wants to start a ‹shell› agent in ‹cwd›", provider and mode, why, the whole prompt. */
 function heldText(agent, p) {
   const input = p.input || {};
   const caller = fleet.agents.get(input.caller);
@@ -195,8 +205,8 @@ function heldText(agent, p) {
       h('b', {}, caller ? agentName(caller) : 'An agent'), ' wants to start a ',
       h('b', {}, providerLabel(input.provider)), ' agent in ', h('code', {}, input.cwd || agent.cwd)),
     h('div', { class: 'muted' },
-      `${providerLabel(input.provider)} · mode ${input.mode || 'default'} · acts without asking, `
-      + 'while the agent that asked asks first. Nothing runs until you allow it.'),
+      `${providerLabel(input.provider)} · mode ${input.mode || 'default'} · ${heldWhy(input.reasons)} `
+      + 'Nothing runs until you allow it.'),
     h('pre', { class: 'perm-prompt mono', dataset: { testid: 'permission-prompt' } }, input.prompt ?? ''),
     h('div', { class: 'perm-error error' }));
 }

@@ -151,3 +151,39 @@ crate::cli_tests! {
     close_kills_the_commands_codex_started => close_kills_the_tools_processes,
     a_process_dying_mid_turn_fails_the_turn_and_reports_the_exit => a_process_dying_mid_turn,
 }
+
+/// SPEC 14: a Codex agent without a mode asks, whatever the user's `~/.codex/config.toml` says.
+/// With `approval_policy = "never"` and `sandbox_mode = "danger-full-access"` there, the app
+/// still starts the thread asking (`on-request`, read-only): the command waits for an answer.
+#[tokio::test]
+async fn the_users_config_does_not_decide_for_an_agent_without_a_mode() {
+    let st = setup().await;
+    let codex_home = st.home.path().join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        "approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n",
+    )
+    .unwrap();
+    let spec = st.spec();
+    assert_eq!(spec.config.mode, None);
+    let Started { mut s, mut ev, .. } = st.start(spec).await;
+    s.send(prompt("please run escalated by-user-config"))
+        .unwrap();
+    let events = ev
+        .until(|e| {
+            matches!(
+                e,
+                ProviderEvent::Permission(_) | ProviderEvent::TurnEnded(_)
+            )
+        })
+        .await;
+    let Some(ProviderEvent::Permission(req)) = events.last() else {
+        panic!("no question: the user's config.toml decided the approval policy: {events:?}");
+    };
+    assert!(req.input.to_string().contains("by-user-config"), "{req:?}");
+    assert!(!st.work().join("by-user-config").exists());
+    s.respond_permission(&req.request_id, false).unwrap();
+    ev.turn().await;
+    s.close().await;
+}

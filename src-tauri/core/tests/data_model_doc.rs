@@ -13,9 +13,9 @@ use paseo_core::config::{
 };
 use paseo_core::mcp::McpServer;
 use paseo_core::model::{
-    AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Extra, HeldTurn, ItemKind,
-    LastRun, Notice, NotifyArm, Persistence, Power, Status, TimelineItem, Timestamp, Usage,
-    WorkspaceId, PARENT_LABEL,
+    AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Extra, HeldTurn, HoldReason,
+    ItemKind, LastRun, Notice, NotifyArm, Persistence, Power, Status, TimelineItem, Timestamp,
+    Usage, WorkspaceId, PARENT_LABEL,
 };
 use paseo_core::providers::claude::mcp_config_json;
 use paseo_core::providers::groups::GroupRecorder;
@@ -96,12 +96,15 @@ fn full_record(now: Timestamp) -> AgentRecord {
         last_message_on_disk: false,
         turn_count: 3,
         auto_archive_done: true,
-        held_turn: Some(Box::new(HeldTurn::new(
-            "make".into(),
-            caller,
-            Power::Asks,
-            Power::Full,
-        ))),
+        held_turn: Some(Box::new(
+            HeldTurn::new("make".into(), caller, Power::Asks, Power::Full).because(vec![
+                HoldReason::WiderMode,
+                HoldReason::OutsideReach {
+                    caller_cwd: "/home/me/src/app".into(),
+                    cwd: "/home/me".into(),
+                },
+            ]),
+        )),
         usage: Usage {
             input_tokens: 1,
             output_tokens: 2,
@@ -224,6 +227,7 @@ fn check_config_fixture(fixture: &Value) {
     assert!(unconfined);
     let dp = ProviderConfig::new(ProviderKind::Shell);
     assert!(kind != &dp.kind && label.is_some() && command.is_some() && stdin != &dp.stdin);
+    assert_ne!(unconfined, &dp.unconfined);
     assert!(reads_prompts.is_some() && !env.is_empty() && !models.is_empty());
 
     let top = fixture.as_object().unwrap();

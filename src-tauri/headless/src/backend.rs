@@ -70,6 +70,7 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     options.trash_days = config.storage.trash_days;
     options.limits = config.limits;
     options.start_timeout = config.start_timeout;
+    options.sandbox = config.sandbox.clone();
     let runtime = Runtime::start(options, Some(mcp.access())).await?;
     let handle = runtime.handle();
     let mcp = match mcp.serve(handle.clone()).await {

@@ -6,23 +6,21 @@
 
 use super::{require_attention, set_error, Engine, EngineError, Queued};
 use crate::model::{
-    AgentId, AttentionReason, HeldTurn, ItemKind, NewItem, NotifyArm, Power, TurnInput, TurnOrigin,
+    AgentId, AttentionReason, Hold, ItemKind, NewItem, NotifyArm, TurnInput, TurnOrigin,
 };
 
 /// What a denied held turn ends with.
 pub const DENIED: &str = "denied by the user";
 
 impl Engine {
-    /// Holds `prompt` for agent `id`: `caller` (of power `caller_power`) asked for it, and it
-    /// would run with `power`. `notify` is armed as a prompt's would be and fires when the turn
+    /// Holds `prompt` for agent `id`: `hold` says who asked for it and why it waits. `notify` is armed as a prompt's would be and fires when the turn
     /// ends, or at once when the user denies it. A busy agent (running, something queued, a turn
     /// already held) refuses, as for a prompt.
     pub fn hold_turn(
         &mut self,
         id: AgentId,
         prompt: String,
-        caller: AgentId,
-        powers: (Power, Power),
+        hold: Hold,
         notify: Option<AgentId>,
     ) -> Result<(), EngineError> {
         let (now, a) = self.turn_target(id, notify)?;
@@ -32,7 +30,7 @@ impl Engine {
                 status: "waiting for a permission",
             });
         }
-        let held = HeldTurn::new(prompt, caller, powers.0, powers.1);
+        let held = hold.turn(prompt);
         let req = held.request(&a.record.provider, &a.record.config, &a.record.cwd);
         a.record.held_turn = Some(Box::new(held));
         a.record.notify_arm = notify.map(|t| Box::new(NotifyArm::new(t)));

@@ -33,6 +33,7 @@ mod load;
 mod notice;
 mod permission;
 mod session;
+mod trust;
 mod turn;
 pub mod usage;
 
@@ -42,8 +43,8 @@ use serde::Serialize;
 
 use crate::model::{
     AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Bucket, NewItem, Notice,
-    NotifyArm, PermissionRequest, ProjectId, ProjectRecord, Status, Timestamp, TurnInput,
-    TurnOrigin, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
+    NotifyArm, PermissionRequest, ProjectId, ProjectRecord, ProviderTrust, Status, Timestamp,
+    TurnInput, TurnOrigin, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
 };
 
 pub use fxhash::{FxHashMap, FxHashSet};
@@ -378,32 +379,17 @@ pub struct Engine {
     /// Set by `load` until `deliver_pending`: notices queue but wake nobody before the runtime
     /// (and the MCP server agents talk to) is ready.
     delivery_paused: bool,
-    /// The kind (`shell`, `command`, `claude`, `codex`) of each configured provider, by id: what
-    /// an agent's power follows from.
-    provider_kinds: BTreeMap<String, String>,
+    /// What the power rule reads of each configured provider, by id: its kind and its
+    /// configured launch (SPEC 14), and whether it is unconfined (SPEC 16).
+    providers: BTreeMap<String, ProviderTrust>,
+    /// config.json `sandbox.enabled`: whether agents are contained at all (SPEC 16).
+    sandbox_enabled: bool,
     usage: usage::UsageIndex,
 }
 
 impl Engine {
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// Tells the engine each provider's kind (by provider id), for [`Engine::power_of`].
-    pub fn set_provider_kinds(&mut self, kinds: BTreeMap<String, String>) {
-        self.provider_kinds = kinds;
-    }
-
-    /// The kind of the provider `id`; `None` for one the configuration does not define.
-    pub fn provider_kind(&self, id: &str) -> Option<&str> {
-        self.provider_kinds.get(id).map(String::as_str)
-    }
-
-    /// An agent's power (SPEC 14): by its provider's kind and its mode. An agent of a provider
-    /// the configuration no longer defines has `full` power: nothing unknown is trusted to ask.
-    pub fn power_of(&self, a: &AgentState) -> crate::model::Power {
-        let kind = self.provider_kind(&a.record.provider).unwrap_or_default();
-        crate::model::power(kind, &a.record.config)
     }
 
     /// Freezes the clock (tests); `None` returns to the wall clock.

@@ -3,12 +3,13 @@
 //! nouns; this module depends on none of them.
 //!
 //! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`labels`], [`workspace`]
-//! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`power`] (SPEC 14),
+//! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`power`] and [`held`] (SPEC 14),
 //! [`notice`] (finish notices), [`usage`] (tokens and cost) and [`status`] (buckets and who needs you). Everything is re-exported here, so
 //! `crate::model::X` names any of them.
 
 pub mod agent;
 pub mod config;
+pub mod held;
 pub mod ids;
 pub mod labels;
 pub mod notice;
@@ -23,11 +24,12 @@ pub mod workspace;
 pub use agent::{
     AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
 };
+pub use held::{hold_reasons, HeldTurn, Hold, HoldReason, Reach, Standing};
 pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};
 pub use labels::Labels;
 pub use notice::Notice;
 pub use permission::PermissionRequest;
-pub use power::{power, HeldTurn, Power};
+pub use power::{power, Power, ProviderTrust};
 pub use status::{bucket, needs_you, Bucket};
 pub use timeline::{ItemKind, NewItem, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};

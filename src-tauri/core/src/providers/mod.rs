@@ -345,6 +345,9 @@ pub trait Provider: Send + Sync {
 #[derive(Clone, Default)]
 pub struct ProviderRegistry {
     providers: BTreeMap<String, std::sync::Arc<dyn Provider>>,
+    /// The configuration of each provider that has one: how the user launches it decides its
+    /// agents' power (SPEC 14) and containment (SPEC 16).
+    configs: BTreeMap<String, ProviderConfig>,
 }
 
 impl ProviderRegistry {
@@ -362,12 +365,51 @@ impl ProviderRegistry {
                 ProviderKind::Claude => Arc::new(claude::ClaudeProvider::new(id, pc.clone())),
                 ProviderKind::Codex => Arc::new(codex::CodexProvider::new(id, pc.clone())),
             };
-            reg.insert(id.clone(), provider);
+            reg.insert_configured(id.clone(), provider, pc.clone());
         }
         reg
     }
     pub fn insert(&mut self, id: impl Into<String>, provider: std::sync::Arc<dyn Provider>) {
-        self.providers.insert(id.into(), provider);
+        let id = id.into();
+        self.configs.remove(&id);
+        self.providers.insert(id, provider);
+    }
+    /// A provider with the configuration it was built from.
+    pub fn insert_configured(
+        &mut self,
+        id: impl Into<String>,
+        provider: std::sync::Arc<dyn Provider>,
+        config: ProviderConfig,
+    ) {
+        let id = id.into();
+        self.providers.insert(id.clone(), provider);
+        self.configs.insert(id, config);
+    }
+    /// The configuration provider `id` was built from, if it was.
+    pub fn config(&self, id: &str) -> Option<&ProviderConfig> {
+        self.configs.get(id)
+    }
+    /// What the power rule reads of each provider in `infos` (SPEC 14): its kind, its
+    /// configured `command` and `env` values, and whether it is configured `unconfined`.
+    pub fn trust(&self, infos: &[ProviderInfo]) -> BTreeMap<String, crate::model::ProviderTrust> {
+        infos
+            .iter()
+            .map(|i| {
+                let config = self.configs.get(&i.id);
+                let launch = config
+                    .map(|c| {
+                        let command = c.command.iter().flatten().cloned();
+                        command.chain(c.env.values().cloned()).collect()
+                    })
+                    .unwrap_or_default();
+                let trust = crate::model::ProviderTrust {
+                    kind: i.kind.clone(),
+                    launch,
+                    unconfined: config.is_some_and(|c| c.unconfined),
+                };
+                (i.id.clone(), trust)
+            })
+            .collect()
     }
     pub fn get(&self, id: &str) -> Option<std::sync::Arc<dyn Provider>> {
         self.providers.get(id).cloned()

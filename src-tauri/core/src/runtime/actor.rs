@@ -254,12 +254,7 @@ pub(crate) async fn start(
     let mut engine = Engine::new();
     // Asked once per provider, not per agent: a provider's info looks its program up on PATH.
     let infos = providers.infos();
-    engine.set_provider_kinds(
-        infos
-            .iter()
-            .map(|i| (i.id.clone(), i.kind.clone()))
-            .collect(),
-    );
+    engine.set_providers(providers.trust(&infos), opts.sandbox.enabled);
     let reads_by_provider: HashMap<String, bool> =
         infos.into_iter().map(|i| (i.id, i.reads_prompts)).collect();
     let reads = |p: &str| reads_by_provider.get(p).copied().unwrap_or(true);
@@ -354,7 +349,8 @@ pub(crate) async fn start(
             tracing::info!(entries = purged.len(), days, "trash purged");
         }
     });
-    let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout);
+    let hidden = crate::workspaces::reach::hidden_roots(&layout.home, &opts.sandbox.hide);
+    let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout, hidden);
     let task = tokio::spawn(actor.run(rx, sink_rx, internal_rx));
     Ok((handle, task))
 }

@@ -8,16 +8,14 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::cmd::{Command, Prepared, Reply};
+use super::cmd::{Command, Reply};
 use super::events::{AgentSnapshot, Event, FleetCounts, FleetSnapshot, WorkspaceSnapshot};
 use super::policy::{self, Caller};
 use super::timeline::Page;
-use super::{
-    blocking, CreateAgent, RuntimeError, WorkspaceTarget, MAX_PROMPT_BYTES, MAX_TITLE_CHARS,
-};
+use super::{blocking, CreateAgent, RuntimeError, WorkspaceTarget, MAX_PROMPT_BYTES};
 use crate::engine::ListFilter;
 use crate::model::{
-    AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind, PARENT_LABEL,
+    AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind,
 };
 use crate::providers::{ProviderInfo, ProviderRegistry};
 use crate::store::{Layout, Writer};
@@ -53,6 +51,9 @@ pub struct RuntimeHandle {
     pub(super) writer: Arc<Writer>,
     providers: ProviderRegistry,
     layout: Layout,
+    /// Directories no agent reaches through its cwd tree (SPEC 16: the data root and
+    /// `sandbox.hide`), for the reach check (SPEC 14).
+    hidden: Arc<[std::path::PathBuf]>,
 }
 
 fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
@@ -71,34 +72,7 @@ fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
     Ok(())
 }
 
-fn check_create(req: &CreateAgent) -> Result<(), RuntimeError> {
-    if let Some(p) = &req.initial_prompt {
-        check_prompt("initialPrompt", p)?;
-    }
-    if let Some(t) = &req.title {
-        if t.chars().count() > MAX_TITLE_CHARS {
-            return Err(RuntimeError::invalid(
-                "title",
-                format!("longer than {MAX_TITLE_CHARS} characters"),
-            ));
-        }
-    }
-    for (k, v) in &req.labels {
-        if k.is_empty() || k.len() > 200 || v.len() > 2_000 {
-            return Err(RuntimeError::invalid(
-                &format!("labels.{k}"),
-                "label keys must be 1–200 bytes and values at most 2,000",
-            ));
-        }
-        if k == PARENT_LABEL {
-            return Err(RuntimeError::invalid(
-                &format!("labels.{k}"),
-                "the parent label is set by relationship, not by labels",
-            ));
-        }
-    }
-    Ok(())
-}
+mod create;
 
 impl RuntimeHandle {
     pub(super) fn new(
@@ -107,6 +81,7 @@ impl RuntimeHandle {
         writer: Arc<Writer>,
         providers: ProviderRegistry,
         layout: Layout,
+        hidden: Vec<std::path::PathBuf>,
     ) -> Self {
         RuntimeHandle {
             tx,
@@ -114,6 +89,7 @@ impl RuntimeHandle {
             writer,
             providers,
             layout,
+            hidden: hidden.into(),
         }
     }
 
@@ -184,81 +160,6 @@ impl RuntimeHandle {
             reply,
         })
         .await
-    }
-
-    /// Creates an agent. What needs no state is checked first; git and file-system work runs
-    /// here, off the actor (after one read when it depends on the caller's defaults); then one
-    /// command decides and applies the rest. Its session starts in the background (the first
-    /// prompt runs when ready).
-    pub async fn create(&self, req: CreateAgent) -> Result<AgentSnapshot, RuntimeError> {
-        policy::precheck_create(&req)?;
-        let info = self.providers.resolve(&req.provider)?.info();
-        check_create(&req)?;
-        let plan = if policy::needs_plan(&req) {
-            let r = Box::new(req.clone());
-            self.ask(|reply| Command::PlanCreate { req: r, reply })
-                .await?
-        } else {
-            policy::CreatePlan::default()
-        };
-        let prepared = match (&req.workspace, plan) {
-            (WorkspaceTarget::Directory { path }, _) => {
-                let path = path.clone();
-                let (dir, repo) = blocking(move || {
-                    let dir = workspaces::existing_dir("workspace.source.path", &path)?;
-                    let repo = workspaces::repo_info(&dir);
-                    Ok::<_, WorkspaceError>((dir, repo))
-                })
-                .await??;
-                // Refused before the directory is registered: no workspace for an agent that
-                // cannot exist.
-                crate::store::paths::check_record_dir(&self.layout, &dir.display().to_string())
-                    .map_err(|m| RuntimeError::invalid("cwd", m))?;
-                Prepared::Directory { dir, repo }
-            }
-            (WorkspaceTarget::Worktree { repo, target }, plan) => {
-                let repo = repo.clone().or(plan.worktree_repo).unwrap_or_default();
-                let layout = self.layout.clone();
-                let target = target.clone();
-                let created = blocking(move || {
-                    workspaces::worktree::create(&layout, "workspace.source", &repo, &target)
-                })
-                .await??;
-                Prepared::Worktree(Box::new(created))
-            }
-            (_, plan) => match plan.cwd_inside {
-                Some((cwd, ws)) => {
-                    let c = blocking(move || workspaces::cwd_inside("workspace.cwd", &cwd, &ws))
-                        .await??;
-                    Prepared::Existing { cwd: Some(c) }
-                }
-                None => Prepared::Existing { cwd: None },
-            },
-        };
-        let made = prepared.made_worktree(&req);
-        let req = Box::new(req);
-        let info = Box::new(info);
-        // Answers only once the record is durable: an agent whose record cannot be written is
-        // refused here, not lost at the next start.
-        let created = self
-            .ask(|reply| Command::CreateAgent {
-                req,
-                info,
-                prepared,
-                reply,
-            })
-            .await;
-        let (snap, durable) = match (created, made) {
-            (Ok(x), _) => x,
-            (Err(e), Some(made)) => {
-                let layout = self.layout.clone();
-                blocking(move || made.discard(&layout)).await?;
-                return Err(e);
-            }
-            (Err(e), None) => return Err(e),
-        };
-        durable.wait(&self.writer).await?;
-        Ok(snap)
     }
 
     /// Registers a workspace for a directory the user picked (an unarchived workspace for the
@@ -372,6 +273,7 @@ impl RuntimeHandle {
             text,
             origin,
             notify,
+            reach: None,
             reply,
         })
         .await
@@ -389,6 +291,19 @@ impl RuntimeHandle {
     ) -> Result<Prompted, RuntimeError> {
         let route = policy::prompt_route(caller, background, notify_on_finish)?;
         check_prompt("prompt", &text)?;
+        // Where the prompted agent works against the caller (SPEC 14), read once and checked
+        // on disk here, off the actor; the actor holds the turn if it reaches further.
+        // A caller that is gone gets no check: the actor refuses it (`authorize`).
+        let reach = match caller.agent().filter(|c| *c != id) {
+            Some(c) => match self.ask(|reply| Command::Workplace { id: c, reply }).await {
+                Ok((caller_cwd, _)) => {
+                    let (cwd, _) = self.ask(|reply| Command::Workplace { id, reply }).await?;
+                    Some(Box::new(self.reach_of(caller_cwd, cwd).await?))
+                }
+                Err(_) => None,
+            },
+            None => None,
+        };
         let agent = self
             .ask(|reply| Command::Prompt {
                 caller,
@@ -396,6 +311,7 @@ impl RuntimeHandle {
                 text,
                 origin: route.origin,
                 notify: route.notify,
+                reach,
                 reply,
             })
             .await?;

@@ -169,7 +169,7 @@ pub struct RuntimeOptions {
     /// `storage.trashDays`, SPEC 15); older entries are purged at start.
     pub trash_days: u32,
     /// config.json `sandbox` (SPEC 16): containment of agents and of the app's git in their
-    /// trees.
+    /// trees, which the power rule compares too (SPEC 14).
     pub sandbox: crate::config::SandboxConfig,
     /// config.json `limits` (SPEC 14).
     pub limits: limits::Limits,

@@ -10,7 +10,10 @@ use std::path::PathBuf;
 
 use super::{CreateAgent, RuntimeError, WorkspaceTarget};
 use crate::engine::{AgentState, Engine, EngineError, NewAgent};
-use crate::model::{AgentConfig, AgentId, Power, TurnOrigin, WorkspaceId, WorkspaceRecord};
+use crate::model::{
+    hold_reasons, AgentConfig, AgentId, Hold, Power, Reach, Standing, TurnOrigin, WorkspaceId,
+    WorkspaceRecord,
+};
 use crate::providers::ProviderInfo;
 
 /// Who a request comes from.
@@ -145,13 +148,20 @@ pub struct CreatePlan {
     pub cwd_inside: Option<(String, WorkspaceRecord)>,
     /// The repository a new worktree is made from.
     pub worktree_repo: Option<String>,
+    /// The calling agent's cwd, against which the new agent's reach is checked (SPEC 14).
+    pub caller_cwd: Option<String>,
+    /// The cwd of an existing workspace the new agent works in at its root.
+    pub workspace_cwd: Option<String>,
 }
 
 /// Resolves the defaults that slow work depends on: the caller's workspace and cwd for
 /// `current`, and the repository of a worktree (the caller's cwd unless given).
 pub fn plan_create(engine: &Engine, req: &CreateAgent) -> Result<CreatePlan, RuntimeError> {
     let me = calling(engine, req.caller)?;
-    let mut plan = CreatePlan::default();
+    let mut plan = CreatePlan {
+        caller_cwd: me.map(|a| a.record.cwd.to_string()),
+        ..Default::default()
+    };
     match &req.workspace {
         WorkspaceTarget::Current { cwd } => {
             let (id, default_cwd) = caller_workspace(me)?;
@@ -161,6 +171,9 @@ pub fn plan_create(engine: &Engine, req: &CreateAgent) -> Result<CreatePlan, Run
         WorkspaceTarget::Existing { id, cwd: Some(c) } => {
             let ws = existing_workspace(engine, id)?;
             plan.cwd_inside = Some((c.clone(), ws));
+        }
+        WorkspaceTarget::Existing { id, cwd: None } if me.is_some() => {
+            plan.workspace_cwd = Some(existing_workspace(engine, id)?.cwd);
         }
         WorkspaceTarget::Worktree { repo, .. } => {
             plan.worktree_repo = match (repo, me) {
@@ -174,14 +187,16 @@ pub fn plan_create(engine: &Engine, req: &CreateAgent) -> Result<CreatePlan, Run
     Ok(plan)
 }
 
-/// Whether a create must read the fleet before its slow work.
+/// Whether a create must read the fleet before its slow work: always for an agent caller,
+/// whose cwd the new agent's reach is checked against (SPEC 14).
 pub fn needs_plan(req: &CreateAgent) -> bool {
-    matches!(
-        req.workspace,
-        WorkspaceTarget::Current { .. }
-            | WorkspaceTarget::Existing { cwd: Some(_), .. }
-            | WorkspaceTarget::Worktree { repo: None, .. }
-    )
+    req.caller.agent().is_some()
+        || matches!(
+            req.workspace,
+            WorkspaceTarget::Current { .. }
+                | WorkspaceTarget::Existing { cwd: Some(_), .. }
+                | WorkspaceTarget::Worktree { repo: None, .. }
+        )
 }
 
 fn caller_workspace(me: Option<&AgentState>) -> Result<(WorkspaceId, String), RuntimeError> {
@@ -294,17 +309,58 @@ pub fn resolve_create(
     })
 }
 
-/// A new agent's title when none is given: the first line of its prompt, shortened.
-/// SPEC 14: a turn that would run with `power` for an agent caller with less power is held
-/// for the user; this answers the caller and its power when it must be. The user is never held,
-/// and equal or lesser power never is. A caller that no longer exists counts as asking.
-pub fn must_hold(engine: &Engine, caller: Caller, power: Power) -> Option<(AgentId, Power)> {
+/// Where a turn's agent works against its agent caller, as the handle found it on disk
+/// (`workspaces::reach::relate`) before it asked the actor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReachCheck {
+    /// The caller's cwd and the cwd of the agent the turn would run in, as compared.
+    pub caller_cwd: String,
+    pub cwd: String,
+    pub reach: Reach,
+}
+
+/// SPEC 14: a turn that would run with more power than its agent caller has is held for the
+/// user; this answers who asked, and why, when it must be. Power is the mode and the reach:
+/// `new` is the turn's agent (its power and whether it is contained) working in `cwd`, and
+/// `reach` where that stands against the caller's cwd. The user is never held, and equal or
+/// lesser power never is. A caller that no longer exists counts as asking and contained; a
+/// reach that was checked for other paths than the ones now in the records counts as outside.
+pub fn must_hold(
+    engine: &Engine,
+    caller: Caller,
+    new: Standing,
+    cwd: &str,
+    reach: Option<&ReachCheck>,
+) -> Option<Hold> {
     let c = caller.agent()?;
-    let mine = engine
-        .agent(c)
-        .map(|a| engine.power_of(a))
-        .unwrap_or(Power::Asks);
-    (power > mine).then_some((c, mine))
+    let (mine, my_cwd) = match engine.agent(c) {
+        Some(a) => (
+            Standing {
+                power: engine.power_of(a),
+                contained: engine.contained(a),
+            },
+            a.record.cwd.to_string(),
+        ),
+        None => (
+            Standing {
+                power: Power::Asks,
+                contained: true,
+            },
+            String::new(),
+        ),
+    };
+    let reach = match reach {
+        Some(r) if r.caller_cwd == my_cwd && r.cwd == cwd => r.reach,
+        _ if my_cwd == cwd && !my_cwd.is_empty() => Reach::Inside,
+        _ => Reach::Outside,
+    };
+    let reasons = hold_reasons(mine, new, reach, &my_cwd, cwd);
+    (!reasons.is_empty()).then_some(Hold {
+        caller: c,
+        caller_power: mine.power,
+        power: new.power,
+        reasons,
+    })
 }
 
 /// How many agents stand above a new agent that `caller` creates: the caller and, up the
@@ -325,12 +381,24 @@ pub fn depth_under(engine: &Engine, caller: AgentId) -> usize {
     n
 }
 
-/// The power a new agent will have (its provider's kind and its resolved mode).
-pub fn power_of_new(engine: &Engine, new: &NewAgent) -> Power {
-    let kind = engine.provider_kind(&new.provider).unwrap_or_default();
-    crate::model::power(kind, &new.config)
+/// What a new agent will be: its power (its provider and its resolved mode) and whether it
+/// will be contained (SPEC 16).
+pub fn standing_of_new(engine: &Engine, new: &NewAgent) -> Standing {
+    Standing {
+        power: engine.power_for(&new.provider, &new.config),
+        contained: engine.contained_as(&new.provider, new.unconfined),
+    }
 }
 
+/// What an existing agent is, for a prompt to it.
+pub fn standing_of(engine: &Engine, a: &AgentState) -> Standing {
+    Standing {
+        power: engine.power_of(a),
+        contained: engine.contained(a),
+    }
+}
+
+/// A new agent's title when none is given: the first line of its prompt, shortened.
 pub fn default_title(provider: &str, prompt: Option<&str>) -> String {
     if let Some(p) = prompt {
         let line = p

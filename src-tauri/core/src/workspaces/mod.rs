@@ -7,6 +7,7 @@
 
 pub mod changes;
 pub mod gitcli;
+pub mod reach;
 pub mod trash;
 pub mod worktree;
 

@@ -19,6 +19,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
+use paseo_core::config::{ProviderConfig, ProviderKind};
 use paseo_core::mcp::{McpServer, RunningMcp};
 use paseo_core::model::{AgentId, Status, WorkspaceId, PARENT_LABEL};
 use paseo_core::providers::{
@@ -35,6 +36,7 @@ use support::scripted::{Env, Scripted};
 mod changes;
 mod limits;
 mod powers;
+mod reach;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
@@ -114,6 +116,26 @@ impl Harness {
                 }),
             );
         }
+        // `claude-yolo`: a Claude Code provider the user configured to skip its permissions
+        // (config.json `command`), so `full` whatever its agents' mode (SPEC 14).
+        let mut yolo = ProviderConfig::new(ProviderKind::Claude);
+        yolo.command = Some(vec![
+            "claude".into(),
+            "--dangerously-skip-permissions".into(),
+        ]);
+        reg.insert_configured(
+            "claude-yolo",
+            Arc::new(Capture {
+                inner: Scripted {
+                    id: "claude-yolo",
+                    reads: true,
+                    log: env.log.clone(),
+                },
+                seen: seen.clone(),
+                kind: Some("claude"),
+            }),
+            yolo,
+        );
         let layout = Layout::new(env.home());
         let server = McpServer::bind(&layout, port).unwrap();
         let mut opts = RuntimeOptions::new(env.home(), reg);
@@ -177,6 +199,12 @@ impl Harness {
 
     /// A root agent the user made in the harness workspace, idle after `prompt`.
     async fn root(&self, prompt: &str) -> AgentSnapshot {
+        self.root_as(prompt, false).await
+    }
+
+    /// The same, run unconfined (the user's choice, SPEC 16) when `unconfined`: with full
+    /// power it may then start agents anywhere without being held (SPEC 14).
+    async fn root_as(&self, prompt: &str, unconfined: bool) -> AgentSnapshot {
         let mut r = CreateAgent::new(
             "script",
             WorkspaceTarget::Existing {
@@ -186,6 +214,7 @@ impl Harness {
         );
         r.initial_prompt = Some(prompt.to_string());
         r.title = Some(format!("root {prompt}"));
+        r.unconfined = unconfined;
         let a = self.h().create(r).await.unwrap();
         if prompt != "hang" {
             self.idle(a.id()).await;
@@ -454,7 +483,8 @@ async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes
 #[tokio::test]
 async fn every_tool_works_end_to_end() {
     let h = Harness::start().await;
-    let lead = h.root("ok lead").await;
+    // Unconfined with full power: it reaches every directory, so nothing here is held.
+    let lead = h.root_as("ok lead", true).await;
     let c = h.as_agent(lead.id()).await;
     let r = repo(&h);
 

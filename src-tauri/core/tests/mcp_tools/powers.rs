@@ -8,7 +8,7 @@ use paseo_core::model::Power;
 use paseo_core::providers::TurnInput;
 
 /// A root agent of `provider` the user made, idle after `ok ready`.
-async fn made_by_user(h: &Harness, provider: &str, mode: Option<&str>) -> AgentSnapshot {
+pub(super) async fn made_by_user(h: &Harness, provider: &str, mode: Option<&str>) -> AgentSnapshot {
     let mut r = CreateAgent::new(
         provider,
         WorkspaceTarget::Existing {
@@ -24,7 +24,7 @@ async fn made_by_user(h: &Harness, provider: &str, mode: Option<&str>) -> AgentS
 }
 
 /// Whether `agent`'s session was ever given a prompt containing `text`.
-fn ran(h: &Harness, agent: AgentId, text: &str) -> bool {
+pub(super) fn ran(h: &Harness, agent: AgentId, text: &str) -> bool {
     h.env
         .log
         .lock()
@@ -35,7 +35,7 @@ fn ran(h: &Harness, agent: AgentId, text: &str) -> bool {
 }
 
 /// The finish notices `parent` was given about `kid`.
-fn notices(h: &Harness, parent: AgentId, kid: AgentId) -> Vec<String> {
+pub(super) fn notices(h: &Harness, parent: AgentId, kid: AgentId) -> Vec<String> {
     h.env
         .log
         .lock()
@@ -50,7 +50,7 @@ fn notices(h: &Harness, parent: AgentId, kid: AgentId) -> Vec<String> {
 }
 
 /// Waits until `id` shows a held turn; returns its snapshot.
-async fn held(h: &Harness, id: AgentId) -> AgentSnapshot {
+pub(super) async fn held(h: &Harness, id: AgentId) -> AgentSnapshot {
     let deadline = tokio::time::Instant::now() + T;
     loop {
         let s = h.h().get(id).await.unwrap();
@@ -62,7 +62,7 @@ async fn held(h: &Harness, id: AgentId) -> AgentSnapshot {
     }
 }
 
-async fn create_child(c: &Client, provider: &str, prompt: &str) -> AgentId {
+pub(super) async fn create_child(c: &Client, provider: &str, prompt: &str) -> AgentId {
     let args = json!({
         "provider": provider,
         "initialPrompt": prompt,
@@ -72,7 +72,7 @@ async fn create_child(c: &Client, provider: &str, prompt: &str) -> AgentId {
     id_of(&ok(c, "create_agent", args).await)
 }
 
-async fn settle() {
+pub(super) async fn settle() {
     // Long enough for a turn that was wrongly let through to reach the scripted session.
     tokio::time::sleep(Duration::from_millis(300)).await;
 }

@@ -2,15 +2,23 @@
 
 use super::*;
 use crate::engine::DENIED;
-use crate::model::Power;
+use crate::model::{Hold, HoldReason, Power};
 
-const POWERS: (Power, Power) = (Power::Asks, Power::Full);
+/// `caller` asked for a turn that would act without asking.
+fn wider(caller: AgentId) -> Hold {
+    Hold {
+        caller,
+        caller_power: Power::Asks,
+        power: Power::Full,
+        reasons: vec![HoldReason::WiderMode],
+    }
+}
 
 /// A parent, and a child it created that is held with `prompt`, armed to notify the parent.
 fn held(f: &mut Fx) -> (AgentId, AgentId, String) {
     let parent = f.idle(None, "w1");
     let kid = f.idle(Some(parent), "w1");
-    f.e.hold_turn(kid, "touch /tmp/x".into(), parent, POWERS, Some(parent))
+    f.e.hold_turn(kid, "touch /tmp/x".into(), wider(parent), Some(parent))
         .unwrap();
     let request = f.e.agent(kid).unwrap().pending_permission.clone().unwrap();
     (parent, kid, request.request_id)
@@ -38,10 +46,7 @@ fn a_held_turn_runs_nothing_and_needs_the_user() {
         f.e.prompt(kid, "x".into(), TurnOrigin::User, None),
         Err(EngineError::Busy { .. })
     ));
-    assert!(f
-        .e
-        .hold_turn(kid, "y".into(), parent, POWERS, None)
-        .is_err());
+    assert!(f.e.hold_turn(kid, "y".into(), wider(parent), None).is_err());
     f.check_activity();
 }
 

@@ -122,6 +122,10 @@ pub struct CreateAgentInput {
     /// Archive the agent (and a worktree this call created) after its first turn ends.
     #[serde(default)]
     pub auto_archive: Option<bool>,
+    /// Run the new agent outside the sandbox (default false). An agent asking for it from
+    /// inside the sandbox has its first turn held until the user allows it.
+    #[serde(default)]
+    pub unconfined: Option<bool>,
     /// Extra labels (string to string).
     #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,
@@ -141,6 +145,7 @@ impl Input for CreateAgentInput {
                 "workspace",
                 "notifyOnFinish",
                 "autoArchive",
+                "unconfined",
                 "labels",
             ],
         )?;
@@ -220,6 +225,7 @@ impl Input for CreateAgentInput {
             workspace,
             notify_on_finish: o.opt_bool("notifyOnFinish")?,
             auto_archive: o.opt_bool("autoArchive")?,
+            unconfined: o.opt_bool("unconfined")?,
             labels,
         })
     }

@@ -13,11 +13,28 @@ use crate::mcp::input::{
     SendPromptInput, SourceInput, WaitInput, WorkspaceInput, DEFAULT_LIST_LIMIT,
     DEFAULT_WAIT_SECONDS,
 };
+use crate::model::{HeldTurn, HoldReason};
 use crate::runtime::{Caller, CreateAgent, RuntimeError, WorkspaceTarget};
 
-/// What a caller is told when its turn waits for the user (SPEC 14).
-const HELD: &str = " The turn is held: that agent acts without asking and you ask first, so it \
-     runs only once the user allows it (a denial ends it with an error).";
+/// What a caller is told when its turn waits for the user (SPEC 14): that it does, and why.
+fn held(turn: &HeldTurn) -> String {
+    let why: Vec<&str> = turn
+        .reasons()
+        .iter()
+        .map(|r| match r {
+            HoldReason::WiderMode => "that agent acts without asking and you ask first",
+            HoldReason::OutsideReach { .. } => {
+                "that agent works outside the directory you may write"
+            }
+            HoldReason::Unconfined => "that agent runs unconfined and you run in the sandbox",
+        })
+        .collect();
+    format!(
+        " The turn is held: {}, so it runs only once the user allows it (a denial ends it with \
+         an error).",
+        why.join("; ")
+    )
+}
 
 impl PaseoTools {
     pub(super) async fn do_create_agent(
@@ -43,6 +60,7 @@ impl PaseoTools {
         req.model = input.model;
         req.initial_prompt = Some(input.initial_prompt);
         req.auto_archive = input.auto_archive.unwrap_or(false);
+        req.unconfined = input.unconfined.unwrap_or(false);
         req.labels = input.labels.unwrap_or_default();
         req.request = Some(format!("mcp:create_agent:{}", uuid::Uuid::new_v4()));
         let snap = self.rt.create(req).await.map_err(|e| {
@@ -72,8 +90,8 @@ impl PaseoTools {
              the background.",
             input.provider, out.agent_id, out.title, out.cwd, out.workspace_id, out.status
         );
-        if snap.record.held_turn.is_some() {
-            summary.push_str(HELD);
+        if let Some(h) = &snap.record.held_turn {
+            summary.push_str(&held(h));
         }
         if snap.record.notify_on_finish {
             summary.push_str(" You will get a notice as your next turn when that turn ends.");
@@ -100,7 +118,8 @@ impl PaseoTools {
             )
             .await
             .map_err(|e| rt_err(e, "agentId"))?;
-        let held = sent.agent.record.held_turn.is_some();
+        let held_turn = sent.agent.record.held_turn.as_deref().map(held);
+        let held = held_turn.is_some();
         if sent.background || held {
             let out = PromptOutput {
                 agent_id: id.to_string(),
@@ -110,8 +129,8 @@ impl PaseoTools {
                 timed_out: None,
             };
             let mut summary = format!("Prompt sent to agent {id}; it is {}.", out.status);
-            if held {
-                summary.push_str(HELD);
+            if let Some(h) = &held_turn {
+                summary.push_str(h);
             }
             if sent.notify.is_some() || held {
                 summary.push_str(" You will get a notice as your next turn when the turn ends.");

@@ -7,7 +7,9 @@
 //! fresh UUID, later starts `--resume` it. The app's MCP server is injected with `--mcp-config`
 //! naming a private file that holds the URL and the agent's bearer token (never the JSON itself:
 //! the command line is readable by every local user), and its tools are pre-approved with `--allowedTools`, so orchestration never waits on a
-//! permission prompt.
+//! permission prompt. Every session gets an explicit `--permission-mode`, loads only the user's
+//! settings (`--setting-sources user`) and only the app's MCP server (`--strict-mcp-config`):
+//! nothing in the agent's cwd can grant it permissions or hooks (SPEC 14).
 //!
 //! This file is the provider (info, argv, start); [`protocol`] is the pure parser the shared
 //! [`StdioSession`] runs.
@@ -27,6 +29,7 @@ use super::{
     SessionStart, MCP_SERVER_NAME, PASEO_TOOLS,
 };
 use crate::config::ProviderConfig;
+use crate::model::power::CLAUDE_ASKING_MODE;
 pub use protocol::ClaudeStream;
 
 /// What the CLI is called in messages.
@@ -108,10 +111,19 @@ pub fn claude_argv(
         push("--model");
         push(model);
     }
-    if let Some(mode) = spec.config.mode.as_deref().filter(|m| !m.is_empty()) {
-        push("--permission-mode");
-        push(mode);
-    }
+    // Always a mode: without one the user's `permissions.defaultMode` (say bypassPermissions
+    // in ~/.claude/settings.json) would decide for an agent the power rule counts as asking
+    // (SPEC 14).
+    let mode = spec.config.mode.as_deref().filter(|m| !m.is_empty());
+    push("--permission-mode");
+    push(mode.unwrap_or(CLAUDE_ASKING_MODE));
+    // Settings an agent can write never widen an agent's mode (SPEC 14): the project's
+    // `.claude/settings.json`, `.claude/settings.local.json` and `.mcp.json` live in the agent's
+    // cwd, where it (or another agent) writes, and could allow any tool or run a hook before
+    // the first turn. Only the user's own settings load, and only the MCP servers given here.
+    push("--setting-sources");
+    push("user");
+    push("--strict-mcp-config");
     if let Some(sp) = spec
         .config
         .system_prompt

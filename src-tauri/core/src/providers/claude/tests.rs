@@ -414,7 +414,7 @@ fn argv_carries_session_model_mode_and_mcp() {
     );
     let joined = argv.join(" ");
     assert!(joined.starts_with(
-        "claude -p --input-format stream-json --output-format stream-json --permission-prompt-tool stdio --session-id abc --model opus --permission-mode acceptEdits --mcp-config /run/secrets/claude-mcp.json "
+        "claude -p --input-format stream-json --output-format stream-json --permission-prompt-tool stdio --session-id abc --model opus --permission-mode acceptEdits --setting-sources user --strict-mcp-config --mcp-config /run/secrets/claude-mcp.json "
     ), "{joined}");
     // The token is in the file's JSON, never on the command line.
     assert!(
@@ -439,4 +439,34 @@ fn argv_carries_session_model_mode_and_mcp() {
     );
     assert!(!resumed.contains(&"--mcp-config".to_string()));
     assert!(resumed.join(" ").contains("--resume abc"));
+    // Without the app's server, still no other: none from the agent's cwd (SPEC 14).
+    assert!(resumed.contains(&"--strict-mcp-config".to_string()));
+}
+
+/// SPEC 14: a mode-less agent is started in the asking mode, never in whatever the user's
+/// global `permissions.defaultMode` says; only the user's settings load, never the project's.
+#[test]
+fn every_session_has_a_mode_and_loads_no_project_settings() {
+    let spec = SessionSpec {
+        agent_id: crate::model::AgentId::new(),
+        provider: "claude".into(),
+        cwd: "/w".into(),
+        config: Default::default(),
+        resume: None,
+        env: Default::default(),
+        mcp: None,
+        groups: None,
+        sandbox: None,
+    };
+    let argv = claude_argv(
+        &["claude".into()],
+        &spec,
+        &ClaudeSessionArg::New("a".into()),
+        None,
+    );
+    let after = |flag: &str| argv[argv.iter().position(|a| a == flag).unwrap() + 1].clone();
+    assert_eq!(after("--permission-mode"), "default");
+    assert_eq!(after("--setting-sources"), "user");
+    assert!(argv.contains(&"--strict-mcp-config".to_string()));
+    assert_eq!(argv.iter().filter(|a| *a == "--permission-mode").count(), 1);
 }

@@ -16,10 +16,12 @@ use super::super::{
     MCP_SERVER_NAME,
 };
 use super::items::{completed_item, started_item};
+use crate::model::power::{CODEX_ASKING_MODE, CODEX_FULL_MODE};
 use crate::model::{ItemKind, NewItem};
 
 /// What `thread/start` / `thread/resume` are called with, from the agent's config. Unset
-/// values are left out (Codex's own defaults apply).
+/// values are left out (Codex's own defaults apply), except the approval policy and sandbox of
+/// an agent that asks: see [`ThreadParams::from_spec`].
 #[derive(Clone, Debug, Default)]
 pub struct ThreadParams {
     pub cwd: PathBuf,
@@ -37,22 +39,32 @@ pub struct ThreadParams {
 }
 
 impl ThreadParams {
+    /// The thread's settings from the agent's. An agent without a mode asks
+    /// ([`CODEX_ASKING_MODE`]), and one that asks without a sandbox gets the read-only one, in
+    /// which every write asks too: neither is left to `approval_policy` / `sandbox_mode` in the
+    /// user's `~/.codex/config.toml`, which could make an agent the power rule counts as asking
+    /// act without asking (SPEC 14). With approval `never` the agent has full power already
+    /// (asks only in a read-only sandbox it was given), so its sandbox stays the user's default.
     pub fn from_spec(spec: &SessionSpec) -> Self {
         fn nonempty(s: Option<&str>) -> Option<String> {
             s.filter(|s| !s.is_empty()).map(str::to_string)
         }
+        let approval =
+            nonempty(spec.config.mode.as_deref()).unwrap_or_else(|| CODEX_ASKING_MODE.into());
+        let sandbox = spec
+            .config
+            .extra
+            .get("sandbox")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .or_else(|| (approval != CODEX_FULL_MODE).then(|| "read-only".to_string()));
         ThreadParams {
             cwd: spec.cwd.clone(),
             model: nonempty(spec.config.model.as_deref()),
-            approval_policy: nonempty(spec.config.mode.as_deref()),
+            approval_policy: Some(approval),
             developer_instructions: nonempty(spec.config.system_prompt.as_deref()),
-            sandbox: spec
-                .config
-                .extra
-                .get("sandbox")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string),
+            sandbox,
             resume: nonempty(spec.resume.as_deref()),
         }
     }

@@ -471,3 +471,48 @@ fn a_resumed_threads_replayed_total_and_repeated_totals_are_not_charged_again() 
         (10, 5, 100)
     );
 }
+
+/// SPEC 14: an agent the power rule counts as asking never takes its approval policy or
+/// sandbox from the user's `~/.codex/config.toml` (where `approval_policy = "never"` or
+/// `sandbox_mode = "danger-full-access"` would make it act without asking).
+#[test]
+fn an_asking_agent_gets_an_explicit_approval_policy_and_sandbox() {
+    let spec = |mode: Option<&str>, sandbox: Option<&str>| {
+        let mut config = crate::model::AgentConfig {
+            mode: mode.map(Into::into),
+            ..Default::default()
+        };
+        if let Some(s) = sandbox {
+            config.extra.insert("sandbox".into(), json!(s));
+        }
+        ThreadParams::from_spec(&crate::providers::SessionSpec {
+            agent_id: crate::model::AgentId::new(),
+            provider: "codex".into(),
+            cwd: "/w".into(),
+            config,
+            resume: None,
+            env: Default::default(),
+            mcp: None,
+            groups: None,
+            sandbox: None,
+        })
+    };
+    let cases = [
+        (None, None, "on-request", Some("read-only")),
+        (Some("untrusted"), None, "untrusted", Some("read-only")),
+        (Some("on-request"), None, "on-request", Some("read-only")),
+        (
+            Some("on-request"),
+            Some("workspace-write"),
+            "on-request",
+            Some("workspace-write"),
+        ),
+        (Some("never"), None, "never", None),
+        (Some("never"), Some("read-only"), "never", Some("read-only")),
+    ];
+    for (mode, sandbox, approval, want) in cases {
+        let p = spec(mode, sandbox);
+        assert_eq!(p.approval_policy.as_deref(), Some(approval), "{mode:?}");
+        assert_eq!(p.sandbox.as_deref(), want, "{mode:?} {sandbox:?}");
+    }
+}

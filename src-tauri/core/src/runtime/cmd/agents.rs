@@ -4,11 +4,11 @@
 use super::super::actor::Actor;
 use super::super::apply::Durable;
 use super::super::events::AgentSnapshot;
-use super::super::policy::{self, Caller, Placement};
+use super::super::policy::{self, Caller, Placement, ReachCheck};
 use super::super::{CreateAgent, RuntimeError};
-use super::Prepared;
+use super::{Prepared, Target};
 use crate::engine::EngineError;
-use crate::model::{AgentId, TurnOrigin, WorkspaceId};
+use crate::model::{AgentId, WorkspaceId};
 use crate::providers::ProviderInfo;
 
 impl Actor {
@@ -19,6 +19,7 @@ impl Actor {
         req: CreateAgent,
         info: &ProviderInfo,
         prepared: Prepared,
+        reach: Option<&ReachCheck>,
     ) -> Result<(AgentSnapshot, Durable), RuntimeError> {
         policy::precheck_create(&req)?;
         if let Caller::Agent(c) = req.caller {
@@ -71,12 +72,13 @@ impl Actor {
             self.create_rate
                 .take(c, now, self.limits.create_per_minute)?;
         }
-        // A first turn that would give the caller more power waits for the user (SPEC 14): the
-        // agent is created without it and the turn is held on it, in this same step.
-        let power = policy::power_of_new(&self.engine, &new);
+        // A first turn that would give the caller more power (a wider mode, a cwd outside its
+        // reach, no sandbox around a contained caller) waits for the user (SPEC 14): the agent
+        // is created without it and the turn is held on it, in this same step.
+        let standing = policy::standing_of_new(&self.engine, &new);
         let mut new = new;
-        let held = match policy::must_hold(&self.engine, caller, power) {
-            Some((by, mine)) => new.initial_prompt.take().map(|p| (p, by, mine, new.notify)),
+        let held = match policy::must_hold(&self.engine, caller, standing, &new.cwd, reach) {
+            Some(hold) => new.initial_prompt.take().map(|p| (p, hold, new.notify)),
             None => None,
         };
         let registered = new_worktree.map(|(ws, project)| {
@@ -93,8 +95,8 @@ impl Actor {
                 return Err(e.into());
             }
         };
-        if let Some((prompt, by, mine, notify)) = held {
-            if let Err(e) = self.engine.hold_turn(id, prompt, by, (mine, power), notify) {
+        if let Some((prompt, hold, notify)) = held {
+            if let Err(e) = self.engine.hold_turn(id, prompt, hold, notify) {
                 self.apply();
                 return Err(e.into());
             }
@@ -106,23 +108,28 @@ impl Actor {
     pub(super) fn prompt(
         &mut self,
         caller: Caller,
-        id: AgentId,
+        to: Target,
         text: String,
-        origin: TurnOrigin,
-        notify: Option<AgentId>,
+        reach: Option<&ReachCheck>,
     ) -> Result<AgentSnapshot, RuntimeError> {
+        let Target { id, origin, notify } = to;
         policy::authorize(&self.engine, caller, id, "prompt")?;
-        let power = self
+        let (standing, cwd) = self
             .engine
             .agent(id)
-            .map(|a| self.engine.power_of(a))
+            .map(|a| {
+                (
+                    policy::standing_of(&self.engine, a),
+                    a.record.cwd.to_string(),
+                )
+            })
             .ok_or(EngineError::UnknownAgent(id))?;
-        match policy::must_hold(&self.engine, caller, power) {
+        match policy::must_hold(&self.engine, caller, standing, &cwd, reach) {
             // The caller always hears how a held turn ends (a denial included): it did not
             // wait for it, whatever it asked.
-            Some((by, mine)) => {
-                let notify = notify.or(Some(by));
-                self.engine.hold_turn(id, text, by, (mine, power), notify)?
+            Some(hold) => {
+                let notify = notify.or(Some(hold.caller));
+                self.engine.hold_turn(id, text, hold, notify)?
             }
             None => self.engine.prompt(id, text, origin, notify)?,
         }

@@ -18,7 +18,7 @@ use super::actor::Actor;
 use super::apply::Durable;
 use super::events::{AgentSnapshot, FleetCounts, FleetSnapshot, WorkspaceSnapshot};
 use super::handle::Attention;
-use super::policy::{Caller, CreatePlan};
+use super::policy::{Caller, CreatePlan, ReachCheck};
 use super::timeline::Page;
 use super::{CreateAgent, RuntimeError, WorkspaceTarget};
 use crate::engine::ListFilter;
@@ -50,6 +50,17 @@ pub(crate) struct MadeWorktree {
 }
 
 impl Prepared {
+    /// The new agent's cwd as the create will record it, given the cwd of the existing
+    /// workspace it works in at its root (if it does).
+    pub(crate) fn cwd(&self, workspace_cwd: Option<&str>) -> Option<String> {
+        match self {
+            Prepared::Existing { cwd: Some(c) } => Some(c.display().to_string()),
+            Prepared::Existing { cwd: None } => workspace_cwd.map(str::to_string),
+            Prepared::Directory { dir, .. } => Some(dir.display().to_string()),
+            Prepared::Worktree(w) => Some(w.path.display().to_string()),
+        }
+    }
+
     pub(crate) fn made_worktree(&self, req: &CreateAgent) -> Option<MadeWorktree> {
         let Prepared::Worktree(c) = self else {
             return None;
@@ -77,6 +88,13 @@ impl MadeWorktree {
             Err(e) => tracing::warn!(%path, error = %e, "worktree of a refused create kept"),
         }
     }
+}
+
+/// Whom a prompt goes to, whose turn it is and who hears when it ends.
+pub(crate) struct Target {
+    pub id: AgentId,
+    pub origin: TurnOrigin,
+    pub notify: Option<AgentId>,
 }
 
 pub(crate) enum Command {
@@ -134,6 +152,8 @@ pub(crate) enum Command {
         req: Box<CreateAgent>,
         info: Box<ProviderInfo>,
         prepared: Prepared,
+        /// Where the new agent's cwd stands against its agent caller's (SPEC 14).
+        reach: Option<Box<ReachCheck>>,
         reply: Reply<(AgentSnapshot, Durable)>,
     },
     AddWorkspace {
@@ -158,6 +178,8 @@ pub(crate) enum Command {
         text: String,
         origin: TurnOrigin,
         notify: Option<AgentId>,
+        /// Where the prompted agent's cwd stands against its agent caller's (SPEC 14).
+        reach: Option<Box<ReachCheck>>,
         reply: Reply<AgentSnapshot>,
     },
     /// Answers whether a turn was running (and is now being interrupted).
@@ -282,8 +304,9 @@ impl Actor {
                 req,
                 info,
                 prepared,
+                reach,
                 reply,
-            } => answer(reply, self.create(*req, &info, prepared)),
+            } => answer(reply, self.create(*req, &info, prepared, reach.as_deref())),
             Command::AddWorkspace { dir, repo, reply } => {
                 let ws = self.register_directory(&dir, repo, true);
                 answer(reply, Ok(WorkspaceSnapshot::of(&self.engine, &ws)))
@@ -308,8 +331,12 @@ impl Actor {
                 text,
                 origin,
                 notify,
+                reach,
                 reply,
-            } => answer(reply, self.prompt(caller, id, text, origin, notify)),
+            } => {
+                let to = Target { id, origin, notify };
+                answer(reply, self.prompt(caller, to, text, reach.as_deref()))
+            }
             Command::Cancel { caller, id, reply } => answer(reply, self.cancel(caller, id)),
             Command::Archive { caller, id, reply } => answer(reply, self.archive(caller, id)),
             Command::ArchiveFinished { parent, reply } => {

@@ -1,0 +1,144 @@
+//! Creating an agent (SPEC 3, 14): the checks that need no state, the slow disk and git work
+//! off the actor (the new workspace, the cwd inside a workspace, where the new agent's cwd
+//! stands against its agent caller's), then the one command that decides and applies.
+
+use std::path::Path;
+
+use super::super::cmd::{Command, Prepared};
+use super::super::events::AgentSnapshot;
+use super::super::policy;
+use super::super::{blocking, CreateAgent, RuntimeError, WorkspaceTarget, MAX_TITLE_CHARS};
+use super::{check_prompt, RuntimeHandle};
+use crate::model::PARENT_LABEL;
+use crate::workspaces::{self, WorkspaceError};
+
+fn check_create(req: &CreateAgent) -> Result<(), RuntimeError> {
+    if let Some(p) = &req.initial_prompt {
+        check_prompt("initialPrompt", p)?;
+    }
+    if let Some(t) = &req.title {
+        if t.chars().count() > MAX_TITLE_CHARS {
+            return Err(RuntimeError::invalid(
+                "title",
+                format!("longer than {MAX_TITLE_CHARS} characters"),
+            ));
+        }
+    }
+    for (k, v) in &req.labels {
+        if k.is_empty() || k.len() > 200 || v.len() > 2_000 {
+            return Err(RuntimeError::invalid(
+                &format!("labels.{k}"),
+                "label keys must be 1–200 bytes and values at most 2,000",
+            ));
+        }
+        if k == PARENT_LABEL {
+            return Err(RuntimeError::invalid(
+                &format!("labels.{k}"),
+                "the parent label is set by relationship, not by labels",
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl RuntimeHandle {
+    /// Where `cwd` stands against `caller_cwd` on disk (blocking: canonical paths and git).
+    pub(super) async fn reach_of(
+        &self,
+        caller_cwd: String,
+        cwd: String,
+    ) -> Result<policy::ReachCheck, RuntimeError> {
+        let hidden = self.hidden.clone();
+        blocking(move || {
+            let reach = workspaces::reach::relate(Path::new(&caller_cwd), Path::new(&cwd), &hidden);
+            policy::ReachCheck {
+                caller_cwd,
+                cwd,
+                reach,
+            }
+        })
+        .await
+    }
+
+    /// Creates an agent. What needs no state is checked first; git and file-system work runs
+    /// here, off the actor (after one read when it depends on the caller's defaults); then one
+    /// command decides and applies the rest. Its session starts in the background (the first
+    /// prompt runs when ready).
+    pub async fn create(&self, req: CreateAgent) -> Result<AgentSnapshot, RuntimeError> {
+        policy::precheck_create(&req)?;
+        let info = self.providers.resolve(&req.provider)?.info();
+        check_create(&req)?;
+        let plan = if policy::needs_plan(&req) {
+            let r = Box::new(req.clone());
+            self.ask(|reply| Command::PlanCreate { req: r, reply })
+                .await?
+        } else {
+            policy::CreatePlan::default()
+        };
+        let plan_caller_cwd = plan.caller_cwd.clone();
+        let plan_ws_cwd = plan.workspace_cwd.clone();
+        let prepared = match (&req.workspace, plan) {
+            (WorkspaceTarget::Directory { path }, _) => {
+                let path = path.clone();
+                let (dir, repo) = blocking(move || {
+                    let dir = workspaces::existing_dir("workspace.source.path", &path)?;
+                    let repo = workspaces::repo_info(&dir);
+                    Ok::<_, WorkspaceError>((dir, repo))
+                })
+                .await??;
+                // Refused before the directory is registered: no workspace for an agent that
+                // cannot exist.
+                crate::store::paths::check_record_dir(&self.layout, &dir.display().to_string())
+                    .map_err(|m| RuntimeError::invalid("cwd", m))?;
+                Prepared::Directory { dir, repo }
+            }
+            (WorkspaceTarget::Worktree { repo, target }, plan) => {
+                let repo = repo.clone().or(plan.worktree_repo).unwrap_or_default();
+                let layout = self.layout.clone();
+                let target = target.clone();
+                let created = blocking(move || {
+                    workspaces::worktree::create(&layout, "workspace.source", &repo, &target)
+                })
+                .await??;
+                Prepared::Worktree(Box::new(created))
+            }
+            (_, plan) => match plan.cwd_inside {
+                Some((cwd, ws)) => {
+                    let c = blocking(move || workspaces::cwd_inside("workspace.cwd", &cwd, &ws))
+                        .await??;
+                    Prepared::Existing { cwd: Some(c) }
+                }
+                None => Prepared::Existing { cwd: None },
+            },
+        };
+        let made = prepared.made_worktree(&req);
+        let reach = match (plan_caller_cwd, prepared.cwd(plan_ws_cwd.as_deref())) {
+            (Some(caller_cwd), Some(cwd)) => Some(Box::new(self.reach_of(caller_cwd, cwd).await?)),
+            _ => None,
+        };
+        let req = Box::new(req);
+        let info = Box::new(info);
+        // Answers only once the record is durable: an agent whose record cannot be written is
+        // refused here, not lost at the next start.
+        let created = self
+            .ask(|reply| Command::CreateAgent {
+                req,
+                info,
+                prepared,
+                reach,
+                reply,
+            })
+            .await;
+        let (snap, durable) = match (created, made) {
+            (Ok(x), _) => x,
+            (Err(e), Some(made)) => {
+                let layout = self.layout.clone();
+                blocking(move || made.discard(&layout)).await?;
+                return Err(e);
+            }
+            (Err(e), None) => return Err(e),
+        };
+        durable.wait(&self.writer).await?;
+        Ok(snap)
+    }
+}
