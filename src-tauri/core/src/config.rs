@@ -427,174 +427,20 @@ impl Parser<'_> {
                 }
             }
         }
-        if kind == ProviderKind::Command && cfg.command.is_none() {
-            return Err(self.err(
-                &format!("{path}.command"),
-                "expected a non-empty array of strings",
-            ));
+        match (&cfg.command, kind) {
+            (None, ProviderKind::Command) => {
+                return Err(self.err(
+                    &format!("{path}.command"),
+                    "expected a non-empty array of strings",
+                ))
+            }
+            (Some(argv), ProviderKind::Command) => crate::providers::command::check_template(argv)
+                .map_err(|(i, m)| self.err(&format!("{path}.command[{i}]"), &m))?,
+            _ => {}
         }
         Ok(cfg)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(text: &str) -> Result<Config, String> {
-        Config::parse(text, "config.json").map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn missing_file_gives_the_builtin_providers() {
-        let dir = tempfile::tempdir().unwrap();
-        let c = Config::load(dir.path()).unwrap();
-        assert_eq!(c, Config::default());
-        assert_eq!(
-            c.providers.keys().collect::<Vec<_>>(),
-            ["claude", "codex", "shell"]
-        );
-        assert_eq!(c.providers["claude"].kind, ProviderKind::Claude);
-    }
-
-    #[test]
-    fn builtins_take_overrides_and_command_providers_are_added() {
-        let c = parse(
-            r#"{"providers": {
-                "claude": {"command": ["/opt/wrap", "claude"], "env": {"ANTHROPIC_BASE_URL": "http://x"}},
-                "mybot": {"kind": "command", "label": "My bot", "command": ["bot", "--go", "{prompt}"],
-                          "stdin": false, "env": {}, "models": ["a", "b"]}
-             }, "mcp": {"port": 7777}}"#,
-        )
-        .unwrap();
-        let claude = &c.providers["claude"];
-        assert_eq!(claude.kind, ProviderKind::Claude);
-        assert_eq!(claude.command.as_deref().unwrap(), ["/opt/wrap", "claude"]);
-        assert_eq!(claude.env["ANTHROPIC_BASE_URL"], "http://x");
-        let bot = &c.providers["mybot"];
-        assert_eq!(bot.kind, ProviderKind::Command);
-        assert_eq!(bot.label.as_deref(), Some("My bot"));
-        assert_eq!(bot.models, ["a", "b"]);
-        assert!(c.providers.contains_key("shell"));
-        assert_eq!(c.mcp.port, Some(7777));
-        assert_eq!(c.storage.timeline_max_bytes, 64 << 20, "the default");
-        let c = parse(r#"{"storage": {"timelineMaxBytes": 1048576}}"#).unwrap();
-        assert_eq!(c.storage.timeline_max_bytes, 1 << 20);
-        assert_eq!(c.start_timeout, DEFAULT_START_TIMEOUT);
-        let c = parse(r#"{"startTimeoutSecs": 5}"#).unwrap();
-        assert_eq!(c.start_timeout, std::time::Duration::from_secs(5));
-        assert!(parse(r#"{"startTimeoutSecs": 0}"#).is_err());
-    }
-
-    #[test]
-    fn bad_configs_name_the_file_and_the_field() {
-        let cases = [
-            ("{", "config.json: invalid JSON"),
-            ("[]", "config.json: (top level): expected an object"),
-            (
-                r#"{"providers": {"mybot": {"kind": "command"}}}"#,
-                "config.json: providers.mybot.command: expected a non-empty array of strings",
-            ),
-            (
-                r#"{"providers": {"mybot": {"kind": "command", "command": []}}}"#,
-                "config.json: providers.mybot.command: expected a non-empty array of strings",
-            ),
-            (
-                r#"{"providers": {"mybot": {"kind": "command", "command": ["a", 3]}}}"#,
-                "config.json: providers.mybot.command: expected a non-empty array of strings",
-            ),
-            (
-                r#"{"providers": {"mybot": {"kind": "robot", "command": ["a"]}}}"#,
-                "config.json: providers.mybot.kind: unknown kind \"robot\"",
-            ),
-            (
-                r#"{"providers": {"mybot": {"command": ["a"]}}}"#,
-                "config.json: providers.mybot.kind: missing",
-            ),
-            (
-                r#"{"providers": {"mybot": {"kind": "command", "command": ["a"], "stdin": "yes"}}}"#,
-                "config.json: providers.mybot.stdin: expected true or false",
-            ),
-            (
-                r#"{"providers": {"claude": {"env": {"A": 1}}}}"#,
-                "config.json: providers.claude.env.A: expected a string",
-            ),
-            (
-                r#"{"providers": {"claude": {"kind": "codex"}}}"#,
-                "config.json: providers.claude.kind: the built-in provider is of kind",
-            ),
-            (
-                r#"{"providers": {"a/b": {"kind": "shell"}}}"#,
-                "config.json: providers.a/b: invalid provider id",
-            ),
-            (
-                r#"{"providers": {"shell": {"colour": "red"}}}"#,
-                "config.json: providers.shell.colour: unknown field",
-            ),
-            (
-                r#"{"mcp": {"port": 70000}}"#,
-                "config.json: mcp.port: expected a port number",
-            ),
-            (
-                r#"{"providers": 3}"#,
-                "config.json: providers: expected an object",
-            ),
-            (
-                r#"{"storage": {"timelineMaxBytes": 1000}}"#,
-                "config.json: storage.timelineMaxBytes: expected a number of bytes, at least 65536",
-            ),
-            (
-                r#"{"storage": {"timelineMaxBytes": "64M"}}"#,
-                "config.json: storage.timelineMaxBytes: expected a number of bytes",
-            ),
-            (
-                r#"{"storage": {"other": 1}}"#,
-                "config.json: storage.other: unknown field",
-            ),
-        ];
-        for (text, want) in cases {
-            let err = parse(text).unwrap_err();
-            assert!(err.starts_with(want), "{text}: got {err:?}, want {want:?}");
-        }
-    }
-
-    #[test]
-    fn a_bad_file_is_reported_copied_aside_and_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = Config::path(dir.path());
-        for text in ["{ not json", r#"{"providers": 3}"#] {
-            std::fs::write(&path, text).unwrap();
-            let (c, notice) = Config::load_or_default(dir.path());
-            assert_eq!(c, Config::default());
-            let notice = notice.unwrap();
-            assert!(notice.contains("config.json"), "{notice}");
-            let copy = notice.rsplit("a copy is in ").next().unwrap();
-            let copy = copy.trim_end_matches(')');
-            assert_eq!(std::fs::read_to_string(copy).unwrap(), text);
-            assert_eq!(
-                std::fs::read_to_string(&path).unwrap(),
-                text,
-                "left for the user to fix"
-            );
-        }
-        // An unreadable one (a directory): reported, left alone.
-        std::fs::remove_file(&path).unwrap();
-        std::fs::create_dir(&path).unwrap();
-        let (_, notice) = Config::load_or_default(dir.path());
-        let notice = notice.unwrap();
-        assert!(notice.contains("could not be set aside"), "{notice}");
-        assert!(path.is_dir());
-        // A good file: no notice.
-        std::fs::remove_dir(&path).unwrap();
-        std::fs::write(&path, "{}").unwrap();
-        assert_eq!(Config::load_or_default(dir.path()).1, None);
-    }
-
-    #[test]
-    fn an_unreadable_file_is_an_error_naming_it() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("config.json")).unwrap();
-        let err = Config::load(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("config.json"), "{err}");
-    }
-}
+mod tests;
