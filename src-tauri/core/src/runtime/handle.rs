@@ -8,20 +8,17 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::cmd::{Command, Prepared, Reply};
+use super::cmd::{Command, Reply};
 use super::events::{AgentSnapshot, Event, FleetCounts, FleetSnapshot, WorkspaceSnapshot};
 use super::policy::{self, Caller};
 use super::timeline::Page;
-use super::{
-    blocking, CreateAgent, RuntimeError, WorkspaceTarget, MAX_PROMPT_BYTES, MAX_TITLE_CHARS,
-};
+use super::{blocking, RuntimeError, MAX_PROMPT_BYTES};
 use crate::engine::ListFilter;
 use crate::model::{
-    AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind, PARENT_LABEL,
+    AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind,
 };
 use crate::providers::{ProviderInfo, ProviderRegistry};
 use crate::store::{Layout, Writer};
-use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::{self, WorkspaceError};
 
 /// The fleet's counts and the agents that may need the user, from one consistent view.
@@ -50,12 +47,12 @@ pub struct Prompted {
 pub struct RuntimeHandle {
     tx: mpsc::UnboundedSender<Command>,
     pub(super) events: broadcast::Sender<Event>,
-    writer: Arc<Writer>,
-    providers: ProviderRegistry,
-    layout: Layout,
+    pub(super) writer: Arc<Writer>,
+    pub(super) providers: ProviderRegistry,
+    pub(super) layout: Layout,
 }
 
-fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
+pub(super) fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
     if p.trim().is_empty() {
         return Err(RuntimeError::invalid(field, "the prompt is empty"));
     }
@@ -67,35 +64,6 @@ fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
                 p.len()
             ),
         ));
-    }
-    Ok(())
-}
-
-fn check_create(req: &CreateAgent) -> Result<(), RuntimeError> {
-    if let Some(p) = &req.initial_prompt {
-        check_prompt("initialPrompt", p)?;
-    }
-    if let Some(t) = &req.title {
-        if t.chars().count() > MAX_TITLE_CHARS {
-            return Err(RuntimeError::invalid(
-                "title",
-                format!("longer than {MAX_TITLE_CHARS} characters"),
-            ));
-        }
-    }
-    for (k, v) in &req.labels {
-        if k.is_empty() || k.len() > 200 || v.len() > 2_000 {
-            return Err(RuntimeError::invalid(
-                &format!("labels.{k}"),
-                "label keys must be 1–200 bytes and values at most 2,000",
-            ));
-        }
-        if k == PARENT_LABEL {
-            return Err(RuntimeError::invalid(
-                &format!("labels.{k}"),
-                "the parent label is set by relationship, not by labels",
-            ));
-        }
     }
     Ok(())
 }
@@ -186,81 +154,6 @@ impl RuntimeHandle {
         .await
     }
 
-    /// Creates an agent. What needs no state is checked first; git and file-system work runs
-    /// here, off the actor (after one read when it depends on the caller's defaults); then one
-    /// command decides and applies the rest. Its session starts in the background (the first
-    /// prompt runs when ready).
-    pub async fn create(&self, req: CreateAgent) -> Result<AgentSnapshot, RuntimeError> {
-        policy::precheck_create(&req)?;
-        let info = self.providers.resolve(&req.provider)?.info();
-        check_create(&req)?;
-        let plan = if policy::needs_plan(&req) {
-            let r = Box::new(req.clone());
-            self.ask(|reply| Command::PlanCreate { req: r, reply })
-                .await?
-        } else {
-            policy::CreatePlan::default()
-        };
-        let prepared = match (&req.workspace, plan) {
-            (WorkspaceTarget::Directory { path }, _) => {
-                let path = path.clone();
-                let (dir, repo) = blocking(move || {
-                    let dir = workspaces::existing_dir("workspace.source.path", &path)?;
-                    let repo = workspaces::repo_info(&dir);
-                    Ok::<_, WorkspaceError>((dir, repo))
-                })
-                .await??;
-                // Refused before the directory is registered: no workspace for an agent that
-                // cannot exist.
-                crate::store::paths::check_record_dir(&self.layout, &dir.display().to_string())
-                    .map_err(|m| RuntimeError::invalid("cwd", m))?;
-                Prepared::Directory { dir, repo }
-            }
-            (WorkspaceTarget::Worktree { repo, target }, plan) => {
-                let repo = repo.clone().or(plan.worktree_repo).unwrap_or_default();
-                let layout = self.layout.clone();
-                let target = target.clone();
-                let created = blocking(move || {
-                    workspaces::worktree::create(&layout, "workspace.source", &repo, &target)
-                })
-                .await??;
-                Prepared::Worktree(Box::new(created))
-            }
-            (_, plan) => match plan.cwd_inside {
-                Some((cwd, ws)) => {
-                    let c = blocking(move || workspaces::cwd_inside("workspace.cwd", &cwd, &ws))
-                        .await??;
-                    Prepared::Existing { cwd: Some(c) }
-                }
-                None => Prepared::Existing { cwd: None },
-            },
-        };
-        let made = prepared.made_worktree(&req);
-        let req = Box::new(req);
-        let info = Box::new(info);
-        // Answers only once the record is durable: an agent whose record cannot be written is
-        // refused here, not lost at the next start.
-        let created = self
-            .ask(|reply| Command::CreateAgent {
-                req,
-                info,
-                prepared,
-                reply,
-            })
-            .await;
-        let (snap, durable) = match (created, made) {
-            (Ok(x), _) => x,
-            (Err(e), Some(made)) => {
-                let layout = self.layout.clone();
-                blocking(move || made.discard(&layout)).await?;
-                return Err(e);
-            }
-            (Err(e), None) => return Err(e),
-        };
-        durable.wait(&self.writer).await?;
-        Ok(snap)
-    }
-
     /// Registers a workspace for a directory the user picked (an unarchived workspace for the
     /// same directory is reused).
     pub async fn add_workspace(&self, path: String) -> Result<WorkspaceSnapshot, RuntimeError> {
@@ -271,67 +164,6 @@ impl RuntimeHandle {
         })
         .await??;
         self.ask(|reply| Command::AddWorkspace { dir, repo, reply })
-            .await
-    }
-
-    /// Creates a git worktree workspace for the user.
-    pub async fn create_worktree(
-        &self,
-        repo: String,
-        target: WorktreeTarget,
-        created_by: Option<AgentId>,
-        request: Option<String>,
-    ) -> Result<WorkspaceSnapshot, RuntimeError> {
-        let layout = self.layout.clone();
-        let created =
-            blocking(move || workspaces::worktree::create(&layout, "", &repo, &target)).await??;
-        let created = Box::new(created);
-        self.ask(|reply| Command::RegisterWorktree {
-            created,
-            created_by,
-            request,
-            reply,
-        })
-        .await
-    }
-
-    /// Creates a git worktree workspace for `caller` (the `create_worktree` tool): from the
-    /// repository containing `repo`, by default the calling agent's cwd.
-    pub async fn create_worktree_as(
-        &self,
-        caller: Caller,
-        repo: Option<String>,
-        target: WorktreeTarget,
-        request: Option<String>,
-    ) -> Result<WorkspaceSnapshot, RuntimeError> {
-        let repo = match (repo, caller) {
-            (Some(r), _) => r,
-            (None, Caller::Agent(id)) => {
-                let mut req = CreateAgent::new(
-                    "",
-                    WorkspaceTarget::Worktree {
-                        repo: None,
-                        target: target.clone(),
-                    },
-                );
-                req.caller = caller;
-                let r = Box::new(req);
-                let plan = self
-                    .ask(|reply| Command::PlanCreate { req: r, reply })
-                    .await?;
-                plan.worktree_repo.ok_or_else(|| {
-                    RuntimeError::invalid("", format!("the calling agent {id} no longer exists"))
-                })?
-            }
-            (None, Caller::User) => {
-                return Err(RuntimeError::invalid(
-                    "repo",
-                    "is required for a user-token session (there is no caller cwd to default \
-                     to)",
-                ))
-            }
-        };
-        self.create_worktree(repo, target, caller.agent(), request)
             .await
     }
 

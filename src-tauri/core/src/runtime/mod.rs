@@ -13,6 +13,7 @@ mod actor;
 mod apply;
 mod changes;
 mod cmd;
+mod create;
 pub mod events;
 mod handle;
 pub mod limits;
