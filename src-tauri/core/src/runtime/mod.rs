@@ -142,7 +142,9 @@ fn with_field(field: &str, message: &str) -> String {
 }
 
 /// How the MCP server hands agents their access (implemented by the MCP module).
-pub trait AgentAccess: Send + Sync {
+/// Also what takes the tokens it issued (and the user's) out of everything agents report
+/// ([`crate::providers::redact`]).
+pub trait AgentAccess: crate::providers::redact::Redact + Send + Sync {
     /// A fresh token for a new session of `agent` (the previous one stops working).
     fn issue(&self, agent: AgentId) -> Option<McpAccess>;
     /// The agent may not act any more (archived).

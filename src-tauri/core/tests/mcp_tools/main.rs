@@ -35,6 +35,7 @@ use support::scripted::{Env, Scripted};
 mod changes;
 mod limits;
 mod powers;
+mod secrets;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
