@@ -110,6 +110,8 @@ pub(crate) struct Actor {
     pub(super) waiting: std::collections::VecDeque<(AgentId, Option<String>)>,
     /// What load repaired or registered, written once the app answers (see [`Deferred`]).
     pub(super) deferred: Option<Deferred>,
+    /// Bounds the git the app runs to read changes (shared with the handle).
+    pub(super) changes_gate: super::changes::Gate,
 }
 
 /// Loads the data root and starts the actor.
@@ -311,6 +313,7 @@ pub(crate) async fn start(
         create_rate: Default::default(),
         waiting: Default::default(),
         deferred: None,
+        changes_gate: super::changes::Gate::default(),
     };
     let mut repaired: Vec<AgentId> = actor.engine.take_changed_agents().into_iter().collect();
     repaired.extend(fixed_ws);
@@ -326,7 +329,8 @@ pub(crate) async fn start(
     actor.tickets.clear();
     actor.counts = FleetCounts::of(&actor.engine);
 
-    let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout);
+    let gate = actor.changes_gate.clone();
+    let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout, gate);
     let task = tokio::spawn(actor.run(rx, sink_rx, internal_rx));
     Ok((handle, task))
 }

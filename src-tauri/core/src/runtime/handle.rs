@@ -50,6 +50,7 @@ pub struct RuntimeHandle {
     pub(super) writer: Arc<Writer>,
     pub(super) providers: ProviderRegistry,
     pub(super) layout: Layout,
+    pub(super) changes_gate: super::changes::Gate,
 }
 
 pub(super) fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
@@ -75,6 +76,7 @@ impl RuntimeHandle {
         writer: Arc<Writer>,
         providers: ProviderRegistry,
         layout: Layout,
+        changes_gate: super::changes::Gate,
     ) -> Self {
         RuntimeHandle {
             tx,
@@ -82,6 +84,7 @@ impl RuntimeHandle {
             writer,
             providers,
             layout,
+            changes_gate,
         }
     }
 

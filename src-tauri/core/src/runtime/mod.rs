@@ -37,7 +37,7 @@ use crate::store::{StoreError, WriteError};
 use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::WorkspaceError;
 
-pub use changes::{AgentChanges, AgentDiff};
+pub use changes::{AgentChanges, AgentDiff, CHANGES_CONCURRENCY, CHANGES_WAIT};
 pub use events::{
     AgentSnapshot, AgentSummary, Event, FleetCounts, FleetSnapshot, TrackSnapshot,
     WorkspaceSnapshot,
