@@ -330,10 +330,8 @@ async fn coalesce(mut rx: mpsc::Receiver<Emit>, sink: EventSink) {
                 continue;
             }
         }
-        if batch.bytes >= BATCH_BYTES {
-            if !flush(&mut batch, &sink).await {
-                return;
-            }
+        if batch.bytes >= BATCH_BYTES && !flush(&mut batch, &sink).await {
+            return;
         }
         if batch.deadline.is_none() && (!batch.items.is_empty() || streams.holding()) {
             batch.deadline = Some(Instant::now() + BATCH_DELAY);
