@@ -471,14 +471,18 @@ fn group_members(pgid: i32) -> Vec<i32> {
 #[tokio::test]
 async fn a_running_shell_prompt_is_on_no_command_line_of_its_process_group() {
     let mut sh = shell_session(16).await;
-    let prompt = "echo $$ > leader.pid; echo secret-marker-7f3a >/dev/null; sleep 30";
+    // `sleep` not last: a shell may exec its last command, replacing its own command line.
+    let prompt = "echo $$ > leader.pid; echo secret-marker-7f3a >/dev/null; sleep 30; echo done";
     sh.send(prompt);
     let leader = sh.pid("leader.pid").await;
     // The shell is the group's leader (each turn runs in its own group).
     let members = group_members(leader);
     assert!(members.contains(&leader), "{members:?}");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while group_members(leader).len() < 2 {
+    let sleeping = |pid: &i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
+    };
+    while !group_members(leader).iter().any(sleeping) {
         assert!(std::time::Instant::now() < deadline, "sleep never started");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
