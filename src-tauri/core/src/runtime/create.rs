@@ -126,7 +126,8 @@ impl RuntimeHandle {
         Ok(snap)
     }
 
-    /// Creates a git worktree workspace for the user.
+    /// Creates a git worktree workspace; `created_by` is the agent that asked, if one did (its
+    /// create rate counts the worktree).
     pub async fn create_worktree(
         &self,
         repo: String,
