@@ -173,6 +173,9 @@ mod tests {
         assert_eq!(mode(&root.join("lock")), 0o600);
         assert_eq!(mode(&layout.mcp_json_path()), 0o600);
         assert_eq!(mode(&layout.logs_dir()), 0o700);
+        for log in std::fs::read_dir(layout.logs_dir()).unwrap() {
+            assert_eq!(mode(&log.unwrap().path()), 0o600);
+        }
         let notices = backend.handle().snapshot().await.unwrap().notices;
         let said = |p: &Path| {
             notices

@@ -20,7 +20,7 @@ pub enum LoggingError {
     #[error("cannot open a log file in {path}: {source}")]
     File {
         path: std::path::PathBuf,
-        source: tracing_appender::rolling::InitError,
+        source: std::io::Error,
     },
 }
 
@@ -57,8 +57,7 @@ fn filter(directives: &str) -> EnvFilter {
 /// (a second backend in one test process), the existing one keeps receiving events.
 pub fn init(log_dir: &Path) -> Result<LogGuard, LoggingError> {
     // Private like the rest of the data root (SPEC 16): log lines name agents, paths and
-    // errors. The appender makes its files with the umask's mode; the folder keeps them
-    // private, and every start tightens the files themselves (`store::private`).
+    // errors, so the folder is 0700 and its files 0600 (see `logfile`).
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(paseo_core::store::private::DIR_MODE)
@@ -67,13 +66,8 @@ pub fn init(log_dir: &Path) -> Result<LogGuard, LoggingError> {
             path: log_dir.to_path_buf(),
             source,
         })?;
-    let appender = tracing_appender::rolling::Builder::new()
-        .rotation(tracing_appender::rolling::Rotation::DAILY)
-        .filename_prefix("paseo")
-        .filename_suffix("log")
-        .max_log_files(14)
-        .build(log_dir)
-        .map_err(|source| LoggingError::File {
+    let appender =
+        crate::logfile::DailyFile::open(log_dir, 14).map_err(|source| LoggingError::File {
             path: log_dir.to_path_buf(),
             source,
         })?;

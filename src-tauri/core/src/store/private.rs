@@ -45,7 +45,7 @@ pub fn secure_root(layout: &Layout) -> Vec<String> {
         (layout.home.clone(), DIR_MODE, true),
         (layout.mcp_token_path(), FILE_MODE, true),
     ];
-    // The log appender makes its daily files with the umask's mode (inside the private logs
+    // Log files of earlier versions were made with the umask's mode (inside the private logs
     // folder): tightened quietly, as nobody loosened them.
     for (dir, loosened) in [(layout.secrets_dir(), true), (layout.logs_dir(), false)] {
         checks.push((dir.clone(), DIR_MODE, true));
