@@ -19,7 +19,7 @@ export class ChangesView {
     this.commit = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-commit' }, onclick: () => this.run('commit') }, 'Commit all');
     this.merge = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-merge' }, onclick: () => this.run('merge') }, 'Merge');
     this.discard = h('button', { class: 'small danger', type: 'button', dataset: { testid: 'changes-discard' }, onclick: () => this.run('discard') }, 'Discard');
-    this.open = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-open' }, title: 'Open the selected file (or the folder) in your editor ($VISUAL, else the desktop default)', onclick: () => this.run('open') }, 'Open in editor');
+    this.open = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-open' }, title: 'Open the selected file (or the folder) in your editor ($VISUAL)', onclick: () => this.run('open') }, 'Open in editor');
     this.pr = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-pr' }, onclick: () => this.run('pr') }, 'Create pull request');
     this.refresh = h('button', { class: 'small ghost', type: 'button', title: 'Refresh', 'aria-label': 'Refresh the changes', dataset: { testid: 'changes-refresh' }, onclick: () => this.reload() }, '↻');
     this.message = h('textarea', {

@@ -412,11 +412,16 @@ impl Parser<'_> {
                 }
             }
         }
-        if kind == ProviderKind::Command && cfg.command.is_none() {
-            return Err(self.err(
-                &format!("{path}.command"),
-                "expected a non-empty array of strings",
-            ));
+        match (&cfg.command, kind) {
+            (None, ProviderKind::Command) => {
+                return Err(self.err(
+                    &format!("{path}.command"),
+                    "expected a non-empty array of strings",
+                ))
+            }
+            (Some(argv), ProviderKind::Command) => crate::providers::command::check_template(argv)
+                .map_err(|(i, m)| self.err(&format!("{path}.command[{i}]"), &m))?,
+            _ => {}
         }
         Ok(cfg)
     }

@@ -228,7 +228,7 @@ async fn command_providers_take_the_prompt_as_argument_or_on_stdin() {
     );
     let config = Config::parse(
         &serde_json::json!({"providers": {
-            "argbot": {"kind": "command", "label": "Arg bot", "command": [arg_bot, "--go", "<{prompt}>"],
+            "argbot": {"kind": "command", "label": "Arg bot", "command": [arg_bot, "--go", "{prompt}"],
                        "env": {"BOT_EXTRA": "yes"}},
             "stdinbot": {"kind": "command", "command": [stdin_bot], "stdin": true},
             "ghost": {"kind": "command", "command": ["paseo-no-such-binary-xyz", "{prompt}"]}
@@ -274,12 +274,13 @@ async fn command_providers_take_the_prompt_as_argument_or_on_stdin() {
     let mut sp = spec(dir.path());
     sp.mcp = Some(mcp_access());
     let Started { mut s, mut ev, .. } = start(&*reg.get("argbot").unwrap(), sp, 16).await;
-    s.send(prompt("hello bot")).unwrap();
+    // One argument, whatever it holds (SPEC 14): quotes and `;` are text, not shell.
+    s.send(prompt("<hello bot>'; echo injected")).unwrap();
     let t = ev.turn().await;
     assert_eq!(t.outcome(), &TurnOutcome::Completed);
     assert_eq!(
         t.output("stdout"),
-        "arg: <hello bot> (--go) token=test-token extra=yes\n"
+        "arg: <hello bot>'; echo injected (--go) token=test-token extra=yes\n"
     );
     s.close().await;
 
@@ -372,7 +373,11 @@ async fn the_builtin_shell_takes_command_and_env_from_the_config_file() {
     let reg = ProviderRegistry::from_config(&Config::load(home.path()).unwrap());
     let shell = reg.resolve("shell").unwrap();
     let Started { mut s, mut ev, .. } = start(&*shell, spec(home.path()), 16).await;
-    s.send(prompt("echo \"$GREETING from $0\"")).unwrap();
+    // The program the turn runs as: the configured shell (its script file follows).
+    s.send(prompt(
+        "echo \"$GREETING from $(tr '\\0' ' ' < /proc/$$/cmdline | cut -d' ' -f1)\"",
+    ))
+    .unwrap();
     let t = ev.turn().await;
     assert_eq!(t.output("stdout"), "hi from config from /bin/sh\n");
     s.close().await;
@@ -430,8 +435,79 @@ async fn a_command_line_longer_than_an_argument_runs_from_a_private_script() {
         !std::path::Path::new(&path).exists(),
         "{path} outlived its turn"
     );
-    // Short command lines still go as `-c`.
+    // Short command lines go the same way (SPEC 14: never on a command line).
     let t = sh.run("echo \"short=$0\"").await;
-    assert!(!t.output("stdout").contains("paseo-shell-"), "{t:?}");
+    assert!(t.output("stdout").contains("paseo-shell-"), "{t:?}");
+    sh.s.close().await;
+}
+
+/// The pids of every process in process group `pgid`.
+fn group_members(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // The group is field 5 of /proc/<pid>/stat, after the parenthesised command name.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        if rest.split_whitespace().nth(2).and_then(|g| g.parse().ok()) == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// SPEC 14 (secrets): a prompt may carry secrets, and every local user can read
+/// /proc/<pid>/cmdline; while a shell turn runs, no process of its group has the prompt there.
+#[tokio::test]
+async fn a_running_shell_prompt_is_on_no_command_line_of_its_process_group() {
+    let mut sh = shell_session(16).await;
+    // `sleep` not last: a shell may exec its last command, replacing its own command line.
+    let prompt = "echo $$ > leader.pid; echo secret-marker-7f3a >/dev/null; sleep 30; echo done";
+    sh.send(prompt);
+    let leader = sh.pid("leader.pid").await;
+    // The shell is the group's leader (each turn runs in its own group).
+    let members = group_members(leader);
+    assert!(members.contains(&leader), "{members:?}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let sleeping = |pid: &i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
+    };
+    while !group_members(leader).iter().any(sleeping) {
+        assert!(std::time::Instant::now() < deadline, "sleep never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for pid in group_members(leader) {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        assert!(
+            !cmdline.contains("secret-marker-7f3a"),
+            "process {pid} shows the prompt on its command line: {cmdline:?}"
+        );
+    }
+    sh.interrupt().await;
+    // A prompt that reads standard input gets end-of-file, not the rest of its own script.
+    let t = sh
+        .run("read line; echo \"got=[$line] status=$?\"; echo after-read")
+        .await;
+    assert_eq!(t.outcome(), &TurnOutcome::Completed, "{t:?}");
+    let out = t.output("stdout");
+    assert!(out.contains("got=[] status=1"), "{out:?}");
+    assert!(out.contains("after-read"), "{out:?}");
+    // Exit status still decides the turn.
+    assert!(sh
+        .run("exit 4")
+        .await
+        .failure()
+        .contains("exited with code 4"));
     sh.s.close().await;
 }

@@ -57,11 +57,14 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     let lock = DataRootLock::acquire(data_root)?;
     let log = logging::init(&data_root::log_dir(data_root))?;
     let layout = Layout::new(data_root);
+    // Private at every start, not only when created (SPEC 16): what was loosened is fixed
+    // before anything reads or writes a secret, and the windows show what was fixed.
+    let mut notices = paseo_core::store::private::secure_root(&layout);
     // A bad config.json must not lock the user out of their fleet: the defaults run, a copy of
     // the file is set aside in quarantine/, and the error (naming the file and the field) is
     // shown in the UI and the log.
     let (config, notice) = Config::load_or_default(data_root);
-    let notices: Vec<String> = notice.into_iter().collect();
+    notices.extend(notice);
     // The MCP listener first: agents resumed by the runtime need its URL and their tokens.
     let mcp = McpServer::bind(&layout, config.mcp.port)?;
     let mut options = RuntimeOptions::new(data_root, ProviderRegistry::from_config(&config));
@@ -135,5 +138,55 @@ impl Backend {
         }
         tracing::info!(target: LOG_TARGET, "data root released; bye");
         self.log.take();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    fn set(p: &Path, m: u32) {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    }
+
+    /// SPEC 16: an existing data root someone loosened (an upstream `~/.paseo`, a `chmod`) is
+    /// private again after a start, and the window is told (the start's notices, which every
+    /// window shows like quarantined files).
+    #[tokio::test]
+    async fn a_loosened_data_root_is_made_private_at_start_and_said_so() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("home");
+        let layout = Layout::new(&root);
+        std::fs::create_dir_all(layout.secrets_dir()).unwrap();
+        std::fs::write(layout.mcp_token_path(), format!("{}\n", "ab".repeat(32))).unwrap();
+        set(&root, 0o755);
+        set(&layout.secrets_dir(), 0o755);
+        set(&layout.mcp_token_path(), 0o644);
+        let backend = start(&root, Mode::Headless).await.unwrap();
+        assert_eq!(mode(&root), 0o700);
+        assert_eq!(mode(&layout.secrets_dir()), 0o700);
+        assert_eq!(mode(&layout.mcp_token_path()), 0o600);
+        // What the app made on this start is private too.
+        assert_eq!(mode(&root.join("lock")), 0o600);
+        assert_eq!(mode(&layout.mcp_json_path()), 0o600);
+        assert_eq!(mode(&layout.logs_dir()), 0o700);
+        for log in std::fs::read_dir(layout.logs_dir()).unwrap() {
+            assert_eq!(mode(&log.unwrap().path()), 0o600);
+        }
+        let notices = backend.handle().snapshot().await.unwrap().notices;
+        let said = |p: &Path| {
+            notices
+                .iter()
+                .any(|n| n.contains(&p.display().to_string()) && n.contains("private again"))
+        };
+        assert!(said(&root), "{notices:#?}");
+        assert!(said(&layout.mcp_token_path()), "{notices:#?}");
+        assert!(said(&layout.secrets_dir()), "{notices:#?}");
+        backend.shutdown().await;
     }
 }

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod data_root;
 pub mod headless;
 pub mod lock;
+mod logfile;
 pub mod logging;
 
 pub use paseo_core;

@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -49,6 +50,7 @@ impl DataRootLock {
             .write(true)
             .create(true)
             .truncate(false)
+            .mode(paseo_core::store::private::FILE_MODE)
             .open(&path)
             .map_err(|source| LockError::Open {
                 path: path.clone(),

@@ -1,6 +1,7 @@
 //! Logging: `tracing` to daily files in `$PASEO_HOME/logs/` and to stderr, filtered by `RUST_LOG`
 //! (default `info`).
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 use thiserror::Error;
 use tracing_appender::non_blocking::WorkerGuard;
@@ -19,7 +20,7 @@ pub enum LoggingError {
     #[error("cannot open a log file in {path}: {source}")]
     File {
         path: std::path::PathBuf,
-        source: tracing_appender::rolling::InitError,
+        source: std::io::Error,
     },
 }
 
@@ -55,17 +56,18 @@ fn filter(directives: &str) -> EnvFilter {
 /// Installs the global subscriber writing to `log_dir`. When a subscriber is already installed
 /// (a second backend in one test process), the existing one keeps receiving events.
 pub fn init(log_dir: &Path) -> Result<LogGuard, LoggingError> {
-    std::fs::create_dir_all(log_dir).map_err(|source| LoggingError::Dir {
-        path: log_dir.to_path_buf(),
-        source,
-    })?;
-    let appender = tracing_appender::rolling::Builder::new()
-        .rotation(tracing_appender::rolling::Rotation::DAILY)
-        .filename_prefix("paseo")
-        .filename_suffix("log")
-        .max_log_files(14)
-        .build(log_dir)
-        .map_err(|source| LoggingError::File {
+    // Private like the rest of the data root (SPEC 16): log lines name agents, paths and
+    // errors, so the folder is 0700 and its files 0600 (see `logfile`).
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(paseo_core::store::private::DIR_MODE)
+        .create(log_dir)
+        .map_err(|source| LoggingError::Dir {
+            path: log_dir.to_path_buf(),
+            source,
+        })?;
+    let appender =
+        crate::logfile::DailyFile::open(log_dir, 14).map_err(|source| LoggingError::File {
             path: log_dir.to_path_buf(),
             source,
         })?;

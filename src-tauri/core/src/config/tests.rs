@@ -75,6 +75,14 @@ fn bad_configs_name_the_file_and_the_field() {
             "config.json: providers.mybot.stdin: expected true or false",
         ),
         (
+            r#"{"providers": {"mybot": {"kind": "command", "command": ["sh", "-c", "bot '{prompt}'"]}}}"#,
+            "config.json: providers.mybot.command[2]: {prompt} must be a whole argument",
+        ),
+        (
+            r#"{"providers": {"mybot": {"kind": "command", "command": ["bash", "-c", "{prompt}"]}}}"#,
+            "config.json: providers.mybot.command[2]: {prompt} is the script bash runs with -c",
+        ),
+        (
             r#"{"providers": {"claude": {"env": {"A": 1}}}}"#,
             "config.json: providers.claude.env.A: expected a string",
         ),

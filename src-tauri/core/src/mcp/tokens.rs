@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
 use crate::model::AgentId;
+use crate::providers::redact::{token_byte, Redact, REDACTED};
 use crate::providers::McpAccess;
 use crate::runtime::AgentAccess;
 use crate::store::atomic::write_private;
@@ -155,6 +156,58 @@ impl AgentAccess for Tokens {
     }
 }
 
+/// How long the agent tokens [`new_token`] makes are, in hex digits.
+const TOKEN_HEX: usize = TOKEN_BYTES * 2;
+
+impl Redact for Tokens {
+    /// The user token is looked for as it is (the file may hold one the user chose); agent
+    /// tokens, always hex of one length, among the runs of hex digits long enough to hold one,
+    /// so the cost is one pass over the text however many agents run.
+    fn redact(&self, text: &str) -> Option<String> {
+        let mut out = None;
+        if !self.user.is_empty() && text.contains(&self.user) {
+            out = Some(text.replace(&self.user, REDACTED));
+        }
+        let cur = out.as_deref().unwrap_or(text);
+        let bytes = cur.as_bytes();
+        let agents = self.agents.read().unwrap_or_else(|e| e.into_inner());
+        let mut spans = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if !token_byte(bytes[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() && token_byte(bytes[i]) {
+                i += 1;
+            }
+            let mut at = start;
+            while at + TOKEN_HEX <= i {
+                if agents.by_token.contains_key(&cur[at..at + TOKEN_HEX]) {
+                    spans.push(at);
+                    at += TOKEN_HEX;
+                } else {
+                    at += 1;
+                }
+            }
+        }
+        drop(agents);
+        if spans.is_empty() {
+            return out;
+        }
+        let mut clean = String::with_capacity(cur.len());
+        let mut from = 0;
+        for at in spans {
+            clean.push_str(&cur[from..at]);
+            clean.push_str(REDACTED);
+            from = at + TOKEN_HEX;
+        }
+        clean.push_str(&cur[from..]);
+        Some(clean)
+    }
+}
+
 /// Compares without an early exit, so response timing says nothing about how much of a
 /// guessed user token was right.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -187,6 +240,37 @@ mod tests {
         assert_eq!(t.caller(&second.token), None);
         assert_eq!(t.caller(&"u".repeat(64)), Some(Caller::User));
         assert_eq!(t.caller(""), None);
+    }
+
+    /// SPEC 16: live tokens (any agent's, the user's) are replaced wherever they sit in a
+    /// text; revoked ones and other hex are left alone.
+    #[test]
+    fn live_tokens_are_redacted_and_nothing_else() {
+        let user = "u".repeat(40);
+        let t = Tokens::new(
+            "http://x/mcp".into(),
+            user.clone(),
+            PathBuf::from("/nonexistent"),
+        );
+        let (a, b) = (AgentId::new(), AgentId::new());
+        let ta = t.issue(a).unwrap().token;
+        let tb = t.issue(b).unwrap().token;
+        let text = format!("A={ta}\nB=ff{tb}00\nU={user} x={}", "0".repeat(64));
+        let clean = t.redact(&text).unwrap();
+        assert_eq!(
+            clean,
+            format!(
+                "A=[redacted]\nB=ff[redacted]00\nU=[redacted] x={}",
+                "0".repeat(64)
+            )
+        );
+        assert_eq!(t.redact("nothing here deadbeef"), None);
+        t.revoke(a);
+        assert_eq!(
+            t.redact(&format!("old {ta}")),
+            None,
+            "a dead token is no secret"
+        );
     }
 
     #[cfg(unix)]

@@ -1,7 +1,12 @@
 //! `command` providers: any command-line agent the user configures in `config.json`. Each turn
-//! runs the configured argv with `{prompt}` replaced by the prompt (or, with `"stdin": true`,
-//! the prompt written to its stdin; with neither, the prompt is appended as the last argument),
-//! with the same turn semantics as the shell provider.
+//! runs the configured argv with the `{prompt}` argument replaced by the prompt (or, with
+//! `"stdin": true`, the prompt written to its stdin; with neither, the prompt is appended as the
+//! last argument), with the same turn semantics as the shell provider.
+//!
+//! The prompt is always one argument of its own, never spliced into a larger one: prompts come
+//! from other agents and finish notices too, so a template that put them in a shell string
+//! (`sh -c "bot '{prompt}'"`) would run their text as commands (SPEC 14). Such templates are
+//! refused when config.json is read ([`check_template`]).
 
 use std::sync::Arc;
 
@@ -35,6 +40,60 @@ impl CommandProvider {
     }
 }
 
+/// Programs that run their `-c` argument as shell code.
+const SHELLS: [&str; 11] = [
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox",
+];
+
+/// Checks a `command` provider's template: `{prompt}` only as a whole argument, and never as
+/// the script a shell runs with `-c`. The error is the index of the argument and why.
+pub fn check_template(template: &[String]) -> Result<(), (usize, String)> {
+    for (i, arg) in template.iter().enumerate() {
+        if arg.contains(PROMPT_PLACEHOLDER) && arg != PROMPT_PLACEHOLDER {
+            return Err((
+                i,
+                format!(
+                    "{PROMPT_PLACEHOLDER} must be a whole argument (the prompt is passed as one \
+                     argument, never spliced into a larger one): write {arg:?} as separate \
+                     arguments (e.g. \"--msg\", \"{PROMPT_PLACEHOLDER}\"), or set \"stdin\": true"
+                ),
+            ));
+        }
+    }
+    let is_shell = |a: &str| {
+        let name = a.rsplit('/').next().unwrap_or(a);
+        SHELLS.contains(&name)
+    };
+    let runs_script = |a: &str| {
+        a.strip_prefix('-')
+            .is_some_and(|flags| !flags.starts_with('-') && flags.contains('c'))
+    };
+    for (i, _) in template.iter().enumerate().filter(|(_, a)| is_shell(a)) {
+        let rest = &template[i + 1..];
+        let Some(c) = rest.iter().position(|a| runs_script(a)) else {
+            continue;
+        };
+        // The script is the first argument after the options.
+        let script = rest[c + 1..]
+            .iter()
+            .position(|a| !a.starts_with('-'))
+            .map(|s| i + 1 + c + 1 + s);
+        if let Some(s) = script.filter(|s| template[*s].contains(PROMPT_PLACEHOLDER)) {
+            return Err((
+                s,
+                format!(
+                    "{PROMPT_PLACEHOLDER} is the script {} runs with {}: the prompt would run as \
+                     shell commands; pass it as an argument after the script (e.g. [\"sh\", \
+                     \"-c\", \"bot \\\"$1\\\"\", \"sh\", \"{PROMPT_PLACEHOLDER}\"]) or set \"stdin\": true",
+                    template[i],
+                    rest[c]
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Why the command cannot run: none is configured, or its program is not there.
 fn unavailable(template: &[String], env: &super::process::AgentEnv) -> Option<String> {
     match template.first() {
@@ -51,12 +110,13 @@ pub fn build_turn(
     prompt: &str,
 ) -> Result<TurnCommand, ProviderError> {
     let mut substituted = false;
+    // Only a whole `{prompt}` argument is replaced (config.json refuses any other).
     let mut argv: Vec<String> = template
         .iter()
         .map(|arg| {
-            if arg.contains(PROMPT_PLACEHOLDER) {
+            if arg == PROMPT_PLACEHOLDER {
                 substituted = true;
-                arg.replace(PROMPT_PLACEHOLDER, prompt)
+                prompt.to_string()
             } else {
                 arg.clone()
             }
@@ -121,8 +181,13 @@ mod tests {
 
     #[test]
     fn prompt_is_substituted_or_appended_or_piped() {
-        let t = build_turn(&argv(&["bot", "--msg={prompt}", "-q"]), false, "hi there").unwrap();
-        assert_eq!(t.argv, ["bot", "--msg=hi there", "-q"]);
+        let t = build_turn(
+            &argv(&["bot", "--msg", "{prompt}", "-q"]),
+            false,
+            "hi there",
+        )
+        .unwrap();
+        assert_eq!(t.argv, ["bot", "--msg", "hi there", "-q"]);
         assert_eq!(t.stdin, None);
         let t = build_turn(&argv(&["bot", "-q"]), false, "hi").unwrap();
         assert_eq!(t.argv, ["bot", "-q", "hi"]);
@@ -136,7 +201,7 @@ mod tests {
     #[test]
     fn a_prompt_too_long_for_an_argument_is_refused_naming_the_limit() {
         let long = "x".repeat(MAX_ARG_BYTES);
-        for template in [&["bot", "--msg={prompt}"][..], &["bot"][..]] {
+        for template in [&["bot", "--msg", "{prompt}"][..], &["bot"][..]] {
             let Err(e) = build_turn(&argv(template), false, &long) else {
                 panic!("{template:?}: a {} byte argument was accepted", long.len());
             };
@@ -146,5 +211,51 @@ mod tests {
         }
         let t = build_turn(&argv(&["bot"]), true, &long).unwrap();
         assert_eq!(t.stdin.map(|s| s.len()), Some(MAX_ARG_BYTES));
+    }
+
+    /// SPEC 14: a prompt is one argument, never part of a shell string or a larger argument.
+    #[test]
+    fn templates_that_splice_the_prompt_or_run_it_as_shell_are_refused() {
+        for (template, at, says) in [
+            (
+                &["bot", "--msg={prompt}"][..],
+                1,
+                "must be a whole argument",
+            ),
+            (
+                &["sh", "-c", "bot '{prompt}'"][..],
+                2,
+                "must be a whole argument",
+            ),
+            (
+                &["sh", "-c", "{prompt}"][..],
+                2,
+                "the script sh runs with -c",
+            ),
+            (
+                &["/bin/bash", "-lc", "{prompt}"][..],
+                2,
+                "/bin/bash runs with -lc",
+            ),
+            (
+                &["env", "zsh", "-e", "-c", "-x", "{prompt}"][..],
+                5,
+                "zsh runs with -c",
+            ),
+        ] {
+            let Err((i, message)) = check_template(&argv(template)) else {
+                panic!("{template:?} was accepted");
+            };
+            assert_eq!(i, at, "{template:?}: {message}");
+            assert!(message.contains(says), "{template:?}: {message}");
+        }
+        for template in [
+            &["bot", "--msg", "{prompt}"][..],
+            &["sh", "-c", "bot \"$1\"", "sh", "{prompt}"][..],
+            &["bash", "{prompt}"][..],
+            &["bot"][..],
+        ] {
+            assert_eq!(check_template(&argv(template)), Ok(()), "{template:?}");
+        }
     }
 }

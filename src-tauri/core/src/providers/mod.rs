@@ -18,6 +18,7 @@ pub mod groups;
 pub mod oneshot;
 pub mod output;
 pub mod process;
+pub mod redact;
 pub mod secret_file;
 pub mod shell;
 pub mod stdio;
@@ -150,6 +151,8 @@ pub struct EventSink {
     agent_id: AgentId,
     generation: u64,
     tx: mpsc::Sender<SinkMessage>,
+    /// Takes the app's tokens out of everything reported (see [`redact`]).
+    redactor: Option<Arc<dyn redact::Redact>>,
 }
 
 /// What travels from sessions to the runtime: the agent, the session generation (so a stale
@@ -167,13 +170,27 @@ impl EventSink {
             agent_id,
             generation,
             tx,
+            redactor: None,
         }
+    }
+    /// The sink that redacts every event with `r` before it reaches the runtime.
+    pub fn with_redactor(mut self, r: Arc<dyn redact::Redact>) -> Self {
+        self.redactor = Some(r);
+        self
+    }
+    pub fn redactor(&self) -> Option<Arc<dyn redact::Redact>> {
+        self.redactor.clone()
     }
     pub fn agent_id(&self) -> AgentId {
         self.agent_id
     }
     /// Sends one event; returns false when the runtime is gone (the session should wind down).
-    pub async fn send(&self, event: ProviderEvent) -> bool {
+    pub async fn send(&self, mut event: ProviderEvent) -> bool {
+        // The one place every provider's events pass: tokens never reach a timeline, a record
+        // or an event (SPEC 16).
+        if let Some(r) = &self.redactor {
+            event.redact(&**r);
+        }
         self.tx
             .send(SinkMessage {
                 agent_id: self.agent_id,

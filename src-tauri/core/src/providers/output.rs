@@ -12,6 +12,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use super::redact::{open_tail, Redact};
 use super::{EventSink, ProviderEvent};
 use crate::model::{ItemKind, NewItem};
 
@@ -202,15 +203,75 @@ impl Batch {
     }
 }
 
+/// The decoded output of the two streams on its way into the batch: tokens redacted, and the
+/// end of each stream held back while it could be the start of a token the next read
+/// completes (see [`super::redact`]).
+struct Streams {
+    carries: [Vec<u8>; 2],
+    held: [String; 2],
+    redactor: Option<Arc<dyn Redact>>,
+    all_tail: Tail,
+    err_tail: Tail,
+}
+
+impl Streams {
+    fn push(&mut self, batch: &mut Batch, idx: usize, data: &[u8]) {
+        let mut text = std::mem::take(&mut self.held[idx]);
+        text.push_str(&decode_utf8(&mut self.carries[idx], data));
+        if let Some(r) = &self.redactor {
+            if let Some(clean) = r.redact(&text) {
+                text = clean;
+            }
+            if let Some(at) = open_tail(&text, HOLD_BYTES) {
+                self.held[idx] = text.split_off(at);
+            }
+        }
+        self.add(batch, idx, &text);
+    }
+
+    fn add(&mut self, batch: &mut Batch, idx: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.all_tail.push(text);
+        if idx == 1 {
+            self.err_tail.push(text);
+        }
+        batch.add_output(STREAMS[idx], text);
+    }
+
+    /// Lets what is held back go (no more output is coming soon, or something else must follow
+    /// it in order).
+    fn release(&mut self, batch: &mut Batch) {
+        for idx in 0..2 {
+            let held = std::mem::take(&mut self.held[idx]);
+            self.add(batch, idx, &held);
+        }
+    }
+
+    fn holding(&self) -> bool {
+        self.held.iter().any(|h| !h.is_empty())
+    }
+}
+
+/// Stream names by index.
+const STREAMS: [&str; 2] = ["stdout", "stderr"];
+/// The most output held back at a stream's end: more than any token the app issues.
+const HOLD_BYTES: usize = 128;
+
 async fn coalesce(mut rx: mpsc::Receiver<Emit>, sink: EventSink) {
     let mut batch = Batch {
         items: Vec::new(),
         bytes: 0,
         deadline: None,
     };
-    let mut carries: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
-    let mut all_tail = Tail::new(LAST_MESSAGE_CHARS);
-    let mut err_tail = Tail::new(STDERR_TAIL_CHARS);
+    let mut streams = Streams {
+        carries: [Vec::new(), Vec::new()],
+        held: [String::new(), String::new()],
+        redactor: sink.redactor(),
+        all_tail: Tail::new(LAST_MESSAGE_CHARS),
+        err_tail: Tail::new(STDERR_TAIL_CHARS),
+    };
 
     async fn flush(batch: &mut Batch, sink: &EventSink) -> bool {
         batch.deadline = None;
@@ -227,6 +288,7 @@ async fn coalesce(mut rx: mpsc::Receiver<Emit>, sink: EventSink) {
             Some(deadline) => tokio::select! {
                 m = rx.recv() => m,
                 _ = tokio::time::sleep_until(deadline) => {
+                    streams.release(&mut batch);
                     if !flush(&mut batch, &sink).await { return; }
                     continue;
                 }
@@ -234,50 +296,44 @@ async fn coalesce(mut rx: mpsc::Receiver<Emit>, sink: EventSink) {
             None => rx.recv().await,
         };
         let Some(msg) = msg else {
+            streams.release(&mut batch);
             flush(&mut batch, &sink).await;
             return;
         };
         match msg {
             Emit::Output { stream, data } => {
-                let idx = usize::from(stream == "stderr");
-                let text = decode_utf8(&mut carries[idx], &data);
-                all_tail.push(&text);
-                if idx == 1 {
-                    err_tail.push(&text);
-                }
-                batch.add_output(stream, &text);
+                streams.push(&mut batch, usize::from(stream == "stderr"), &data);
             }
             Emit::Item(item) => {
                 batch.bytes += item.text.len() + 64;
                 batch.items.push(item);
             }
             Emit::Event(event) => {
+                streams.release(&mut batch);
                 if !flush(&mut batch, &sink).await || !sink.send(event).await {
                     return;
                 }
                 continue;
             }
             Emit::TakeTails(reply) => {
-                for (idx, stream) in [(0, "stdout"), (1, "stderr")] {
-                    if !carries[idx].is_empty() {
-                        let rest = String::from_utf8_lossy(&std::mem::take(&mut carries[idx]))
-                            .into_owned();
-                        all_tail.push(&rest);
-                        if idx == 1 {
-                            err_tail.push(&rest);
-                        }
-                        batch.add_output(stream, &rest);
+                for idx in 0..2 {
+                    let rest = std::mem::take(&mut streams.carries[idx]);
+                    if !rest.is_empty() {
+                        // Invalid UTF-8 at the very end: replaced, not kept for a next chunk.
+                        let rest = String::from_utf8_lossy(&rest).into_owned();
+                        streams.push(&mut batch, idx, rest.as_bytes());
                     }
                 }
-                let _ = reply.send((all_tail.take(), err_tail.take()));
+                streams.release(&mut batch);
+                let tails = (streams.all_tail.take(), streams.err_tail.take());
+                let _ = reply.send(tails);
                 continue;
             }
         }
-        if batch.bytes >= BATCH_BYTES {
-            if !flush(&mut batch, &sink).await {
-                return;
-            }
-        } else if batch.deadline.is_none() && !batch.items.is_empty() {
+        if batch.bytes >= BATCH_BYTES && !flush(&mut batch, &sink).await {
+            return;
+        }
+        if batch.deadline.is_none() && (!batch.items.is_empty() || streams.holding()) {
             batch.deadline = Some(Instant::now() + BATCH_DELAY);
         }
     }
@@ -356,6 +412,42 @@ mod tests {
             t.push("abc→");
         }
         assert_eq!(t.take(), "→abc→");
+    }
+
+    /// Replaces one fixed hex secret, as the MCP token registry does for live tokens.
+    struct OneSecret(&'static str);
+
+    impl Redact for OneSecret {
+        fn redact(&self, text: &str) -> Option<String> {
+            text.contains(self.0)
+                .then(|| text.replace(self.0, super::super::redact::REDACTED))
+        }
+    }
+
+    /// SPEC 16: a token split across two pipe reads is held back and redacted whole; an open
+    /// end is let go when nothing follows.
+    #[test]
+    fn a_token_split_across_reads_is_still_redacted() {
+        let mut batch = Batch {
+            items: Vec::new(),
+            bytes: 0,
+            deadline: None,
+        };
+        let mut streams = Streams {
+            carries: [Vec::new(), Vec::new()],
+            held: [String::new(), String::new()],
+            redactor: Some(Arc::new(OneSecret("0123456789abcdef"))),
+            all_tail: Tail::new(LAST_MESSAGE_CHARS),
+            err_tail: Tail::new(STDERR_TAIL_CHARS),
+        };
+        streams.push(&mut batch, 0, b"TOKEN=01234567");
+        streams.push(&mut batch, 0, b"89abcdef\nnext ");
+        streams.push(&mut batch, 0, b"cafe");
+        assert_eq!(batch.items[0].text, "TOKEN=[redacted]\nnext ");
+        assert!(streams.holding());
+        streams.release(&mut batch);
+        assert_eq!(batch.items[0].text, "TOKEN=[redacted]\nnext cafe");
+        assert_eq!(streams.all_tail.take(), "TOKEN=[redacted]\nnext cafe");
     }
 
     #[test]

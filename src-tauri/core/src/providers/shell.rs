@@ -1,10 +1,15 @@
 //! The built-in `shell` provider: each prompt is a command line run by the user's shell
-//! (`$SHELL -c <prompt>`, falling back to `/bin/sh`) in the agent's cwd. Works with nothing
-//! installed. A shell agent cannot read, so finish notices are never run as commands.
+//! (`$SHELL`, falling back to `/bin/sh`) in the agent's cwd. Works with nothing installed. A
+//! shell agent cannot read, so finish notices are never run as commands.
+//!
+//! The prompt never goes on the shell's command line, which every local user can read in
+//! `/proc/<pid>/cmdline` (SPEC 14, secrets): it is written to a private (0600) script file that
+//! the shell runs (`$SHELL <file>`), removed when the turn ends. Its standard input stays empty,
+//! so a command that reads stdin sees end-of-file rather than the rest of the script.
 
 use std::sync::Arc;
 
-use super::oneshot::{OneShot, TurnCommand, MAX_ARG_BYTES};
+use super::oneshot::{OneShot, TurnCommand};
 use super::process::{find_argv0, find_program, AgentEnv};
 use super::{
     Configured, EventSink, Provider, ProviderError, ProviderInfo, SessionSpec, SessionStart,
@@ -39,7 +44,7 @@ fn shell(base: &Configured, env: &AgentEnv) -> Vec<String> {
 fn script_file(prompt: &str) -> Result<tempfile::TempPath, ProviderError> {
     use std::io::Write;
     let spawn = |source| ProviderError::Spawn {
-        what: "the shell: its script file for a long prompt".into(),
+        what: "the shell: the script file of its prompt".into(),
         source,
     };
     let mut file = tempfile::Builder::new()
@@ -68,15 +73,10 @@ impl Provider for ShellProvider {
                 return Err(base.unavailable(reason));
             }
             let build = Arc::new(move |prompt: &str| {
-                let mut argv = shell.clone();
-                if prompt.len() < MAX_ARG_BYTES {
-                    argv.push("-c".into());
-                    argv.push(prompt.to_string());
-                    return Ok(TurnCommand::new(argv, None));
-                }
-                // Too long for `-c`: the shell runs it as a script file (private, removed
-                // after the turn), which every shell accepts as its first argument.
+                // Every shell accepts a script file as its first argument; the file is private
+                // and removed after the turn (see the module's documentation).
                 let script = script_file(prompt)?;
+                let mut argv = shell.clone();
                 argv.push(script.to_string_lossy().into_owned());
                 Ok(TurnCommand {
                     argv,

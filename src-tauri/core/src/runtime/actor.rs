@@ -114,6 +114,8 @@ pub(crate) struct Actor {
     pub(super) deferred: Option<Deferred>,
     /// What boxes agents here (SPEC 16), found at start.
     pub(super) containment: Arc<crate::sandbox::Containment>,
+    /// Bounds the git the app runs to read changes (shared with the handle).
+    pub(super) changes_gate: super::changes::Gate,
 }
 
 /// Loads the data root and starts the actor.
@@ -326,6 +328,7 @@ pub(crate) async fn start(
         checkouts: Default::default(),
         deferred: None,
         containment: Arc::new(containment),
+        changes_gate: super::changes::Gate::default(),
     };
     let mut repaired: Vec<AgentId> = actor.engine.take_changed_agents().into_iter().collect();
     repaired.extend(fixed_ws);
@@ -350,7 +353,8 @@ pub(crate) async fn start(
         }
     });
     let hidden = crate::workspaces::reach::hidden_roots(&layout.home, &opts.sandbox.hide);
-    let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout, hidden);
+    let gate = actor.changes_gate.clone();
+    let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout, hidden, gate);
     let task = tokio::spawn(actor.run(rx, sink_rx, internal_rx));
     Ok((handle, task))
 }

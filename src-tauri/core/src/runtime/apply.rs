@@ -335,7 +335,10 @@ impl Actor {
                 buffered: Vec::new(),
             },
         );
-        let sink = EventSink::new(agent, generation, self.sink_tx.clone());
+        let mut sink = EventSink::new(agent, generation, self.sink_tx.clone());
+        if let Some(access) = &self.access {
+            sink = sink.with_redactor(access.clone());
+        }
         let tx = self.internal_tx.clone();
         let fut = provider.start(spec, sink);
         let bound = self.start_timeout;

@@ -6,8 +6,11 @@
 //! are the user's: the UI asks for them after a native confirm; agents have their own git.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Serialize;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::actor::{Actor, Internal};
 use super::blocking;
@@ -77,6 +80,38 @@ impl Target {
     }
 }
 
+/// How many reads of changes (each a few git commands over a working tree) run at once. Any
+/// agent may read any agent's changes (SPEC 8), so without a bound a loop of calls would run git
+/// on every core and fill the blocking pool.
+pub const CHANGES_CONCURRENCY: usize = 4;
+/// How long a read waits for its turn before it is refused as busy.
+pub const CHANGES_WAIT: Duration = Duration::from_secs(10);
+
+/// The bound on concurrent reads of changes: the handle's reads and the actor's counts share it.
+#[derive(Clone)]
+pub(crate) struct Gate(Arc<Semaphore>);
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate(Arc::new(Semaphore::new(CHANGES_CONCURRENCY)))
+    }
+}
+
+impl Gate {
+    /// A turn to run git, waiting at most [`CHANGES_WAIT`].
+    async fn enter(&self) -> Result<OwnedSemaphorePermit, RuntimeError> {
+        match tokio::time::timeout(CHANGES_WAIT, self.0.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_)) => Err(RuntimeError::Stopped),
+            Err(_) => Err(ChangesError::Busy {
+                running: CHANGES_CONCURRENCY,
+                waited_secs: CHANGES_WAIT.as_secs(),
+            }
+            .into()),
+        }
+    }
+}
+
 /// The stable code of a Changes error at the command and MCP boundaries.
 pub(super) fn code(e: &ChangesError) -> &'static str {
     match e {
@@ -91,6 +126,8 @@ pub(super) fn code(e: &ChangesError) -> &'static str {
         | ChangesError::WouldOverwrite { .. } => "conflict",
         ChangesError::CheckoutInUse { .. } => "busy",
         ChangesError::GhUnavailable { .. } => "unavailable",
+        ChangesError::TooLarge { .. } => "limit",
+        ChangesError::Busy { .. } => "busy",
         ChangesError::Git(_) | ChangesError::Io(_) => "io",
     }
 }
@@ -104,6 +141,7 @@ impl RuntimeHandle {
     /// The agent's changed files with their counts.
     pub async fn agent_changes(&self, id: AgentId) -> Result<AgentChanges, RuntimeError> {
         let t = self.target(id).await?;
+        let _turn = self.changes_gate.enter().await?;
         let mut found = blocking(move || {
             let set = changes::changes(&t.dir, &t.compare)?;
             Ok::<_, RuntimeError>(AgentChanges {
@@ -140,6 +178,7 @@ impl RuntimeHandle {
         page: Page,
     ) -> Result<AgentDiff, RuntimeError> {
         let t = self.target(id).await?;
+        let _turn = self.changes_gate.enter().await?;
         blocking(move || {
             let diff = changes::file_diff(&t.dir, &t.compare, &path, page)?;
             Ok(AgentDiff { agent_id: id, diff })
@@ -270,14 +309,17 @@ impl RuntimeHandle {
     }
 
     /// Opens the agent's folder, or one of its changed files, in the user's editor: `$VISUAL`
-    /// when set (a GUI editor, e.g. `code -n`), else the desktop's default (`xdg-open`). Only a
-    /// changed file can be named, so no caller can open anything else through this.
+    /// (a GUI editor, e.g. `code -n`). Only a changed file can be named, so no caller can open
+    /// anything else through this. Never a generic opener (`xdg-open`): the files are the
+    /// agent's, and an opener picks the program by type (a `.desktop` file runs, an HTML page
+    /// loads in a browser), so an agent could run something as the user with one click.
     pub async fn open_in_editor(
         &self,
         id: AgentId,
         path: Option<String>,
     ) -> Result<String, RuntimeError> {
         let t = self.target(id).await?;
+        let _turn = self.changes_gate.enter().await?;
         blocking(move || {
             let target = match path {
                 None => t.dir.clone(),
@@ -291,14 +333,7 @@ impl RuntimeHandle {
                     PathBuf::from(&set.root).join(&f.path)
                 }
             };
-            let visual = std::env::var("VISUAL")
-                .ok()
-                .filter(|v| !v.trim().is_empty());
-            let mut argv: Vec<String> = match &visual {
-                Some(v) => v.split_whitespace().map(str::to_string).collect(),
-                None => vec!["xdg-open".into()],
-            };
-            let program = argv.remove(0);
+            let (program, argv) = editor(std::env::var("VISUAL").ok().as_deref())?;
             let mut cmd = std::process::Command::new(&program);
             cmd.args(&argv)
                 .arg(&target)
@@ -321,6 +356,24 @@ impl RuntimeHandle {
     }
 }
 
+/// The editor command from `$VISUAL`: its program and arguments. `$EDITOR` is not used: by
+/// convention it names a terminal editor (vi, nano), and the app has no terminal to run it in.
+pub(crate) fn editor(visual: Option<&str>) -> Result<(String, Vec<String>), RuntimeError> {
+    let mut words = visual
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string);
+    match words.next() {
+        Some(program) => Ok((program, words.collect())),
+        None => Err(RuntimeError::invalid(
+            "editor",
+            "set $VISUAL to your editor (a program that opens its own window, e.g. \
+             \"code -n\" or \"gedit\") to open files from here; $EDITOR is not used, as it \
+             needs a terminal",
+        )),
+    }
+}
+
 impl Actor {
     /// Counts what the agent changed, off the actor (git can be slow on a big tree); the count
     /// comes back as an internal message and shows in its track row and the workspace home.
@@ -329,17 +382,25 @@ impl Actor {
             return;
         };
         let tx = self.internal_tx.clone();
-        tokio::task::spawn_blocking(move || {
-            let t = Target::of(cwd, ws);
-            // Not a git checkout (or git failing): no counts, rather than an error per turn.
-            let counts = changes::changes(&t.dir, &t.compare)
-                .ok()
-                .map(|c| ChangeCounts {
-                    files: c.totals.files as u64,
-                    additions: c.totals.additions,
-                    deletions: c.totals.deletions,
-                });
-            let _ = tx.send(Internal::Counted { agent, counts });
+        let gate = self.changes_gate.0.clone();
+        tokio::spawn(async move {
+            // Counts wait their turn however long it takes: nobody waits on them.
+            let Ok(_turn) = gate.acquire_owned().await else {
+                return;
+            };
+            let _ = tokio::task::spawn_blocking(move || {
+                let t = Target::of(cwd, ws);
+                // Not a git checkout (or git failing): no counts, rather than an error per turn.
+                let counts = changes::changes(&t.dir, &t.compare)
+                    .ok()
+                    .map(|c| ChangeCounts {
+                        files: c.totals.files as u64,
+                        additions: c.totals.additions,
+                        deletions: c.totals.deletions,
+                    });
+                let _ = tx.send(Internal::Counted { agent, counts });
+            })
+            .await;
         });
     }
 }

@@ -12,14 +12,13 @@ use super::cmd::{Command, Reply};
 use super::events::{AgentSnapshot, Event, FleetCounts, FleetSnapshot, WorkspaceSnapshot};
 use super::policy::{self, Caller};
 use super::timeline::Page;
-use super::{blocking, CreateAgent, RuntimeError, WorkspaceTarget, MAX_PROMPT_BYTES};
+use super::{blocking, RuntimeError, MAX_PROMPT_BYTES};
 use crate::engine::ListFilter;
 use crate::model::{
     AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind,
 };
 use crate::providers::{ProviderInfo, ProviderRegistry};
 use crate::store::{Layout, Writer};
-use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::{self, WorkspaceError};
 
 /// The fleet's counts and the agents that may need the user, from one consistent view.
@@ -49,14 +48,15 @@ pub struct RuntimeHandle {
     pub(super) tx: mpsc::UnboundedSender<Command>,
     pub(super) events: broadcast::Sender<Event>,
     pub(super) writer: Arc<Writer>,
-    providers: ProviderRegistry,
-    layout: Layout,
+    pub(super) providers: ProviderRegistry,
+    pub(super) layout: Layout,
     /// Directories no agent reaches through its cwd tree (SPEC 16: the data root and
     /// `sandbox.hide`), for the reach check (SPEC 14).
-    hidden: Arc<[std::path::PathBuf]>,
+    pub(super) hidden: Arc<[std::path::PathBuf]>,
+    pub(super) changes_gate: super::changes::Gate,
 }
 
-fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
+pub(super) fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
     if p.trim().is_empty() {
         return Err(RuntimeError::invalid(field, "the prompt is empty"));
     }
@@ -72,8 +72,6 @@ fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
     Ok(())
 }
 
-mod create;
-
 impl RuntimeHandle {
     pub(super) fn new(
         tx: mpsc::UnboundedSender<Command>,
@@ -82,6 +80,7 @@ impl RuntimeHandle {
         providers: ProviderRegistry,
         layout: Layout,
         hidden: Vec<std::path::PathBuf>,
+        changes_gate: super::changes::Gate,
     ) -> Self {
         RuntimeHandle {
             tx,
@@ -90,6 +89,7 @@ impl RuntimeHandle {
             providers,
             layout,
             hidden: hidden.into(),
+            changes_gate,
         }
     }
 
@@ -172,67 +172,6 @@ impl RuntimeHandle {
         })
         .await??;
         self.ask(|reply| Command::AddWorkspace { dir, repo, reply })
-            .await
-    }
-
-    /// Creates a git worktree workspace for the user.
-    pub async fn create_worktree(
-        &self,
-        repo: String,
-        target: WorktreeTarget,
-        created_by: Option<AgentId>,
-        request: Option<String>,
-    ) -> Result<WorkspaceSnapshot, RuntimeError> {
-        let layout = self.layout.clone();
-        let created =
-            blocking(move || workspaces::worktree::create(&layout, "", &repo, &target)).await??;
-        let created = Box::new(created);
-        self.ask(|reply| Command::RegisterWorktree {
-            created,
-            created_by,
-            request,
-            reply,
-        })
-        .await
-    }
-
-    /// Creates a git worktree workspace for `caller` (the `create_worktree` tool): from the
-    /// repository containing `repo`, by default the calling agent's cwd.
-    pub async fn create_worktree_as(
-        &self,
-        caller: Caller,
-        repo: Option<String>,
-        target: WorktreeTarget,
-        request: Option<String>,
-    ) -> Result<WorkspaceSnapshot, RuntimeError> {
-        let repo = match (repo, caller) {
-            (Some(r), _) => r,
-            (None, Caller::Agent(id)) => {
-                let mut req = CreateAgent::new(
-                    "",
-                    WorkspaceTarget::Worktree {
-                        repo: None,
-                        target: target.clone(),
-                    },
-                );
-                req.caller = caller;
-                let r = Box::new(req);
-                let plan = self
-                    .ask(|reply| Command::PlanCreate { req: r, reply })
-                    .await?;
-                plan.worktree_repo.ok_or_else(|| {
-                    RuntimeError::invalid("", format!("the calling agent {id} no longer exists"))
-                })?
-            }
-            (None, Caller::User) => {
-                return Err(RuntimeError::invalid(
-                    "repo",
-                    "is required for a user-token session (there is no caller cwd to default \
-                     to)",
-                ))
-            }
-        };
-        self.create_worktree(repo, target, caller.agent(), request)
             .await
     }
 

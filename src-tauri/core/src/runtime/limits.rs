@@ -86,7 +86,21 @@ impl CreateRate {
         now: Timestamp,
         per_minute: usize,
     ) -> Result<(), RuntimeError> {
-        let q = self.recent.entry(caller).or_default();
+        self.check(caller, now, per_minute)?;
+        self.recent.entry(caller).or_default().push_back(now);
+        Ok(())
+    }
+
+    /// Whether `caller` may create one more at `now` (agents and worktrees count alike).
+    pub fn check(
+        &mut self,
+        caller: AgentId,
+        now: Timestamp,
+        per_minute: usize,
+    ) -> Result<(), RuntimeError> {
+        let Some(q) = self.recent.get_mut(&caller) else {
+            return Ok(());
+        };
         while q
             .front()
             .is_some_and(|t| now.millis() - t.millis() >= 60_000)
@@ -96,10 +110,9 @@ impl CreateRate {
         if q.len() >= per_minute {
             return Err(RuntimeError::Limit(format!(
                 "limits.createPerMinute is {per_minute}: this agent already created \
-                 {per_minute} agents in the last minute"
+                 {per_minute} agents or worktrees in the last minute"
             )));
         }
-        q.push_back(now);
         Ok(())
     }
 

@@ -14,6 +14,7 @@ mod apply;
 mod changes;
 mod checkout;
 mod cmd;
+mod create;
 pub mod events;
 mod handle;
 pub mod limits;
@@ -37,7 +38,7 @@ use crate::store::{StoreError, WriteError};
 use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::WorkspaceError;
 
-pub use changes::{AgentChanges, AgentDiff};
+pub use changes::{AgentChanges, AgentDiff, CHANGES_CONCURRENCY, CHANGES_WAIT};
 pub use checkout::CheckoutAgent;
 pub use events::{
     AgentSnapshot, AgentSummary, Event, FleetCounts, FleetSnapshot, TrackSnapshot,
@@ -143,7 +144,9 @@ fn with_field(field: &str, message: &str) -> String {
 }
 
 /// How the MCP server hands agents their access (implemented by the MCP module).
-pub trait AgentAccess: Send + Sync {
+/// Also what takes the tokens it issued (and the user's) out of everything agents report
+/// ([`crate::providers::redact`]).
+pub trait AgentAccess: crate::providers::redact::Redact + Send + Sync {
     /// A fresh token for a new session of `agent` (the previous one stops working).
     fn issue(&self, agent: AgentId) -> Option<McpAccess>;
     /// The agent may not act any more (archived).

@@ -20,7 +20,27 @@ fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!("{TEMP_PREFIX}{}-{n}-{name}", std::process::id()))
 }
 
-/// Makes sure `dir` exists, and that a newly created directory's entry is durable in its parent.
+/// A folder private to the user (0700, whatever the umask): everything the app keeps is under
+/// the data root, which no other local user may read (SPEC 16).
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new()
+        .mode(super::private::DIR_MODE)
+        .create(dir)
+}
+
+/// Opens for [`replace_with`]: a new file, private to the user (0600, whatever the umask).
+fn private_new_file() -> OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut opts = OpenOptions::new();
+    opts.write(true)
+        .create_new(true)
+        .mode(super::private::FILE_MODE);
+    opts
+}
+
+/// Makes sure `dir` exists (folders it creates are private), and that a newly created
+/// directory's entry is durable in its parent.
 pub fn ensure_dir(dir: &Path) -> io::Result<()> {
     if dir.is_dir() {
         return Ok(());
@@ -35,7 +55,7 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
         }
     }
     for d in missing.iter().rev() {
-        match fs::create_dir(d) {
+        match create_private_dir(d) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e),
@@ -61,9 +81,9 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Writes `bytes` to `path` atomically and durably: temp file in the same folder, fsync,
-/// rename over the target, fsync the folder.
+/// rename over the target, fsync the folder. The file is private (0600).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    replace_with(path, bytes, OpenOptions::new().write(true).create_new(true))
+    replace_with(path, bytes, &private_new_file())
 }
 
 /// Removes `path` durably (a missing file is fine).
@@ -81,14 +101,7 @@ pub fn remove_durable(path: &Path) -> io::Result<()> {
 
 /// Writes a small secret file with mode 0600 (created that way, never world-readable).
 pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut opts = OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    replace_with(path, bytes, &opts)
+    replace_with(path, bytes, &private_new_file())
 }
 
 /// The atomic replacement itself, the temp file opened with `opts` (which must create it new).
@@ -142,5 +155,19 @@ mod tests {
         write_private(&p, b"secret").unwrap();
         let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
+    }
+
+    /// SPEC 16: records, inboxes and registries (everything written atomically) are 0600 and
+    /// the folders made for them 0700, not what the umask (usually 022) would give.
+    #[test]
+    fn records_and_their_folders_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("agents/x/record.json");
+        write_atomic(&p, b"{}").unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&p), 0o600);
+        assert_eq!(mode(&d.path().join("agents")), 0o700);
+        assert_eq!(mode(&d.path().join("agents/x")), 0o700);
     }
 }

@@ -5,6 +5,7 @@
 pub mod atomic;
 mod load;
 pub mod paths;
+pub mod private;
 pub mod quarantine;
 pub mod timeline;
 pub mod writer;

@@ -190,3 +190,107 @@ async fn idle_agents_make_room_for_waiting_starts_and_resume_when_used() {
     h.idle(quiet).await;
     h.stop().await;
 }
+
+/// What a refused create must not leave: worktrees and branches of `repo`, and the workspaces
+/// the app has registered.
+async fn made(h: &Harness, repo: &std::path::Path) -> (String, String, usize) {
+    let out = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let workspaces = h.h().snapshot().await.unwrap().workspaces.len();
+    (
+        out(&["worktree", "list", "--porcelain"]),
+        out(&["branch", "--list"]),
+        workspaces,
+    )
+}
+
+/// SPEC 14: `create_worktree` counts against `createPerMinute` like `create_agent` (one
+/// counter per calling agent), and a refused call makes no worktree, branch or workspace.
+#[tokio::test]
+async fn create_worktree_is_counted_by_create_per_minute_and_a_refusal_makes_nothing() {
+    let h = Harness::start_limited(Env::new(), None, limits(50, 8, 3)).await;
+    let r = repo(&h);
+    let lead = h.root("ok lead").await;
+    let c = h.as_agent(lead.id()).await;
+    let worktree = |branch: &str| {
+        json!({"repo": r.display().to_string(),
+               "target": {"kind": "branch-off", "newBranch": branch, "base": "main"}})
+    };
+    // Two worktrees and one agent: the three this minute allows.
+    ok(&c, "create_worktree", worktree("wt/1")).await;
+    ok(&c, "create_worktree", worktree("wt/2")).await;
+    assert_ne!(spawn(&c, "ok kid").await.is_error, Some(true));
+    let before = made(&h, &r).await;
+    let e = err(&c, "create_worktree", worktree("wt/over")).await;
+    assert!(e.contains("limits.createPerMinute is 3"), "{e}");
+    // create_agent in a new worktree is refused before git runs.
+    let e = err(
+        &c,
+        "create_agent",
+        json!({"provider": "script", "initialPrompt": "ok over",
+               "relationship": {"kind": "subagent"},
+               "workspace": {"kind": "create", "source": {"kind": "worktree",
+                   "repo": r.display().to_string(),
+                   "target": {"kind": "branch-off", "newBranch": "wt/over-agent"}}}}),
+    )
+    .await;
+    assert!(e.contains("limits.createPerMinute is 3"), "{e}");
+    let after = made(&h, &r).await;
+    assert_eq!(before, after, "nothing made by the refused calls");
+    assert!(!after.1.contains("wt/over"), "{}", after.1);
+    // The user is not limited.
+    let u = h.user().await;
+    ok(&u, "create_worktree", worktree("wt/user")).await;
+    h.stop().await;
+}
+
+/// SPEC 14: a create over `maxDepth` into a new directory workspace registers nothing (the
+/// limits are checked before the directory is).
+#[tokio::test]
+async fn a_create_over_max_depth_registers_no_directory_workspace() {
+    let h = Harness::start_limited(Env::new(), None, limits(50, 1, 30)).await;
+    let root = h.root("ok root").await;
+    let c = h.as_agent(root.id()).await;
+    let kid = id_of(
+        &ok(
+            &c,
+            "create_agent",
+            json!({"provider": "script", "initialPrompt": "ok a",
+        "relationship": {"kind": "subagent"}, "workspace": {"kind": "current"}}),
+        )
+        .await,
+    );
+    h.idle(kid).await;
+    let c = h.as_agent(kid).await;
+    let dir = h.env.work.join("elsewhere");
+    std::fs::create_dir_all(&dir).unwrap();
+    let before = h.h().snapshot().await.unwrap().workspaces.len();
+    let e = err(
+        &c,
+        "create_agent",
+        json!({"provider": "script", "initialPrompt": "ok deep",
+               "relationship": {"kind": "subagent"},
+               "workspace": {"kind": "create", "source": {"kind": "directory",
+                   "path": dir.display().to_string()}}}),
+    )
+    .await;
+    assert!(e.contains("limits.maxDepth is 1"), "{e}");
+    let snap = h.h().snapshot().await.unwrap();
+    assert_eq!(snap.workspaces.len(), before, "no workspace registered");
+    assert!(
+        !snap
+            .workspaces
+            .iter()
+            .any(|w| w.record.cwd.contains("elsewhere")),
+        "{:?}",
+        snap.workspaces
+    );
+    h.stop().await;
+}

@@ -37,6 +37,7 @@ mod changes;
 mod limits;
 mod powers;
 mod reach;
+mod secrets;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 

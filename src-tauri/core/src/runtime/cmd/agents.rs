@@ -30,6 +30,12 @@ impl Actor {
                 ));
             }
         }
+        // Limits on agents starting agents (SPEC 14), before a directory is registered; only
+        // agent callers are limited (the user is not). The rate is taken last, so a refused
+        // call counts nothing.
+        if let Some(c) = req.caller.agent() {
+            self.check_limits(c, true)?;
+        }
         let mut new_worktree = None;
         let (checked, placed) = match prepared {
             Prepared::Existing { cwd } => (cwd, None),
@@ -62,13 +68,8 @@ impl Actor {
         // The store must be able to name the record's folder after the cwd (SPEC 15).
         crate::store::paths::check_record_dir(&self.layout, &new.cwd)
             .map_err(|m| RuntimeError::invalid("cwd", m))?;
-        // Limits on agents starting agents (SPEC 14): checked last, so a refused call counts
-        // nothing, and only for agent callers (the user is not limited).
         if let Some(c) = caller.agent() {
-            self.limits
-                .check_depth(policy::depth_under(&self.engine, c))?;
             let now = crate::model::Timestamp::now();
-            self.create_rate.prune(now);
             self.create_rate
                 .take(c, now, self.limits.create_per_minute)?;
         }
@@ -103,6 +104,29 @@ impl Actor {
         }
         self.apply();
         Ok((self.snap(id)?, self.durable(&[])))
+    }
+
+    /// The SPEC 14 limits on what `caller` may create now: its create rate, and for an agent
+    /// the depth of the chain above it. Counts nothing.
+    pub(super) fn check_limits(
+        &mut self,
+        caller: AgentId,
+        creates_agent: bool,
+    ) -> Result<(), RuntimeError> {
+        if self.engine.agent(caller).is_none() {
+            return Err(RuntimeError::invalid(
+                "",
+                format!("the calling agent {caller} no longer exists"),
+            ));
+        }
+        if creates_agent {
+            self.limits
+                .check_depth(policy::depth_under(&self.engine, caller))?;
+        }
+        let now = crate::model::Timestamp::now();
+        self.create_rate.prune(now);
+        self.create_rate
+            .check(caller, now, self.limits.create_per_minute)
     }
 
     pub(super) fn prompt(

@@ -80,6 +80,13 @@ impl Prepared {
 }
 
 impl MadeWorktree {
+    pub(crate) fn new(created: Box<CreatedWorktree>, new_branch: bool) -> MadeWorktree {
+        MadeWorktree {
+            created,
+            new_branch,
+        }
+    }
+
     /// Nothing ran in it: it goes, with the branch it made (blocking: git).
     pub(crate) fn discard(self, layout: &crate::store::Layout) {
         let path = self.created.path.display().to_string();
@@ -141,6 +148,13 @@ pub(crate) enum Command {
     PlanCreate {
         req: Box<CreateAgent>,
         reply: Reply<CreatePlan>,
+    },
+    /// Whether an agent may create now (SPEC 14 limits), asked before any slow or lasting
+    /// work; counts nothing. `creates_agent`: the depth limit applies too (not to worktrees).
+    CheckLimits {
+        caller: AgentId,
+        creates_agent: bool,
+        reply: Reply<()>,
     },
     /// The archived workspaces a restore brings back (their directories are re-added first).
     RestoreWorkspaces {
@@ -311,15 +325,17 @@ impl Actor {
                 let ws = self.register_directory(&dir, repo, true);
                 answer(reply, Ok(WorkspaceSnapshot::of(&self.engine, &ws)))
             }
+            Command::CheckLimits {
+                caller,
+                creates_agent,
+                reply,
+            } => answer(reply, self.check_limits(caller, creates_agent)),
             Command::RegisterWorktree {
                 created,
                 created_by,
                 request,
                 reply,
-            } => answer(
-                reply,
-                Ok(self.register_worktree(&created, created_by, request)),
-            ),
+            } => answer(reply, self.register_worktree(&created, created_by, request)),
             Command::ArchiveWorkspace {
                 id,
                 even_if_running,

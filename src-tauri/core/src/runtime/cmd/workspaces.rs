@@ -43,11 +43,17 @@ impl Actor {
         created: &CreatedWorktree,
         created_by: Option<AgentId>,
         request: Option<String>,
-    ) -> WorkspaceSnapshot {
+    ) -> Result<WorkspaceSnapshot, RuntimeError> {
+        // An agent's worktree counts against its create rate (SPEC 14), in this same step.
+        if let Some(c) = created_by {
+            self.check_limits(c, false)?;
+            self.create_rate
+                .take(c, Timestamp::now(), self.limits.create_per_minute)?;
+        }
         let (ws, project) = self.worktree_record(created, created_by, request);
         self.engine.upsert_workspace(ws.clone(), project);
         self.apply();
-        WorkspaceSnapshot::of(&self.engine, &ws)
+        Ok(WorkspaceSnapshot::of(&self.engine, &ws))
     }
 
     /// The workspace (and project, if new) for a worktree just made, not registered yet.

@@ -9,10 +9,11 @@
 use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::model::{ItemKind, NewItem, TimelineItem, Timestamp};
-use crate::store::atomic;
+use crate::store::{atomic, private};
 
 pub(super) const INDEX_STRIDE: u64 = 128;
 
@@ -150,9 +151,14 @@ impl AgentFile {
             return Ok(());
         }
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)?;
+            atomic::ensure_dir(dir)?;
         }
-        let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+        // Private (SPEC 16): a timeline holds everything the agent printed.
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(private::FILE_MODE)
+            .open(path)?;
         if let Some(t) = self.truncate_to {
             file.set_len(t)?;
             self.truncate_to = None;
@@ -307,7 +313,12 @@ fn compact(path: &Path, max_bytes: u64) -> io::Result<()> {
         .unwrap_or_default();
     let tmp = path.with_file_name(format!("{}compact-{name}", atomic::TEMP_PREFIX));
     let result = (|| {
-        let mut out = File::create(&tmp)?;
+        let mut out = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(private::FILE_MODE)
+            .open(&tmp)?;
         out.write_all(&encode(&marker))?;
         io::copy(&mut r, &mut out)?;
         out.sync_all()?;

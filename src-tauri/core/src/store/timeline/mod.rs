@@ -352,6 +352,22 @@ mod tests {
             .collect()
     }
 
+    /// SPEC 16: a timeline holds everything an agent printed; the file is 0600 and its folder
+    /// 0700, whatever the umask.
+    #[tokio::test]
+    async fn timeline_files_and_their_folder_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let layout = Layout::new(d.path());
+        let t = Timelines::start(layout.clone());
+        let a = AgentId::new();
+        t.append(a, &items(1, 3));
+        t.flush().await;
+        let mode = |p: &std::path::Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&layout.timeline_path(a)), 0o600);
+        assert_eq!(mode(&layout.timelines_dir()), 0o700);
+    }
+
     #[tokio::test]
     async fn appends_then_pages_back_from_any_point() {
         let d = tempfile::tempdir().unwrap();

@@ -39,6 +39,9 @@ use crate::model::{WorkspaceKind, WorkspaceRecord};
 
 /// Most lines one page of a diff may hold.
 pub const MAX_PAGE_LINES: usize = 5_000;
+/// The most output one git command of a read of changes may print (the file list, one file's
+/// diff): well under the 64 MiB any app git may print, so a read's memory stays small.
+pub const MAX_READ_OUTPUT: usize = 8 << 20;
 /// Longest commit message accepted (bytes).
 pub const MAX_MESSAGE_BYTES: usize = 64 << 10;
 /// Files named in an error message before "and N more".
@@ -91,6 +94,12 @@ pub enum ChangesError {
     },
     #[error("pull requests are unavailable: {reason}")]
     GhUnavailable { reason: String },
+    /// Git printed more than one read of changes may hold (a huge diff or file list).
+    #[error("{what} is larger than {} MiB, more than one read of changes returns; look at it in the working tree with git", .limit >> 20)]
+    TooLarge { what: String, limit: usize },
+    /// Too many reads of changes run at once.
+    #[error("busy: {running} reads of changes were running and none finished within {waited_secs} s; try again shortly")]
+    Busy { running: usize, waited_secs: u64 },
     /// Git's (or gh's) own error text.
     #[error(transparent)]
     Git(#[from] GitError),

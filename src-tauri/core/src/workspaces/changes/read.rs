@@ -182,7 +182,7 @@ impl Staged {
     }
 
     pub(super) fn diff(&self) -> Cmd {
-        self.git().args([
+        self.git().max_output(MAX_READ_OUTPUT).args([
             "diff",
             "--cached",
             "--find-renames",
@@ -197,8 +197,20 @@ impl Staged {
         let out = self
             .diff()
             .args(["--raw", "--numstat", "-z", &self.from])
-            .run_raw()?;
+            .run_raw()
+            .map_err(|e| too_large(e, "the list of changed files"))?;
         Ok(parse_raw_numstat(&out))
+    }
+}
+
+/// A read over [`MAX_READ_OUTPUT`] is refused with what was too large, not a git error.
+fn too_large(e: GitError, what: &str) -> ChangesError {
+    match e {
+        GitError::TooLarge { limit, .. } => ChangesError::TooLarge {
+            what: what.to_string(),
+            limit,
+        },
+        e => e.into(),
     }
 }
 
@@ -328,7 +340,10 @@ pub fn file_diff(
     if let Some(old) = &file.old_path {
         c = c.arg(old);
     }
-    let patch = parse_patch(&c.run_raw()?);
+    let out = c
+        .run_raw()
+        .map_err(|e| too_large(e, &format!("the diff of {}", file.path)))?;
+    let patch = parse_patch(&out);
     let total_lines = patch.hunks.iter().map(|h| h.lines.len()).sum();
     let end = page.offset.saturating_add(page.limit);
     let mut hunks = Vec::new();

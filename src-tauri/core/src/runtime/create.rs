@@ -1,15 +1,16 @@
-//! Creating an agent (SPEC 3, 14): the checks that need no state, the slow disk and git work
-//! off the actor (the new workspace, the cwd inside a workspace, where the new agent's cwd
-//! stands against its agent caller's), then the one command that decides and applies.
+//! Creating agents and worktrees: the checks that need no state, the SPEC 14 limits before any
+//! slow or lasting work, git and directories off the actor, then one command that decides and
+//! applies the rest.
 
 use std::path::Path;
 
-use super::super::cmd::{Command, Prepared};
-use super::super::events::AgentSnapshot;
-use super::super::policy;
-use super::super::{blocking, CreateAgent, RuntimeError, WorkspaceTarget, MAX_TITLE_CHARS};
-use super::{check_prompt, RuntimeHandle};
-use crate::model::PARENT_LABEL;
+use super::cmd::{Command, MadeWorktree, Prepared};
+use super::events::{AgentSnapshot, WorkspaceSnapshot};
+use super::handle::check_prompt;
+use super::policy::{self, Caller};
+use super::{blocking, CreateAgent, RuntimeError, RuntimeHandle, WorkspaceTarget, MAX_TITLE_CHARS};
+use crate::model::{AgentId, PARENT_LABEL};
+use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::{self, WorkspaceError};
 
 fn check_create(req: &CreateAgent) -> Result<(), RuntimeError> {
@@ -68,6 +69,16 @@ impl RuntimeHandle {
         policy::precheck_create(&req)?;
         let info = self.providers.resolve(&req.provider)?.info();
         check_create(&req)?;
+        // SPEC 14 limits before anything is made: a refused create leaves no worktree, branch
+        // or workspace behind (the actor checks them again in the step that creates).
+        if let Some(caller) = req.caller.agent() {
+            self.ask(|reply| Command::CheckLimits {
+                caller,
+                creates_agent: true,
+                reply,
+            })
+            .await?;
+        }
         let plan = if policy::needs_plan(&req) {
             let r = Box::new(req.clone());
             self.ask(|reply| Command::PlanCreate { req: r, reply })
@@ -140,5 +151,86 @@ impl RuntimeHandle {
         };
         durable.wait(&self.writer).await?;
         Ok(snap)
+    }
+
+    /// Creates a git worktree workspace; `created_by` is the agent that asked, if one did (its
+    /// create rate counts the worktree).
+    pub async fn create_worktree(
+        &self,
+        repo: String,
+        target: WorktreeTarget,
+        created_by: Option<AgentId>,
+        request: Option<String>,
+    ) -> Result<WorkspaceSnapshot, RuntimeError> {
+        // An agent's worktrees count against its `createPerMinute` like its agents (SPEC 14),
+        // checked before git makes anything.
+        if let Some(caller) = created_by {
+            self.ask(|reply| Command::CheckLimits {
+                caller,
+                creates_agent: false,
+                reply,
+            })
+            .await?;
+        }
+        let new_branch = matches!(target, WorktreeTarget::BranchOff { .. });
+        let layout = self.layout.clone();
+        let created =
+            blocking(move || workspaces::worktree::create(&layout, "", &repo, &target)).await??;
+        let created = Box::new(created);
+        let made = MadeWorktree::new(created.clone(), new_branch);
+        let registered = self
+            .ask(|reply| Command::RegisterWorktree {
+                created,
+                created_by,
+                request,
+                reply,
+            })
+            .await;
+        if registered.is_err() {
+            // Refused in the step that counts (another create took the last slot meanwhile).
+            let layout = self.layout.clone();
+            blocking(move || made.discard(&layout)).await?;
+        }
+        registered
+    }
+
+    /// Creates a git worktree workspace for `caller` (the `create_worktree` tool): from the
+    /// repository containing `repo`, by default the calling agent's cwd.
+    pub async fn create_worktree_as(
+        &self,
+        caller: Caller,
+        repo: Option<String>,
+        target: WorktreeTarget,
+        request: Option<String>,
+    ) -> Result<WorkspaceSnapshot, RuntimeError> {
+        let repo = match (repo, caller) {
+            (Some(r), _) => r,
+            (None, Caller::Agent(id)) => {
+                let mut req = CreateAgent::new(
+                    "",
+                    WorkspaceTarget::Worktree {
+                        repo: None,
+                        target: target.clone(),
+                    },
+                );
+                req.caller = caller;
+                let r = Box::new(req);
+                let plan = self
+                    .ask(|reply| Command::PlanCreate { req: r, reply })
+                    .await?;
+                plan.worktree_repo.ok_or_else(|| {
+                    RuntimeError::invalid("", format!("the calling agent {id} no longer exists"))
+                })?
+            }
+            (None, Caller::User) => {
+                return Err(RuntimeError::invalid(
+                    "repo",
+                    "is required for a user-token session (there is no caller cwd to default \
+                     to)",
+                ))
+            }
+        };
+        self.create_worktree(repo, target, caller.agent(), request)
+            .await
     }
 }
