@@ -99,6 +99,34 @@ impl AgentEnv {
         }
     }
 
+    /// Keeps a CLI's settings read-only in the box (SPEC 14: an agent that could write them
+    /// would grant itself permissions or hooks at its next start). A missing one is made empty
+    /// first (`empty`: its content), so the agent cannot create it either.
+    pub fn cli_settings(
+        &mut self,
+        files: &[(std::path::PathBuf, &str)],
+        dirs: &[std::path::PathBuf],
+    ) {
+        let Some(plan) = self.sandbox.as_mut() else {
+            return;
+        };
+        let plan = std::sync::Arc::make_mut(plan);
+        for (f, empty) in files {
+            if !f.exists() {
+                if let Err(e) = std::fs::write(f, empty) {
+                    tracing::warn!(file = %f.display(), "cannot make an empty CLI settings file: {e}");
+                }
+            }
+            plan.protect(f);
+        }
+        for d in dirs {
+            if let Err(e) = std::fs::create_dir_all(d) {
+                tracing::warn!(dir = %d.display(), "cannot make a CLI settings folder: {e}");
+            }
+            plan.protect(d);
+        }
+    }
+
     /// Lets the boxed session read a file the app made for it inside a hidden path (its MCP
     /// configuration in the data root's `secrets/`).
     pub fn expose(&mut self, path: &Path) {

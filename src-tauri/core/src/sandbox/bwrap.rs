@@ -89,6 +89,9 @@ pub(super) fn command(
     {
         hide(&mut push, h);
     }
+    for p in plan.protected.iter().filter(|p| p.exists()) {
+        push(&["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()]);
+    }
     for r in plan.reads.iter().filter(|r| r.exists()) {
         push(&["--ro-bind".as_ref(), r.as_os_str(), r.as_os_str()]);
     }

@@ -49,7 +49,8 @@ fn linked(top: &Path, dot: &Path) -> Vec<PathBuf> {
 pub fn app_git_plan(dir: &Path, extra: &[PathBuf]) -> Option<Plan> {
     let g = APP_GIT.read().unwrap_or_else(|e| e.into_inner()).clone()?;
     let mut plan = Plan::new(g.engine, g.settings);
-    plan.extra_hidden = g.data_roots;
+    // Data roots of runtimes that ended (tests make many) are gone: nothing to hide there.
+    plan.extra_hidden = g.data_roots.into_iter().filter(|r| r.exists()).collect();
     let dir = canonical(dir);
     let dirs = git_dirs(&dir);
     // The work tree is the folder holding `.git`; for a bare repository or a folder outside

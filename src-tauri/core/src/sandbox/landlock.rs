@@ -102,11 +102,13 @@ impl Rules {
         for w in &plan.writes {
             let inside: Vec<PathBuf> = hidden
                 .iter()
+                .chain(&plan.protected)
                 .filter(|h| h.starts_with(w) && *h != w)
                 .cloned()
                 .collect();
             beside(w, &inside, &mut write, &mut list);
         }
+        read.extend(plan.protected.iter().cloned());
         // Terminals, /dev/null and friends are written by nearly every program.
         write.push(PathBuf::from("/dev"));
         read.extend(plan.reads.iter().cloned());

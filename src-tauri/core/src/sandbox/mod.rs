@@ -197,6 +197,9 @@ pub struct Plan {
     writes: Vec<PathBuf>,
     /// Files or trees inside a hidden path it may read (e.g. its own MCP configuration file).
     reads: Vec<PathBuf>,
+    /// Files or trees inside a write tree it may only read: a CLI's settings, which grant
+    /// permissions and run hooks (SPEC 14: what an agent can write never widens a mode).
+    protected: Vec<PathBuf>,
     /// The private temp folder (one of `writes`), given as `TMPDIR`.
     tmp: Option<PathBuf>,
     /// Where it starts.
@@ -212,6 +215,7 @@ impl Plan {
             settings,
             writes: Vec::new(),
             reads: Vec::new(),
+            protected: Vec::new(),
             tmp: None,
             cwd: None,
             extra_hidden: Vec::new(),
@@ -256,6 +260,15 @@ impl Plan {
     pub fn write_if_exists(&mut self, path: &Path) {
         if path.exists() {
             self.write(path);
+        }
+    }
+
+    /// Keeps `path` read-only inside a write tree. It must exist to be kept so (bubblewrap binds
+    /// it read-only): the caller makes an empty one first, or an agent could create it.
+    pub fn protect(&mut self, path: &Path) {
+        let p = canonical(path);
+        if !self.protected.contains(&p) {
+            self.protected.push(p);
         }
     }
 

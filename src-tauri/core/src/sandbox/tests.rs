@@ -267,3 +267,36 @@ fn git_dirs_of_a_checkout_and_a_linked_worktree() {
     assert_eq!(dirs, [repo.join(".git/worktrees/wt"), repo.join(".git")]);
     assert!(git_dirs(&canonical(d.path())).is_empty());
 }
+
+#[test]
+fn a_protected_file_in_a_write_tree_is_read_only() {
+    // A CLI's settings in its state folder: the agent reads them, never writes them.
+    let w = world();
+    let state = w.home.join(".claude");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("settings.json"), "{}\n").unwrap();
+    for engine in engines() {
+        let mut p = plan(&w, engine.clone());
+        p.write(&state);
+        p.protect(&state.join("settings.json"));
+        let (ok, out) = run(
+            &p,
+            &w.cwd,
+            &format!(
+                "cat '{s}/settings.json' && echo x > '{s}/transcript' && echo '{{\"hooks\":1}}' > '{s}/settings.json'",
+                s = state.display()
+            ),
+        );
+        assert!(!ok, "{engine:?}: {out}");
+        assert!(out.contains("{}"), "{engine:?} reads it: {out}");
+        assert_eq!(
+            std::fs::read_to_string(state.join("settings.json")).unwrap(),
+            "{}\n"
+        );
+        assert!(
+            state.join("transcript").exists(),
+            "{engine:?}: the rest of the folder is writable"
+        );
+        std::fs::remove_file(state.join("transcript")).unwrap();
+    }
+}

@@ -181,6 +181,17 @@ impl Provider for ClaudeProvider {
                 .into_iter()
                 .collect();
             env.cli_state(&dirs, &files);
+            // Its settings grant permissions and run hooks: read-only to the agent.
+            let settings: Vec<_> = dirs
+                .iter()
+                .flat_map(|d| {
+                    [
+                        (d.join("settings.json"), "{}\n"),
+                        (d.join("settings.local.json"), "{}\n"),
+                    ]
+                })
+                .collect();
+            env.cli_settings(&settings, &[]);
             let session = match spec.resume.as_deref().filter(|s| !s.is_empty()) {
                 Some(id) => ClaudeSessionArg::Resume(id.to_string()),
                 None => ClaudeSessionArg::New(uuid::Uuid::new_v4().to_string()),

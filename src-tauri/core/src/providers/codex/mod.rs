@@ -96,6 +96,11 @@ impl Provider for CodexProvider {
                 .into_iter()
                 .collect();
             env.cli_state(&dirs, &[]);
+            // Its config sets the approval policy and sandbox, its rules allow commands:
+            // read-only to the agent.
+            let config: Vec<_> = dirs.iter().map(|d| (d.join("config.toml"), "")).collect();
+            let rules: Vec<_> = dirs.iter().map(|d| d.join("rules")).collect();
+            env.cli_settings(&config, &rules);
             check_mode(&spec)?;
             let argv = codex_argv(&prefix, spec.mcp.as_ref());
             let stream = CodexStream::new(ThreadParams::from_spec(&spec));
