@@ -29,7 +29,7 @@ fi
 run_pkgs=(
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
   libsoup-3.0-dev libjavascriptcoregtk-4.1-dev build-essential pkg-config libssl-dev
-  git curl ca-certificates file
+  git curl ca-certificates file bubblewrap
 )
 # Packages the tests need in addition: a virtual display, window automation, the WebKit
 # WebDriver, screenshots, a session bus for the tray, fonts, .desktop validation (the package

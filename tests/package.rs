@@ -31,10 +31,12 @@ const BUILD_TIMEOUT: Duration = Duration::from_secs(45 * 60);
 const ICON_SIZES: [u32; 8] = [16, 24, 32, 48, 64, 128, 256, 512];
 /// What the package must depend on: WebKitGTK 4.1, GTK 3 and the tray library (loaded at run
 /// time, so no ELF dependency names it).
-const RUNTIME_DEPENDS: [&str; 3] = [
+const RUNTIME_DEPENDS: [&str; 4] = [
     "libwebkit2gtk-4.1-0",
     "libgtk-3-0",
     "libayatana-appindicator3-1",
+    // Not a library: the sandbox every agent runs in (SPEC 16).
+    "bubblewrap",
 ];
 
 fn repo() -> &'static Path {

@@ -37,6 +37,7 @@ pub(crate) fn agent(title: &str) -> AgentSnapshot {
         bucket: Bucket::Done,
         needs_you: false,
         power: Power::Full,
+        unconfined: false,
         waiting_for_slot: None,
         changes: None,
         tree_usage: Default::default(),

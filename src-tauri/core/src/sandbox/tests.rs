@@ -275,6 +275,9 @@ fn a_protected_file_in_a_write_tree_is_read_only() {
     let state = w.home.join(".claude");
     std::fs::create_dir_all(&state).unwrap();
     std::fs::write(state.join("settings.json"), "{}\n").unwrap();
+    // Transcripts go to a subfolder: under Landlock a folder holding a protected file can only
+    // be listed, its other entries written (docs/security.md).
+    std::fs::create_dir_all(state.join("projects")).unwrap();
     for engine in engines() {
         let mut p = plan(&w, engine.clone());
         p.write(&state);
@@ -283,7 +286,7 @@ fn a_protected_file_in_a_write_tree_is_read_only() {
             &p,
             &w.cwd,
             &format!(
-                "cat '{s}/settings.json' && echo x > '{s}/transcript' && echo '{{\"hooks\":1}}' > '{s}/settings.json'",
+                "cat '{s}/settings.json' && echo x > '{s}/projects/transcript' && echo '{{\"hooks\":1}}' > '{s}/settings.json'",
                 s = state.display()
             ),
         );
@@ -294,9 +297,9 @@ fn a_protected_file_in_a_write_tree_is_read_only() {
             "{}\n"
         );
         assert!(
-            state.join("transcript").exists(),
-            "{engine:?}: the rest of the folder is writable"
+            state.join("projects/transcript").exists(),
+            "{engine:?}: the rest of the folder is writable: {out}"
         );
-        std::fs::remove_file(state.join("transcript")).unwrap();
+        std::fs::remove_file(state.join("projects/transcript")).unwrap();
     }
 }

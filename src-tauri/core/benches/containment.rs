@@ -1,0 +1,84 @@
+//! What containment costs an agent's start (SPEC 16): a shell agent created, its first turn
+//! (`true`) run and ended, contained against unconfined, in one run, alternating so the
+//! machine's load falls on both alike. Prints the medians and their ratio; the target is at
+//! most 1.2× or at most 20 ms added. `cargo bench -p paseo-core --bench containment`.
+
+use std::time::{Duration, Instant};
+
+use paseo_core::config::Config;
+use paseo_core::providers::ProviderRegistry;
+use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
+
+const ROUNDS: usize = 40;
+
+async fn start_one(
+    h: &RuntimeHandle,
+    ws: &paseo_core::model::WorkspaceId,
+    unconfined: bool,
+) -> Duration {
+    let mut req = CreateAgent::new(
+        "shell",
+        WorkspaceTarget::Existing {
+            id: ws.clone(),
+            cwd: None,
+        },
+    );
+    req.initial_prompt = Some("true".into());
+    req.unconfined = unconfined;
+    let t = Instant::now();
+    let id = h.create(req).await.expect("create").record.id;
+    let r = h.wait(id, Duration::from_secs(30)).await.expect("wait");
+    let took = t.elapsed();
+    assert!(!r.timed_out, "the first turn ended");
+    assert_eq!(
+        r.agent.status,
+        paseo_core::model::Status::Idle,
+        "{:?}",
+        r.agent.record.last_error
+    );
+    h.archive(id).await.expect("archive");
+    took
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rt = tokio::runtime::Runtime::new().expect("tokio");
+    rt.block_on(async {
+        let home = tempfile::tempdir().expect("tempdir");
+        let work = tempfile::tempdir().expect("tempdir");
+        let opts = RuntimeOptions::new(
+            home.path(),
+            ProviderRegistry::from_config(&Config::default()),
+        );
+        let runtime = Runtime::start(opts, None).await.expect("start");
+        let h = runtime.handle();
+        let ws = h
+            .add_workspace(work.path().display().to_string())
+            .await
+            .expect("workspace")
+            .record
+            .workspace_id;
+        // Warm-up: the first start pays for what later ones find cached.
+        start_one(&h, &ws, false).await;
+        start_one(&h, &ws, true).await;
+        let (mut boxed, mut free) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            boxed.push(start_one(&h, &ws, false).await);
+            free.push(start_one(&h, &ws, true).await);
+        }
+        let (b, f) = (median(boxed), median(free));
+        let ratio = b.as_secs_f64() / f.as_secs_f64();
+        let added = b.as_secs_f64() * 1000.0 - f.as_secs_f64() * 1000.0;
+        println!(
+            "shell agent start to end of first turn, median of {ROUNDS}: contained {:.1} ms, \
+             unconfined {:.1} ms: {ratio:.2}x, {added:+.1} ms (target <= 1.2x or <= 20 ms)",
+            b.as_secs_f64() * 1000.0,
+            f.as_secs_f64() * 1000.0,
+        );
+        runtime.shutdown().await;
+    });
+}
