@@ -6,10 +6,12 @@ use serde_json::json;
 
 #[tokio::test]
 async fn workspace_status_running_subagents_lift_their_roots_workspace_failed_ones_do_not() {
-    let (h, app, home_dir) = start("workspace_status").await;
-    let other_dir = h.work_dir("elsewhere");
+    let (_h, app, home_dir) = start("workspace_status").await;
     // Both subagents work in another workspace; only the running one counts, and only for the
-    // workspace of its root agent.
+    // workspace of its root agent. A folder inside the lead's own, so the lead reaches it and
+    // its subagents run at once (one outside would be held for the user, SPEC 14).
+    let other_dir = home_dir.join("elsewhere");
+    std::fs::create_dir_all(&other_dir).unwrap();
     let runner = Kid {
         directory: Some(other_dir.clone()),
         ..kid("runner", "sleep 300")

@@ -216,9 +216,10 @@ impl RuntimeHandle {
         })
         .await??;
         // The branch's own checkout is stopped (its agents must not move the branch while it
-        // is merged); the base's checkout, when another agent works there, refuses the merge:
-        // a merge writes into that agent's files, and stopping it would end work the user did
-        // not ask about (SPEC 15).
+        // is merged); the base's checkout, when another agent is at work there (a turn
+        // running), refuses the merge: a merge writes into that agent's files, and stopping it
+        // would end work the user did not ask about. Idle agents there are stopped too, so no
+        // turn starts while git writes (SPEC 15).
         let hold = self
             .hold_checkouts(HoldRequest {
                 stop: vec![top],

@@ -93,7 +93,19 @@ impl Actor {
         req: HoldRequest,
     ) -> Result<(Vec<AgentId>, Durable, u64), RuntimeError> {
         if let Some((at, branch)) = &req.guard {
-            let busy = self.agents_in(at);
+            // An agent at work there (a turn running or starting) is writing its files: the
+            // merge waits for the user. Idle ones are stopped below like the branch's own
+            // (resumable, nothing lost), so a lead sitting in the main checkout does not block
+            // merging its subagents' work (SPEC 15).
+            let busy: Vec<_> = self
+                .agents_in(at)
+                .into_iter()
+                .filter(|a| {
+                    self.engine
+                        .agent(a.agent_id)
+                        .is_some_and(|s| s.record.last_status.is_active())
+                })
+                .collect();
             if !busy.is_empty() {
                 return Err(ChangesError::CheckoutInUse {
                     branch: branch.clone(),
@@ -110,11 +122,12 @@ impl Actor {
         let token = self.checkouts.next;
         let mut dirs = req.stop.clone();
         dirs.extend(req.guard.map(|(at, _)| at));
+        let stop = dirs.clone();
         // Held before anything stops: a stop can wake another agent here with a finish
         // notice, and that start must wait too.
         self.checkouts.held.push((token, dirs));
         let mut stopped = Vec::new();
-        for dir in &req.stop {
+        for dir in &stop {
             for a in self.agents_in(dir) {
                 if self.engine.close(a.agent_id).is_ok() {
                     stopped.push(a.agent_id);
