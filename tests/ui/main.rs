@@ -25,6 +25,7 @@ mod helpers;
 mod cards;
 mod changes;
 mod composer;
+mod containment;
 mod folder_picker;
 mod held;
 mod layouts;
