@@ -16,7 +16,7 @@ mod notifications;
 mod sandbox;
 mod storage;
 pub use notifications::NotificationsConfig;
-pub use sandbox::{SandboxConfig, DEFAULT_HIDE};
+pub use sandbox::{EngineChoice, SandboxConfig, DEFAULT_HIDE};
 pub use storage::{StorageConfig, MAX_TRASH_DAYS, MIN_TIMELINE_BYTES};
 
 /// The ids of the providers that exist without any configuration.

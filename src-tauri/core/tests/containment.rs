@@ -7,7 +7,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use paseo_core::config::{Config, SandboxConfig};
+use paseo_core::config::{Config, EngineChoice, SandboxConfig};
 use paseo_core::model::{AgentId, Status, WorkspaceId};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
@@ -77,10 +77,26 @@ async fn run_agent(h: &RuntimeHandle, ws: &WorkspaceId, script: &str) -> (AgentI
     )
 }
 
+/// Both engines: bubblewrap, and Landlock where user namespaces are off.
+const ENGINES: [EngineChoice; 2] = [EngineChoice::Bubblewrap, EngineChoice::Landlock];
+
+fn with(engine: EngineChoice) -> SandboxConfig {
+    SandboxConfig {
+        engine,
+        ..SandboxConfig::default()
+    }
+}
+
 #[tokio::test]
 async fn an_agent_cannot_read_the_user_token_the_secrets_or_other_processes() {
+    for engine in ENGINES {
+        cannot_read(engine).await;
+    }
+}
+
+async fn cannot_read(engine: EngineChoice) {
     let w = world();
-    let rt = start(&w, SandboxConfig::default()).await;
+    let rt = start(&w, with(engine)).await;
     let h = rt.handle();
     // The MCP user token as the app keeps it (this test starts no MCP server).
     std::fs::write(w.data.join("mcp-token"), "USER-TOKEN-VALUE").unwrap();
@@ -99,10 +115,21 @@ async fn an_agent_cannot_read_the_user_token_the_secrets_or_other_processes() {
         home = w.home.display(),
         pid = other.id(),
     );
+    let said = h.snapshot().await.unwrap().containment;
+    let name = match engine {
+        EngineChoice::Landlock => "landlock",
+        _ => "bubblewrap",
+    };
+    assert_eq!((said.state, said.engine), ("on", Some(name)));
     let (_, _, out) = run_agent(&h, &ws, &script).await;
-    assert!(out.contains("done"), "{out}");
-    for secret in ["USER-TOKEN-VALUE", "PRIVATE-KEY-BYTES", "OTHER-AGENT-TOKEN"] {
-        assert!(!out.contains(secret), "read {secret}: {out}");
+    assert!(out.contains("done"), "{engine:?}: {out}");
+    for secret in ["USER-TOKEN-VALUE", "PRIVATE-KEY-BYTES"] {
+        assert!(!out.contains(secret), "{engine:?} read {secret}: {out}");
+    }
+    // Another process's environment: bubblewrap's own PID namespace hides it; Landlock does
+    // not on this kernel (docs/security.md says so of the fallback).
+    if engine == EngineChoice::Bubblewrap {
+        assert!(!out.contains("OTHER-AGENT-TOKEN"), "{engine:?}: {out}");
     }
     let _ = other.kill();
     let _ = other.wait();
@@ -111,8 +138,14 @@ async fn an_agent_cannot_read_the_user_token_the_secrets_or_other_processes() {
 
 #[tokio::test]
 async fn an_agent_writes_its_cwd_and_nothing_outside_it() {
+    for engine in ENGINES {
+        writes_only_its_cwd(engine).await;
+    }
+}
+
+async fn writes_only_its_cwd(engine: EngineChoice) {
     let w = world();
-    let rt = start(&w, SandboxConfig::default()).await;
+    let rt = start(&w, with(engine)).await;
     let h = rt.handle();
     let ws = workspace(&h, &w.project).await;
     std::os::unix::fs::symlink(&w.home, w.project.join("up")).unwrap();
@@ -123,7 +156,10 @@ async fn an_agent_writes_its_cwd_and_nothing_outside_it() {
         data = w.data.display(),
     );
     let (_, _, out) = run_agent(&h, &ws, &script).await;
-    assert!(out.contains("tmp-ok"), "a private temp folder works: {out}");
+    assert!(
+        out.contains("tmp-ok"),
+        "{engine:?}: a private temp folder works: {out}"
+    );
     assert_eq!(
         std::fs::read_to_string(w.project.join("mine.txt")).unwrap(),
         "mine\n"
@@ -133,7 +169,7 @@ async fn an_agent_writes_its_cwd_and_nothing_outside_it() {
         w.home.join("via-link"),
         w.data.join("config.json"),
     ] {
-        assert!(!planted.exists(), "wrote {planted:?}: {out}");
+        assert!(!planted.exists(), "{engine:?} wrote {planted:?}: {out}");
     }
     rt.shutdown().await;
 }
@@ -239,5 +275,57 @@ async fn an_unconfined_agent_is_the_users_choice() {
     assert!(out.contains("PRIVATE-KEY-BYTES"), "{out}");
     let snap = h.get(id).await.unwrap();
     assert!(snap.record.config.unconfined);
+    rt.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_hook_an_agent_plants_does_not_run_in_the_snapshot_before_its_worktree_goes() {
+    use paseo_core::workspaces::worktree::WorktreeTarget;
+    let w = world();
+    let repo = w.home.join("src/repo");
+    support::git::init_repo(&repo);
+    let rt = start(&w, SandboxConfig::default()).await;
+    let h = rt.handle();
+    // The agent works in a worktree of the repository; its git dirs are writable to it, so it
+    // plants hooks there, and leaves work for the snapshot to commit when it is archived.
+    let marker = repo.join(".git/hook-ran");
+    let script = format!(
+        "for hook in pre-commit commit-msg post-commit reference-transaction; do \
+           printf '#!/bin/sh\\ntouch {m}\\n' > \"$(git rev-parse --git-common-dir)/hooks/$hook\"; \
+           chmod +x \"$(git rev-parse --git-common-dir)/hooks/$hook\"; \
+         done; echo left > left.txt; echo planted",
+        m = marker.display()
+    );
+    let mut req = CreateAgent::new(
+        "shell",
+        WorkspaceTarget::Worktree {
+            repo: Some(repo.display().to_string()),
+            target: WorktreeTarget::BranchOff {
+                new_branch: "planted".into(),
+                base: None,
+            },
+        },
+    );
+    req.initial_prompt = Some(script);
+    req.auto_archive = true;
+    let a = h.create(req).await.unwrap();
+    let path = PathBuf::from(a.record.cwd.as_str());
+    // autoArchive: the turn ends, the snapshot is committed, the worktree goes to the trash.
+    eventually(Duration::from_secs(30), || async {
+        let listed = support::git::git(&repo, &["worktree", "list"]);
+        if !path.exists() && listed.lines().count() == 1 {
+            Ok(())
+        } else {
+            Err(format!("worktree still there: {listed}"))
+        }
+    })
+    .await;
+    let hooks = repo.join(".git/hooks/pre-commit");
+    assert!(hooks.exists(), "the agent planted its hooks");
+    let log = support::git::git(&repo, &["log", "-1", "--format=%s", "planted"]);
+    assert!(log.starts_with("Paseo: work left in"), "{log}");
+    let files = support::git::git(&repo, &["show", "--name-only", "--format=", "planted"]);
+    assert!(files.contains("left.txt"), "{files}");
+    assert!(!marker.exists(), "the app ran a hook the agent planted");
     rt.shutdown().await;
 }

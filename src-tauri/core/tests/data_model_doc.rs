@@ -143,7 +143,7 @@ fn full_config() -> Value {
             "enabled": false, "permission": false, "error": false, "finished": false,
             "subagentFinished": true
         },
-        "sandbox": {"enabled": false, "hide": ["~/.secret"], "network": false},
+        "sandbox": {"enabled": false, "hide": ["~/.secret"], "network": false, "engine": "landlock"},
         "startTimeoutSecs": 5
     })
 }
@@ -180,9 +180,11 @@ fn check_config_fixture(fixture: &Value) {
         enabled: sandbox_on,
         hide,
         network,
+        engine,
     } = sandbox;
     let ds = SandboxConfig::default();
     assert!(sandbox_on != &ds.enabled && hide != &ds.hide && network != &ds.network);
+    assert_ne!(engine, &ds.engine);
     let s = fixture["sandbox"].as_object().unwrap();
     for f in listed_fields(r#"{"sandbox": {"zzz": true}}"#) {
         assert!(s.contains_key(&f), "sandbox.{f} is not in the fixture");

@@ -27,6 +27,18 @@ pub struct SandboxConfig {
     /// `network`: false cuts agents off the network, loopback included (so from the app's MCP
     /// server too).
     pub network: bool,
+    /// `engine`: what boxes agents; by default whichever works here, bubblewrap first.
+    pub engine: EngineChoice,
+}
+
+/// `sandbox.engine`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// bubblewrap where it works, else Landlock.
+    #[default]
+    Auto,
+    Bubblewrap,
+    Landlock,
 }
 
 impl Default for SandboxConfig {
@@ -35,11 +47,12 @@ impl Default for SandboxConfig {
             enabled: true,
             hide: DEFAULT_HIDE.iter().map(|s| s.to_string()).collect(),
             network: true,
+            engine: EngineChoice::Auto,
         }
     }
 }
 
-const FIELDS: &str = "enabled, hide or network";
+const FIELDS: &str = "enabled, hide, network or engine";
 
 impl SandboxConfig {
     /// Reads the `sandbox` object; absent fields keep their defaults. On error: the field path
@@ -59,6 +72,19 @@ impl SandboxConfig {
             match key.as_str() {
                 "enabled" => config.enabled = flag()?,
                 "network" => config.network = flag()?,
+                "engine" => {
+                    config.engine = match value.as_str() {
+                        Some("auto") => EngineChoice::Auto,
+                        Some("bubblewrap") => EngineChoice::Bubblewrap,
+                        Some("landlock") => EngineChoice::Landlock,
+                        _ => {
+                            return Err((
+                                path,
+                                "expected \"auto\", \"bubblewrap\" or \"landlock\"".into(),
+                            ))
+                        }
+                    }
+                }
                 "hide" => {
                     let what = "expected an array of paths (absolute, or starting with ~/)";
                     let items = value
@@ -98,6 +124,9 @@ mod tests {
         .unwrap();
         assert!(!c.enabled && !c.network);
         assert_eq!(c.hide, ["~/.secret", "/srv/keys"]);
+        assert_eq!(c.engine, EngineChoice::Auto);
+        let c = SandboxConfig::parse(&serde_json::json!({"engine": "landlock"})).unwrap();
+        assert_eq!(c.engine, EngineChoice::Landlock);
     }
 
     #[test]
@@ -108,6 +137,7 @@ mod tests {
             (serde_json::json!({"hide": "~/.ssh"}), "sandbox.hide"),
             (serde_json::json!({"hide": ["relative"]}), "sandbox.hide[0]"),
             (serde_json::json!({"colour": 1}), "sandbox.colour"),
+            (serde_json::json!({"engine": "docker"}), "sandbox.engine"),
         ];
         for (v, want) in cases {
             let (path, _) = SandboxConfig::parse(&v).unwrap_err();

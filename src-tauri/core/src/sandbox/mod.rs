@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use serde::Serialize;
 
-use crate::config::SandboxConfig;
+use crate::config::{EngineChoice, SandboxConfig};
 
 pub use git::{app_git_plan, git_dirs};
 
@@ -97,7 +97,7 @@ impl Containment {
             hide: expand_hide(&config.hide),
             network: config.network,
         });
-        match probe() {
+        match probe(config.engine) {
             Ok(engine) => Containment::On { engine, settings },
             Err(reason) => Containment::Unavailable { reason },
         }
@@ -140,9 +140,9 @@ impl Containment {
         }
     }
 
-    /// The engine the probe finds here, if any.
-    pub fn probe() -> Result<Engine, String> {
-        probe()
+    /// The engine the probe finds here for `choice`, if any.
+    pub fn probe(choice: EngineChoice) -> Result<Engine, String> {
+        probe(choice)
     }
 
     /// Whether an agent with these choices runs boxed.
@@ -361,20 +361,23 @@ pub fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-fn probe() -> Result<Engine, String> {
-    static FOUND: OnceLock<Result<Engine, String>> = OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            let bwrap = match bwrap::probe() {
-                Ok(path) => return Ok(Engine::Bwrap(path)),
-                Err(e) => e,
-            };
-            match landlock::probe() {
-                Ok(abi) => Ok(Engine::Landlock(abi)),
-                Err(e) => Err(format!("{bwrap}; {e}")),
-            }
-        })
-        .clone()
+/// The engine `choice` allows that works here. Probing starts a process, so what each engine
+/// answered is kept for the life of the process.
+fn probe(choice: EngineChoice) -> Result<Engine, String> {
+    static BWRAP: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    static LANDLOCK: OnceLock<Result<u32, String>> = OnceLock::new();
+    let bwrap = || BWRAP.get_or_init(bwrap::probe).clone().map(Engine::Bwrap);
+    let landlock = || {
+        LANDLOCK
+            .get_or_init(landlock::probe)
+            .clone()
+            .map(Engine::Landlock)
+    };
+    match choice {
+        EngineChoice::Bubblewrap => bwrap(),
+        EngineChoice::Landlock => landlock(),
+        EngineChoice::Auto => bwrap().or_else(|b| landlock().map_err(|l| format!("{b}; {l}"))),
+    }
 }
 
 /// The containment app-run git uses (SPEC 16: git in agent trees runs boxed too). Set by each
