@@ -1,7 +1,10 @@
 //! What containment costs an agent's start (SPEC 16): a shell agent created, its first turn
 //! (`true`) run and ended, contained against unconfined, in one run, alternating so the
 //! machine's load falls on both alike. Prints the medians and their ratio; the target is at
-//! most 1.2× or at most 20 ms added. `cargo bench -p paseo-core --bench containment`.
+//! most 1.2× or at most 20 ms added. Then one git command the app runs in an agent's tree
+//! (`git status` in a small repository): bare, with the guard (hooks and the repository's own
+//! drivers off: one `git config` read first), and guarded in the box.
+//! `cargo bench -p paseo-core --bench containment`.
 
 use std::time::{Duration, Instant};
 
@@ -78,6 +81,46 @@ fn main() {
              unconfined {:.1} ms: {ratio:.2}x, {added:+.1} ms (target <= 1.2x or <= 20 ms)",
             b.as_secs_f64() * 1000.0,
             f.as_secs_f64() * 1000.0,
+        );
+        // App git: the box is installed now (the runtime above did it).
+        let repo = work.path().join("repo");
+        std::fs::create_dir_all(&repo).expect("repo");
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&repo)
+                .args(args)
+                .output()
+                .expect("git");
+            assert!(ok.status.success(), "{ok:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(repo.join("a.txt"), "a\n").expect("write");
+        git(&["add", "."]);
+        git(&["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "a"]);
+        use paseo_core::workspaces::gitcli::Cmd;
+        let (mut bare, mut guarded, mut boxed) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let t = Instant::now();
+            git(&["status", "--porcelain"]);
+            bare.push(t.elapsed());
+            let t = Instant::now();
+            Cmd::git(&repo).args(["status", "--porcelain"]).unboxed().run().expect("guarded");
+            guarded.push(t.elapsed());
+            let t = Instant::now();
+            Cmd::git(&repo).args(["status", "--porcelain"]).run().expect("boxed");
+            boxed.push(t.elapsed());
+        }
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let (a, g, x) = (median(bare), median(guarded), median(boxed));
+        println!(
+            "git status in an agent's tree, median of {ROUNDS}: bare {:.1} ms, guarded {:.1} ms \
+             ({:.2}x), guarded and boxed {:.1} ms ({:.2}x)",
+            ms(a),
+            ms(g),
+            ms(g) / ms(a),
+            ms(x),
+            ms(x) / ms(a),
         );
         runtime.shutdown().await;
     });
