@@ -97,7 +97,15 @@ fn main() {
         git(&["init", "-q"]);
         std::fs::write(repo.join("a.txt"), "a\n").expect("write");
         git(&["add", "."]);
-        git(&["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "a"]);
+        git(&[
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@b",
+            "commit",
+            "-qm",
+            "a",
+        ]);
         use paseo_core::workspaces::gitcli::Cmd;
         let (mut bare, mut guarded, mut boxed) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
@@ -105,10 +113,17 @@ fn main() {
             git(&["status", "--porcelain"]);
             bare.push(t.elapsed());
             let t = Instant::now();
-            Cmd::git(&repo).args(["status", "--porcelain"]).unboxed().run().expect("guarded");
+            Cmd::git(&repo)
+                .args(["status", "--porcelain"])
+                .unboxed()
+                .run()
+                .expect("guarded");
             guarded.push(t.elapsed());
             let t = Instant::now();
-            Cmd::git(&repo).args(["status", "--porcelain"]).run().expect("boxed");
+            Cmd::git(&repo)
+                .args(["status", "--porcelain"])
+                .run()
+                .expect("boxed");
             boxed.push(t.elapsed());
         }
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;

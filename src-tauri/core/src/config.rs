@@ -15,6 +15,7 @@ use crate::store::{quarantine, Layout};
 mod notifications;
 mod sandbox;
 mod storage;
+pub mod template;
 pub use notifications::NotificationsConfig;
 pub use sandbox::{EngineChoice, SandboxConfig, DEFAULT_HIDE};
 pub use storage::{StorageConfig, MAX_TRASH_DAYS, MIN_TIMELINE_BYTES};
@@ -419,7 +420,7 @@ impl Parser<'_> {
                     "expected a non-empty array of strings",
                 ))
             }
-            (Some(argv), ProviderKind::Command) => crate::providers::command::check_template(argv)
+            (Some(argv), ProviderKind::Command) => template::check_template(argv)
                 .map_err(|(i, m)| self.err(&format!("{path}.command[{i}]"), &m))?,
             _ => {}
         }
