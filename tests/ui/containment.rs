@@ -63,8 +63,11 @@ async fn form_and_header(h: Harness, theme: &str) {
     }
     let agents = app.fleet_snapshot().await["agents"].clone();
     assert_eq!(agents.as_array().map(Vec::len), Some(2), "{agents}");
-    // No containment problem here: the status bar says nothing about it.
-    assert!(!app.is_shown(&tid("containment-status")).await);
+    // The status bar says what contains agents here.
+    app.wait_for_attr(&tid("containment-status"), "data-state", "on")
+        .await;
+    let said = app.text(&tid("containment-status")).await;
+    assert_eq!(said, "Contained · bubblewrap");
     app.screenshot(&format!("agent-unconfined{theme}")).await;
     app.quit().await;
 }

@@ -18,15 +18,22 @@ export function renderStatus(el, state) {
     h('span', { dataset: { testid: 'status-line' } },
       h('span', { class: `dot ${info.backend}`, 'aria-hidden': 'true' }, '●'),
       ` Backend ${info.backend} · pid ${info.pid} · ${line}`),
-    containmentNote(state.containment),
     h('span', { class: 'muted status-right' },
+      containmentNote(state.containment),
       state.mcpUrl ? h('span', { title: 'Where agents reach the paseo MCP server', dataset: { testid: 'mcp-url' } }, `MCP ${state.mcpUrl.replace(/^https?:\/\//, '')}`) : null,
       h('span', {}, `${info.product} ${info.version}`)));
 }
 
-/** Says when agents are not contained (SPEC 16): off by the user's choice, or unavailable here. */
+/**
+ * Says how agents are contained here (SPEC 16: the app says at start which engine works): a quiet
+ * "Contained · bubblewrap" when it works, a caution when it is off or unavailable.
+ */
 function containmentNote(c) {
-  if (!c || c.state === 'on') return null;
+  if (!c) return null;
+  if (c.state === 'on') {
+    return h('span', { class: 'muted containment-ok', title: c.message, dataset: { testid: 'containment-status', state: c.state } },
+      `Contained · ${c.engine}`);
+  }
   const word = c.state === 'off' ? 'Containment off' : 'Containment unavailable';
   return h('span', { class: 'containment-warning', title: c.message, dataset: { testid: 'containment-status', state: c.state } }, word);
 }
