@@ -4,6 +4,7 @@
 
 use crate::common::{poll, tid, Answer, TIMEOUT};
 use crate::helpers::*;
+use serde_json::json;
 
 #[tokio::test]
 async fn track_archive_takes_the_subtree_and_detach_makes_a_running_root() {
@@ -131,5 +132,39 @@ async fn archive_finished_then_restore_from_the_archived_list() {
     assert!(archived_on_disk(&h, lead_id));
     // A restored root agent opens as a tab.
     app.wait_for(&sel_tab(&done1)).await;
+    app.quit().await;
+}
+
+/// A canceled turn has its own word and glyph (grey, like every idle state: UI.md), never
+/// "finished" with the green ✓; once seen it reads idle like any other.
+#[tokio::test]
+async fn a_canceled_turn_reads_canceled_not_finished() {
+    let (h, app, dir) = start("canceled_word").await;
+    let fam = family(&app, &dir, &[kid("spinner", "sleep 300")], "echo ok").await;
+    let spinner = fam.kid("spinner");
+    app.wait_for_status(&spinner, "running").await;
+    open_root(&app, &fam.lead).await;
+    app.wait_count(&tid("track-row"), 1).await;
+    app.call_ui("/backend.js", "cancelAgent", vec![json!(spinner)])
+        .await;
+    app.wait_for_status(&spinner, "idle").await;
+    let row = sel_row(&spinner);
+    app.wait_for_text(&format!("{row} .row-status"), |t| t == "canceled")
+        .await;
+    let g = app.text(&format!("{row} .glyph")).await;
+    assert_eq!(g, "⊘");
+    assert_eq!(
+        app.prop(&format!("{row} .glyph"), "className").await,
+        "glyph s-canceled"
+    );
+    assert_eq!(h.agent_record(&spinner)["attentionReason"], "canceled");
+    app.screenshot("canceled-row").await;
+    // Looking at it acknowledges it, as for a finish: then it reads idle.
+    row_action(&app, &spinner, "track-open").await;
+    app.wait_for_text(&format!("{} .status-word", sel_pane(&spinner)), |t| {
+        t == "idle"
+    })
+    .await;
+    assert_eq!(h.agent_record(&spinner)["requiresAttention"], false);
     app.quit().await;
 }
