@@ -24,7 +24,10 @@ async fn problems_found_at_load_are_shown_as_notices() {
         "{text}"
     );
     assert!(text.contains("quarantine"), "{text}");
-    assert!(text.contains("config.json: providers: expected an object"), "{text}");
+    assert!(
+        text.contains("config.json: providers: expected an object"),
+        "{text}"
+    );
     // Nothing was dropped: the record was moved aside; config.json is left in place, only its
     // wrong setting unused, the rest applying (SPEC 11; SPEC 15: never replaced unseen).
     assert!(!bad.exists());
