@@ -10,6 +10,11 @@ export const BUCKETS = {
   done: { glyph: '○', label: 'idle' },
 };
 
+// Not a bucket: how an idle agent whose last turn was canceled looks until it is seen. It is
+// `done` wherever buckets count (SPEC 6 has no "canceled" bucket) and grey like every idle
+// state (UI.md); only its glyph and word differ, so a canceled turn never reads "finished".
+const LOOKS = { ...BUCKETS, canceled: { glyph: '⊘', label: 'canceled' } };
+
 /**
  * The bucket an agent shows. The backend decides it by the one status rule (paseo-core's
  * model/status.rs) and sends it in every agent snapshot; the UI never recomputes it.
@@ -18,13 +23,23 @@ export function agentBucket(agent) {
   return BUCKETS[agent.bucket] ? agent.bucket : 'done';
 }
 
+/** What an agent's glyph and colour show: its bucket, or `canceled` (see LOOKS). */
+export function agentLook(agent) {
+  const bucket = agentBucket(agent);
+  const canceled = bucket === 'done' && agent.requiresAttention && agent.attentionReason === 'canceled';
+  return canceled ? 'canceled' : bucket;
+}
+
 /** The word for an agent: its bucket, or its literal state when there is nothing to flag. */
 export function agentLabel(agent) {
   const bucket = agentBucket(agent);
   // Its start waits for one of the maxLiveAgents slots (SPEC 14): say why it does not start.
   if (agent.status === 'initializing' && agent.waitingForSlot) return `queued: ${agent.waitingForSlot} agents live`;
   if (agent.status === 'initializing' && bucket === 'running') return 'starting';
-  if (bucket === 'done') return agent.status === 'closed' ? 'closed' : 'idle';
+  if (bucket === 'done') {
+    if (agentLook(agent) === 'canceled') return 'canceled';
+    return agent.status === 'closed' ? 'closed' : 'idle';
+  }
   // A turn the app held for the user's approval (SPEC 14).
   if (bucket === 'needs_input' && String(agent.pendingPermission?.requestId ?? '').startsWith('paseo-held-')) {
     return 'needs you: approve start';
@@ -43,21 +58,21 @@ export function workspaceLabel(bucket) {
 
 /** A glyph element for a bucket; the word goes in its accessible name. */
 export function glyph(bucket, label) {
-  const b = BUCKETS[bucket] ? bucket : 'done';
-  return h('span', { class: `glyph s-${b}`, role: 'img', 'aria-label': label ?? BUCKETS[b].label, title: label ?? BUCKETS[b].label }, BUCKETS[b].glyph);
+  const b = LOOKS[bucket] ? bucket : 'done';
+  return h('span', { class: `glyph s-${b}`, role: 'img', 'aria-label': label ?? LOOKS[b].label, title: label ?? LOOKS[b].label }, LOOKS[b].glyph);
 }
 
 /** Updates a glyph element made by `glyph` in place. */
 export function updateGlyph(el, bucket, label) {
-  const b = BUCKETS[bucket] ? bucket : 'done';
+  const b = LOOKS[bucket] ? bucket : 'done';
   const cls = `glyph s-${b}`;
   if (el.className !== cls) el.className = cls;
-  const word = label ?? BUCKETS[b].label;
+  const word = label ?? LOOKS[b].label;
   if (el.getAttribute('aria-label') !== word) {
     el.setAttribute('aria-label', word);
     el.setAttribute('title', word);
   }
-  if (el.textContent !== BUCKETS[b].glyph) el.textContent = BUCKETS[b].glyph;
+  if (el.textContent !== LOOKS[b].glyph) el.textContent = LOOKS[b].glyph;
 }
 
 /** An agent's display name: its title, else its provider and the start of its id. */

@@ -301,7 +301,25 @@ export function trackOf(parentId) {
   return { parentAgentId: parentId, members, counts };
 }
 
-/** Whether the child can be put away by "Archive finished" (it is not running). */
+/** Whether an agent needs the user: the one rule of paseo-core's model/status.rs `needs_you`. */
+export function needsYou(agent) {
+  return agent.bucket === 'needs_input' || (agent.requiresAttention && agent.attentionReason === 'error');
+}
+
+/**
+ * Why "Archive finished" leaves a child alone, or null when it is finished (the backend's rule,
+ * paseo-core engine/archive.rs `finished_children`): running or starting, needing the user, or
+ * with a subagent still running (the cascade would stop it).
+ */
+export function unfinishedBecause(agent) {
+  if (agent.status === 'running') return 'running';
+  if (agent.status === 'initializing') return 'starting';
+  if (needsYou(agent)) return 'needs you';
+  if (descendants(agent.id).some((d) => d.status === 'running' || d.status === 'initializing')) return 'a subagent running';
+  return null;
+}
+
+/** Whether the child can be put away by "Archive finished". */
 export function isFinished(agent) {
-  return agent.status !== 'running' && agent.status !== 'initializing';
+  return unfinishedBecause(agent) === null;
 }

@@ -24,17 +24,23 @@ async fn problems_found_at_load_are_shown_as_notices() {
         "{text}"
     );
     assert!(text.contains("quarantine"), "{text}");
-    assert!(text.contains("config.json"), "{text}");
-    // Nothing was dropped: the record was moved aside, config.json copied aside and left in
-    // place (SPEC 15: never replaced unseen).
+    assert!(
+        text.contains("config.json: providers: expected an object"),
+        "{text}"
+    );
+    // Nothing was dropped: the record was moved aside; config.json is left in place, only its
+    // wrong setting unused, the rest applying (SPEC 11; SPEC 15: never replaced unseen).
     assert!(!bad.exists());
     assert_eq!(
         std::fs::read_dir(h.home().join("quarantine"))
             .unwrap()
             .count(),
-        2
+        1
     );
-    assert!(h.home().join("config.json").exists());
+    assert_eq!(
+        std::fs::read(h.home().join("config.json")).unwrap(),
+        br#"{"providers": 3}"#
+    );
     app.screenshot("notices").await;
     // Dismissed, a notice goes away.
     app.click(&tid("notice-dismiss")).await;

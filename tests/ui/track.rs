@@ -4,6 +4,7 @@
 
 use crate::common::{poll, tid, Answer, TIMEOUT};
 use crate::helpers::*;
+use serde_json::json;
 
 #[tokio::test]
 async fn track_archive_takes_the_subtree_and_detach_makes_a_running_root() {
@@ -131,5 +132,102 @@ async fn archive_finished_then_restore_from_the_archived_list() {
     assert!(archived_on_disk(&h, lead_id));
     // A restored root agent opens as a tab.
     app.wait_for(&sel_tab(&done1)).await;
+    app.quit().await;
+}
+
+/// "Archive finished" takes only what is finished (SPEC 5's bulk gesture as a user reads it):
+/// a subagent that needs you (an unseen failure) and one whose own subagent still runs stay,
+/// nothing running is stopped, and the dialog names what goes and what stays.
+#[tokio::test]
+async fn archive_finished_names_what_goes_and_keeps_what_needs_you_or_runs() {
+    let (h, app, dir) = start("archive_finished_names").await;
+    let mid_script = spawn_script(&[kid("deep", "sleep 300")], "echo mid-done");
+    let kids = [
+        kid("done", "echo one"),
+        kid("busy", "sleep 300"),
+        kid("broken", "exit 3"),
+        kid("mid", &mid_script),
+    ];
+    let fam = family(&app, &dir, &kids, "echo ok").await;
+    let lead_id = &fam.lead_id;
+    let (done, busy, broken, mid) = (
+        fam.kid("done"),
+        fam.kid("busy"),
+        fam.kid("broken"),
+        fam.kid("mid"),
+    );
+    app.wait_for_status(&done, "idle").await;
+    app.wait_for_status(&broken, "error").await;
+    app.wait_for_status(&mid, "idle").await;
+    let deep = id(&wait_children(&app, &mid, 1).await[0]);
+    app.wait_for_status(&deep, "running").await;
+    open_root(&app, &fam.lead).await;
+    app.wait_count(&tid("track-row"), 4).await;
+
+    // The dialog's words, as the gesture makes them.
+    let plan = app
+        .call_ui("/gestures/archive.js", "finishedPlan", vec![json!(lead_id)])
+        .await;
+    let message = plan["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.contains("“done”"), "{plan}");
+    for (name, why) in [
+        ("busy", "running"),
+        ("broken", "needs you"),
+        ("mid", "a subagent running"),
+    ] {
+        assert!(
+            message.contains(&format!("“{name}” ({why}")),
+            "{name}: {plan}"
+        );
+    }
+    assert_eq!(plan["archive"], json!([done]), "{plan}");
+
+    app.click(&tid("track-archive-finished")).await;
+    h.wait_for_window("Archive finished subagents?").await;
+    h.screenshot_screen("archive-finished-dialog");
+    h.answer_dialog("Archive finished subagents?", Answer::Ok)
+        .await;
+    wait_archived_on_disk(&h, &[&done], true).await;
+    app.wait_count(&tid("track-row"), 3).await;
+    for k in [&busy, &broken, &mid, &deep] {
+        assert!(!archived_on_disk(&h, k), "{k} was archived");
+    }
+    assert_eq!(app.agent(&deep).await.unwrap()["status"], "running");
+    assert_eq!(app.agent(&busy).await.unwrap()["status"], "running");
+    app.screenshot("after-archive-finished").await;
+    app.quit().await;
+}
+
+/// A canceled turn has its own word and glyph (grey, like every idle state: UI.md), never
+/// "finished" with the green ✓; once seen it reads idle like any other.
+#[tokio::test]
+async fn a_canceled_turn_reads_canceled_not_finished() {
+    let (h, app, dir) = start("canceled_word").await;
+    let fam = family(&app, &dir, &[kid("spinner", "sleep 300")], "echo ok").await;
+    let spinner = fam.kid("spinner");
+    app.wait_for_status(&spinner, "running").await;
+    open_root(&app, &fam.lead).await;
+    app.wait_count(&tid("track-row"), 1).await;
+    app.call_ui("/backend.js", "cancelAgent", vec![json!(spinner)])
+        .await;
+    app.wait_for_status(&spinner, "idle").await;
+    let row = sel_row(&spinner);
+    app.wait_for_text(&format!("{row} .row-status"), |t| t == "canceled")
+        .await;
+    let g = app.text(&format!("{row} .glyph")).await;
+    assert_eq!(g, "⊘");
+    assert_eq!(
+        app.prop(&format!("{row} .glyph"), "className").await,
+        "glyph s-canceled"
+    );
+    assert_eq!(h.agent_record(&spinner)["attentionReason"], "canceled");
+    app.screenshot("canceled-row").await;
+    // Looking at it acknowledges it, as for a finish: then it reads idle.
+    row_action(&app, &spinner, "track-open").await;
+    app.wait_for_text(&format!("{} .status-word", sel_pane(&spinner)), |t| {
+        t == "idle"
+    })
+    .await;
+    assert_eq!(h.agent_record(&spinner)["requiresAttention"], false);
     app.quit().await;
 }

@@ -3,7 +3,7 @@
 // composer, and the composer. One pane is reused for whichever agent tab is active.
 import { h, setAttr, setText } from '../dom.js';
 import { detailOf, fleet, providerInfo, providerLabel, workspaceName } from '../store.js';
-import { agentBucket, agentLabel, agentName, glyph, reachOf, setPower, setReach, updateGlyph } from '../status.js';
+import { agentBucket, agentLabel, agentLook, agentName, glyph, reachOf, setPower, setReach, updateGlyph } from '../status.js';
 import { TimelineView, toolSummary } from './timeline.js';
 import { TrackView } from './track.js';
 import { Composer } from './composer.js';
@@ -99,7 +99,7 @@ export class AgentPane {
     setAttr(this.el, 'data-status', agent.status);
     setAttr(this.el, 'data-bucket', bucket);
     setAttr(this.el, 'aria-label', `Agent ${name}`);
-    updateGlyph(this.glyph, bucket, label);
+    updateGlyph(this.glyph, agentLook(agent), label);
     setText(this.title, name);
     setAttr(this.title, 'title', name);
     const model_ = detail?.config?.model;
@@ -107,7 +107,7 @@ export class AgentPane {
     setPower(this.power, agent.power);
     setReach(this.reach, reachOf(agent, fleet.containment, fleet.providers));
     setText(this.statusWord, label);
-    this.statusWord.className = `status-word s-${bucket}`;
+    this.statusWord.className = `status-word s-${agentLook(agent)}`;
     setText(this.cwd, agent.cwd);
     setAttr(this.cwd, 'title', agent.cwd);
     const ws = fleet.workspaces.get(agent.workspaceId);

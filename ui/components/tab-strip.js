@@ -2,7 +2,7 @@
 // and a close ×, after a home tab listing the workspace's agents, and a + for a new agent.
 import { h, reconcile, setAttr, setText } from '../dom.js';
 import { fleet, workspaceName } from '../store.js';
-import { agentBucket, agentLabel, agentName, glyph, updateGlyph } from '../status.js';
+import { agentBucket, agentLabel, agentLook, agentName, glyph, updateGlyph } from '../status.js';
 
 export class TabStrip {
   /** actions: {home(), activate(id), close(id), newAgent()} */
@@ -75,7 +75,7 @@ export class TabStrip {
     const bucket = agentBucket(agent);
     const label = agentLabel(agent);
     const name = agentName(agent);
-    updateGlyph(g, bucket, label);
+    updateGlyph(g, agentLook(agent), label);
     setText(title, name);
     setAttr(el, 'title', `${name} — ${label}${agent.parentAgentId ? ' (subagent)' : ''}`);
     setAttr(el, 'aria-selected', active ? 'true' : 'false');

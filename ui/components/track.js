@@ -4,7 +4,7 @@
 // a track of a thousand subagents costs what a track of twenty does.
 import { h, setAttr, setText, RowWindow } from '../dom.js';
 import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
-import { agentBucket, agentLabel, agentName, changesText, glyph, reachOf, setPower, setReach, updateGlyph } from '../status.js';
+import { agentBucket, agentLabel, agentLook, agentName, changesText, glyph, reachOf, setPower, setReach, updateGlyph } from '../status.js';
 import { agentUsage, treeUsageText } from '../usage.js';
 
 const ROW_PX = 28;
@@ -98,7 +98,7 @@ export class TrackView {
     const bucket = agentBucket(agent);
     const label = agentLabel(agent);
     const name = agentName(agent);
-    updateGlyph(row.g, bucket, label);
+    updateGlyph(row.g, agentLook(agent), label);
     setAttr(row.el, 'data-status', agent.status);
     setAttr(row.el, 'data-bucket', bucket);
     setText(row.title, name);
@@ -107,7 +107,7 @@ export class TrackView {
     setPower(row.power, agent.power);
     setReach(row.reach, reachOf(agent, fleet.containment, fleet.providers));
     setText(row.status, label);
-    row.status.className = `row-status s-${bucket}`;
+    row.status.className = `row-status s-${agentLook(agent)}`;
     setText(row.changes, changesText(agent));
     setText(row.usage, treeUsageText(agent));
     setAttr(row.usage, 'title', agentUsage(agent).title || null);

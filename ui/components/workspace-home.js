@@ -7,7 +7,7 @@ import { h, setAttr, setText, ago, RowWindow } from '../dom.js';
 const ROW_PX = 32;
 const OVERSCAN = 10;
 import { fleet, rootsIn, descendants, providerLabel, workspaceName } from '../store.js';
-import { agentBucket, agentLabel, agentName, changesText, glyph, updateGlyph, workspaceLabel } from '../status.js';
+import { agentBucket, agentLabel, agentLook, agentName, changesText, glyph, updateGlyph, workspaceLabel } from '../status.js';
 import { treeUsageText, usageText, usageTitle } from '../usage.js';
 
 export class WorkspaceHome {
@@ -78,10 +78,10 @@ export class WorkspaceHome {
     setText(changes, changesText(agent));
     const bucket = agentBucket(agent);
     const label = agentLabel(agent);
-    updateGlyph(g, bucket, label);
+    updateGlyph(g, agentLook(agent), label);
     setText(name, agentName(agent));
     setText(word, label);
-    word.className = `wa-word s-${bucket}`;
+    word.className = `wa-word s-${agentLook(agent)}`;
     const kids = descendants(agent.id).length;
     setText(meta, [providerLabel(agent.provider), kids ? `${kids} subagent${kids === 1 ? '' : 's'}` : null, treeUsageText(agent) || null, ago(agent.lastActivityAt || agent.createdAt)].filter(Boolean).join(' · '));
     setAttr(el, 'aria-label', `Open ${agentName(agent)}, ${label}`);

@@ -3,7 +3,7 @@
 // dialog words it, and which backend call does it. Restoring lives in archived.js.
 import * as backend from '../backend.js';
 import { plural } from '../dom.js';
-import { fleet, addError, descendants, childrenOf, isFinished } from '../store.js';
+import { fleet, addError, descendants, childrenOf, unfinishedBecause } from '../store.js';
 import { agentName, isActive } from '../status.js';
 import { ui } from '../window-state.js';
 
@@ -78,21 +78,40 @@ export function archiveChild(id) {
   });
 }
 
-/** The track's "Archive finished": every subagent of `parentId` that is not running, in one batch. */
-export function archiveFinished(parentId) {
+/** Names for a dialog: the first few, then how many more (a track may hold hundreds). */
+function names(list) {
+  const shown = list.slice(0, 8).join(', ');
+  return list.length > 8 ? `${shown} and ${list.length - 8} more` : shown;
+}
+
+/**
+ * What the track's "Archive finished" does: the subagents of `parentId` that are finished go
+ * (store.js `unfinishedBecause`, the backend's rule), with their own subagents; the others stay
+ * and the dialog says why, so it names everything the gesture touches (UI.md).
+ * Returns {archive: [id], kept: [{id, name, why}], message}.
+ */
+export function finishedPlan(parentId) {
   const parent = fleet.agents.get(parentId);
+  const archive = [];
+  const kept = [];
+  for (const kid of parent ? childrenOf(parentId) : []) {
+    const why = unfinishedBecause(kid);
+    if (why) kept.push({ id: kid.id, name: agentName(kid), why });
+    else archive.push(kid);
+  }
+  const nested = archive.reduce((n, kid) => n + descendants(kid.id).length, 0);
+  let message = `Archive ${plural(archive.length, 'finished subagent')} of “${agentName(parent)}”: ${names(archive.map((k) => `“${agentName(k)}”`))}${nested ? `, with their ${plural(nested, 'own subagent')}` : ''}?`;
+  if (kept.length) message += `\n\nLeft as ${kept.length === 1 ? 'it is' : 'they are'}: ${names(kept.map((k) => `“${k.name}” (${k.why})`))}.`;
+  return { archive: archive.map((a) => a.id), kept, message };
+}
+
+/** The track's "Archive finished": the finished subagents of `parentId` (see finishedPlan), in one batch. */
+export function archiveFinished(parentId) {
+  const plan = finishedPlan(parentId);
   return confirmThenArchive({
     key: `finished:${parentId}`,
-    heads: parent ? childrenOf(parentId).filter(isFinished) : [],
-    dialog: (finished) => {
-      const nested = finished.reduce((n, kid) => n + kid.subagents, 0);
-      const n = finished.length;
-      return {
-        title: 'Archive finished subagents?',
-        message: `Archive the ${plural(n, 'subagent')} of “${agentName(parent)}” that ${n === 1 ? 'is' : 'are'} not running${nested ? `, with their ${plural(nested, 'own subagent')}` : ''}?`,
-        restores: 'them',
-      };
-    },
+    heads: plan.archive.map((id) => fleet.agents.get(id)).filter(Boolean),
+    dialog: () => ({ title: 'Archive finished subagents?', message: plan.message, restores: 'them' }),
     call: () => backend.archiveFinished(parentId),
     failure: 'Could not archive the finished subagents',
   });

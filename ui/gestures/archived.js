@@ -25,9 +25,11 @@ export async function restore(id) {
       if (!ok) return;
       restored = await backend.restoreAgent(id, true);
     }
-    // Bring the restored agent up where the user can see it (a root agent opens as a tab).
+    // Bring the restored agent up where the user can see it (a root agent opens as a tab), but
+    // closed: SPEC 5 restores a batch closed, and starting its process is for when it is used
+    // (a prompt), not for a restore the user may only want to read.
     const head = fleet.agents.get(id) ?? fleet.agents.get(restored?.[0]);
-    if (head && !head.parentAgentId) openAgent(head.id);
+    if (head && !head.parentAgentId) openAgent(head.id, { wake: false });
   } catch (error) {
     addError('Could not restore', error);
   } finally {

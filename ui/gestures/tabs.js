@@ -28,17 +28,18 @@ export function wake(agent) {
   backend.wakeAgent(agent.id).catch(() => {}).finally(() => ui.wakeInFlight.delete(agent.id));
 }
 
-/** The user looks at an agent: it is seen, and woken if it was closed. */
-function opened(agent) {
+/** The user looks at an agent: it is seen, and woken if it was closed (unless `wake` is false). */
+function opened(agent, { wake: wakeIt = true } = {}) {
   seen(agent);
-  wake(agent);
+  if (wakeIt) wake(agent);
 }
 
 /**
  * Opens an agent's tab and shows it. `here`: from a track or a parent link — the tab joins the
  * selected workspace's tabs; otherwise it joins the tabs of its root agent's workspace.
+ * `wake: false`: the tab opens but a closed agent stays closed until it is used.
  */
-export function openAgent(id, { here = false } = {}) {
+export function openAgent(id, { here = false, wake: wakeIt = true } = {}) {
   const agent = fleet.agents.get(id);
   if (!agent) {
     addNotice('warning', 'That agent is no longer there (archived?).');
@@ -49,7 +50,7 @@ export function openAgent(id, { here = false } = {}) {
   if (!ws) ws = here && layout.layout.selected ? layout.layout.selected : (rootOf(agent)?.workspaceId ?? agent.workspaceId);
   ui.formOpen = false;
   layout.openTab(ws, id);
-  opened(agent);
+  opened(agent, { wake: wakeIt });
   invalidate('sidebar', 'tabs', 'pane');
   requestAnimationFrame(() => revealTab(id));
 }

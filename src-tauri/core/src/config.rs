@@ -3,7 +3,8 @@
 //!
 //! A missing file means defaults. Anything wrong in the file is an error that names the file and
 //! the field path (`config.json: providers.mybot.command: expected a non-empty array of strings`),
-//! so the user can fix it; nothing is half-applied.
+//! so the user can fix it. [`Config::parse`] refuses such a file; a start reads it leniently
+//! ([`Config::parse_lenient`]): what is wrong is left out and reported, the rest applies.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,9 +17,11 @@ mod notifications;
 mod sandbox;
 mod storage;
 pub mod template;
+mod tolerant;
 pub use notifications::NotificationsConfig;
 pub use sandbox::{EngineChoice, SandboxConfig, DEFAULT_HIDE};
 pub use storage::{StorageConfig, MAX_TRASH_DAYS, MIN_TIMELINE_BYTES};
+pub use tolerant::{Lenient, Problem};
 
 /// The ids of the providers that exist without any configuration.
 pub const BUILTIN_PROVIDERS: [(&str, ProviderKind); 3] = [
@@ -168,25 +171,50 @@ impl Config {
         }
     }
 
-    /// Loads the configuration a start runs with. A file that cannot be used does not lock the
-    /// user out: the defaults run, a copy of the file goes to `quarantine/` (when its bytes can
-    /// be read), and the returned notice (also logged) says what was wrong and where the copy
-    /// is. The file itself stays for the user to fix: the app never rewrites a bad file (the
+    /// Loads the configuration a start runs with, and the notices (also logged) to show. An
+    /// unknown key is a warning and an invalid value costs only its own setting, named by its
+    /// path; the rest of the file applies (SPEC 11: one typo, or a key a newer version wrote,
+    /// must not take every provider's `command`, the port and the limits with it). A file that
+    /// cannot be used at all (unreadable, not JSON, not an object) does not lock the user out:
+    /// the defaults run and a copy of the file goes to `quarantine/` (when its bytes can be
+    /// read). The file itself stays for the user to fix: the app never rewrites a bad file (the
     /// only write, the ☰ menu's notification toggle, refuses one).
-    pub fn load_or_default(paseo_home: &Path) -> (Config, Option<String>) {
-        let error = match Self::load(paseo_home) {
-            Ok(c) => return (c, None),
+    pub fn load_or_default(paseo_home: &Path) -> (Config, Vec<String>) {
+        let path = Self::path(paseo_home);
+        let file = path.display().to_string();
+        let read = match std::fs::read_to_string(&path) {
+            Ok(text) => Self::parse_lenient(&text, &file),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return (Config::default(), vec![])
+            }
+            Err(source) => Err(ConfigError::Read { file, source }),
+        };
+        let error = match read {
+            Ok(Lenient { config, problems }) => {
+                let notices = problems
+                    .iter()
+                    .map(|p| {
+                        let notice = p.notice();
+                        if p.unknown {
+                            tracing::warn!("{notice}");
+                        } else {
+                            tracing::error!("{notice}");
+                        }
+                        notice
+                    })
+                    .collect();
+                return (config, notices);
+            }
             Err(e) => e,
         };
         let layout = Layout::new(paseo_home);
-        let path = Self::path(paseo_home);
         let aside = match quarantine::set_aside(&layout, &path, &error.to_string(), true) {
             Ok(q) => format!("a copy is in {}", q.to),
             Err(m) => m,
         };
         let notice = format!("{error} (using the default configuration; {aside})");
         tracing::error!("{notice}");
-        (Config::default(), Some(notice))
+        (Config::default(), vec![notice])
     }
 
     /// Parses the text of a configuration file; `file` names it in errors.
@@ -195,8 +223,13 @@ impl Config {
             file: file.to_string(),
             message: e.to_string(),
         })?;
+        Self::parse_value(&root, file)
+    }
+
+    /// [`Config::parse`] of the file's JSON; the first problem is the error.
+    fn parse_value(root: &Value, file: &str) -> Result<Config, ConfigError> {
         let p = Parser { file };
-        let root = p.object(&root, "(top level)")?;
+        let root = p.object(root, "(top level)")?;
         let mut config = Config::default();
         for (key, value) in root {
             match key.as_str() {

@@ -129,7 +129,7 @@ async fn the_apps_mcp_tools_are_loaded_and_called_without_a_permission_prompt() 
     }));
     // alwaysLoad: the model sees the tools themselves, not only their names behind a search.
     let tools = st.api.requests()[0].tool_names();
-    for tool in support::mcp_echo::TOOLS {
+    for tool in support::mcp_echo::tools() {
         assert!(tools.contains(&format!("mcp__paseo__{tool}")), "{tools:?}");
     }
 }

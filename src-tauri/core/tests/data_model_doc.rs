@@ -428,6 +428,7 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
         url: "http://127.0.0.1:1/mcp".into(),
         token: "t".into(),
         config_dir: layout.secrets_dir(),
+        tools: paseo_core::mcp::PaseoTools::served().into(),
     };
     let claude: Value = serde_json::from_str(&mcp_config_json(&access)).unwrap();
     problems.extend(compare(

@@ -129,11 +129,12 @@ fn bad_configs_name_the_file_and_the_field() {
 fn a_bad_file_is_reported_copied_aside_and_kept() {
     let dir = tempfile::tempdir().unwrap();
     let path = Config::path(dir.path());
-    for text in ["{ not json", r#"{"providers": 3}"#] {
+    for text in ["{ not json", "[3]"] {
         std::fs::write(&path, text).unwrap();
-        let (c, notice) = Config::load_or_default(dir.path());
+        let (c, notices) = Config::load_or_default(dir.path());
         assert_eq!(c, Config::default());
-        let notice = notice.unwrap();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        let notice = &notices[0];
         assert!(notice.contains("config.json"), "{notice}");
         let copy = notice.rsplit("a copy is in ").next().unwrap();
         let copy = copy.trim_end_matches(')');
@@ -147,14 +148,13 @@ fn a_bad_file_is_reported_copied_aside_and_kept() {
     // An unreadable one (a directory): reported, left alone.
     std::fs::remove_file(&path).unwrap();
     std::fs::create_dir(&path).unwrap();
-    let (_, notice) = Config::load_or_default(dir.path());
-    let notice = notice.unwrap();
-    assert!(notice.contains("could not be set aside"), "{notice}");
+    let (_, notices) = Config::load_or_default(dir.path());
+    assert!(notices[0].contains("could not be set aside"), "{notices:?}");
     assert!(path.is_dir());
     // A good file: no notice.
     std::fs::remove_dir(&path).unwrap();
     std::fs::write(&path, "{}").unwrap();
-    assert_eq!(Config::load_or_default(dir.path()).1, None);
+    assert!(Config::load_or_default(dir.path()).1.is_empty());
 }
 
 #[test]
@@ -163,4 +163,64 @@ fn an_unreadable_file_is_an_error_naming_it() {
     std::fs::create_dir(dir.path().join("config.json")).unwrap();
     let err = Config::load(dir.path()).unwrap_err().to_string();
     assert!(err.contains("config.json"), "{err}");
+}
+
+/// An unknown key (a typo, or a key a newer version writes) is a warning and the rest of the
+/// file applies; an invalid value costs only its own setting, named by its path (SPEC 11).
+#[test]
+fn unknown_keys_warn_and_bad_values_cost_only_their_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = Config::path(dir.path());
+    let text = r#"{
+        "bogus": 1,
+        "providers": {
+            "claude": {"command": ["/opt/wrap", "claude"], "env": {"A": "1"}, "colour": "red"},
+            "mybot": {"kind": "command"}
+        },
+        "mcp": {"port": "seven"},
+        "limits": {"maxDepth": 3, "maxLiveAgents": 0},
+        "sandbox": {"hide": ["~/.k", "relative"], "network": false},
+        "startTimeoutSecs": 5
+    }"#;
+    std::fs::write(&path, text).unwrap();
+    let (c, notices) = Config::load_or_default(dir.path());
+    // The rest applied.
+    assert_eq!(
+        c.providers["claude"].command.as_deref().unwrap(),
+        ["/opt/wrap", "claude"]
+    );
+    assert_eq!(c.providers["claude"].env["A"], "1");
+    assert_eq!(c.limits.max_depth, 3);
+    assert!(!c.sandbox.network);
+    assert_eq!(c.start_timeout, std::time::Duration::from_secs(5));
+    // What was wrong has its default, and only that.
+    let d = Config::default();
+    assert_eq!(c.mcp.port, None);
+    assert_eq!(c.limits.max_live_agents, d.limits.max_live_agents);
+    assert_eq!(c.sandbox.hide, d.sandbox.hide);
+    assert!(
+        !c.providers.contains_key("mybot"),
+        "a provider without its command"
+    );
+    // One notice per problem, each naming its path; the unknown keys as warnings.
+    let notices: Vec<String> = notices.into_iter().collect();
+    let find = |path: &str| {
+        notices
+            .iter()
+            .find(|n| n.contains(&format!("config.json: {path}: ")))
+            .unwrap_or_else(|| panic!("no notice names {path}: {notices:#?}"))
+    };
+    assert!(find("bogus").contains("ignored"), "{notices:#?}");
+    assert!(find("providers.claude.colour").contains("ignored"));
+    assert!(find("mcp.port").contains("default"));
+    assert!(find("limits.maxLiveAgents").contains("default"));
+    assert!(find("sandbox.hide[1]").contains("default"));
+    find("providers.mybot.command");
+    assert_eq!(notices.len(), 6, "{notices:#?}");
+    assert!(notices.iter().all(|n| !n.contains("default configuration")));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        text,
+        "never rewritten"
+    );
 }

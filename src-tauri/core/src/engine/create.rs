@@ -111,6 +111,11 @@ impl Engine {
         let Some(parent) = a.parent else {
             return Err(EngineError::NotASubagent(id));
         };
+        // The subtree's usage leaves every former ancestor's tree total (SPEC 3: from now on a
+        // root): they are re-rendered with this step, not at their own next update.
+        if !self.tree_usage(id).is_empty() {
+            self.rerender_from(Some(parent));
+        }
         self.unindex_child(id);
         if let Some(a) = self.agents.get_mut(&id) {
             a.clear_parent();

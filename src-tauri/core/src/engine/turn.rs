@@ -116,7 +116,12 @@ impl Engine {
             }
             ended @ (TurnOutcome::Completed | TurnOutcome::Canceled) => {
                 a.record.last_status = Status::Idle;
-                require_attention(&mut a.record, AttentionReason::Finished, now);
+                let reason = if ended == TurnOutcome::Canceled {
+                    AttentionReason::Canceled
+                } else {
+                    AttentionReason::Finished
+                };
+                require_attention(&mut a.record, reason, now);
                 self.touch(id);
                 let outcome = if ended == TurnOutcome::Canceled {
                     self.timeline(id, NewItem::new(ItemKind::System, "Turn canceled"));

@@ -42,18 +42,24 @@ impl Engine {
         a.record.usage.add_turn(u);
         let ws = a.record.workspace_id.clone();
         self.usage.agents.insert(id);
-        // Every ancestor's tree total changed: re-render them (their records did not).
+        let parent = self.agents.get(&id).and_then(|a| a.parent);
+        self.rerender_from(parent);
+        if let Some(ws) = ws {
+            self.out.workspaces.insert(ws);
+        }
+        Ok(())
+    }
+
+    /// Marks `from` and every agent above it for re-rendering: their tree totals changed and
+    /// their records did not.
+    pub(super) fn rerender_from(&mut self, from: Option<AgentId>) {
         let mut seen = FxHashSet::default();
-        let mut cur = self.agents.get(&id).and_then(|a| a.parent);
+        let mut cur = from;
         while let Some(p) = cur.filter(|p| seen.insert(*p)) {
             let Some(pa) = self.agents.get(&p) else { break };
             self.usage.rerender.insert(p);
             cur = pa.parent;
         }
-        if let Some(ws) = ws {
-            self.out.workspaces.insert(ws);
-        }
-        Ok(())
     }
 
     /// The agents whose roll-ups changed since the last call, to re-render.

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use crate::model::AgentId;
 use crate::providers::redact::{token_byte, Redact, REDACTED};
@@ -96,6 +96,8 @@ pub struct Tokens {
     user: String,
     /// Where providers put per-session MCP configuration files (see [`McpAccess::config_dir`]).
     secrets_dir: PathBuf,
+    /// The served tools' names, given to every agent with its token.
+    tools: Arc<[String]>,
     agents: RwLock<Agents>,
 }
 
@@ -105,6 +107,7 @@ impl Tokens {
             url,
             user,
             secrets_dir,
+            tools: super::tools::PaseoTools::served().into(),
             agents: RwLock::new(Agents::default()),
         }
     }
@@ -141,6 +144,7 @@ impl AgentAccess for Tokens {
             url: self.url.clone(),
             token,
             config_dir: self.secrets_dir.clone(),
+            tools: self.tools.clone(),
         })
     }
 

@@ -72,6 +72,8 @@ pub enum AttentionReason {
     Finished,
     Error,
     Permission,
+    /// The turn was canceled (SPEC 2: it ends idle, like a finish, but it did not finish).
+    Canceled,
 }
 
 impl AttentionReason {
@@ -80,6 +82,7 @@ impl AttentionReason {
             AttentionReason::Finished => "finished",
             AttentionReason::Error => "error",
             AttentionReason::Permission => "permission",
+            AttentionReason::Canceled => "canceled",
         }
     }
 }

@@ -7,10 +7,12 @@
 //! 1. `needs_input`: a permission request is pending;
 //! 2. `failed`: the status is `error`;
 //! 3. `running`: the status is `initializing` or `running`;
-//! 4. `attention`: attention is required for a reason other than `permission` (a finished turn,
-//!    or an interruption, the user has not seen);
+//! 4. `attention`: attention is required for a reason other than `permission` or `canceled` (a
+//!    finished turn, or an interruption, the user has not seen);
 //! 5. `done`: anything else. A `permission` reason with no pending request is stale (the request
-//!    went away with its process): nothing is left to answer, so it is `done`.
+//!    went away with its process): nothing is left to answer, so it is `done`. An unseen
+//!    `canceled` turn is `done` too: it did not finish, so it never shows as a finish (the
+//!    window gives it its own word and glyph, grey like every idle state).
 //!
 //! **Needs you**: a permission request is pending, or an error the user has not seen yet
 //! (attention required with reason `error`). A seen error stays `failed` but no longer needs
@@ -72,7 +74,10 @@ pub fn bucket(record: &AgentRecord, permission_pending: bool) -> Bucket {
     } else if record.last_status.is_active() {
         Bucket::Running
     } else if record.requires_attention
-        && record.attention_reason != Some(AttentionReason::Permission)
+        && !matches!(
+            record.attention_reason,
+            Some(AttentionReason::Permission | AttentionReason::Canceled)
+        )
     {
         Bucket::Attention
     } else {
@@ -105,7 +110,7 @@ mod tests {
 
     #[test]
     fn the_rule_table() {
-        use AttentionReason::{Error as Err, Finished, Permission as Perm};
+        use AttentionReason::{Canceled, Error as Err, Finished, Permission as Perm};
         use Bucket as B;
         use Status as S;
         // (status, attention, permission pending) → (bucket, needs you)
@@ -121,6 +126,9 @@ mod tests {
             ((S::Running, Some(Finished), false), (B::Running, false)),
             ((S::Idle, Some(Finished), false), (B::Attention, false)),
             ((S::Closed, Some(Finished), false), (B::Attention, false)),
+            // A canceled turn did not finish: not the green "finished".
+            ((S::Idle, Some(Canceled), false), (B::Done, false)),
+            ((S::Running, Some(Canceled), false), (B::Running, false)),
             // An interruption found at load (closed, reason error): look at it, it needs you.
             ((S::Closed, Some(Err), false), (B::Attention, true)),
             // A stale permission reason: nothing left to answer.

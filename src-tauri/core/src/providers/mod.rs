@@ -60,23 +60,14 @@ pub enum ProviderError {
 /// The MCP server name agents see (`mcp__paseo__<tool>`).
 pub const MCP_SERVER_NAME: &str = "paseo";
 
-/// The app's MCP tools, pre-approved for every Claude Code agent.
-pub const PASEO_TOOLS: [&str; 8] = [
-    "create_agent",
-    "send_agent_prompt",
-    "wait_for_agent",
-    "get_agent",
-    "list_agents",
-    "cancel_agent",
-    "archive_agent",
-    "create_worktree",
-];
-
 /// How an agent reaches the app's MCP server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct McpAccess {
     pub url: String,
     pub token: String,
+    /// The names of the tools the server serves (read from the server's own tool list, so a
+    /// new tool is pre-approved for Claude Code the day it is served: SPEC 9).
+    pub tools: std::sync::Arc<[String]>,
     /// A folder only the user can enter (0700) where a provider whose CLI takes its MCP
     /// configuration from a file writes it (0600), so the token never appears on a command line
     /// (SPEC 14). The file is the session's: it is removed when the session ends.

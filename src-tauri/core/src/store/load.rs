@@ -58,8 +58,8 @@ fn threads() -> usize {
         .clamp(4, 8)
 }
 
-/// Loads every agent record. Unreadable files are moved to `quarantine/` and reported, never
-/// dropped or deleted.
+/// Loads every agent record. Files that do not parse are moved to `quarantine/` and reported;
+/// files that cannot be read are reported and left in place; none is dropped or deleted.
 pub fn load_agents(layout: &Layout) -> Result<LoadedAgents, StoreError> {
     load_agents_on(layout, threads(), false)
 }
@@ -101,13 +101,25 @@ pub(crate) fn load_agents_on(
     for r in parsed.into_iter().flatten() {
         match r {
             Ok(rec) => out.records.push(rec),
-            Err((path, reason)) => match quarantine(layout, &path, &reason) {
+            Err((path, Failure::Invalid(reason))) => match quarantine(layout, &path, &reason) {
                 Ok(q) => out.quarantined.push(q),
                 Err(e) => out.problems.push(format!(
                     "{} could not be read ({reason}) nor moved to quarantine: {e}",
                     path.display()
                 )),
             },
+            // Only bytes that fail to parse are known bad (SPEC 1). A read that fails (permission
+            // denied, an I/O error) says nothing about the record: moving it aside would take a
+            // good record from where the next start finds it once the cause is fixed.
+            Err((path, Failure::Unreadable(reason))) => {
+                let line = format!(
+                    "{} could not be read ({reason}); it was left in place and will load once it \
+                     can be read",
+                    path.display()
+                );
+                tracing::warn!("{line}");
+                out.problems.push(line);
+            }
         }
     }
     Ok(out)
@@ -229,14 +241,23 @@ struct Scratch {
     cwd_here: bool,
 }
 
-/// Reads and parses the files `range` of `folder`; what cannot be read comes back with its
-/// path and the quarantine reason.
+/// Why a record file did not load.
+#[derive(Debug)]
+enum Failure {
+    /// Its bytes could not be read: the file is left where it is.
+    Unreadable(String),
+    /// It was read and is not a record (or not the one its name says): quarantined.
+    Invalid(String),
+}
+
+/// Reads and parses the files `range` of `folder`; what did not load comes back with its
+/// path and why.
 fn read_turn(
     folder: &Folder,
     range: Range<usize>,
     scratch: &mut Scratch,
     at_rest: bool,
-) -> Vec<Result<LoadedRecord, (PathBuf, String)>> {
+) -> Vec<Result<LoadedRecord, (PathBuf, Failure)>> {
     let dir = fs::File::open(&folder.dir);
     // A new folder: what was worked out for the last cwd was about another one.
     scratch.cwd.clear();
@@ -246,7 +267,7 @@ fn read_turn(
         .map(|name| {
             let record = match &dir {
                 Ok(dir) => read_record(dir, name, &mut scratch.buf, at_rest),
-                Err(e) => Err(format!("unreadable: {e}")),
+                Err(e) => Err(Failure::Unreadable(format!("its folder: {e}"))),
             };
             match record {
                 Ok(record) => {
@@ -285,20 +306,21 @@ fn record_belongs_here(
 const ONE_READ: usize = 16 * 1024;
 
 /// Reads and parses the record `name` in the folder `dir` is open on into `buf` (reused across
-/// files); the error is the quarantine reason.
+/// files).
 fn read_record(
     dir: &fs::File,
     name: &OsStr,
     buf: &mut Vec<u8>,
     at_rest: bool,
-) -> Result<Box<AgentRecord>, String> {
+) -> Result<Box<AgentRecord>, Failure> {
+    let unreadable = |e: io::Error| Failure::Unreadable(e.to_string());
     let parse = if at_rest {
         AgentRecord::from_json_at_rest
     } else {
         AgentRecord::from_json_boxed
     };
     use std::io::Read;
-    let mut f = open_at(dir, name).map_err(|e| format!("unreadable: {e}"))?;
+    let mut f = open_at(dir, name).map_err(unreadable)?;
     // One read into a buffer larger than the file, its short count taken as the end: open,
     // read, close (no second read to find the end, 100,000 times at start). Should a read ever
     // stop short of the end, the parse fails and the rest is read before anything is judged.
@@ -310,7 +332,7 @@ fn read_record(
         match f.read(buf) {
             Ok(n) => break n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("unreadable: {e}")),
+            Err(e) => return Err(unreadable(e)),
         }
     };
     let parsed = if n < buf.len() {
@@ -322,9 +344,8 @@ fn read_record(
         Some(rec) => rec,
         None => {
             let mut all = buf[..n].to_vec();
-            f.read_to_end(&mut all)
-                .map_err(|e| format!("unreadable: {e}"))?;
-            parse(&all).map_err(|e| format!("invalid agent record: {e}"))?
+            f.read_to_end(&mut all).map_err(unreadable)?;
+            parse(&all).map_err(|e| Failure::Invalid(format!("invalid agent record: {e}")))?
         }
     };
     // The file is named after the id it holds; compared as ids (no allocation per record).
@@ -333,10 +354,10 @@ fn read_record(
         .and_then(|s| s.to_str())
         .unwrap_or_default();
     if stem.parse::<AgentId>().ok() != Some(rec.id) {
-        return Err(format!(
+        return Err(Failure::Invalid(format!(
             "file name {stem:?} does not match the record's id {}",
             rec.id
-        ));
+        )));
     }
     Ok(rec)
 }

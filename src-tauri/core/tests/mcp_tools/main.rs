@@ -381,6 +381,30 @@ async fn tools_are_listed_with_schemas_from_the_rust_types() {
     h.stop().await;
 }
 
+/// What a Claude Code agent is given pre-approved is exactly what the server serves (SPEC 9:
+/// the app's own tools never wait on a permission prompt): one list, read from the tools.
+#[tokio::test]
+async fn the_pre_approved_tools_are_the_served_tools() {
+    let h = Harness::start().await;
+    let c = h.user().await;
+    let served: BTreeSet<String> = c
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    let a = h.root("ok hi").await;
+    h.token(a.id()).await;
+    // What the agent's session was given: the claude provider pre-approves exactly these.
+    let given = h.seen.lock().unwrap()[&a.id()].clone();
+    let approved: BTreeSet<String> = given.tools.iter().cloned().collect();
+    assert!(served.contains("get_agent_changes"));
+    assert_eq!(approved, served);
+    drop(c);
+    h.stop().await;
+}
+
 #[tokio::test]
 async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes() {
     let h = Harness::start().await;

@@ -15,8 +15,10 @@ use serde_json::{json, Value};
 
 use super::standin::{serve, Served};
 
-/// The app's tool names, offered by the echo.
-pub use paseo_core::providers::PASEO_TOOLS as TOOLS;
+/// The app's tool names (those its real server serves), offered by the echo.
+pub fn tools() -> Vec<String> {
+    paseo_core::mcp::PaseoTools::served()
+}
 
 /// A tool call the server received.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,6 +69,7 @@ impl McpEcho {
             url: self.url.clone(),
             token: self.token.clone(),
             config_dir: super::secrets_dir(),
+            tools: paseo_core::mcp::PaseoTools::served().into(),
         }
     }
 
@@ -98,7 +101,7 @@ async fn rpc(State(shared): State<Shared>, headers: HeaderMap, Json(msg): Json<V
             "capabilities": {"tools": {"listChanged": false}},
             "serverInfo": {"name": "paseo", "version": "0.0.0-test"},
         }),
-        "tools/list" => json!({"tools": TOOLS.iter().map(|t| json!({
+        "tools/list" => json!({"tools": tools().iter().map(|t| json!({
             "name": t,
             "description": format!("{t} (test echo)"),
             "inputSchema": {"type": "object", "properties": {}, "additionalProperties": true},

@@ -45,6 +45,7 @@ pub fn mcp_access() -> McpAccess {
         url: "http://127.0.0.1:9/mcp".into(),
         token: "test-token".into(),
         config_dir: secrets_dir(),
+        tools: paseo_core::mcp::PaseoTools::served().into(),
     }
 }
 

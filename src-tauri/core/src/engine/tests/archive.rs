@@ -108,14 +108,27 @@ fn archive_many_is_one_batch() {
     let a = f.idle(Some(p), "w1");
     let b = f.idle(Some(p), "w1");
     let c = f.running(Some(p), "w1");
+    // Not finished as a user reads it: one needs the user (an unseen failure), one has a
+    // subagent still running.
+    let failed = f.running(Some(p), "w1");
+    f.e.turn_ended(
+        failed,
+        TurnOutcome::Failed {
+            message: "exit 3".into(),
+        },
+    )
+    .unwrap();
+    let mid = f.idle(Some(p), "w1");
+    let deep = f.running(Some(mid), "w1");
     let finished = f.e.finished_children(p);
     assert_eq!(finished, vec![a, b]);
     let archived = f.e.archive_many(&finished).unwrap();
     assert_eq!(archived, vec![a, b]);
-    assert_eq!(f.e.track(p), vec![c]);
+    assert_eq!(f.e.track(p), vec![c, failed, mid]);
+    assert_eq!(f.e.track(mid), vec![deep]);
     let restored = f.e.restore(a, false).unwrap();
     assert_eq!(restored.len(), 2);
-    assert_eq!(f.e.track(p), vec![a, b, c]);
+    assert_eq!(f.e.track(p), vec![a, b, c, failed, mid]);
 }
 
 #[test]

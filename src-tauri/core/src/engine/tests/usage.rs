@@ -131,3 +131,25 @@ fn a_parent_cycle_does_not_hang_the_roll_up() {
     assert_eq!(e2.tree_usage(b).input_tokens, 1);
     let _ = e2.usage_rollups();
 }
+
+/// A detach takes the subtree's usage out of every former ancestor's tree total: they are
+/// re-rendered at once (events to the windows), not at their own next update.
+#[test]
+fn a_detach_re_renders_the_former_ancestors_at_once() {
+    let mut f = Fx::new();
+    let root = f.running(None, "w1");
+    let mid = f.running(Some(root), "w1");
+    let kid = f.running(Some(mid), "w1");
+    let quiet = f.running(Some(mid), "w1");
+    f.e.turn_usage(kid, &used(7, None)).unwrap();
+    f.e.take_rerender();
+
+    f.e.detach(kid).unwrap();
+    let again = f.e.take_rerender();
+    assert!(again.contains(&root) && again.contains(&mid), "{again:?}");
+    assert_eq!(f.e.tree_usage(root).input_tokens, 0);
+    assert_eq!(f.e.tree_usage(mid).input_tokens, 0);
+    // Nothing to re-render when the subtree used nothing.
+    f.e.detach(quiet).unwrap();
+    assert!(f.e.take_rerender().is_empty());
+}

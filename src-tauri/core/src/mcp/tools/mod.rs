@@ -59,6 +59,15 @@ impl PaseoTools {
             tool_router: Self::tool_router(),
         }
     }
+
+    /// The names of the tools served, in name order: the one list of the app's own tools.
+    pub fn served() -> Vec<String> {
+        Self::tool_router()
+            .list_all()
+            .into_iter()
+            .map(|t| t.name.into_owned())
+            .collect()
+    }
 }
 
 /// Parses the input and runs `f` with the authenticated caller; every refusal is a tool error.

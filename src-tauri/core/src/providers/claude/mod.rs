@@ -26,7 +26,7 @@ use super::secret_file::{SecretFile, WithSecrets};
 use super::stdio::StdioSession;
 use super::{
     Configured, EventSink, McpAccess, Provider, ProviderError, ProviderInfo, SessionSpec,
-    SessionStart, MCP_SERVER_NAME, PASEO_TOOLS,
+    SessionStart, MCP_SERVER_NAME,
 };
 use crate::config::ProviderConfig;
 use crate::model::power::CLAUDE_ASKING_MODE;
@@ -138,8 +138,10 @@ pub fn claude_argv(
         push("--mcp-config");
         push(&file.to_string_lossy());
         push("--allowedTools");
-        let tools: Vec<String> = PASEO_TOOLS
+        let tools: Vec<String> = spec
+            .mcp
             .iter()
+            .flat_map(|m| m.tools.iter())
             .map(|t| format!("mcp__{MCP_SERVER_NAME}__{t}"))
             .collect();
         push(&tools.join(","));

@@ -399,6 +399,7 @@ fn argv_carries_session_model_mode_and_mcp() {
             url: "http://127.0.0.1:4000/mcp".into(),
             token: "tok".into(),
             config_dir: "/run/secrets".into(),
+            tools: crate::mcp::PaseoTools::served().into(),
         }),
         groups: None,
         sandbox: None,
@@ -428,8 +429,14 @@ fn argv_carries_session_model_mode_and_mcp() {
                "headers": {"Authorization": "Bearer tok"}, "alwaysLoad": true})
     );
     let allowed = &argv[argv.iter().position(|a| a == "--allowedTools").unwrap() + 1];
-    assert_eq!(allowed.split(',').count(), 8);
-    assert!(allowed.starts_with("mcp__paseo__create_agent,mcp__paseo__send_agent_prompt"));
+    // Every served tool, the read-only get_agent_changes included (SPEC 9).
+    let served = crate::mcp::PaseoTools::served();
+    assert_eq!(allowed.split(',').count(), served.len());
+    assert!(
+        allowed.contains("mcp__paseo__get_agent_changes"),
+        "{allowed}"
+    );
+    assert!(allowed.starts_with("mcp__paseo__archive_agent,mcp__paseo__cancel_agent"));
     assert_eq!(argv.last().unwrap(), "--verbose");
     let resumed = claude_argv(
         &["c".into()],

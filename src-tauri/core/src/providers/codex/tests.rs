@@ -385,6 +385,7 @@ fn argv_injects_the_mcp_server_without_the_token() {
             url: "http://127.0.0.1:4000/mcp".into(),
             token: "secret".into(),
             config_dir: "/unused".into(),
+            tools: Default::default(),
         }),
     );
     assert_eq!(

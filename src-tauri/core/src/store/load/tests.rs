@@ -311,3 +311,73 @@ fn records_of_any_size_load_whole_and_broken_ones_are_quarantined() {
     );
     assert!(!broken.exists());
 }
+
+/// Runs `f` on a thread without the capabilities that let root read any file (Linux keeps
+/// capabilities per thread; the threads it starts inherit the set), so a file's permission bits
+/// deny root as they deny anyone else.
+fn without_dac_override<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            #[repr(C)]
+            struct Header {
+                version: u32,
+                pid: i32,
+            }
+            #[repr(C)]
+            #[derive(Clone, Copy, Default)]
+            struct Data {
+                effective: u32,
+                permitted: u32,
+                inheritable: u32,
+            }
+            let mut h = Header {
+                version: 0x2008_0522,
+                pid: 0,
+            };
+            let mut d = [Data::default(); 2];
+            // SAFETY: capget/capset with the v3 header and its two data words, on this thread.
+            unsafe {
+                assert_eq!(libc::syscall(libc::SYS_capget, &mut h, d.as_mut_ptr()), 0);
+                // CAP_DAC_OVERRIDE (1) and CAP_DAC_READ_SEARCH (2).
+                d[0].effective &= !0b110;
+                assert_eq!(libc::syscall(libc::SYS_capset, &mut h, d.as_ptr()), 0);
+            }
+            f()
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+/// A record that cannot be read (permission denied here) is reported and left where it is,
+/// untouched: only a file whose bytes fail to parse is quarantined (SPEC 1).
+#[test]
+fn an_unreadable_record_is_reported_and_left_in_place() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let layout = Layout::new(dir.path());
+    let good = rec("/src/app", 0, None);
+    put(&layout, "src-app", &good);
+    let locked = rec("/src/app", 1, None);
+    put(&layout, "src-app", &locked);
+    let path = layout.record_path(&locked.cwd, locked.id);
+    let bytes = fs::read(&path).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
+    let loaded = without_dac_override(|| load_agents_on(&layout, 2, false).unwrap());
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    let ids: Vec<AgentId> = loaded.records.iter().map(|l| l.record.id).collect();
+    assert_eq!(ids, vec![good.id]);
+    assert!(loaded.quarantined.is_empty(), "{:?}", loaded.quarantined);
+    assert!(!layout.quarantine_dir().exists());
+    assert_eq!(fs::read(&path).unwrap(), bytes, "left in place, untouched");
+    assert_eq!(loaded.problems.len(), 1, "{:?}", loaded.problems);
+    let p = &loaded.problems[0];
+    assert!(p.contains(&path.display().to_string()), "{p}");
+    assert!(
+        p.contains("ermission denied") && p.contains("left in place"),
+        "{p}"
+    );
+    // Once it can be read again it loads like any other.
+    let again = load_agents_on(&layout, 2, false).unwrap();
+    assert_eq!(again.records.len(), 2);
+}
