@@ -21,6 +21,7 @@ pub mod limits;
 mod live;
 mod persist;
 pub mod policy;
+mod removal;
 mod timeline;
 mod wait;
 pub mod window;
