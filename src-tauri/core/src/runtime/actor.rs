@@ -91,6 +91,8 @@ pub(crate) struct Actor {
     pub(super) announcing: HashMap<AgentId, (watch::Sender<bool>, watch::Receiver<bool>)>,
     /// Worktrees to remove once the effects of the current `apply` have run.
     pub(super) removals: Vec<super::removal::Pending>,
+    /// Track and workspace news waiting for archives to be durable (SPEC 5).
+    pub(super) held_news: Vec<super::apply::HeldNews>,
     /// Records loaded from another file than `Layout::record_path` names (rewritten there).
     pub(super) record_paths: HashMap<AgentId, PathBuf>,
     pub(super) tl: HashMap<AgentId, Tl>,
@@ -311,6 +313,7 @@ pub(crate) async fn start(
         closing: HashMap::new(),
         announcing: HashMap::new(),
         removals: Vec::new(),
+        held_news: Vec::new(),
         record_paths,
         tl: HashMap::new(),
         events: events.clone(),

@@ -10,10 +10,17 @@ use super::actor::{Actor, Buffered, Internal, Slot};
 use super::events::{AgentSnapshot, Event, FleetCounts, WorkspaceSnapshot};
 use super::RuntimeError;
 use crate::engine::{Effect, SessionState};
-use crate::model::AgentId;
+use crate::model::{AgentId, WorkspaceId};
 use crate::providers::groups::GroupRecorder;
 use crate::providers::{EventSink, ProviderError, Session, SessionSpec};
 use crate::store::{self, Ticket, Writer};
+
+/// Track and workspace news of an archive, told once every archive in `waiting` is durable.
+pub(super) struct HeldNews {
+    waiting: std::collections::HashSet<AgentId>,
+    workspaces: Vec<WorkspaceId>,
+    tracks: Vec<AgentId>,
+}
 
 /// How long a closing process tree may take before archive stops waiting for it.
 pub(super) const CLOSE_WAIT: Duration = Duration::from_secs(15);
@@ -128,6 +135,16 @@ impl Actor {
                     let _ = self.events.send(Event::AgentUpdated { agent: snap });
                 }
             }
+            // A track or bucket that drops an archived agent is news of the archive: it goes
+            // out with the archive, once the record is durable (SPEC 5).
+            let held = !archived.is_empty();
+            if held {
+                self.held_news.push(HeldNews {
+                    waiting: archived.iter().map(|(id, _)| *id).collect(),
+                    workspaces: out.workspaces.iter().cloned().collect(),
+                    tracks: out.tracks.iter().copied().collect(),
+                });
+            }
             for (id, t) in archived {
                 self.announce_when_durable(id, t);
             }
@@ -142,18 +159,21 @@ impl Actor {
             if !out.agents.is_empty() {
                 self.counts_dirty = true;
             }
-            for w in out.workspaces.iter().filter(|_| listening) {
-                if let Some(rec) = self.engine.workspace(w) {
-                    let snap = WorkspaceSnapshot::of(&self.engine, rec);
-                    let _ = self.events.send(Event::WorkspaceUpdated {
-                        workspace: Box::new(snap),
-                    });
-                }
-            }
-            for p in out.tracks.iter().filter(|_| listening) {
-                let _ = self.events.send(Event::TrackChanged {
-                    track: self.track(*p),
-                });
+            if !held && listening {
+                // Later news of what a pending archive touched would show it too early: it
+                // goes out with that archive's (current then).
+                let pending = |n: &HeldNews| !n.waiting.is_empty();
+                let ws: Vec<_> = out
+                    .workspaces
+                    .iter()
+                    .filter(|w| !self.held_news.iter().any(|n| pending(n) && n.workspaces.contains(w)))
+                    .collect();
+                let tracks: Vec<_> = out
+                    .tracks
+                    .iter()
+                    .filter(|p| !self.held_news.iter().any(|n| pending(n) && n.tracks.contains(p)))
+                    .collect();
+                self.tell_news(ws.into_iter(), tracks.into_iter());
             }
             for n in out.notices {
                 tracing::warn!("{n}");
@@ -212,6 +232,7 @@ impl Actor {
     /// it was restored in between).
     pub(super) fn announce_archived(&mut self, id: AgentId) {
         let Some((tx, _)) = self.announcing.remove(&id) else {
+            self.release_news(id);
             return;
         };
         if let Some(a) = self.engine.agent(id) {
@@ -221,7 +242,48 @@ impl Actor {
                 self.counts_dirty = true;
             }
         }
+        self.release_news(id);
         let _ = tx.send(true);
+    }
+
+    /// `id`'s archive is durable (or superseded): the news held for it goes out once every
+    /// archive it waited for is.
+    fn release_news(&mut self, id: AgentId) {
+        let mut ready = Vec::new();
+        self.held_news.retain_mut(|n| {
+            n.waiting.remove(&id);
+            if n.waiting.is_empty() {
+                ready.push((std::mem::take(&mut n.workspaces), std::mem::take(&mut n.tracks)));
+            }
+            !n.waiting.is_empty()
+        });
+        if self.events.receiver_count() == 0 {
+            return;
+        }
+        for (ws, tracks) in ready {
+            self.tell_news(ws.iter(), tracks.iter());
+        }
+    }
+
+    /// The workspaces' buckets and the tracks as they are now.
+    fn tell_news<'a>(
+        &self,
+        workspaces: impl Iterator<Item = &'a WorkspaceId>,
+        tracks: impl Iterator<Item = &'a AgentId>,
+    ) {
+        for w in workspaces {
+            if let Some(rec) = self.engine.workspace(w) {
+                let snap = WorkspaceSnapshot::of(&self.engine, rec);
+                let _ = self.events.send(Event::WorkspaceUpdated {
+                    workspace: Box::new(snap),
+                });
+            }
+        }
+        for p in tracks {
+            let _ = self.events.send(Event::TrackChanged {
+                track: self.track(*p),
+            });
+        }
     }
 
     pub(super) fn execute(&mut self, e: Effect) {
