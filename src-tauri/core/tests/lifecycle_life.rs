@@ -104,3 +104,134 @@ async fn an_archives_track_and_workspace_news_wait_for_the_durable_record() {
     assert!(on_disk(&path)["archivedAt"].is_string());
     rt.shutdown().await;
 }
+
+/// SPEC 14: a create refused for a limit, with a new directory workspace asked for, registers
+/// nothing: no workspace, no agent, even when several race for the last allowed create.
+#[tokio::test]
+async fn a_refused_create_with_a_new_directory_leaves_nothing_behind() {
+    let env = Env::new();
+    let rt = start_limited(
+        &env,
+        Limits {
+            max_live_agents: 50,
+            max_depth: 1,
+            create_per_minute: 2,
+        },
+    )
+    .await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let lead = h.create(req(&ws, "ok lead")).await.unwrap();
+    h.wait(lead.id(), T).await.unwrap();
+    let dirs: Vec<_> = (0..6)
+        .map(|i| {
+            let d = env.work.join(format!("d{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        })
+        .collect();
+    let by = |caller, d: &std::path::Path| {
+        let mut r = req(&ws, "ok child");
+        r.caller = Caller::Agent(caller);
+        r.subagent = true;
+        r.workspace = WorkspaceTarget::Directory {
+            path: d.display().to_string(),
+        };
+        r
+    };
+    // Several at once against a rate of two: two created, the others refused.
+    let calls: Vec<_> = dirs[..4]
+        .iter()
+        .map(|d| {
+            let h = h.clone();
+            let r = by(lead.id(), d);
+            tokio::spawn(async move { h.create(r).await })
+        })
+        .collect();
+    let mut made = Vec::new();
+    for c in calls {
+        match c.await.unwrap() {
+            Ok(a) => made.push(a),
+            Err(e) => assert!(e.to_string().contains("createPerMinute"), "{e}"),
+        }
+    }
+    assert_eq!(made.len(), 2);
+    // A child at the depth limit may not create at all.
+    let deep = h.create(by(made[0].id(), &dirs[4])).await.unwrap_err();
+    assert!(deep.to_string().contains("maxDepth"), "{deep}");
+    let snap = h.snapshot().await.unwrap();
+    assert_eq!(snap.agents.len(), 3, "the lead and two children");
+    assert_eq!(
+        snap.workspaces.len(),
+        3,
+        "the lead's and the two children's, nothing for a refused create: {:?}",
+        snap.workspaces
+            .iter()
+            .map(|w| w.record.cwd.clone())
+            .collect::<Vec<_>>()
+    );
+    h.flush().await;
+    let reg = std::fs::read_to_string(env.home().join("projects/workspaces.json")).unwrap();
+    for d in &dirs[2..] {
+        let made_here = made.iter().any(|a| a.record.cwd == d.display().to_string());
+        assert!(
+            made_here || !reg.contains(&format!("\"{}\"", d.display())),
+            "{} registered for a refused create",
+            d.display()
+        );
+    }
+    rt.shutdown().await;
+}
+
+/// SPEC 15: an agent whose record cannot be written (here a file where its folder must be) is
+/// refused at creation, before its session starts: nothing runs, nothing stays in the fleet.
+#[tokio::test]
+async fn an_unwritable_record_refuses_the_agent_before_it_starts() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let folder = h
+        .layout()
+        .record_path(&env.work.display().to_string(), paseo_core::model::AgentId::new())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    std::fs::create_dir_all(folder.parent().unwrap()).unwrap();
+    std::fs::write(&folder, b"not a folder").unwrap();
+
+    let e = h.create(req(&ws, "ok never")).await.unwrap_err();
+    assert!(
+        e.to_string().contains(&folder.display().to_string()),
+        "the error names the record's folder: {e}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        env.log.lock().unwrap().starts.is_empty(),
+        "no session was started"
+    );
+    assert!(h.snapshot().await.unwrap().agents.is_empty());
+    // With a new directory workspace asked for, no workspace is left for the refused agent
+    // either (SPEC 14: nothing is created).
+    let sub = env.work.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let sub_folder = h
+        .layout()
+        .record_path(&sub.display().to_string(), paseo_core::model::AgentId::new())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    std::fs::write(&sub_folder, b"not a folder").unwrap();
+    let mut by_dir = req(&ws, "ok never");
+    by_dir.workspace = WorkspaceTarget::Directory {
+        path: sub.display().to_string(),
+    };
+    h.create(by_dir).await.unwrap_err();
+    assert_eq!(h.snapshot().await.unwrap().workspaces.len(), 1);
+    assert!(env.log.lock().unwrap().starts.is_empty());
+    // Once the folder can be made, the same create works.
+    std::fs::remove_file(&folder).unwrap();
+    let a = h.create(req(&ws, "ok now")).await.unwrap();
+    assert_eq!(h.wait(a.id(), T).await.unwrap().agent.status, Status::Idle);
+    rt.shutdown().await;
+}
