@@ -235,3 +235,27 @@ async fn an_unwritable_record_refuses_the_agent_before_it_starts() {
     assert_eq!(h.wait(a.id(), T).await.unwrap().agent.status, Status::Idle);
     rt.shutdown().await;
 }
+
+/// SPEC 2: any → closed when the runtime is closed, an errored agent included, by an explicit
+/// stop and by quitting; what failed stays readable in `lastError`.
+#[tokio::test]
+async fn stop_and_quit_close_errored_agents() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let a = h.create(req(&ws, "fail boom")).await.unwrap();
+    let b = h.create(req(&ws, "fail bang")).await.unwrap();
+    for id in [a.id(), b.id()] {
+        assert_eq!(h.wait(id, T).await.unwrap().agent.status, Status::Error);
+    }
+    h.stop(a.id()).await.unwrap();
+    let got = h.get(a.id()).await.unwrap();
+    assert_eq!(got.status, Status::Closed);
+    assert!(got.record.last_error.is_some(), "the failure stays readable");
+    let pa = h.layout().record_path(&a.record.cwd, a.id());
+    let pb = h.layout().record_path(&b.record.cwd, b.id());
+    rt.shutdown().await;
+    assert_eq!(on_disk(&pa)["lastStatus"], "closed");
+    assert_eq!(on_disk(&pb)["lastStatus"], "closed");
+}

@@ -114,10 +114,9 @@ impl Engine {
         if a.record.attention_reason == Some(AttentionReason::Permission) {
             clear_attention(&mut a.record);
         }
-        // An error stays visible (and in its bucket) after its process is closed.
-        if was != Status::Error {
-            a.record.last_status = Status::Closed;
-        }
+        // Any → closed (SPEC 2), an error included: what failed stays in `lastError`, and an
+        // unseen failure keeps its attention.
+        a.record.last_status = Status::Closed;
         let arm = if was == Status::Running || queued.is_some() {
             a.record.take_notify_arm()
         } else {
@@ -144,7 +143,7 @@ impl Engine {
             .filter(|a| !a.record.is_archived())
             .filter(|a| {
                 a.session != SessionState::None
-                    || matches!(a.status(), Status::Idle)
+                    || matches!(a.status(), Status::Idle | Status::Error)
                     || a.status().is_active()
             })
             .map(|a| a.record.id)
