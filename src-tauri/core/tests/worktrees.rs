@@ -376,7 +376,13 @@ async fn auto_archive_waits_for_every_process_in_the_worktree_before_the_snapsho
     }
     std::fs::write(&go, b"").unwrap();
     until_gone(&path).await;
-    assert!(h.get(other.id()).await.unwrap().record.archived_at.is_some());
+    assert!(h
+        .get(other.id())
+        .await
+        .unwrap()
+        .record
+        .archived_at
+        .is_some());
     let snap = git(&f.repo, &["show", "--format=", "--name-only", "waits"]);
     assert!(
         snap.lines().any(|l| l == "last.txt"),

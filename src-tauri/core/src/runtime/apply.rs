@@ -166,12 +166,22 @@ impl Actor {
                 let ws: Vec<_> = out
                     .workspaces
                     .iter()
-                    .filter(|w| !self.held_news.iter().any(|n| pending(n) && n.workspaces.contains(w)))
+                    .filter(|w| {
+                        !self
+                            .held_news
+                            .iter()
+                            .any(|n| pending(n) && n.workspaces.contains(w))
+                    })
                     .collect();
                 let tracks: Vec<_> = out
                     .tracks
                     .iter()
-                    .filter(|p| !self.held_news.iter().any(|n| pending(n) && n.tracks.contains(p)))
+                    .filter(|p| {
+                        !self
+                            .held_news
+                            .iter()
+                            .any(|n| pending(n) && n.tracks.contains(p))
+                    })
                     .collect();
                 self.tell_news(ws.into_iter(), tracks.into_iter());
             }
@@ -253,7 +263,10 @@ impl Actor {
         self.held_news.retain_mut(|n| {
             n.waiting.remove(&id);
             if n.waiting.is_empty() {
-                ready.push((std::mem::take(&mut n.workspaces), std::mem::take(&mut n.tracks)));
+                ready.push((
+                    std::mem::take(&mut n.workspaces),
+                    std::mem::take(&mut n.tracks),
+                ));
             }
             !n.waiting.is_empty()
         });
