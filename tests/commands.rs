@@ -94,6 +94,7 @@ fn app_info_follows_the_backend_and_the_counts() {
     state.attach_backend(backend);
     state.set_counts(FleetCounts {
         running: 3,
+        queued: 0,
         needs_you: 1,
         total: 7,
     });

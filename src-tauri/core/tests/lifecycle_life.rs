@@ -53,7 +53,13 @@ async fn an_archives_track_and_workspace_news_wait_for_the_durable_record() {
     k.subagent = true;
     let kid = h.create(k).await.unwrap();
     support::poll("the kid runs", || {
-        (env.log.lock().unwrap().inputs.iter().any(|(a, _)| *a == kid.id())).then_some(())
+        (env.log
+            .lock()
+            .unwrap()
+            .inputs
+            .iter()
+            .any(|(a, _)| *a == kid.id()))
+        .then_some(())
     })
     .await;
     h.flush().await;
@@ -73,7 +79,9 @@ async fn an_archives_track_and_workspace_news_wait_for_the_durable_record() {
             Ok(Ok(Event::TrackChanged { track })) if track.parent_agent_id == lead.id() => {
                 panic!("the lead's track changed before the archive was durable: {track:?}")
             }
-            Ok(Ok(Event::WorkspaceUpdated { workspace })) if workspace.record.workspace_id == ws => {
+            Ok(Ok(Event::WorkspaceUpdated { workspace }))
+                if workspace.record.workspace_id == ws =>
+            {
                 panic!("the workspace was updated before the archive was durable")
             }
             Ok(Ok(Event::AgentArchived { .. })) => panic!("announced before durable"),
@@ -94,7 +102,10 @@ async fn an_archives_track_and_workspace_news_wait_for_the_durable_record() {
         match ev {
             Event::AgentArchived { agent } if agent.id() == id => archived = true,
             Event::TrackChanged { track } if track.parent_agent_id == lead.id() => {
-                assert!(archived, "the track changed before the archive was announced");
+                assert!(
+                    archived,
+                    "the track changed before the archive was announced"
+                );
                 assert!(!track.members.contains(&id), "{track:?}");
                 break;
             }
@@ -193,7 +204,10 @@ async fn an_unwritable_record_refuses_the_agent_before_it_starts() {
     let ws = workspace(&h, &env).await;
     let folder = h
         .layout()
-        .record_path(&env.work.display().to_string(), paseo_core::model::AgentId::new())
+        .record_path(
+            &env.work.display().to_string(),
+            paseo_core::model::AgentId::new(),
+        )
         .parent()
         .unwrap()
         .to_path_buf();
@@ -217,7 +231,10 @@ async fn an_unwritable_record_refuses_the_agent_before_it_starts() {
     std::fs::create_dir_all(&sub).unwrap();
     let sub_folder = h
         .layout()
-        .record_path(&sub.display().to_string(), paseo_core::model::AgentId::new())
+        .record_path(
+            &sub.display().to_string(),
+            paseo_core::model::AgentId::new(),
+        )
         .parent()
         .unwrap()
         .to_path_buf();
@@ -252,10 +269,94 @@ async fn stop_and_quit_close_errored_agents() {
     h.stop(a.id()).await.unwrap();
     let got = h.get(a.id()).await.unwrap();
     assert_eq!(got.status, Status::Closed);
-    assert!(got.record.last_error.is_some(), "the failure stays readable");
+    assert!(
+        got.record.last_error.is_some(),
+        "the failure stays readable"
+    );
     let pa = h.layout().record_path(&a.record.cwd, a.id());
     let pb = h.layout().record_path(&b.record.cwd, b.id());
     rt.shutdown().await;
     assert_eq!(on_disk(&pa)["lastStatus"], "closed");
     assert_eq!(on_disk(&pb)["lastStatus"], "closed");
+}
+
+/// SPEC 14: an agent whose start waits for a live slot is `queued`, with its place in line,
+/// and counts as queued, not running, in its parent's track, the fleet counts (tray, quit
+/// dialog) and its workspace's bucket.
+#[tokio::test]
+async fn queued_agents_have_their_own_bucket_place_and_counts() {
+    use paseo_core::model::Bucket;
+    let env = Env::new();
+    let rt = start_limited(
+        &env,
+        Limits {
+            max_live_agents: 2,
+            max_depth: 8,
+            create_per_minute: 30,
+        },
+    )
+    .await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let lead = h.create(req(&ws, "hang")).await.unwrap();
+    let mut kids = Vec::new();
+    for _ in 0..4 {
+        let mut k = req(&ws, "hang");
+        k.caller = Caller::Agent(lead.id());
+        k.subagent = true;
+        kids.push(h.create(k).await.unwrap().id());
+    }
+    // A root of its own in another workspace, queued too: its workspace shows it queued.
+    let other_dir = env.work.join("other");
+    std::fs::create_dir_all(&other_dir).unwrap();
+    let other_ws = h
+        .add_workspace(other_dir.display().to_string())
+        .await
+        .unwrap()
+        .record
+        .workspace_id;
+    let other = h.create(req(&other_ws, "ok later")).await.unwrap();
+    let snap = support::eventually(T, || async {
+        let s = h.get(other.id()).await.map_err(|e| e.to_string())?;
+        let place = s.queue_place;
+        (place == Some(4)).then_some(s).ok_or(format!("{place:?}"))
+    })
+    .await;
+    assert_eq!(snap.bucket, Bucket::Queued);
+    for (i, id) in kids[1..].iter().enumerate() {
+        let k = h.get(*id).await.unwrap();
+        assert_eq!((k.bucket, k.queue_place), (Bucket::Queued, Some(i + 1)));
+        assert_eq!(k.status, Status::Initializing);
+    }
+    assert_eq!(h.get(kids[0]).await.unwrap().bucket, Bucket::Running);
+    let counts = h.counts().await.unwrap();
+    assert_eq!((counts.running, counts.queued), (2, 4));
+    let fleet = h.snapshot().await.unwrap();
+    let track = fleet
+        .tracks
+        .iter()
+        .find(|t| t.parent_agent_id == lead.id())
+        .unwrap();
+    assert_eq!((track.counts.running, track.counts.queued), (1, 3));
+    let bucket_of = |w| {
+        fleet
+            .workspaces
+            .iter()
+            .find(|x| x.record.workspace_id == w)
+            .unwrap()
+            .bucket
+    };
+    assert_eq!(bucket_of(other_ws.clone()), Some(Bucket::Queued));
+    assert_eq!(bucket_of(ws.clone()), Some(Bucket::Running));
+    // A slot frees: the next in line starts and every place moves up.
+    h.stop(kids[0]).await.unwrap();
+    support::eventually(T, || async {
+        let s = h.get(kids[2]).await.map_err(|e| e.to_string())?;
+        (s.queue_place == Some(1))
+            .then_some(())
+            .ok_or(format!("{:?}", s.queue_place))
+    })
+    .await;
+    assert_eq!(h.get(kids[1]).await.unwrap().bucket, Bucket::Running);
+    rt.shutdown().await;
 }

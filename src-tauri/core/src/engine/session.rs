@@ -194,6 +194,25 @@ impl Engine {
         };
         if a.waiting_for_slot != limit {
             a.waiting_for_slot = limit;
+            if limit.is_none() {
+                a.queue_place = None;
+            }
+            self.out.agents.insert(id);
+            if let Some(p) = self.live_parent(id) {
+                self.out.tracks.insert(p);
+            }
+            // Queued is its own bucket (SPEC 14): its workspace's activity moves with it.
+            self.refresh(id);
+        }
+    }
+
+    /// Its place in the queue for a live slot (1: the next to start), shown with its status.
+    pub fn set_queue_place(&mut self, id: AgentId, place: Option<usize>) {
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        if a.queue_place != place {
+            a.queue_place = place;
             self.out.agents.insert(id);
             if let Some(p) = self.live_parent(id) {
                 self.out.tracks.insert(p);

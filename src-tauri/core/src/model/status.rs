@@ -9,7 +9,9 @@
 //! 3. `running`: the status is `initializing` or `running`;
 //! 4. `attention`: attention is required for a reason other than `permission` (a finished turn,
 //!    or an interruption, the user has not seen);
-//! 5. `done`: anything else. A `permission` reason with no pending request is stale (the request
+//! 5. `queued`: the engine's refinement of `running` for an agent whose start waits for a
+//!    live slot (SPEC 14 `maxLiveAgents`; not in the record, see `AgentState::bucket`);
+//! 6. `done`: anything else. A `permission` reason with no pending request is stale (the request
 //!    went away with its process): nothing is left to answer, so it is `done`.
 //!
 //! **Needs you**: a permission request is pending, or an error the user has not seen yet
@@ -31,15 +33,19 @@ pub enum Bucket {
     Failed,
     Running,
     Attention,
+    /// Created, its start waiting for a `maxLiveAgents` slot (SPEC 14): not running yet.
+    Queued,
     Done,
 }
 
 impl Bucket {
-    pub const ALL: [Bucket; 5] = [
+    pub const COUNT: usize = 6;
+    pub const ALL: [Bucket; Bucket::COUNT] = [
         Bucket::NeedsInput,
         Bucket::Failed,
         Bucket::Running,
         Bucket::Attention,
+        Bucket::Queued,
         Bucket::Done,
     ];
     pub fn index(self) -> usize {
@@ -51,6 +57,7 @@ impl Bucket {
             Bucket::Failed => "failed",
             Bucket::Running => "running",
             Bucket::Attention => "attention",
+            Bucket::Queued => "queued",
             Bucket::Done => "done",
         }
     }
