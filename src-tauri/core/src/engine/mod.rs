@@ -132,9 +132,8 @@ pub struct AgentState {
     /// The parent label, parsed once (kept in step with `record.labels`).
     pub parent: Option<AgentId>,
     /// `Some(limit)` while its start waits for one of the `limit` live slots (SPEC 14
-    /// `maxLiveAgents`); set by the runtime, shown, never stored.
+    /// `maxLiveAgents`), and its place in line (1: next); set by the runtime, never stored.
     pub waiting_for_slot: Option<usize>,
-    /// Its place in that queue, 1 for the next to start (never stored).
     pub queue_place: Option<usize>,
     /// What it changed on disk, as last counted by the runtime (never stored).
     pub changes: Option<Box<crate::model::ChangeCounts>>,

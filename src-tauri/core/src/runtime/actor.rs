@@ -92,7 +92,7 @@ pub(crate) struct Actor {
     /// Worktrees to remove once the effects of the current `apply` have run.
     pub(super) removals: Vec<super::removal::Pending>,
     /// Track and workspace news waiting for archives to be durable (SPEC 5).
-    pub(super) held_news: Vec<super::apply::HeldNews>,
+    pub(super) held_news: Vec<super::news::HeldNews>,
     /// Records loaded from another file than `Layout::record_path` names (rewritten there).
     pub(super) record_paths: HashMap<AgentId, PathBuf>,
     pub(super) tl: HashMap<AgentId, Tl>,

@@ -7,20 +7,13 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::actor::{Actor, Buffered, Internal, Slot};
-use super::events::{AgentSnapshot, Event, FleetCounts, WorkspaceSnapshot};
+use super::events::{AgentSnapshot, Event, FleetCounts};
 use super::RuntimeError;
 use crate::engine::{Effect, SessionState};
-use crate::model::{AgentId, WorkspaceId};
+use crate::model::AgentId;
 use crate::providers::groups::GroupRecorder;
 use crate::providers::{EventSink, ProviderError, Session, SessionSpec};
 use crate::store::{self, Ticket, Writer};
-
-/// Track and workspace news of an archive, told once every archive in `waiting` is durable.
-pub(super) struct HeldNews {
-    waiting: std::collections::HashSet<AgentId>,
-    workspaces: Vec<WorkspaceId>,
-    tracks: Vec<AgentId>,
-}
 
 /// How long a closing process tree may take before archive stops waiting for it.
 pub(super) const CLOSE_WAIT: Duration = Duration::from_secs(15);
@@ -139,7 +132,7 @@ impl Actor {
             // out with the archive, once the record is durable (SPEC 5).
             let held = !archived.is_empty();
             if held {
-                self.held_news.push(HeldNews {
+                self.held_news.push(super::news::HeldNews {
                     waiting: archived.iter().map(|(id, _)| *id).collect(),
                     workspaces: out.workspaces.iter().cloned().collect(),
                     tracks: out.tracks.iter().copied().collect(),
@@ -162,7 +155,7 @@ impl Actor {
             if !held && listening {
                 // Later news of what a pending archive touched would show it too early: it
                 // goes out with that archive's (current then).
-                let pending = |n: &HeldNews| !n.waiting.is_empty();
+                let pending = |n: &super::news::HeldNews| !n.waiting.is_empty();
                 let ws: Vec<_> = out
                     .workspaces
                     .iter()
@@ -254,49 +247,6 @@ impl Actor {
         }
         self.release_news(id);
         let _ = tx.send(true);
-    }
-
-    /// `id`'s archive is durable (or superseded): the news held for it goes out once every
-    /// archive it waited for is.
-    fn release_news(&mut self, id: AgentId) {
-        let mut ready = Vec::new();
-        self.held_news.retain_mut(|n| {
-            n.waiting.remove(&id);
-            if n.waiting.is_empty() {
-                ready.push((
-                    std::mem::take(&mut n.workspaces),
-                    std::mem::take(&mut n.tracks),
-                ));
-            }
-            !n.waiting.is_empty()
-        });
-        if self.events.receiver_count() == 0 {
-            return;
-        }
-        for (ws, tracks) in ready {
-            self.tell_news(ws.iter(), tracks.iter());
-        }
-    }
-
-    /// The workspaces' buckets and the tracks as they are now.
-    fn tell_news<'a>(
-        &self,
-        workspaces: impl Iterator<Item = &'a WorkspaceId>,
-        tracks: impl Iterator<Item = &'a AgentId>,
-    ) {
-        for w in workspaces {
-            if let Some(rec) = self.engine.workspace(w) {
-                let snap = WorkspaceSnapshot::of(&self.engine, rec);
-                let _ = self.events.send(Event::WorkspaceUpdated {
-                    workspace: Box::new(snap),
-                });
-            }
-        }
-        for p in tracks {
-            let _ = self.events.send(Event::TrackChanged {
-                track: self.track(*p),
-            });
-        }
     }
 
     pub(super) fn execute(&mut self, e: Effect) {

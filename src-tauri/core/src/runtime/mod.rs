@@ -19,6 +19,7 @@ pub mod events;
 mod handle;
 pub mod limits;
 mod live;
+mod news;
 mod persist;
 pub mod policy;
 mod removal;
