@@ -14,6 +14,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 #[serde(rename_all = "camelCase")]
 pub struct FleetCounts {
     pub running: usize,
+    /// Waiting for a live slot (SPEC 14): not running, said apart when there are any.
+    pub queued: usize,
     pub needs_you: usize,
     pub total: usize,
 }
@@ -22,9 +24,19 @@ impl From<paseo_core::runtime::FleetCounts> for FleetCounts {
     fn from(c: paseo_core::runtime::FleetCounts) -> Self {
         FleetCounts {
             running: c.running,
+            queued: c.queued,
             needs_you: c.needs_you,
             total: c.agents,
         }
+    }
+}
+
+/// " · N queued" when starts wait for a live slot, else nothing (the usual line unchanged).
+pub fn queued_part(queued: usize) -> String {
+    if queued == 0 {
+        String::new()
+    } else {
+        format!(" · {queued} queued")
     }
 }
 
@@ -32,8 +44,9 @@ impl FleetCounts {
     /// One line, the same wording everywhere (tray menu, tooltip, track header).
     pub fn summary(&self) -> String {
         format!(
-            "{} running · {} need{} you · {} total",
+            "{} running{} · {} need{} you · {} total",
             self.running,
+            queued_part(self.queued),
             self.needs_you,
             if self.needs_you == 1 { "s" } else { "" },
             self.total
@@ -126,7 +139,16 @@ mod tests {
             running: 2,
             needs_you: 1,
             total: 5,
+            ..Default::default()
         };
         assert_eq!(counts.summary(), "2 running · 1 needs you · 5 total");
+        let waiting = FleetCounts {
+            queued: 3,
+            ..counts
+        };
+        assert_eq!(
+            waiting.summary(),
+            "2 running · 3 queued · 1 needs you · 5 total"
+        );
     }
 }

@@ -77,7 +77,7 @@ fn app_info_reports_the_data_root_version_and_a_stopped_backend() {
     assert_eq!(info["backend"], json!("stopped"));
     assert_eq!(
         info["counts"],
-        json!({"running": 0, "needsYou": 0, "total": 0})
+        json!({"running": 0, "queued": 0, "needsYou": 0, "total": 0})
     );
     chrono::DateTime::parse_from_rfc3339(info["startedAt"].as_str().unwrap()).unwrap();
 }
@@ -94,6 +94,7 @@ fn app_info_follows_the_backend_and_the_counts() {
     state.attach_backend(backend);
     state.set_counts(FleetCounts {
         running: 3,
+        queued: 0,
         needs_you: 1,
         total: 7,
     });

@@ -12,7 +12,7 @@ const SHARED = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', '
 const INSTANTS = ['createdAt', 'updatedAt', 'lastActivityAt'];
 
 /** Fields most agents lack, kept in an object of their own for those that have any. */
-const RARE = ['requiresAttention', 'pendingPermission', 'waitingForSlot', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount', 'unconfined'];
+const RARE = ['requiresAttention', 'pendingPermission', 'waitingForSlot', 'queuePlace', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount', 'unconfined'];
 
 /** A slot's parent, when it has none (NONE) or one whose id is not a slot (kept as its string). */
 const NONE = -1;

@@ -7,6 +7,8 @@ export const BUCKETS = {
   failed: { glyph: '✕', label: 'failed' },
   running: { glyph: '●', label: 'running' },
   attention: { glyph: '✓', label: 'finished' },
+  // Created, its start waiting for a maxLiveAgents slot (SPEC 14): not running yet.
+  queued: { glyph: '◌', label: 'queued' },
   done: { glyph: '○', label: 'idle' },
 };
 
@@ -33,8 +35,8 @@ export function agentLook(agent) {
 /** The word for an agent: its bucket, or its literal state when there is nothing to flag. */
 export function agentLabel(agent) {
   const bucket = agentBucket(agent);
-  // Its start waits for one of the maxLiveAgents slots (SPEC 14): say why it does not start.
-  if (agent.status === 'initializing' && agent.waitingForSlot) return `queued: ${agent.waitingForSlot} agents live`;
+  // Its start waits for one of the maxLiveAgents slots (SPEC 14): its place in line.
+  if (bucket === 'queued') return agent.queuePlace ? `queued · ${ordinal(agent.queuePlace)}` : 'queued';
   if (agent.status === 'initializing' && bucket === 'running') return 'starting';
   if (bucket === 'done') {
     if (agentLook(agent) === 'canceled') return 'canceled';
@@ -45,6 +47,18 @@ export function agentLabel(agent) {
     return 'needs you: approve start';
   }
   return BUCKETS[bucket].label;
+}
+
+/** 1st, 2nd, 3rd, 4th, … 11th, 12th, 13th, 21st. */
+export function ordinal(n) {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' }[n % 10] ?? 'th');
+  return `${n}${suffix}`;
+}
+
+/** " · N queued" when starts wait for a live slot, else nothing (the usual counts unchanged). */
+export function queuedPart(queued) {
+  return queued ? ` · ${queued} queued` : '';
 }
 
 export function isActive(agent) {

@@ -12,7 +12,7 @@ import { Cards, Tracks } from './cards.js';
  */
 const CARD = ['id', 'title', 'provider', 'status', 'parentAgentId', 'workspaceId', 'cwd', 'bucket', 'power',
   'requiresAttention', 'attentionReason', 'createdAt', 'updatedAt', 'lastActivityAt', 'pendingPermission',
-  'waitingForSlot', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount', 'unconfined'];
+  'waitingForSlot', 'queuePlace', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount', 'unconfined'];
 
 /** How many agents' whole snapshots a window keeps (the panes shown last). */
 const DETAILS_KEPT = 8;
@@ -102,7 +102,7 @@ function keepTrack(track) {
   if (m.length) fleet.tracks.set(parent, m);
   else fleet.tracks.delete(parent);
   const c = track.counts;
-  if (c && (c.running || c.needsYou)) fleet.trackCounts.set(parent, c);
+  if (c && (c.running || c.queued || c.needsYou)) fleet.trackCounts.set(parent, c);
   else fleet.trackCounts.delete(parent);
   return parent;
 }

@@ -39,6 +39,7 @@ pub(crate) fn agent(title: &str) -> AgentSnapshot {
         power: Power::Full,
         unconfined: false,
         waiting_for_slot: None,
+        queue_place: None,
         changes: None,
         tree_usage: Default::default(),
         at_rest: false,

@@ -11,8 +11,9 @@ pub(super) fn counts_line(counts: &FleetCounts, finished: usize) -> String {
         return c.summary();
     }
     format!(
-        "{} running · {} need{} you · {finished} finished · {} total",
+        "{} running{} · {} need{} you · {finished} finished · {} total",
         c.running,
+        crate::state::queued_part(c.queued),
         c.needs_you,
         if c.needs_you == 1 { "s" } else { "" },
         c.total

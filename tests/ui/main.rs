@@ -32,6 +32,7 @@ mod layouts;
 mod new_agent;
 mod notices;
 mod permission;
+mod queued;
 mod scale;
 mod screenshots;
 mod tabs;

@@ -1,5 +1,6 @@
 // Status line: backend state, process and fleet counts, always visible at the bottom.
 import { h, mount } from '../dom.js';
+import { queuedPart } from '../status.js';
 
 export function renderStatus(el, state) {
   el.dataset.state = state.kind;
@@ -13,7 +14,7 @@ export function renderStatus(el, state) {
   }
   const { info, counts } = state;
   const needs = counts.needsYou;
-  const line = `${counts.running} running · ${needs} need${needs === 1 ? 's' : ''} you · ${counts.agents} total`;
+  const line = `${counts.running} running${queuedPart(counts.queued)} · ${needs} need${needs === 1 ? 's' : ''} you · ${counts.agents} total`;
   mount(el,
     h('span', { dataset: { testid: 'status-line' } },
       h('span', { class: `dot ${info.backend}`, 'aria-hidden': 'true' }, '●'),

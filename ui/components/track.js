@@ -4,7 +4,7 @@
 // a track of a thousand subagents costs what a track of twenty does.
 import { h, setAttr, setText, RowWindow } from '../dom.js';
 import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
-import { agentBucket, agentLabel, agentLook, agentName, changesText, glyph, reachOf, setPower, setReach, updateGlyph } from '../status.js';
+import { agentBucket, agentLabel, agentLook, agentName, changesText, glyph, queuedPart, reachOf, setPower, setReach, updateGlyph } from '../status.js';
 import { agentUsage, treeUsageText } from '../usage.js';
 
 const ROW_PX = 28;
@@ -57,7 +57,7 @@ export class TrackView {
     setAttr(this.toggle, 'aria-label', collapsed ? 'Show subagents' : 'Hide subagents');
     setText(this.toggle.firstChild, collapsed ? '▸' : '▾');
     const c = track.counts;
-    setText(this.counts, `${c.running} running · ${c.needsYou} need${c.needsYou === 1 ? 's' : ''} you · ${c.total} total`);
+    setText(this.counts, `${c.running} running${queuedPart(c.queued)} · ${c.needsYou} need${c.needsYou === 1 ? 's' : ''} you · ${c.total} total`);
     const finishedCount = this.members.reduce((n, id) => n + (isFinished(fleet.agents.get(id)) ? 1 : 0), 0);
     this.finished.disabled = finishedCount === 0;
     setAttr(this.finished, 'aria-label', `Archive ${finishedCount} finished subagent${finishedCount === 1 ? '' : 's'}`);

@@ -337,6 +337,60 @@ async fn auto_archive_of_an_agent_that_created_a_worktree_removes_the_worktree()
     f.rt.shutdown().await;
 }
 
+/// SPEC 15: every process working in a worktree has stopped before its snapshot, the
+/// archiving agent's own and those of the agents archived with the worktree. The other agent
+/// writes one last file while it stops (SIGTERM, then a moment): that file is in the snapshot.
+#[tokio::test]
+async fn auto_archive_waits_for_every_process_in_the_worktree_before_the_snapshot() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let go = f.repo.parent().unwrap().join("go-wait");
+    let mut c = shell(
+        WorkspaceTarget::Worktree {
+            repo: Some(f.repo()),
+            target: branch_off("waits", None),
+        },
+        &format!(
+            "while [ ! -f '{}' ]; do sleep 0.02; done; echo done",
+            go.display()
+        ),
+    );
+    c.auto_archive = true;
+    let a = h.create(c).await.unwrap();
+    let path = PathBuf::from(&a.record.cwd);
+    let other = h
+        .create(shell(
+            WorkspaceTarget::Existing {
+                id: a.record.workspace_id.clone().unwrap(),
+                cwd: None,
+            },
+            "trap 'sleep 1; echo last > last.txt; exit 0' TERM; touch started; \
+             while :; do sleep 0.05; done",
+        ))
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    while !path.join("started").exists() {
+        assert!(tokio::time::Instant::now() < deadline, "other never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    std::fs::write(&go, b"").unwrap();
+    until_gone(&path).await;
+    assert!(h
+        .get(other.id())
+        .await
+        .unwrap()
+        .record
+        .archived_at
+        .is_some());
+    let snap = git(&f.repo, &["show", "--format=", "--name-only", "waits"]);
+    assert!(
+        snap.lines().any(|l| l == "last.txt"),
+        "the last write of a stopping agent is missing from the snapshot: {snap:?}"
+    );
+    f.rt.shutdown().await;
+}
+
 #[tokio::test]
 async fn workspaces_sharing_a_directory_have_separate_activity() {
     let f = Fx::new().await;

@@ -53,7 +53,9 @@ impl Engine {
         for id in self.track(parent) {
             if let Some(a) = self.agents.get(&id) {
                 c.total += 1;
-                if a.status().is_active() {
+                if a.is_queued() {
+                    c.queued += 1;
+                } else if a.status().is_active() {
                     c.running += 1;
                 }
                 if a.needs_you() {
@@ -70,13 +72,13 @@ impl Engine {
         Bucket::ALL.into_iter().find(|b| counts[b.index()] > 0)
     }
 
-    pub fn activity_counts(&self, ws: &WorkspaceId) -> [u32; 5] {
+    pub fn activity_counts(&self, ws: &WorkspaceId) -> [u32; Bucket::COUNT] {
         self.activity.get(ws).copied().unwrap_or_default()
     }
 
     /// The buckets computed from scratch, for tests to compare with the incremental ones.
-    pub fn recompute_activity(&self) -> HashMap<WorkspaceId, [u32; 5]> {
-        let mut out: HashMap<WorkspaceId, [u32; 5]> = HashMap::new();
+    pub fn recompute_activity(&self) -> HashMap<WorkspaceId, [u32; Bucket::COUNT]> {
+        let mut out: HashMap<WorkspaceId, [u32; Bucket::COUNT]> = HashMap::new();
         for id in self.agents.keys() {
             if let Some((ws, b)) = self.compute_contribution_slow(*id) {
                 out.entry(ws).or_default()[b.index()] += 1;
@@ -86,7 +88,7 @@ impl Engine {
     }
 
     /// The incremental counts, without empty workspaces (comparable with `recompute_activity`).
-    pub fn activity_snapshot(&self) -> HashMap<WorkspaceId, [u32; 5]> {
+    pub fn activity_snapshot(&self) -> HashMap<WorkspaceId, [u32; Bucket::COUNT]> {
         self.activity
             .iter()
             .filter(|(_, c)| c.iter().any(|n| *n > 0))
@@ -195,7 +197,9 @@ impl Engine {
         if self.live_parent(id).is_none() {
             return a.record.workspace_id.clone().map(|w| (w, a.bucket()));
         }
-        if !a.status().is_active() {
+        // A queued subagent runs nothing yet: like any that does not run, it stays in its
+        // parent's track (SPEC 6).
+        if !a.status().is_active() || a.is_queued() {
             return None;
         }
         let root = self.agents.get(&root_of(a))?;

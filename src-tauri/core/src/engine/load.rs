@@ -342,7 +342,7 @@ impl Engine {
                 match self.activity.get_mut(ws) {
                     Some(c) => c[b.index()] += 1,
                     None => {
-                        let mut c = [0; 5];
+                        let mut c = [0; Bucket::COUNT];
                         c[b.index()] = 1;
                         self.activity.insert(ws.clone(), c);
                         self.out.workspaces.insert(ws.clone());

@@ -132,8 +132,9 @@ pub struct AgentState {
     /// The parent label, parsed once (kept in step with `record.labels`).
     pub parent: Option<AgentId>,
     /// `Some(limit)` while its start waits for one of the `limit` live slots (SPEC 14
-    /// `maxLiveAgents`); set by the runtime, shown, never stored.
+    /// `maxLiveAgents`), and its place in line (1: next); set by the runtime, never stored.
     pub waiting_for_slot: Option<usize>,
+    pub queue_place: Option<usize>,
     /// What it changed on disk, as last counted by the runtime (never stored).
     pub changes: Option<Box<crate::model::ChangeCounts>>,
     /// The top of its live parent chain (itself for a root agent).
@@ -162,6 +163,7 @@ impl AgentState {
             mcp_status: None,
             reads_prompts,
             waiting_for_slot: None,
+            queue_place: None,
             changes: None,
             contribution: None,
         }
@@ -172,7 +174,14 @@ impl AgentState {
     }
     /// Its own status bucket ([`crate::model::status`]).
     pub fn bucket(&self) -> Bucket {
-        crate::model::bucket(&self.record, self.pending_permission.is_some())
+        match crate::model::bucket(&self.record, self.pending_permission.is_some()) {
+            Bucket::Running if self.is_queued() => Bucket::Queued,
+            b => b,
+        }
+    }
+    /// Its start waits for a live slot (SPEC 14): created, not running.
+    pub fn is_queued(&self) -> bool {
+        self.waiting_for_slot.is_some() && self.record.last_status == Status::Initializing
     }
     /// Whether it needs the user ([`crate::model::status`]).
     pub fn needs_you(&self) -> bool {
@@ -285,6 +294,8 @@ impl Outcome {
 #[serde(rename_all = "camelCase")]
 pub struct TrackCounts {
     pub running: usize,
+    /// Waiting for a live slot (SPEC 14), not counted as running.
+    pub queued: usize,
     pub needs_you: usize,
     pub total: usize,
 }
@@ -368,7 +379,7 @@ pub struct Engine {
     workspaces: BTreeMap<WorkspaceId, WorkspaceRecord>,
     projects: BTreeMap<ProjectId, ProjectRecord>,
     /// Per workspace, how many agents contribute each bucket.
-    activity: FxHashMap<WorkspaceId, [u32; 5]>,
+    activity: FxHashMap<WorkspaceId, [u32; Bucket::COUNT]>,
     inbox: FxHashMap<AgentId, VecDeque<Notice>>,
     /// Archived agents by the batch they were archived in.
     batches: FxHashMap<BatchId, Vec<AgentId>>,

@@ -114,10 +114,9 @@ impl Engine {
         if a.record.attention_reason == Some(AttentionReason::Permission) {
             clear_attention(&mut a.record);
         }
-        // An error stays visible (and in its bucket) after its process is closed.
-        if was != Status::Error {
-            a.record.last_status = Status::Closed;
-        }
+        // Any → closed (SPEC 2), an error included: what failed stays in `lastError`, and an
+        // unseen failure keeps its attention.
+        a.record.last_status = Status::Closed;
         let arm = if was == Status::Running || queued.is_some() {
             a.record.take_notify_arm()
         } else {
@@ -144,7 +143,7 @@ impl Engine {
             .filter(|a| !a.record.is_archived())
             .filter(|a| {
                 a.session != SessionState::None
-                    || matches!(a.status(), Status::Idle)
+                    || matches!(a.status(), Status::Idle | Status::Error)
                     || a.status().is_active()
             })
             .map(|a| a.record.id)
@@ -195,6 +194,25 @@ impl Engine {
         };
         if a.waiting_for_slot != limit {
             a.waiting_for_slot = limit;
+            if limit.is_none() {
+                a.queue_place = None;
+            }
+            self.out.agents.insert(id);
+            if let Some(p) = self.live_parent(id) {
+                self.out.tracks.insert(p);
+            }
+            // Queued is its own bucket (SPEC 14): its workspace's activity moves with it.
+            self.refresh(id);
+        }
+    }
+
+    /// Its place in the queue for a live slot (1: the next to start), shown with its status.
+    pub fn set_queue_place(&mut self, id: AgentId, place: Option<usize>) {
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        if a.queue_place != place {
+            a.queue_place = place;
             self.out.agents.insert(id);
             if let Some(p) = self.live_parent(id) {
                 self.out.tracks.insert(p);

@@ -9,7 +9,9 @@
 //! 3. `running`: the status is `initializing` or `running`;
 //! 4. `attention`: attention is required for a reason other than `permission` or `canceled` (a
 //!    finished turn, or an interruption, the user has not seen);
-//! 5. `done`: anything else. A `permission` reason with no pending request is stale (the request
+//! 5. `queued`: the engine's refinement of `running` for an agent whose start waits for a
+//!    live slot (SPEC 14 `maxLiveAgents`; not in the record, see `AgentState::bucket`);
+//! 6. `done`: anything else. A `permission` reason with no pending request is stale (the request
 //!    went away with its process): nothing is left to answer, so it is `done`. An unseen
 //!    `canceled` turn is `done` too: it did not finish, so it never shows as a finish (the
 //!    window gives it its own word and glyph, grey like every idle state).
@@ -33,15 +35,19 @@ pub enum Bucket {
     Failed,
     Running,
     Attention,
+    /// Created, its start waiting for a `maxLiveAgents` slot (SPEC 14): not running yet.
+    Queued,
     Done,
 }
 
 impl Bucket {
-    pub const ALL: [Bucket; 5] = [
+    pub const COUNT: usize = 6;
+    pub const ALL: [Bucket; Bucket::COUNT] = [
         Bucket::NeedsInput,
         Bucket::Failed,
         Bucket::Running,
         Bucket::Attention,
+        Bucket::Queued,
         Bucket::Done,
     ];
     pub fn index(self) -> usize {
@@ -53,6 +59,7 @@ impl Bucket {
             Bucket::Failed => "failed",
             Bucket::Running => "running",
             Bucket::Attention => "attention",
+            Bucket::Queued => "queued",
             Bucket::Done => "done",
         }
     }

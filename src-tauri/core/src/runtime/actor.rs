@@ -89,6 +89,10 @@ pub(crate) struct Actor {
     /// Archives waiting for their record to be durable before they are announced; the flag
     /// turns true once the event went out.
     pub(super) announcing: HashMap<AgentId, (watch::Sender<bool>, watch::Receiver<bool>)>,
+    /// Worktrees to remove once the effects of the current `apply` have run.
+    pub(super) removals: Vec<super::removal::Pending>,
+    /// Track and workspace news waiting for archives to be durable (SPEC 5).
+    pub(super) held_news: Vec<super::news::HeldNews>,
     /// Records loaded from another file than `Layout::record_path` names (rewritten there).
     pub(super) record_paths: HashMap<AgentId, PathBuf>,
     pub(super) tl: HashMap<AgentId, Tl>,
@@ -308,6 +312,8 @@ pub(crate) async fn start(
         doomed: HashMap::new(),
         closing: HashMap::new(),
         announcing: HashMap::new(),
+        removals: Vec::new(),
+        held_news: Vec::new(),
         record_paths,
         tl: HashMap::new(),
         events: events.clone(),

@@ -1,20 +1,19 @@
 //! Carrying out what the engine decided: durable writes, sessions started, fed and closed,
 //! worktrees removed, and the events every window renders from.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::sync::watch;
 
 use super::actor::{Actor, Buffered, Internal, Slot};
-use super::events::{AgentSnapshot, Event, FleetCounts, WorkspaceSnapshot};
+use super::events::{AgentSnapshot, Event, FleetCounts};
 use super::RuntimeError;
 use crate::engine::{Effect, SessionState};
-use crate::model::{AgentId, WorkspaceId, WorkspaceKind};
+use crate::model::AgentId;
 use crate::providers::groups::GroupRecorder;
 use crate::providers::{EventSink, ProviderError, Session, SessionSpec};
 use crate::store::{self, Ticket, Writer};
-use crate::workspaces;
 
 /// How long a closing process tree may take before archive stops waiting for it.
 pub(super) const CLOSE_WAIT: Duration = Duration::from_secs(15);
@@ -129,6 +128,16 @@ impl Actor {
                     let _ = self.events.send(Event::AgentUpdated { agent: snap });
                 }
             }
+            // A track or bucket that drops an archived agent is news of the archive: it goes
+            // out with the archive, once the record is durable (SPEC 5).
+            let held = !archived.is_empty();
+            if held {
+                self.held_news.push(super::news::HeldNews {
+                    waiting: archived.iter().map(|(id, _)| *id).collect(),
+                    workspaces: out.workspaces.iter().cloned().collect(),
+                    tracks: out.tracks.iter().copied().collect(),
+                });
+            }
             for (id, t) in archived {
                 self.announce_when_durable(id, t);
             }
@@ -143,18 +152,31 @@ impl Actor {
             if !out.agents.is_empty() {
                 self.counts_dirty = true;
             }
-            for w in out.workspaces.iter().filter(|_| listening) {
-                if let Some(rec) = self.engine.workspace(w) {
-                    let snap = WorkspaceSnapshot::of(&self.engine, rec);
-                    let _ = self.events.send(Event::WorkspaceUpdated {
-                        workspace: Box::new(snap),
-                    });
-                }
-            }
-            for p in out.tracks.iter().filter(|_| listening) {
-                let _ = self.events.send(Event::TrackChanged {
-                    track: self.track(*p),
-                });
+            if !held && listening {
+                // Later news of what a pending archive touched would show it too early: it
+                // goes out with that archive's (current then).
+                let pending = |n: &super::news::HeldNews| !n.waiting.is_empty();
+                let ws: Vec<_> = out
+                    .workspaces
+                    .iter()
+                    .filter(|w| {
+                        !self
+                            .held_news
+                            .iter()
+                            .any(|n| pending(n) && n.workspaces.contains(w))
+                    })
+                    .collect();
+                let tracks: Vec<_> = out
+                    .tracks
+                    .iter()
+                    .filter(|p| {
+                        !self
+                            .held_news
+                            .iter()
+                            .any(|n| pending(n) && n.tracks.contains(p))
+                    })
+                    .collect();
+                self.tell_news(ws.into_iter(), tracks.into_iter());
             }
             for n in out.notices {
                 tracing::warn!("{n}");
@@ -165,6 +187,7 @@ impl Actor {
                 self.notices.push(n);
             }
         }
+        self.start_removals();
         self.flush_timeline_events();
     }
 
@@ -212,6 +235,7 @@ impl Actor {
     /// it was restored in between).
     pub(super) fn announce_archived(&mut self, id: AgentId) {
         let Some((tx, _)) = self.announcing.remove(&id) else {
+            self.release_news(id);
             return;
         };
         if let Some(a) = self.engine.agent(id) {
@@ -221,6 +245,7 @@ impl Actor {
                 self.counts_dirty = true;
             }
         }
+        self.release_news(id);
         let _ = tx.send(true);
     }
 
@@ -257,7 +282,14 @@ impl Actor {
                     Ok(archived) => {
                         let mut show_on = vec![requested_by];
                         show_on.extend(archived.iter().filter(|a| **a != requested_by));
-                        self.remove_worktree_later(&workspace, &archived, &cause, show_on)
+                        // The sessions of the agents just archived close in the effects still
+                        // to run: the removal is decided once they all have (SPEC 15).
+                        self.removals.push(super::removal::Pending {
+                            workspace,
+                            wait_for: show_on.clone(),
+                            cause,
+                            show_on,
+                        });
                     }
                     Err(e) => self.notice(format!("could not archive worktree {workspace}: {e}")),
                 }
@@ -463,76 +495,6 @@ impl Actor {
         tokio::spawn(async move {
             s.close().await;
             let _ = tx.send(true);
-        });
-    }
-
-    /// Removes an archived worktree workspace's directory once its agents' processes are gone,
-    /// snapshotting what is left in it first (SPEC 15). `cause` names what was archived (for
-    /// the snapshot commit's message); `show_on` are the agents whose timelines show a failure.
-    /// A worktree that cannot be snapshotted or removed is kept, its workspace comes back
-    /// unarchived (so it stays visible and archiving it again retries), and the failure shows
-    /// on those timelines and as a notice.
-    pub(super) fn remove_worktree_later(
-        &mut self,
-        ws: &WorkspaceId,
-        archived: &[AgentId],
-        cause: &str,
-        show_on: Vec<AgentId>,
-    ) {
-        let Some(rec) = self.engine.workspace(ws).cloned() else {
-            return;
-        };
-        if rec.kind != WorkspaceKind::Worktree {
-            return;
-        }
-        let closes: Vec<_> = archived
-            .iter()
-            .filter_map(|id| self.closing.get(id).cloned())
-            .collect();
-        let layout = self.layout.clone();
-        let tx = self.internal_tx.clone();
-        let message = workspaces::worktree::snapshot_message(Path::new(&rec.cwd), cause);
-        tokio::spawn(async move {
-            let deadline = tokio::time::Instant::now() + CLOSE_WAIT;
-            for mut rx in closes {
-                let _ = tokio::time::timeout_at(deadline, rx.wait_for(|d| *d)).await;
-            }
-            let repo = rec.repo.clone().unwrap_or_default();
-            let cwd = rec.cwd.clone();
-            let branch = rec.branch.clone();
-            let r = tokio::task::spawn_blocking(move || {
-                workspaces::worktree::snapshot_and_remove(
-                    &layout,
-                    &repo,
-                    &cwd,
-                    branch.as_deref(),
-                    &message,
-                )
-            })
-            .await;
-            let failure = match r {
-                Ok(Ok(removed)) => {
-                    tracing::info!(
-                        workspace = %rec.workspace_id,
-                        path = %rec.cwd,
-                        snapshot = ?removed.snapshot,
-                        trash = ?removed.trash,
-                        "worktree removed"
-                    );
-                    return;
-                }
-                Ok(Err(e)) => e.to_string(),
-                Err(e) => format!("the removal stopped: {e}"),
-            };
-            let _ = tx.send(Internal::WorktreeKept {
-                workspace: rec.workspace_id.clone(),
-                show_on,
-                message: format!(
-                    "The worktree {} was kept with everything in it: {failure}. Its workspace \
-                     stays open; archive it again to retry.",
-                    rec.cwd
-                ),
-            });
         });
     }
 

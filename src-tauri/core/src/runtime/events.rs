@@ -42,6 +42,9 @@ pub struct AgentSnapshot {
     /// While its start waits for a live slot: the `maxLiveAgents` limit it waits behind.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting_for_slot: Option<usize>,
+    /// Its place in that queue, 1 for the next to start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_place: Option<usize>,
     /// What it changed on disk (files, +, −), as last counted; absent until counted or when
     /// its cwd is not in a git repository.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,6 +83,7 @@ impl AgentSnapshot {
             power: engine.power_of(a),
             unconfined: a.record.config.unconfined,
             waiting_for_slot: a.waiting_for_slot,
+            queue_place: a.queue_place,
             changes: a.changes.as_deref().copied(),
             tree_usage: Usage::default(),
             at_rest: a.record.has_parts_on_disk(),
@@ -162,7 +166,7 @@ pub struct WorkspaceSnapshot {
     /// The most urgent bucket any agent contributes (none when nothing is in it).
     pub bucket: Option<Bucket>,
     /// How many agents contribute each bucket, in `Bucket::ALL` order.
-    pub counts: [u32; 5],
+    pub counts: [u32; Bucket::COUNT],
     /// The usage of all its agents, archived ones included.
     #[serde(skip_serializing_if = "Usage::is_empty")]
     pub usage: Usage,
@@ -195,8 +199,11 @@ pub struct TrackSnapshot {
 pub struct FleetCounts {
     /// Unarchived agents.
     pub agents: usize,
-    /// Initializing or running (the status: one waiting for permission is running too).
+    /// Initializing or running (the status: one waiting for permission is running too), not
+    /// queued.
     pub running: usize,
+    /// Waiting for a live slot (SPEC 14): created, not running yet.
+    pub queued: usize,
     /// Agents that need the user: a pending permission, or an error the user has not seen yet.
     pub needs_you: usize,
     /// In the `failed` bucket: the error state, seen or not.
@@ -216,7 +223,9 @@ impl FleetCounts {
                 continue;
             }
             c.agents += 1;
-            if a.status().is_active() {
+            if a.is_queued() {
+                c.queued += 1;
+            } else if a.status().is_active() {
                 c.running += 1;
             }
             let needs_you = a.needs_you();

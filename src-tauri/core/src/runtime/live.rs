@@ -25,6 +25,15 @@ impl Actor {
             None => self.waiting.push_back((agent, resume)),
         }
         self.engine.set_waiting_for_slot(agent, Some(max));
+        self.number_queue();
+    }
+
+    /// Every waiting agent's place in line, shown with its status ("queued · 3rd").
+    fn number_queue(&mut self) {
+        let ids: Vec<AgentId> = self.waiting.iter().map(|(a, _)| *a).collect();
+        for (i, id) in ids.into_iter().enumerate() {
+            self.engine.set_queue_place(id, Some(i + 1));
+        }
     }
 
     /// The agent no longer wants a start (closed, archived).
@@ -33,6 +42,7 @@ impl Actor {
         self.waiting.retain(|(a, _)| *a != agent);
         if self.waiting.len() != before {
             self.engine.set_waiting_for_slot(agent, None);
+            self.number_queue();
         }
     }
 
@@ -54,6 +64,9 @@ impl Actor {
                 self.start_session(agent, resume);
             }
             started = true;
+        }
+        if started {
+            self.number_queue();
         }
         if !self.waiting.is_empty() {
             if let Some(idle) = self.quietest_idle() {

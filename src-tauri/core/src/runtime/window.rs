@@ -37,6 +37,8 @@ pub struct RareCard<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting_for_slot: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_place: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<ChangeCounts>,
     #[serde(skip_serializing_if = "is_empty_usage")]
     pub usage: &'a Usage,
@@ -149,6 +151,7 @@ impl<'a> Fleet<'a> {
             requires_attention: r.requires_attention,
             pending_permission: a.pending_permission.as_deref(),
             waiting_for_slot: a.waiting_for_slot,
+            queue_place: a.queue_place,
             changes: a.changes.as_deref().copied(),
             usage: &r.usage,
             tree_usage: self.usage.tree(r.id),
@@ -251,7 +254,7 @@ impl Serialize for Cards<'_, '_> {
 
 /// The tracks of every parent of an unarchived agent, as columns: `parents` (places in
 /// `agents`, or ids), `members` one track after the other (each ending where `ends` says), and
-/// `counts` as [track, counts] pairs for the tracks with a member running or needing you (any
+/// `counts` as [track, counts] pairs for the tracks with a member running, queued or needing you (any
 /// other's are 0, 0 and its size).
 struct Tracks<'f, 'a>(&'f Fleet<'a>);
 
@@ -273,7 +276,7 @@ impl Serialize for Tracks<'_, '_> {
             members.extend(e.track(p).into_iter().map(|m| f.agent(m)));
             ends.push(members.len());
             let c = e.track_counts(p);
-            if c.running > 0 || c.needs_you > 0 {
+            if c.running > 0 || c.queued > 0 || c.needs_you > 0 {
                 counts.push((i, c));
             }
         }

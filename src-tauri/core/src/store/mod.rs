@@ -41,6 +41,13 @@ pub enum StoreError {
     /// than a fleet with agents missing.
     #[error("a thread loading the agent records failed: {0}")]
     LoadThread(String),
+    /// The folder a new agent's record goes in cannot take a file (SPEC 15).
+    #[error("cannot write the agent's record in {path}: {source}")]
+    Unwritable {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
 }
 
 /// A write the store could not do, for the runtime to show and act on (SPEC 15): the agent it

@@ -163,6 +163,28 @@ pub fn check_record_dir(layout: &Layout, cwd: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Makes sure a record for `cwd` can be written before its agent exists: the folder is made and
+/// takes a small file (made, written and removed). Any cause counts: a read-only or full file
+/// system, a file in the folder's way, a permission. An agent that starts with a record that
+/// cannot land would run and vanish at the next start (SPEC 15).
+pub fn probe_record_dir(layout: &Layout, cwd: &str) -> Result<(), super::StoreError> {
+    use std::io::Write;
+    let dir = layout.agents_dir().join(cwd_with_dashes(cwd));
+    let fail = |source| super::StoreError::Unwritable {
+        path: dir.display().to_string(),
+        source,
+    };
+    super::atomic::ensure_dir(&dir).map_err(fail)?;
+    let probe = dir.join(format!(".probe-{}", uuid::Uuid::new_v4()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .and_then(|mut f| f.write_all(b"{}"));
+    let _ = std::fs::remove_file(&probe);
+    written.map_err(fail)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,6 +86,7 @@ fn a_track_needs_you_for_a_pending_permission_or_an_unseen_error_only() {
         f.e.track_counts(p),
         TrackCounts {
             running: 1,
+            queued: 0,
             needs_you: 2,
             total: 3
         },

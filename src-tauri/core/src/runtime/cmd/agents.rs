@@ -36,16 +36,25 @@ impl Actor {
         if let Some(c) = req.caller.agent() {
             self.check_limits(c, true)?;
         }
-        let mut new_worktree = None;
+        let mut new_workspace = None;
         let (checked, placed) = match prepared {
             Prepared::Existing { cwd } => (cwd, None),
             Prepared::Directory { dir, repo } => {
-                let ws = self.register_directory(&dir, repo, false);
+                // Registered, like a worktree, only once the agent is certain: a create refused
+                // by any later check leaves no workspace behind (SPEC 14).
+                let projects: Vec<_> = self.engine.projects().cloned().collect();
+                let (ws, project) = crate::workspaces::directory_workspace_with(
+                    &dir,
+                    repo,
+                    &projects,
+                    crate::model::Timestamp::now(),
+                );
                 let placed = Placement {
-                    workspace: ws.workspace_id,
-                    cwd: ws.cwd,
+                    workspace: ws.workspace_id.clone(),
+                    cwd: ws.cwd.clone(),
                     created: None,
                 };
+                new_workspace = Some((ws, project));
                 (None, Some(placed))
             }
             Prepared::Worktree(created) => {
@@ -59,7 +68,7 @@ impl Actor {
                     cwd: ws.cwd.clone(),
                     created: Some(id),
                 };
-                new_worktree = Some((ws, project));
+                new_workspace = Some((ws, project));
                 (None, Some(placed))
             }
         };
@@ -82,7 +91,10 @@ impl Actor {
             Some(hold) => new.initial_prompt.take().map(|p| (p, hold, new.notify)),
             None => None,
         };
-        let registered = new_worktree.map(|(ws, project)| {
+        // Before the agent exists and its session starts: a record that cannot be written
+        // refuses the create (SPEC 15). A few small file operations, once per create.
+        crate::store::paths::probe_record_dir(&self.layout, &new.cwd)?;
+        let registered = new_workspace.map(|(ws, project)| {
             let id = ws.workspace_id.clone();
             self.engine.upsert_workspace(ws, project);
             id

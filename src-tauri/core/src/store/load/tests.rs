@@ -138,7 +138,7 @@ struct EngineState {
     changed: Vec<AgentId>,
     /// Per agent: record, root, contribution, track.
     fleet: BTreeMap<AgentId, (AgentRecord, AgentId, Option<String>, Vec<AgentId>)>,
-    activity: BTreeMap<String, [u32; 5]>,
+    activity: BTreeMap<String, [u32; crate::model::Bucket::COUNT]>,
 }
 
 fn load_with(source: &Path, threads: usize) -> Loaded {
