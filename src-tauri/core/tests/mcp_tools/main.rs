@@ -1194,8 +1194,18 @@ async fn requests_without_a_valid_token_get_401_and_change_nothing() {
         .unwrap();
     let t2 = h.token(other.id()).await;
     assert_ne!(t1, t2);
+    // The agent has a runtime again, so the one request, sent with each token, tells the two
+    // apart by the token alone: the new one is served, the replaced one refused (SPEC 14).
+    let (status, text) = raw_post(&h.url, Some(&t2), &[], &list).await;
+    assert_eq!(status, 200, "the resumed agent's new token is refused: {text}");
+    assert!(text.contains("create_agent"), "{text}");
+    let (status, text) = raw_post(&h.url, Some(&t1), &[], &list).await;
+    assert_eq!(status, 401, "the replaced token still works: {text}");
     let (status, _) = raw_post(&h.url, Some(&t1), &[], &body).await;
     assert_eq!(status, 401);
+    // Refusing the old token did not disturb the new one.
+    let (status, _) = raw_post(&h.url, Some(&t2), &[], &list).await;
+    assert_eq!(status, 200);
     let before_other = h.count(true).await;
     assert_eq!(before_other, before + 1);
 
