@@ -53,8 +53,7 @@ async fn durability_child_writes() {
     let kid = h.create(k).await.unwrap();
     h.wait(kid.id(), T).await.unwrap();
     let inbox = h.layout().inbox_path(lead.id());
-    support::poll("the lead's inbox on disk", || inbox.exists().then_some(()))
-        .await;
+    support::poll("the lead's inbox on disk", || inbox.exists().then_some(())).await;
     h.flush().await;
     rt.shutdown().await;
     // The parent needs to know which files are which.
@@ -68,7 +67,10 @@ enum Call {
     /// A write to the file behind the descriptor (its path, from `-y`).
     Write(String),
     Fsync(String),
-    Rename { from: String, to: String },
+    Rename {
+        from: String,
+        to: String,
+    },
 }
 
 /// The path strace's `-y` shows for the first descriptor argument: `7</a/b>` → `/a/b`.
@@ -118,7 +120,9 @@ fn parse(trace: &str) -> HashMap<u32, Vec<Call>> {
             continue;
         };
         let call = match name {
-            "write" | "pwrite64" | "writev" | "pwritev" | "pwritev2" => fd_path(args).map(Call::Write),
+            "write" | "pwrite64" | "writev" | "pwritev" | "pwritev2" => {
+                fd_path(args).map(Call::Write)
+            }
             "fsync" | "fdatasync" => fd_path(args).map(Call::Fsync),
             "rename" | "renameat" | "renameat2" => {
                 let q = quoted(args);
@@ -220,7 +224,11 @@ fn every_durable_write_fsyncs_its_file_before_the_rename_and_its_folder_after() 
     let inbox = field("INBOX=");
     let trace = std::fs::read_to_string(&trace_path).unwrap();
     let (faults, durable) = check(&parse(&trace), &home);
-    assert!(faults.is_empty(), "writes that a power cut could lose or tear:\n{}", faults.join("\n"));
+    assert!(
+        faults.is_empty(),
+        "writes that a power cut could lose or tear:\n{}",
+        faults.join("\n")
+    );
 
     // Every kind of durable file was written, and its writes were seen: the check cannot pass
     // on a trace that holds none.
@@ -230,6 +238,9 @@ fn every_durable_write_fsyncs_its_file_before_the_rename_and_its_folder_after() 
         durable.iter().filter(|p| p.starts_with(&records)).count() >= 2,
         "no record writes (lead and subagent) in the trace: {durable:?}"
     );
-    assert!(durable.contains(&registry), "no registry write: {durable:?}");
+    assert!(
+        durable.contains(&registry),
+        "no registry write: {durable:?}"
+    );
     assert!(durable.contains(&inbox), "no inbox write: {durable:?}");
 }

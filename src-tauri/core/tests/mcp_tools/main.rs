@@ -1197,7 +1197,10 @@ async fn requests_without_a_valid_token_get_401_and_change_nothing() {
     // The agent has a runtime again, so the one request, sent with each token, tells the two
     // apart by the token alone: the new one is served, the replaced one refused (SPEC 14).
     let (status, text) = raw_post(&h.url, Some(&t2), &[], &list).await;
-    assert_eq!(status, 200, "the resumed agent's new token is refused: {text}");
+    assert_eq!(
+        status, 200,
+        "the resumed agent's new token is refused: {text}"
+    );
     assert!(text.contains("create_agent"), "{text}");
     let (status, text) = raw_post(&h.url, Some(&t1), &[], &list).await;
     assert_eq!(status, 401, "the replaced token still works: {text}");
@@ -1698,13 +1701,21 @@ async fn the_docs_count_the_served_tools_and_name_commands_that_run_the_tests() 
             words.iter().position(|x| *x == w)
         })
         .expect("the Tests section says how many tools there are");
-    assert_eq!(count, served, "docs/mcp.md counts {count} tools, the server serves {served}");
+    assert_eq!(
+        count, served,
+        "docs/mcp.md counts {count} tools, the server serves {served}"
+    );
 
     // Every command names a test target that exists; the tests' sources are those targets'.
     let mut sources = String::new();
     let mut commands = 0;
     for part in tests.split("cargo test -p paseo-core").skip(1) {
-        let args: Vec<&str> = part.split('`').next().unwrap_or("").split_whitespace().collect();
+        let args: Vec<&str> = part
+            .split('`')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
         assert_eq!(args.first(), Some(&"--test"), "not a test target: {args:?}");
         let target = args.get(1).copied().unwrap_or("");
         let dir = root.join("tests").join(target);
