@@ -2,7 +2,6 @@
 //! and each agent's header saying "contained" or "unconfined" beside its power.
 
 use crate::common::{tid, Harness};
-use crate::helpers::*;
 
 #[tokio::test]
 async fn the_form_offers_unconfined_with_its_warning_and_the_header_says_which() {
