@@ -88,7 +88,13 @@ async fn stop_esc_and_ctrl_period_stop_the_running_turn() {
                 app.type_into("body", &keys).await
             }
         }
-        app.wait_for_status(&agent_id, "idle").await;
+        // Named by the gesture, so a failure says which of the three no longer stops.
+        crate::common::poll(
+            &format!("{how} to stop the turn"),
+            crate::common::TIMEOUT,
+            || async { app.agent(&agent_id).await.filter(|a| a["status"] == "idle") },
+        )
+        .await;
         app.wait_for_attr(&pane, "data-status", "idle").await;
         // The next turn, sent from the composer with Enter, runs again to be stopped.
         app.type_into(input, &format!("sleep 300{}", Key::Enter))
