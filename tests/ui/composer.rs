@@ -62,3 +62,44 @@ async fn the_composer_placeholder_stays_on_one_line() {
     assert!(text.contains("Shift+Enter"), "{text:?}");
     app.quit().await;
 }
+
+/// SPEC 13: the Stop button (`composer-interrupt`), Esc in the composer and Ctrl+. anywhere stop
+/// the running turn; each is driven by real input (a click, WebDriver keys), and the turn ends
+/// at the backend (the agent idle again), not only in the page.
+#[tokio::test]
+async fn stop_esc_and_ctrl_period_stop_the_running_turn() {
+    use fantoccini::key::Key;
+    let h = Harness::new("composer_stop");
+    let dir = h.work_dir("repo");
+    let app = h.launch_ready(&[]).await;
+    let agent = app.create_shell(&dir, "sleeper", "sleep 300").await;
+    let agent_id = id(&agent);
+    open_root(&app, &agent).await;
+    let pane = sel_pane(&agent_id);
+    let input = r#"[data-testid="composer-input"]"#;
+    for how in ["button", "esc", "ctrl+period"] {
+        app.wait_for_attr(&pane, "data-status", "running").await;
+        app.wait_for_status(&agent_id, "running").await;
+        match how {
+            "button" => app.click(r#"[data-testid="composer-interrupt"]"#).await,
+            "esc" => app.type_into(input, &Key::Escape.to_string()).await,
+            _ => {
+                let keys = format!("{}.{}", Key::Control, Key::Null);
+                app.type_into("body", &keys).await
+            }
+        }
+        // Named by the gesture, so a failure says which of the three no longer stops.
+        crate::common::poll(
+            &format!("{how} to stop the turn"),
+            crate::common::TIMEOUT,
+            || async { app.agent(&agent_id).await.filter(|a| a["status"] == "idle") },
+        )
+        .await;
+        app.wait_for_attr(&pane, "data-status", "idle").await;
+        // The next turn, sent from the composer with Enter, runs again to be stopped.
+        app.type_into(input, &format!("sleep 300{}", Key::Enter))
+            .await;
+    }
+    app.wait_for_status(&agent_id, "running").await;
+    app.quit().await;
+}

@@ -231,3 +231,34 @@ async fn a_canceled_turn_reads_canceled_not_finished() {
     assert_eq!(h.agent_record(&spinner)["requiresAttention"], false);
     app.quit().await;
 }
+
+/// SPEC 13: `track-toggle` collapses a parent's subagents track and opens it again, by a click.
+#[tokio::test]
+async fn the_track_toggle_collapses_and_opens_the_subagents_track() {
+    let (_h, app, dir) = start("track_toggle").await;
+    let fam = family(
+        &app,
+        &dir,
+        &[kid("one", "true"), kid("two", "true")],
+        "true",
+    )
+    .await;
+    open_root(&app, &fam.lead).await;
+    let toggle = r#"[data-testid="track-toggle"]"#;
+    let row = sel_row(&id(&fam.kids[0]));
+    app.wait_for(&row).await;
+    assert!(app.is_shown(&row).await, "the open track shows its rows");
+    app.click(toggle).await;
+    app.wait_for_attr(toggle, "aria-expanded", "false").await;
+    poll("the rows hidden", TIMEOUT, || async {
+        (!app.is_shown(&row).await).then_some(())
+    })
+    .await;
+    app.click(toggle).await;
+    app.wait_for_attr(toggle, "aria-expanded", "true").await;
+    poll("the rows shown again", TIMEOUT, || async {
+        app.is_shown(&row).await.then_some(())
+    })
+    .await;
+    app.quit().await;
+}

@@ -508,16 +508,46 @@ async fn waiting_on_an_agent_at_rest_tells_its_last_message() {
     }
     assert!(at_rest > 0, "no update event about the woken agent");
     // Archived while a wait is on (the wait started first): the archive's event snapshot is at
-    // rest too, and the wait's result is whole.
+    // rest too, and the wait's result is whole. `done` is first called on the wait's own first
+    // read, so its signal orders that read before the archive; what it sees afterwards shows
+    // the wait took the archive from the event (at rest), not from a later read.
+    let (started_tx, started) = tokio::sync::oneshot::channel::<()>();
+    let started_tx = std::sync::Mutex::new(Some(started_tx));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(bool, bool)>::new()));
     let h2 = h.clone();
+    let seen2 = seen.clone();
     let waiting = tokio::spawn(async move {
         let mut rx = h2.subscribe();
-        h2.wait_on(id, T, &mut rx, |_| false).await
+        h2.wait_on(id, T, &mut rx, |s| {
+            if let Some(tx) = started_tx.lock().unwrap().take() {
+                let _ = tx.send(());
+            }
+            seen2
+                .lock()
+                .unwrap()
+                .push((s.record.is_archived(), s.at_rest));
+            false
+        })
+        .await
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::timeout(T, started)
+        .await
+        .expect("the wait never read the agent")
+        .unwrap();
     h.archive(id).await.unwrap();
     let w = waiting.await.unwrap().unwrap();
     assert!(w.agent.record.is_archived() && !w.timed_out);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.first().map(|s| s.0),
+        Some(false),
+        "the wait began before the archive"
+    );
+    assert_eq!(
+        seen.last(),
+        Some(&(true, true)),
+        "the archive reached the wait as an event snapshot at rest: {seen:?}"
+    );
     assert_eq!(
         w.agent.record.last_message.as_deref(),
         Some("the old turn's answer")

@@ -1218,8 +1218,21 @@ async fn requests_without_a_valid_token_get_401_and_change_nothing() {
         .unwrap();
     let t2 = h.token(other.id()).await;
     assert_ne!(t1, t2);
+    // The agent has a runtime again, so the one request, sent with each token, tells the two
+    // apart by the token alone: the new one is served, the replaced one refused (SPEC 14).
+    let (status, text) = raw_post(&h.url, Some(&t2), &[], &list).await;
+    assert_eq!(
+        status, 200,
+        "the resumed agent's new token is refused: {text}"
+    );
+    assert!(text.contains("create_agent"), "{text}");
+    let (status, text) = raw_post(&h.url, Some(&t1), &[], &list).await;
+    assert_eq!(status, 401, "the replaced token still works: {text}");
     let (status, _) = raw_post(&h.url, Some(&t1), &[], &body).await;
     assert_eq!(status, 401);
+    // Refusing the old token did not disturb the new one.
+    let (status, _) = raw_post(&h.url, Some(&t2), &[], &list).await;
+    assert_eq!(status, 200);
     let before_other = h.count(true).await;
     assert_eq!(before_other, before + 1);
 
@@ -1687,6 +1700,78 @@ async fn the_configured_port_is_used_or_a_free_one_when_taken() {
     .unwrap();
     let _s = McpServer::bind(&layout, None).unwrap();
     assert!(!layout.mcp_json_path().exists());
+}
+
+/// docs/mcp.md's Tests section says how many tools there are, which commands run the tests and
+/// where each named test is: all three as the code has them, so a reader's command runs them.
+#[tokio::test]
+async fn the_docs_count_the_served_tools_and_name_commands_that_run_the_tests() {
+    let h = Harness::start().await;
+    let c = h.user().await;
+    let served = c.list_all_tools().await.unwrap().len();
+    drop(c);
+    h.stop().await;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("../../docs/mcp.md")).unwrap();
+    let tests = &doc[doc.find("## Tests").unwrap()..];
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve",
+    ];
+    let count = tests
+        .split("the ")
+        .find_map(|s| {
+            let (w, _) = s.split_once(" tools")?;
+            words.iter().position(|x| *x == w)
+        })
+        .expect("the Tests section says how many tools there are");
+    assert_eq!(
+        count, served,
+        "docs/mcp.md counts {count} tools, the server serves {served}"
+    );
+
+    // Every command names a test target that exists; the tests' sources are those targets'.
+    let mut sources = String::new();
+    let mut commands = 0;
+    for part in tests.split("cargo test -p paseo-core").skip(1) {
+        let args: Vec<&str> = part
+            .split('`')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        assert_eq!(args.first(), Some(&"--test"), "not a test target: {args:?}");
+        let target = args.get(1).copied().unwrap_or("");
+        let dir = root.join("tests").join(target);
+        let files: Vec<std::path::PathBuf> = if dir.is_dir() {
+            std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect()
+        } else {
+            vec![root.join(format!("tests/{target}.rs"))]
+        };
+        for f in files {
+            let text = std::fs::read_to_string(&f)
+                .unwrap_or_else(|e| panic!("docs/mcp.md runs `--test {target}`: {e}"));
+            let module = f.file_stem().unwrap().to_string_lossy().to_string();
+            // A test in a module file is named with its module, as the table names it.
+            sources.push_str(&text.replace("fn ", &format!("fn {module}::")));
+            sources.push_str(&text);
+        }
+        commands += 1;
+    }
+    assert!(commands >= 2, "the Tests section names its commands");
+    let mut rows = 0;
+    for row in tests.lines().filter(|l| l.starts_with("| `")) {
+        let name = row.split('`').nth(1).unwrap_or("");
+        assert!(
+            sources.contains(&format!("fn {name}(")),
+            "docs/mcp.md names `{name}`, which none of its commands runs"
+        );
+        rows += 1;
+    }
+    assert!(rows > 10, "the table of tests was read");
 }
 
 #[tokio::test]
