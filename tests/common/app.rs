@@ -230,6 +230,21 @@ impl App {
             .unwrap_or_else(|error| panic!("async script failed: {error}\n{script}"))
     }
 
+    /// [`App::execute_async`] for a script that works for a while by design (a check over tens
+    /// of thousands of cards), bounded by `within` instead of one round trip's [`TIMEOUT`]:
+    /// at most WebDriver's own script timeout (60 s).
+    pub async fn execute_async_within(
+        &self,
+        within: std::time::Duration,
+        script: &str,
+        args: Vec<Value>,
+    ) -> Value {
+        match tokio::time::timeout(within, self.client.execute_async(script, args)).await {
+            Ok(r) => r.unwrap_or_else(|error| panic!("async script failed: {error}\n{script}")),
+            Err(_) => panic!("the page did not finish the script within {within:?}"),
+        }
+    }
+
     /// Calls a function exported by a UI module, e.g. `call_ui("/backend.js", "appInfo", [])`,
     /// awaiting it if it returns a promise. A rejection comes back as `{"error": message}`.
     pub async fn call_ui(&self, module: &str, function: &str, args: Vec<Value>) -> Value {
