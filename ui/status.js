@@ -117,15 +117,12 @@ const REACH_TITLES = {
 };
 
 /**
- * Whether an agent runs in its sandbox (SPEC 16): not when the user chose it unconfined (the
- * agent or its provider) or turned containment off; a fleet where containment is unavailable
- * starts no contained agent, so its agents show contained (they wait, with the reason).
+ * Whether an agent runs in its sandbox (SPEC 16): the backend decides (its `unconfined`: the
+ * user's choice for it or its provider, or containment off) and the window only says it. Where
+ * containment is unavailable agents show contained: they do not start, and say why.
  */
-export function reachOf(agent, containment, providers) {
-  if (containment && containment.state === 'off') return 'unconfined';
-  if (agent.unconfined) return 'unconfined';
-  const p = (providers || []).find((x) => x.id === agent.provider);
-  return p && p.unconfined ? 'unconfined' : 'contained';
+export function reachOf(agent) {
+  return agent.unconfined ? 'unconfined' : 'contained';
 }
 
 /** Shows an agent's reach beside its power: "contained" or "unconfined". */

@@ -105,7 +105,7 @@ export class AgentPane {
     const model_ = detail?.config?.model;
     setText(this.provider, `${providerLabel(agent.provider)}${model_ ? ` · ${model_}` : ''}`);
     setPower(this.power, agent.power);
-    setReach(this.reach, reachOf(agent, fleet.containment, fleet.providers));
+    setReach(this.reach, reachOf(agent));
     setText(this.statusWord, label);
     this.statusWord.className = `status-word s-${agentLook(agent)}`;
     setText(this.cwd, agent.cwd);

@@ -105,7 +105,7 @@ export class TrackView {
     setAttr(row.title, 'title', name);
     setText(row.provider, providerLabel(agent.provider));
     setPower(row.power, agent.power);
-    setReach(row.reach, reachOf(agent, fleet.containment, fleet.providers));
+    setReach(row.reach, reachOf(agent));
     setText(row.status, label);
     row.status.className = `row-status s-${agentLook(agent)}`;
     setText(row.changes, changesText(agent));

@@ -121,8 +121,9 @@ async fn cannot_read(engine: EngineChoice) {
         _ => "bubblewrap",
     };
     assert_eq!((said.state, said.engine), ("on", Some(name)));
-    let (_, _, out) = run_agent(&h, &ws, &script).await;
+    let (id, _, out) = run_agent(&h, &ws, &script).await;
     assert!(out.contains("done"), "{engine:?}: {out}");
+    assert!(!h.get(id).await.unwrap().unconfined, "shown contained");
     for secret in ["USER-TOKEN-VALUE", "PRIVATE-KEY-BYTES"] {
         assert!(!out.contains(secret), "{engine:?} read {secret}: {out}");
     }
@@ -249,8 +250,10 @@ async fn containment_off_is_the_users_choice_and_then_nothing_is_boxed() {
     let h = rt.handle();
     let ws = workspace(&h, &w.project).await;
     let script = format!("cat '{}/.ssh/id_ed25519'", w.home.display());
-    let (_, _, out) = run_agent(&h, &ws, &script).await;
+    let (id, _, out) = run_agent(&h, &ws, &script).await;
     assert!(out.contains("PRIVATE-KEY-BYTES"), "{out}");
+    // What the window shows beside its power, by the same rule the spawn followed.
+    assert!(h.get(id).await.unwrap().unconfined);
     rt.shutdown().await;
 }
 
@@ -274,7 +277,7 @@ async fn an_unconfined_agent_is_the_users_choice() {
     let out = r.agent.record.last_message.clone().unwrap_or_default();
     assert!(out.contains("PRIVATE-KEY-BYTES"), "{out}");
     let snap = h.get(id).await.unwrap();
-    assert!(snap.record.config.unconfined);
+    assert!(snap.record.config.unconfined && snap.unconfined);
     rt.shutdown().await;
 }
 

@@ -333,8 +333,13 @@ impl Actor {
                 return;
             }
         };
-        let unconfined = a.record.config.unconfined || provider.info().unconfined;
-        let sandbox = match self.sandbox_plan(agent, &cwd, unconfined) {
+        // The one rule of who is contained (`Engine::contained`): the same the power rule and
+        // every snapshot read.
+        let contained = self
+            .engine
+            .agent(agent)
+            .is_some_and(|a| self.engine.contained(a));
+        let sandbox = match self.sandbox_plan(agent, &cwd, contained) {
             Ok(plan) => plan,
             Err(reason) => {
                 let _ = self.engine.session_failed(agent, &reason);
@@ -401,9 +406,9 @@ impl Actor {
         &self,
         agent: AgentId,
         cwd: &std::path::Path,
-        unconfined: bool,
+        contained: bool,
     ) -> Result<Option<crate::sandbox::Plan>, String> {
-        if !self.containment.contains(unconfined) {
+        if !contained {
             return Ok(None);
         }
         let tmp = self.layout.agent_tmp(agent);
@@ -413,7 +418,7 @@ impl Actor {
             .mode(0o700)
             .create(&tmp)
             .map_err(|e| format!("cannot make its private temp folder {}: {e}", tmp.display()))?;
-        self.containment.agent_plan(cwd, &tmp, unconfined)
+        self.containment.agent_plan(cwd, &tmp, false)
     }
 
     /// The start of `generation` passed its bound: unless it became ready meanwhile, the agent

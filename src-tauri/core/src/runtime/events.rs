@@ -35,8 +35,9 @@ pub struct AgentSnapshot {
     pub needs_you: bool,
     /// `full` (acts without asking) or `asks` (SPEC 14), by the one power rule.
     pub power: Power,
-    /// The user chose to run it outside the sandbox (its `config.unconfined`); with the
-    /// provider's `unconfined` and the fleet's `containment`, whether it is boxed (SPEC 16).
+    /// It runs outside the sandbox (SPEC 16): the user chose so for it or its provider, or
+    /// turned containment off; by the one rule, `Engine::contained`. What its header and track
+    /// row say beside the power.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfined: bool,
     /// While its start waits for a live slot: the `maxLiveAgents` limit it waits behind.
@@ -81,7 +82,7 @@ impl AgentSnapshot {
             bucket: a.bucket(),
             needs_you: a.needs_you(),
             power: engine.power_of(a),
-            unconfined: a.record.config.unconfined,
+            unconfined: !engine.contained(a),
             waiting_for_slot: a.waiting_for_slot,
             queue_place: a.queue_place,
             changes: a.changes.as_deref().copied(),

@@ -49,7 +49,8 @@ pub struct RareCard<'a> {
     /// Turns started: the pane reloads its Changes view when a turn ends.
     #[serde(skip_serializing_if = "is_zero")]
     pub turn_count: u64,
-    /// Outside the sandbox by the user's choice (SPEC 16); rare by design.
+    /// Outside the sandbox (SPEC 16, `Engine::contained`): rare unless the user turned
+    /// containment off.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfined: bool,
 }
@@ -157,7 +158,7 @@ impl<'a> Fleet<'a> {
             tree_usage: self.usage.tree(r.id),
             last_run: r.last_run.as_deref(),
             turn_count: r.turn_count,
-            unconfined: r.config.unconfined,
+            unconfined: !self.engine.contained(a),
         }
     }
 
