@@ -358,7 +358,7 @@ pub(crate) async fn start(
             tracing::info!(entries = purged.len(), days, "trash purged");
         }
     });
-    let hidden = crate::workspaces::reach::hidden_roots(&layout.home, &opts.sandbox.hide);
+    let hidden = crate::sandbox::hidden_roots(&layout.home, &opts.sandbox.hide);
     let gate = actor.changes_gate.clone();
     let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout, hidden, gate);
     let task = tokio::spawn(actor.run(rx, sink_rx, internal_rx));

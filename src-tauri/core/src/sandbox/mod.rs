@@ -344,6 +344,15 @@ pub fn home() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// What no contained process reads, and no agent reaches through its cwd tree (SPEC 14, 16):
+/// the data root, then the `sandbox.hide` paths (`~/` is the user's home; one that cannot be
+/// resolved is left out), canonical where they exist.
+pub fn hidden_roots(data_root: &Path, hide: &[String]) -> Vec<PathBuf> {
+    std::iter::once(canonical(data_root))
+        .chain(expand_hide(hide))
+        .collect()
+}
+
 fn expand_hide(hide: &[String]) -> Vec<PathBuf> {
     let home = home();
     hide.iter()

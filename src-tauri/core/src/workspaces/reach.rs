@@ -12,27 +12,8 @@ use std::path::{Path, PathBuf};
 use super::gitcli::Cmd;
 use crate::model::Reach;
 
-/// The directories no agent reaches through its cwd tree: the data root and the `sandbox.hide`
-/// paths (`~/` is the user's home; one that cannot be resolved is left out), canonical where
-/// they exist.
-pub fn hidden_roots(data_root: &Path, hide: &[String]) -> Vec<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let mut roots = vec![data_root.to_path_buf()];
-    for h in hide {
-        match (h.strip_prefix("~/"), &home) {
-            (Some(rest), Some(home)) => roots.push(home.join(rest)),
-            (Some(_), None) => {}
-            (None, _) => roots.push(PathBuf::from(h)),
-        }
-    }
-    roots
-        .into_iter()
-        .map(|r| r.canonicalize().unwrap_or(r))
-        .collect()
-}
-
 /// Where `cwd` stands against `caller_cwd`, `hidden` being the directories no agent reaches
-/// through its tree ([`hidden_roots`]) unless it works inside one itself (an agent in a
+/// through its tree ([`crate::sandbox::hidden_roots`]) unless it works inside one itself (an agent in a
 /// worktree under the data root). Anything that cannot be told (a path that no longer exists,
 /// git failing) is [`Reach::Outside`]: the turn is then held for the user, never let through.
 /// Blocking (git).
@@ -219,7 +200,8 @@ mod tests {
 
 #[cfg(test)]
 mod hidden_tests {
-    use super::*;
+    use crate::sandbox::hidden_roots;
+    use std::path::{Path, PathBuf};
 
     #[test]
     fn the_data_root_and_the_hide_list_are_hidden() {
