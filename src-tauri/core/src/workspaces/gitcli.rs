@@ -105,6 +105,9 @@ pub struct Cmd {
     /// The repository's hooks may run (a commit the user asked for): boxed with the
     /// repository's reach, never unboxed while containment is wanted (SPEC 16).
     hooks: bool,
+    /// Runs with the guard's `-c` options (`gitcli/guard.rs`); only the guard's own config
+    /// read goes without, which runs nothing of the repository.
+    guarded: bool,
     /// The working directory for programs other than git (git gets `-C`, which reports a
     /// missing directory in its own words).
     cwd: Option<PathBuf>,
@@ -125,6 +128,7 @@ impl Cmd {
             writes: Vec::new(),
             boxed: true,
             hooks: false,
+            guarded: true,
             cwd: None,
             pre: vec!["-C".into(), dir.as_os_str().to_owned()],
             args: Vec::new(),
@@ -141,6 +145,7 @@ impl Cmd {
             program: program.as_ref().to_owned(),
             repo: None,
             boxed: false,
+            guarded: false,
             cwd: Some(dir.to_path_buf()),
             pre: Vec::new(),
             ..Cmd::git(dir)
@@ -270,7 +275,7 @@ impl Cmd {
     fn output_once(&self) -> Result<Output, GitError> {
         let program = self.program_name();
         let mut args: Vec<OsString> = Vec::new();
-        if let Some(repo) = &self.repo {
+        if let Some(repo) = self.repo.as_ref().filter(|_| self.guarded) {
             args.extend(guard::flags(repo, self.hooks && self.boxed));
         }
         args.extend(self.pre.iter().cloned());

@@ -6,7 +6,12 @@
 
 use std::ffi::OsString;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::Cmd;
+
+/// A config read is quick; a repository that stalls it is not waited on for long.
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Always off: hooks live in the git dir an agent can write (or where `core.hooksPath` says),
 /// and fsmonitor is a command named by config.
@@ -37,19 +42,17 @@ pub(super) fn flags(dir: &Path, hooks: bool) -> Vec<OsString> {
     out
 }
 
-/// The driver keys set in the repository's own config. Reading config runs nothing (includes
-/// are only read), so this one git runs unguarded; a repository it cannot read has none.
+/// The driver keys set in the repository's own config. Reading config runs nothing of the
+/// repository (includes are only read), so this one git runs without the guard; like every git
+/// the app runs in a repository, it runs boxed (SPEC 16). A repository it cannot read has none.
 fn planted_drivers(dir: &Path) -> Vec<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
+    let mut read = Cmd::git(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
         .args(["config", "--show-scope", "--name-only", "--get-regexp"])
         .arg(r"^(filter|diff|merge)\.")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    let Ok(out) = out else {
+        .timeout(READ_TIMEOUT);
+    read.guarded = false;
+    let Ok(out) = read.output() else {
         return Vec::new();
     };
     let mut names: Vec<String> = Vec::new();
