@@ -9,6 +9,7 @@ use std::time::Duration;
 use paseo_core::config::{Config, ProviderConfig, ProviderKind};
 use paseo_core::model::ItemKind;
 use paseo_core::providers::command::CommandProvider;
+use paseo_core::providers::process::group_members;
 use paseo_core::providers::shell::ShellProvider;
 use paseo_core::providers::{
     ProviderError, ProviderEvent, ProviderRegistry, Session, SessionSpec, TurnInput, TurnOutcome,
@@ -439,31 +440,6 @@ async fn a_command_line_longer_than_an_argument_runs_from_a_private_script() {
     let t = sh.run("echo \"short=$0\"").await;
     assert!(t.output("stdout").contains("paseo-shell-"), "{t:?}");
     sh.s.close().await;
-}
-
-/// The pids of every process in process group `pgid`.
-fn group_members(pgid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        // The group is field 5 of /proc/<pid>/stat, after the parenthesised command name.
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        if rest.split_whitespace().nth(2).and_then(|g| g.parse().ok()) == Some(pgid) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 /// SPEC 14 (secrets): a prompt may carry secrets, and every local user can read
