@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use super::{clear_attention, Effect, Engine, EngineError, ListFilter, SessionState};
-use crate::model::{AgentId, BatchId, Status, WorkspaceId, WorkspaceRecord};
+use crate::model::{AgentId, AttentionReason, BatchId, Status, WorkspaceId, WorkspaceRecord};
 
 impl Engine {
     /// Archives `id` and, recursively, every unarchived agent whose parent label names an
@@ -299,6 +299,14 @@ impl Engine {
             a.record.archive_batch_id = None;
             a.record.updated_at = now;
             a.record.last_status = Status::Closed;
+            // A held turn ends with its archive (its caller was told "archived"); one an earlier
+            // version archived along is not brought back to be run unannounced.
+            if a.record.held_turn.take().is_some() {
+                a.pending_permission = None;
+                if a.record.attention_reason == Some(AttentionReason::Permission) {
+                    clear_attention(&mut a.record);
+                }
+            }
             if detach.contains(m) {
                 a.clear_parent();
             }

@@ -488,3 +488,24 @@ fn a_held_turn_allowed_during_a_notice_turn_runs_after_it_with_its_own_notice() 
     f.e.turn_ended(mid, TurnOutcome::Completed).unwrap();
     assert_eq!(owed(&f.e, lead, mid), vec![("completed".to_string(), None)]);
 }
+
+#[test]
+fn a_held_turn_an_earlier_version_archived_along_is_not_restored() {
+    // Earlier versions archived a held agent with its held turn still in the record (and its
+    // arm gone): a restore must not offer a turn whose caller was told nothing of it.
+    let mut f = Fx::new();
+    let (_parent, kid, request) = held_for_busy(&mut f);
+    let mut records = f.records();
+    for r in records.iter_mut().filter(|r| r.id == kid) {
+        r.archived_at = Some(Timestamp::from_millis(5_000));
+        r.notify_arm = None;
+        assert!(r.held_turn.is_some());
+    }
+    let (mut e2, _) = f.reload(records);
+    e2.restore(kid, false).unwrap();
+    let a = e2.agent(kid).unwrap();
+    assert!(a.record.held_turn.is_none() && a.pending_permission.is_none());
+    assert!(!a.needs_you());
+    assert!(e2.answer_permission(kid, &request, true).is_err());
+    e2.prompt(kid, "y".into(), TurnOrigin::User, None).unwrap();
+}
