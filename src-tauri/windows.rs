@@ -1,7 +1,8 @@
 //! Client windows. Each window is one client with its own tab layout (SPEC 7): the UI hands its
 //! layout over as opaque JSON, kept per window label in `$PASEO_HOME/windows.json` (written
 //! atomically) and handed back when that window starts again. "New window" opens another client
-//! (`window-N`); the extra windows that were open at quit come back at the next launch.
+//! (`window-N`); the extra windows that were open at quit come back at the next launch, and
+//! every window comes back at the size and place the user left it (`geometry`).
 
 use crate::state::lock;
 use crate::tray::MAIN_WINDOW;
@@ -33,11 +34,36 @@ pub enum WindowsError {
     Open(String),
 }
 
-/// What `windows.json` holds.
+/// What `windows.json` holds. `geometry` came later: a file without it loads as before.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Stored {
     #[serde(default)]
     windows: BTreeMap<String, Value>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    geometry: BTreeMap<String, Geometry>,
+}
+
+/// A window's place and inner size on screen, in physical pixels, as the window system last
+/// reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Geometry {
+    pub x: i32,
+    pub y: i32,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Geometry {
+    /// Whether it can be a real window: a size within reason (not a minimised or hidden
+    /// window's 0×0) and a place not lost far off every screen.
+    pub fn plausible(&self) -> bool {
+        const MAX: u32 = 16_384;
+        let near = |v: i32| (-(MAX as i32)..=MAX as i32).contains(&v);
+        (100..=MAX).contains(&self.width)
+            && (100..=MAX).contains(&self.height)
+            && near(self.x)
+            && near(self.y)
+    }
 }
 
 /// The layouts of every window, as the app manages them.
@@ -140,11 +166,48 @@ impl Layouts {
         Ok(())
     }
 
+    /// The size and place window `label` had when last seen.
+    pub fn geometry(&self, label: &str) -> Option<Geometry> {
+        self.stored()
+            .as_ref()
+            .and_then(|s| s.geometry.get(label).copied())
+            .filter(Geometry::plausible)
+    }
+
+    /// Notes where window `label` is now (in memory; [`Layouts::save_geometry`] writes it).
+    /// Answers whether it changed.
+    pub fn note_geometry(&self, label: &str, update: impl FnOnce(&mut Geometry)) -> bool {
+        let mut guard = self.stored();
+        let stored = guard.get_or_insert_with(Stored::default);
+        let entry = stored
+            .geometry
+            .entry(label.to_string())
+            .or_insert(Geometry {
+                x: 0,
+                y: 0,
+                width: 0,
+                height: 0,
+            });
+        let before = *entry;
+        update(entry);
+        *entry != before
+    }
+
+    /// Writes the geometry noted so far (a move or resize sends many events: the caller writes
+    /// once they stop).
+    pub fn save_geometry(&self) -> Result<(), WindowsError> {
+        let mut guard = self.stored();
+        let stored = guard.get_or_insert_with(Stored::default);
+        stored.geometry.retain(|_, g| g.plausible());
+        self.write(stored)
+    }
+
     /// Forgets the layout of a window the user closed.
     pub fn remove(&self, label: &str) -> Result<(), WindowsError> {
         let mut guard = self.stored();
         let stored = guard.get_or_insert_with(Stored::default);
-        if stored.windows.remove(label).is_some() {
+        let geometry = stored.geometry.remove(label);
+        if stored.windows.remove(label).is_some() || geometry.is_some() {
             self.write(stored)?;
         }
         Ok(())
@@ -230,11 +293,112 @@ pub fn open_extra<R: Runtime>(app: &AppHandle<R>, label: &str) -> Result<(), Win
         Some(n) => format!("Paseo — window {n}"),
         None => "Paseo — window".to_string(),
     };
-    WebviewWindowBuilder::from_config(app, &config)
+    let window = WebviewWindowBuilder::from_config(app, &config)
         .and_then(|builder| builder.build())
         .map_err(|e| WindowsError::Open(e.to_string()))?;
+    restore_geometry(&window);
     tracing::info!(label, "window open");
     Ok(())
+}
+
+/// Puts a window back where the user left it, if the data root remembers where.
+pub fn restore_geometry<R: Runtime>(window: &tauri::WebviewWindow<R>) {
+    let label = window.label().to_string();
+    let app = window.app_handle();
+    let Some(layouts) = app.try_state::<Layouts>() else {
+        return;
+    };
+    if let Some(g) = layouts.geometry(&label) {
+        let size = window.set_size(tauri::PhysicalSize::new(g.width, g.height));
+        let place = window.set_position(tauri::PhysicalPosition::new(g.x, g.y));
+        if let Err(error) = size.and(place) {
+            tracing::warn!(%label, %error, "cannot restore the window's size and place");
+        } else {
+            tracing::info!(%label, ?g, "window size and place restored");
+        }
+    }
+    if let Some(state) = app.try_state::<GeometryWatch>() {
+        lock(&state.restored).insert(label);
+    }
+    note_now(window);
+}
+
+/// Which windows have had their geometry restored: until then, the size a window is born
+/// with is not the user's and is not noted.
+#[derive(Default)]
+pub struct GeometryWatch {
+    restored: Mutex<std::collections::BTreeSet<String>>,
+    generation: std::sync::atomic::AtomicU64,
+}
+
+/// A window moved or was resized: note it, and write once the events have stopped for a moment.
+pub fn watch_geometry<R: Runtime>(window: &tauri::Window<R>, event: &tauri::WindowEvent) {
+    let update: Box<dyn FnOnce(&mut Geometry) + Send> = match *event {
+        tauri::WindowEvent::Moved(p) => Box::new(move |g| {
+            g.x = p.x;
+            g.y = p.y;
+        }),
+        tauri::WindowEvent::Resized(s) if s.width > 0 && s.height > 0 => Box::new(move |g| {
+            g.width = s.width;
+            g.height = s.height;
+        }),
+        _ => return,
+    };
+    if window.is_minimized().unwrap_or(false) {
+        return;
+    }
+    note(window.app_handle(), window.label(), update);
+}
+
+/// Where a window is right after it was put back: noted even if the window system sends no
+/// event for it, so the file always says where each open window is.
+fn note_now<R: Runtime>(window: &tauri::WebviewWindow<R>) {
+    let (Ok(size), Ok(place)) = (window.inner_size(), window.outer_position()) else {
+        return;
+    };
+    note(
+        window.app_handle(),
+        window.label(),
+        Box::new(move |g| {
+            *g = Geometry {
+                x: place.x,
+                y: place.y,
+                width: size.width,
+                height: size.height,
+            }
+        }),
+    );
+}
+
+fn note<R: Runtime>(
+    app: &AppHandle<R>,
+    label: &str,
+    update: Box<dyn FnOnce(&mut Geometry) + Send>,
+) {
+    let (Some(watch), Some(layouts)) =
+        (app.try_state::<GeometryWatch>(), app.try_state::<Layouts>())
+    else {
+        return;
+    };
+    if !lock(&watch.restored).contains(label) || !layouts.note_geometry(label, update) {
+        return;
+    }
+    use std::sync::atomic::Ordering;
+    let mine = watch.generation.fetch_add(1, Ordering::SeqCst) + 1;
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        let (Some(watch), Some(layouts)) =
+            (app.try_state::<GeometryWatch>(), app.try_state::<Layouts>())
+        else {
+            return;
+        };
+        if watch.generation.load(Ordering::SeqCst) == mine {
+            if let Err(error) = layouts.save_geometry() {
+                tracing::warn!(%error, "cannot keep the windows' size and place");
+            }
+        }
+    });
 }
 
 /// Reopens the extra windows that were open when the app last quit.
@@ -279,11 +443,19 @@ mod tests {
         let layouts = Layouts::new(dir.path());
         layouts.set("main", json!({})).unwrap();
         layouts.set("window-2", json!({"tabs": []})).unwrap();
+        layouts.note_geometry("main", |g| {
+            g.width = 900;
+            g.height = 700;
+        });
+        layouts.save_geometry().unwrap();
         let file: Value =
             serde_json::from_slice(&std::fs::read(dir.path().join(FILE)).unwrap()).unwrap();
-        let shape = doc_keys::Shape::new(&[("windows", "<label>")], &["windows.<label>"]);
+        let shape = doc_keys::Shape::new(
+            &[("windows", "<label>"), ("geometry", "<label>")],
+            &["windows.<label>"],
+        );
         let written = doc_keys::keys(&file, &shape);
-        assert_eq!(written.len(), 2, "{written:?}");
+        assert_eq!(written.len(), 8, "{written:?}");
         let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/data-model.md");
         let doc = std::fs::read_to_string(doc).unwrap();
         let rows = doc_keys::documented(&doc, "## windows.json").unwrap();
@@ -292,6 +464,52 @@ mod tests {
             missing.is_empty(),
             "docs/data-model.md: windows.json has no row for {missing:?}"
         );
+    }
+
+    #[test]
+    fn geometry_is_kept_per_window_and_a_file_without_it_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        // The shape earlier versions wrote: layouts only.
+        std::fs::write(
+            dir.path().join(FILE),
+            br#"{"windows": {"main": {"tabs": ["a"]}}}"#,
+        )
+        .unwrap();
+        let layouts = Layouts::new(dir.path());
+        assert_eq!(layouts.geometry("main"), None);
+        assert!(layouts.note_geometry("main", |g| {
+            g.width = 900;
+            g.height = 700;
+        }));
+        assert!(layouts.note_geometry("main", |g| {
+            g.x = 50;
+            g.y = 40;
+        }));
+        assert!(!layouts.note_geometry("main", |g| g.x = 50), "no change");
+        // A window seen only at 0×0 (hidden) is not kept.
+        layouts.note_geometry("window-2", |g| g.x = 10);
+        layouts.save_geometry().unwrap();
+        let again = Layouts::new(dir.path());
+        let want = Geometry {
+            x: 50,
+            y: 40,
+            width: 900,
+            height: 700,
+        };
+        assert_eq!(again.geometry("main"), Some(want));
+        assert_eq!(again.geometry("window-2"), None);
+        assert_eq!(
+            again.get("main"),
+            Some(json!({"tabs": ["a"]})),
+            "layouts kept"
+        );
+        // Nonsense on disk is ignored, not applied.
+        std::fs::write(
+            dir.path().join(FILE),
+            br#"{"windows": {}, "geometry": {"main": {"x": 0, "y": 0, "width": 5, "height": 99999}}}"#,
+        )
+        .unwrap();
+        assert_eq!(Layouts::new(dir.path()).geometry("main"), None);
     }
 
     #[test]

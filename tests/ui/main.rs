@@ -24,6 +24,7 @@ mod helpers;
 
 mod cards;
 mod changes;
+mod chrome;
 mod composer;
 mod containment;
 mod folder_picker;
@@ -40,4 +41,5 @@ mod timeline;
 mod track;
 mod wake;
 mod windows;
+mod words;
 mod workspaces;
