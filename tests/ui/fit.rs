@@ -68,11 +68,19 @@ async fn column(app: &crate::common::App, cell: &str) -> Vec<i64> {
 
 #[tokio::test]
 async fn track_columns_line_up_like_a_table() {
-    let (_h, app, dir) = start("track_columns").await;
+    let (h, app, dir) = start("track_columns").await;
+    // One of them in a repository of its own (inside the lead's folder, so its start is not
+    // held for approval) with a change there: its row alone has counts.
+    let own = dir.join("own");
+    std::fs::create_dir_all(&own).unwrap();
+    git(&own, &["init", "-q", "-b", "main"]);
     let kids = [
         kid("a", "echo short"),
         kid("a much longer subagent title than the others", "sleep 300"),
-        kid("mid", "echo 'x' > made.txt; exit 3"),
+        Kid {
+            directory: Some(own.clone()),
+            ..kid("mid", "echo 'x' > made.txt; exit 3")
+        },
     ];
     let fam = family(&app, &dir, &kids, "echo ok").await;
     open_root(&app, &fam.lead).await;
@@ -81,22 +89,41 @@ async fn track_columns_line_up_like_a_table() {
         .await;
     app.wait_for_attr(&sel_row(&fam.kid("a")), "data-status", "idle")
         .await;
-    for cell in [
-        ".row-provider",
-        ".row-power",
-        ".row-status",
-        ".row-changes",
-        ".row-usage",
-        ".row-actions",
-    ] {
-        let lefts = column(&app, cell).await;
-        assert!(
-            lefts.windows(2).all(|w| w[0] == w[1]),
-            "{cell} does not line up: {lefts:?}"
+    app.wait_for_text(
+        &format!("{} {}", sel_row(&fam.kid("mid")), tid("track-changes")),
+        |t| t.starts_with("1 file"),
+    )
+    .await;
+    for width in [1200, 900] {
+        resize(&h, &app, width, 700).await;
+        for cell in [
+            ".row-provider",
+            ".row-power",
+            ".row-status",
+            ".row-changes",
+            ".row-usage",
+            ".row-actions",
+        ] {
+            let lefts = column(&app, cell).await;
+            assert!(
+                lefts.windows(2).all(|w| w[0] == w[1]),
+                "{cell} does not line up at {width} px: {lefts:?}"
+            );
+        }
+        let fits = app
+            .execute(
+                "const b = document.querySelector('.track-body'); return b.scrollWidth <= b.clientWidth;",
+                vec![],
+            )
+            .await;
+        assert_eq!(
+            fits,
+            json!(true),
+            "the track scrolls sideways at {width} px"
         );
+        app.execute("document.activeElement?.blur()", vec![]).await;
+        app.screenshot(&format!("track-columns-{width}")).await;
     }
-    app.execute("document.activeElement?.blur()", vec![]).await;
-    app.screenshot("track-columns").await;
     app.quit().await;
 }
 

@@ -27,6 +27,7 @@ mod changes;
 mod chrome;
 mod composer;
 mod containment;
+mod dark;
 mod fit;
 mod folder_picker;
 mod held;
