@@ -35,7 +35,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
     let app = crate::configure(builder, AppState::new(data_root, Mode::Window))
         .plugin(backend_plugin(refusal.clone()))
         .plugin(crate::native::plugin())
-        .manage(windows::GeometryWatch::default())
+        .manage(crate::geometry::GeometryWatch::default())
         .setup(|app| {
             setup(app.handle());
             Ok(())
@@ -198,13 +198,13 @@ fn open_main_window<R: Runtime>(
         .ok_or("tauri.conf.json has no window labelled 'main'")?
         .clone();
     let window = WebviewWindowBuilder::from_config(app, &config)?.build()?;
-    windows::restore_geometry(&window);
+    crate::geometry::restore(&window);
     tracing::info!("main window open");
     Ok(())
 }
 
 fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
-    windows::watch_geometry(window, event);
+    crate::geometry::watch(window, event);
     // What the page reports of its focus can be late; the window system's word is not.
     match event {
         WindowEvent::Focused(false) => {
