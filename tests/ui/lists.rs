@@ -1,6 +1,6 @@
 //! Lists that scale for people: the workspace home sorts (activity, name, status), filters by
 //! status, searches titles, and rolls each root's subagents up ("4 subagents: 1 failed, 2
-//! running").
+//! running"), and the archived list names the members of a batch.
 
 use crate::common::{tid, App, TIMEOUT};
 use crate::helpers::*;
@@ -106,5 +106,43 @@ async fn the_workspace_home_sorts_filters_searches_and_rolls_up_subagents() {
     app.screenshot("home-1200").await;
     resize(&h, &app, 900, 700).await;
     app.screenshot("home-900").await;
+    app.quit().await;
+}
+
+#[tokio::test]
+async fn an_archived_batch_lists_its_members() {
+    let (h, app, dir) = start("batch_members").await;
+    let kids = [
+        kid("lint", "echo clean"),
+        kid("docs", "echo written"),
+        kid("deploy", "echo no >&2; exit 2"),
+    ];
+    let fam = family(&app, &dir, &kids, "echo ok").await;
+    for k in ["lint", "docs"] {
+        app.wait_for_status(&fam.kid(k), "idle").await;
+    }
+    app.wait_for_status(&fam.kid("deploy"), "error").await;
+    open_root(&app, &fam.lead).await;
+    app.wait_count(&tid("track-row"), 3).await;
+    app.click(&tid("track-archive-finished")).await;
+    h.answer_dialog("Archive finished subagents?", crate::common::Answer::Ok)
+        .await;
+    wait_archived_on_disk(&h, &[&fam.kid("lint"), &fam.kid("docs")], true).await;
+    app.click(&tid("archived-toggle")).await;
+    let toggle = tid("archived-members-toggle");
+    app.wait_for_text(&toggle, |t| t == "+ 1 more").await;
+    app.click(&toggle).await;
+    app.wait_count(&tid("archived-member"), 2).await;
+    let listed = app.text(&tid("archived-members")).await;
+    assert!(
+        listed.contains("lint") && listed.contains("docs"),
+        "{listed}"
+    );
+    assert!(
+        !listed.contains("deploy"),
+        "a failed agent is kept, not archived: {listed}"
+    );
+    app.screenshot("batch-members").await;
+    app.execute("document.activeElement?.blur()", vec![]).await;
     app.quit().await;
 }

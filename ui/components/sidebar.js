@@ -6,6 +6,7 @@
 import { h, reconcile, setAttr, setText, ago, basename, dateTimeText, RowWindow } from '../dom.js';
 import { fleet, workspaceName, providerLabel } from '../store.js';
 import { BUCKETS, agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
+import { openMembers } from './batch-members.js';
 
 /** An archived row's height (styles.css `.archived-row`) and the rows kept beyond the view. */
 const ARCH_ROW_PX = 50;
@@ -182,7 +183,11 @@ export class Sidebar {
 
   createArchived(id) {
     const name = h('span', { class: 'arch-name' });
-    const more = h('span', { class: 'arch-more muted' });
+    // "+ N more": lists who else this gesture archived.
+    const more = h('button', {
+      class: 'arch-more', type: 'button', dataset: { testid: 'archived-members-toggle' },
+      onclick: (e) => { const b = this.batches.find((x) => x.head.id === id); if (b) openMembers(e.currentTarget, b); },
+    });
     const when = h('span', { class: 'arch-when muted' });
     const restore = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'restore', agentId: id }, onclick: () => this.actions.restore(id) }, 'Restore');
     const el = h('li', { class: 'archived-row', dataset: { testid: 'archived-row', agentId: id } },
@@ -197,6 +202,8 @@ export class Sidebar {
     const n = batch.members.length - 1;
     setText(name, agentName(head));
     setText(more, n > 0 ? (batch.tree ? `+ ${n} subagent${n === 1 ? '' : 's'}` : `+ ${n} more`) : '');
+    more.hidden = n === 0;
+    setAttr(more, 'title', n > 0 ? `Show the ${n + 1} agents archived together` : null);
     setText(when, `${providerLabel(head.provider)} · ${ago(head.archivedAt)}`);
     setAttr(el, 'title', `${agentName(head)} — ${head.cwd}\narchived ${dateTimeText(head.archivedAt)}`);
     setAttr(restore, 'aria-label', `Restore ${agentName(head)}${n > 0 ? ` and ${n} more` : ''}`);
