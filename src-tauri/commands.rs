@@ -44,6 +44,8 @@ impl From<RuntimeError> for CommandError {
 
 mod changes;
 pub use changes::*;
+mod menu;
+pub use menu::*;
 
 type Answer<T> = Result<T, CommandError>;
 
@@ -113,6 +115,21 @@ pub fn app_info<R: Runtime>(app: AppHandle<R>, state: State<'_, AppState>) -> Ap
         counts_line: counts.summary(),
         mcp_url,
     }
+}
+
+/// Asks the user with the native confirm (SPEC 10): Cancel and a verb button naming the
+/// gesture. Resolves to whether the user chose the action.
+#[tauri::command]
+pub async fn confirm_action<R: Runtime>(
+    app: AppHandle<R>,
+    confirm: crate::native::Confirm,
+) -> Answer<bool> {
+    crate::native::ask(&app, confirm)
+        .await
+        .map_err(|e| match e {
+            crate::native::NativeError::Show(_) => CommandError::new("error", e.to_string()),
+            _ => CommandError::new("invalid", e.to_string()),
+        })
 }
 
 /// Everything a window needs to render, with a compact card per agent (`AgentCard`); events
@@ -422,6 +439,9 @@ pub async fn new_window<R: Runtime>(
 pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
     tauri::generate_handler![
         app_info,
+        confirm_action,
+        open_settings,
+        quit_app,
         fleet_snapshot,
         get_agent,
         archived_agents,

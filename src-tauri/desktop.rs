@@ -34,6 +34,8 @@ pub fn run(data_root: PathBuf) -> ExitCode {
     let refusal = Arc::new(Mutex::new(None));
     let app = crate::configure(builder, AppState::new(data_root, Mode::Window))
         .plugin(backend_plugin(refusal.clone()))
+        .plugin(crate::native::plugin())
+        .manage(crate::geometry::GeometryWatch::default())
         .setup(|app| {
             setup(app.handle());
             Ok(())
@@ -195,12 +197,14 @@ fn open_main_window<R: Runtime>(
         .find(|window| window.label == MAIN_WINDOW)
         .ok_or("tauri.conf.json has no window labelled 'main'")?
         .clone();
-    WebviewWindowBuilder::from_config(app, &config)?.build()?;
+    let window = WebviewWindowBuilder::from_config(app, &config)?.build()?;
+    crate::geometry::restore(&window);
     tracing::info!("main window open");
     Ok(())
 }
 
 fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
+    crate::geometry::watch(window, event);
     // What the page reports of its focus can be late; the window system's word is not.
     match event {
         WindowEvent::Focused(false) => {

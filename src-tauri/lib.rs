@@ -5,6 +5,8 @@
 
 pub mod commands;
 pub mod desktop;
+pub mod geometry;
+pub mod native;
 pub mod notify;
 pub mod quit;
 pub mod state;

@@ -1,7 +1,8 @@
 //! Client windows. Each window is one client with its own tab layout (SPEC 7): the UI hands its
 //! layout over as opaque JSON, kept per window label in `$PASEO_HOME/windows.json` (written
 //! atomically) and handed back when that window starts again. "New window" opens another client
-//! (`window-N`); the extra windows that were open at quit come back at the next launch.
+//! (`window-N`); the extra windows that were open at quit come back at the next launch, and
+//! every window comes back at the size and place the user left it (`geometry`).
 
 use crate::state::lock;
 use crate::tray::MAIN_WINDOW;
@@ -33,11 +34,36 @@ pub enum WindowsError {
     Open(String),
 }
 
-/// What `windows.json` holds.
+/// What `windows.json` holds. `geometry` came later: a file without it loads as before.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Stored {
     #[serde(default)]
     windows: BTreeMap<String, Value>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    geometry: BTreeMap<String, Geometry>,
+}
+
+/// A window's place and inner size on screen, in physical pixels, as the window system last
+/// reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Geometry {
+    pub x: i32,
+    pub y: i32,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Geometry {
+    /// Whether it can be a real window: a size within reason (not a minimised or hidden
+    /// window's 0×0) and a place not lost far off every screen.
+    pub fn plausible(&self) -> bool {
+        const MAX: u32 = 16_384;
+        let near = |v: i32| (-(MAX as i32)..=MAX as i32).contains(&v);
+        (100..=MAX).contains(&self.width)
+            && (100..=MAX).contains(&self.height)
+            && near(self.x)
+            && near(self.y)
+    }
 }
 
 /// The layouts of every window, as the app manages them.
@@ -140,11 +166,48 @@ impl Layouts {
         Ok(())
     }
 
+    /// The size and place window `label` had when last seen.
+    pub fn geometry(&self, label: &str) -> Option<Geometry> {
+        self.stored()
+            .as_ref()
+            .and_then(|s| s.geometry.get(label).copied())
+            .filter(Geometry::plausible)
+    }
+
+    /// Notes where window `label` is now (in memory; [`Layouts::save_geometry`] writes it).
+    /// Answers whether it changed.
+    pub fn note_geometry(&self, label: &str, update: impl FnOnce(&mut Geometry)) -> bool {
+        let mut guard = self.stored();
+        let stored = guard.get_or_insert_with(Stored::default);
+        let entry = stored
+            .geometry
+            .entry(label.to_string())
+            .or_insert(Geometry {
+                x: 0,
+                y: 0,
+                width: 0,
+                height: 0,
+            });
+        let before = *entry;
+        update(entry);
+        *entry != before
+    }
+
+    /// Writes the geometry noted so far (a move or resize sends many events: the caller writes
+    /// once they stop).
+    pub fn save_geometry(&self) -> Result<(), WindowsError> {
+        let mut guard = self.stored();
+        let stored = guard.get_or_insert_with(Stored::default);
+        stored.geometry.retain(|_, g| g.plausible());
+        self.write(stored)
+    }
+
     /// Forgets the layout of a window the user closed.
     pub fn remove(&self, label: &str) -> Result<(), WindowsError> {
         let mut guard = self.stored();
         let stored = guard.get_or_insert_with(Stored::default);
-        if stored.windows.remove(label).is_some() {
+        let geometry = stored.geometry.remove(label);
+        if stored.windows.remove(label).is_some() || geometry.is_some() {
             self.write(stored)?;
         }
         Ok(())
@@ -230,9 +293,10 @@ pub fn open_extra<R: Runtime>(app: &AppHandle<R>, label: &str) -> Result<(), Win
         Some(n) => format!("Paseo — window {n}"),
         None => "Paseo — window".to_string(),
     };
-    WebviewWindowBuilder::from_config(app, &config)
+    let window = WebviewWindowBuilder::from_config(app, &config)
         .and_then(|builder| builder.build())
         .map_err(|e| WindowsError::Open(e.to_string()))?;
+    crate::geometry::restore(&window);
     tracing::info!(label, "window open");
     Ok(())
 }
@@ -279,11 +343,19 @@ mod tests {
         let layouts = Layouts::new(dir.path());
         layouts.set("main", json!({})).unwrap();
         layouts.set("window-2", json!({"tabs": []})).unwrap();
+        layouts.note_geometry("main", |g| {
+            g.width = 900;
+            g.height = 700;
+        });
+        layouts.save_geometry().unwrap();
         let file: Value =
             serde_json::from_slice(&std::fs::read(dir.path().join(FILE)).unwrap()).unwrap();
-        let shape = doc_keys::Shape::new(&[("windows", "<label>")], &["windows.<label>"]);
+        let shape = doc_keys::Shape::new(
+            &[("windows", "<label>"), ("geometry", "<label>")],
+            &["windows.<label>"],
+        );
         let written = doc_keys::keys(&file, &shape);
-        assert_eq!(written.len(), 2, "{written:?}");
+        assert_eq!(written.len(), 8, "{written:?}");
         let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/data-model.md");
         let doc = std::fs::read_to_string(doc).unwrap();
         let rows = doc_keys::documented(&doc, "## windows.json").unwrap();
@@ -292,6 +364,52 @@ mod tests {
             missing.is_empty(),
             "docs/data-model.md: windows.json has no row for {missing:?}"
         );
+    }
+
+    #[test]
+    fn geometry_is_kept_per_window_and_a_file_without_it_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        // The shape earlier versions wrote: layouts only.
+        std::fs::write(
+            dir.path().join(FILE),
+            br#"{"windows": {"main": {"tabs": ["a"]}}}"#,
+        )
+        .unwrap();
+        let layouts = Layouts::new(dir.path());
+        assert_eq!(layouts.geometry("main"), None);
+        assert!(layouts.note_geometry("main", |g| {
+            g.width = 900;
+            g.height = 700;
+        }));
+        assert!(layouts.note_geometry("main", |g| {
+            g.x = 50;
+            g.y = 40;
+        }));
+        assert!(!layouts.note_geometry("main", |g| g.x = 50), "no change");
+        // A window seen only at 0×0 (hidden) is not kept.
+        layouts.note_geometry("window-2", |g| g.x = 10);
+        layouts.save_geometry().unwrap();
+        let again = Layouts::new(dir.path());
+        let want = Geometry {
+            x: 50,
+            y: 40,
+            width: 900,
+            height: 700,
+        };
+        assert_eq!(again.geometry("main"), Some(want));
+        assert_eq!(again.geometry("window-2"), None);
+        assert_eq!(
+            again.get("main"),
+            Some(json!({"tabs": ["a"]})),
+            "layouts kept"
+        );
+        // Nonsense on disk is ignored, not applied.
+        std::fs::write(
+            dir.path().join(FILE),
+            br#"{"windows": {}, "geometry": {"main": {"x": 0, "y": 0, "width": 5, "height": 99999}}}"#,
+        )
+        .unwrap();
+        assert_eq!(Layouts::new(dir.path()).geometry("main"), None);
     }
 
     #[test]

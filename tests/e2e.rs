@@ -68,7 +68,7 @@ async fn confirm_answered(
         h.screenshot_screen("dialog-open");
         h.answer_dialog(title, answer).await;
     };
-    let (received, ()) = tokio::join!(app.confirm(title, message), user);
+    let (received, ()) = tokio::join!(app.confirm(title, message, "Archive"), user);
     received
 }
 

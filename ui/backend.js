@@ -41,6 +41,16 @@ export function appInfo() {
   return call('app_info');
 }
 
+/** Opens $PASEO_HOME/config.json with the system opener; resolves to its path. */
+export function openSettings() {
+  return call('open_settings');
+}
+
+/** Quits the app (the tray's Quit: a native confirm first when agents are running). */
+export function quitApp() {
+  return call('quit_app');
+}
+
 /**
  * Everything a window renders from: agents (compact cards: what lists, tabs, tracks and headers
  * show; instants in epoch milliseconds), workspaces, projects, tracks, providers, counts, notices.
@@ -182,11 +192,13 @@ export function listen(event, handler) {
 }
 
 /**
- * Asks with a native dialog (GTK on Linux) and resolves to true for OK, false for Cancel.
- * Every destructive or cascading gesture goes through this, naming what will happen.
+ * Asks with the app's native confirm (SPEC 10) and resolves to true when the user chose
+ * `action`, the verb on the button that does the gesture ("Archive", "Commit", "Quit"; never a
+ * bare OK). Cancel is the other button, focused first; Escape cancels too. Every destructive or
+ * cascading gesture goes through this, naming what will happen.
  */
-export function confirm(title, message, { okLabel, cancelLabel, kind = 'warning' } = {}) {
-  return tauri().dialog.confirm(message, { title, kind, okLabel, cancelLabel });
+export function confirm(title, message, action) {
+  return call('confirm_action', { confirm: { title, message, action } });
 }
 
 /** The native folder picker (starting in `from` when given); resolves to the chosen path or null. */

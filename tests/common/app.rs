@@ -259,12 +259,16 @@ impl App {
             .await
     }
 
-    /// Opens a native confirm through `ui/backend.js` (as every destructive gesture will) and
-    /// returns what the UI received: true for OK, false for Cancel. Pair it with
-    /// [`Harness::answer_dialog`] in a `tokio::join!`.
-    pub async fn confirm(&self, title: &str, message: &str) -> Value {
-        self.call_ui("/backend.js", "confirm", vec![json!(title), json!(message)])
-            .await
+    /// Opens a native confirm through `ui/backend.js` (as every destructive gesture does), its
+    /// button labelled `action`, and returns what the UI received: true for the action, false
+    /// for Cancel. Pair it with [`Harness::answer_dialog`] in a `tokio::join!`.
+    pub async fn confirm(&self, title: &str, message: &str, action: &str) -> Value {
+        self.call_ui(
+            "/backend.js",
+            "confirm",
+            vec![json!(title), json!(message), json!(action)],
+        )
+        .await
     }
 
     /// Screenshot of the app's main window as the X server shows it (what a user sees) to

@@ -9,8 +9,15 @@ use std::path::PathBuf;
 /// What to press in a native dialog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
+    /// The action button (after Cancel, which has the focus): Tab, Return.
     Ok,
+    /// Escape.
     Cancel,
+    /// Return alone: whatever button has the focus (Cancel, in every dialog of the app).
+    Return,
+    /// A key combination, e.g. "alt+a": the mnemonic of the button labelled "_Archive" (a
+    /// button's label is not visible to xdotool, but its mnemonic works only if it is there).
+    Keys(&'static str),
 }
 
 fn xdotool(display: &str) -> tokio::process::Command {
@@ -88,9 +95,16 @@ impl Harness {
     /// waits until it is gone. GTK puts focus on Cancel: OK is Tab then Return, Cancel is Escape.
     pub async fn answer_dialog(&self, title: &str, answer: Answer) {
         let id = self.wait_for_window(title).await;
+        if let Answer::Keys(_) = answer {
+            // A mnemonic works once GTK has shown the dialog's buttons, a moment after its window
+            // is mapped; Tab and Escape do not wait for that.
+            tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        }
         let keys: &[&str] = match answer {
             Answer::Ok => &["key", "--delay", "50", "Tab", "Return"],
             Answer::Cancel => &["key", "--delay", "50", "Escape"],
+            Answer::Return => &["key", "--delay", "50", "Return"],
+            Answer::Keys(combo) => &["key", "--delay", "50", combo],
         };
         assert!(
             self.xdotool_in_window(id, keys).await,

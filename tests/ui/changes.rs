@@ -117,6 +117,11 @@ async fn review_commit_discard_and_merge_from_the_changes_view() {
     assert_eq!(shown(&app).await, want, "the view counts as git does");
     app.wait_for_text(&tid("changes-summary"), |t| t.contains("3 files · +4 −2"))
         .await;
+    // A shared folder: the view says the list is the folder's, not this agent's alone.
+    app.wait_for_text(&tid("changes-scope"), |t| {
+        t == "Changes in this folder since HEAD (branch main), whoever made them"
+    })
+    .await;
     // A file's diff: added and removed lines marked.
     app.click("[data-testid=\"changes-file\"][data-path=\"keep.txt\"]")
         .await;
@@ -166,7 +171,12 @@ async fn review_commit_discard_and_merge_from_the_changes_view() {
     )
     .await;
     app.click(&tid("changes-commit")).await;
-    h.answer_dialog("Commit all changes?", Answer::Ok).await;
+    // The confirm names the branch the commit lands on (its title), and its button is the
+    // verb: Alt+O is the mnemonic of "C_ommit".
+    h.wait_for_window("Commit to main?").await;
+    h.screenshot_screen("commit-dialog");
+    h.answer_dialog("Commit to main?", Answer::Keys("alt+o"))
+        .await;
     app.wait_for_text(&tid("changes-result"), |t| t.contains("Committed"))
         .await;
     app.wait_for_text(&tid("changes-summary"), |t| t.contains("No changes"))
@@ -229,6 +239,10 @@ async fn review_commit_discard_and_merge_from_the_changes_view() {
     app.wait_count(&tid("changes-file"), 1).await;
     app.wait_for_text(&tid("changes-merge"), |t| t.contains("Merge into main"))
         .await;
+    app.wait_for_text(&tid("changes-scope"), |t| {
+        t == "Changes in this agent's own worktree (branch feat/kid) since it branched from main"
+    })
+    .await;
     // No gh on this machine: Create pull request says why it is unavailable.
     app.wait_for_attr(
         &tid("changes-pr"),

@@ -28,14 +28,20 @@ async fn ctrl_key(app: &App, code: &str, key: &str, shift: bool) {
 
 /// Every key of the windows.json the real UI saved has a row in docs/data-model.md, and every
 /// row there names a key it saved.
-fn windows_json_matches_the_data_model_doc(home: &Path) {
+async fn windows_json_matches_the_data_model_doc(home: &Path) {
     use crate::doc_keys::{compare, keys, Shape};
-    let saved: Value =
-        serde_json::from_slice(&std::fs::read(home.join("windows.json")).unwrap()).unwrap();
+    // The window's size and place are written once it is shown.
+    let saved: Value = poll("the main window's geometry", TIMEOUT, || async {
+        let saved: Value =
+            serde_json::from_slice(&std::fs::read(home.join("windows.json")).ok()?).ok()?;
+        saved["geometry"]["main"]["width"].is_u64().then_some(saved)
+    })
+    .await;
     let shape = Shape::new(
         &[
             ("windows", "<label>"),
             ("windows.<label>.groups", "<workspaceId>"),
+            ("geometry", "<label>"),
         ],
         &[],
     );
@@ -80,7 +86,7 @@ async fn each_windows_layout_is_saved_and_restored_after_a_restart() {
         l["groups"][ws]["tabs"] == json!([id(&three)])
     })
     .await;
-    windows_json_matches_the_data_model_doc(h.home());
+    windows_json_matches_the_data_model_doc(h.home()).await;
     app.quit().await;
     poll("the app to release the data root", TIMEOUT, || async {
         h.lock_is_free().then_some(())

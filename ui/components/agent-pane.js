@@ -10,6 +10,16 @@ import { Composer } from './composer.js';
 import { ChangesView } from './changes-view.js';
 import { agentUsage } from '../usage.js';
 
+/**
+ * The header's workspace words: its name, then its branch unless the name is the branch (a
+ * worktree's workspace is named after it), so nothing shows twice.
+ */
+export function workspaceLine(ws) {
+  if (!ws) return '';
+  const name = workspaceName(ws);
+  return `workspace ${name}${ws.branch && ws.branch !== name ? ` · ${ws.branch}` : ''}`;
+}
+
 export class AgentPane {
   /**
    * actions: {open(id, opts), send, interrupt, answerPermission(id, requestId, allow), detail(id),
@@ -24,7 +34,10 @@ export class AgentPane {
     this.power = h('span', { class: 'power-tag', dataset: { testid: 'agent-power' } });
     this.reach = h('span', { class: 'power-tag reach-tag', dataset: { testid: 'agent-reach' } });
     this.statusWord = h('span', { class: 'status-word', dataset: { testid: 'agent-status' } });
-    this.cwd = h('span', { class: 'cwd mono', dataset: { testid: 'agent-cwd' } });
+    // Right-to-left outside, left-to-right inside: a path too long loses its start (the
+    // ellipsis goes on the clipped side), never its last folder.
+    this.cwdText = h('bdi', { dir: 'ltr' });
+    this.cwd = h('span', { class: 'cwd mono', dataset: { testid: 'agent-cwd' } }, this.cwdText);
     this.workspace = h('span', { class: 'meta', dataset: { testid: 'agent-workspace' } });
     this.usage = h('span', { class: 'meta usage', dataset: { testid: 'agent-usage' } });
     this.parent = h('button', {
@@ -38,7 +51,7 @@ export class AgentPane {
     this.showChanges = false;
     this.changesToggle = h('button', {
       class: 'small ghost changes-toggle', type: 'button', 'aria-pressed': 'false',
-      dataset: { testid: 'changes-toggle' }, title: 'Show what this agent changed on disk',
+      dataset: { testid: 'changes-toggle' }, title: 'Show what changed on disk where this agent works (its own worktree, or the shared folder)',
       onclick: () => this.setChanges(!this.showChanges),
     }, 'Changes');
     this.changes = new ChangesView(actions.changes);
@@ -108,10 +121,12 @@ export class AgentPane {
     setReach(this.reach, reachOf(agent));
     setText(this.statusWord, label);
     this.statusWord.className = `status-word s-${agentLook(agent)}`;
-    setText(this.cwd, agent.cwd);
+    setText(this.cwdText, agent.cwd);
     setAttr(this.cwd, 'title', agent.cwd);
     const ws = fleet.workspaces.get(agent.workspaceId);
-    setText(this.workspace, ws ? `workspace ${workspaceName(ws)}${ws.branch ? ` · ${ws.branch}` : ''}` : '');
+    const wsText = workspaceLine(ws);
+    setText(this.workspace, wsText);
+    setAttr(this.workspace, 'title', wsText || null);
     const usage = agentUsage(agent);
     setText(this.usage, usage.text);
     setAttr(this.usage, 'title', usage.title || null);

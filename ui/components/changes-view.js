@@ -6,6 +6,26 @@ import { h, setText } from '../dom.js';
 
 const STATUS = { A: 'added', M: 'modified', D: 'deleted', R: 'renamed' };
 
+/**
+ * What the list covers, in words: an agent in its own worktree sees its branch's work; any other
+ * agent sees everything uncommitted in the checkout it works in, whoever made it (the diff is of
+ * the working tree against HEAD, the same for every agent there). {kind, text, title}.
+ */
+export function scopeLine(d) {
+  const branch = d.branch ? `branch ${d.branch}` : 'a detached HEAD';
+  if (d.workspaceKind === 'worktree') {
+    const since = d.baseBranch ? `since it branched from ${d.baseBranch}` : 'since HEAD';
+    return { kind: 'own', text: `Changes in this agent's own worktree (${branch}) ${since}`, title: d.root };
+  }
+  const others = (d.checkoutAgents ?? []).length - 1;
+  const who = others > 0 ? `, shared with ${others === 1 ? '1 other agent' : `${others} other agents`} working here` : ', whoever made them';
+  return {
+    kind: 'shared',
+    text: `Changes in this folder since HEAD (${branch})${who}`,
+    title: `Everything uncommitted in ${d.root}, whoever made it`,
+  };
+}
+
 export class ChangesView {
   /** actions: ui/gestures/changes.js (load, diff, commitAll, merge, discard, commitMessage, openInEditor, prStatus, createPr) */
   constructor(actions) {
@@ -16,6 +36,8 @@ export class ChangesView {
     this.loading = null;
     this.timer = null;
     this.summary = h('span', { class: 'changes-summary', dataset: { testid: 'changes-summary' } });
+    // What the list is (SPEC 15): a shared folder's changes are everyone's, not this agent's.
+    this.scope = h('div', { class: 'changes-scope', dataset: { testid: 'changes-scope' } });
     this.commit = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-commit' }, onclick: () => this.run('commit') }, 'Commit all');
     this.merge = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-merge' }, onclick: () => this.run('merge') }, 'Merge');
     this.discard = h('button', { class: 'small danger', type: 'button', dataset: { testid: 'changes-discard' }, onclick: () => this.run('discard') }, 'Discard');
@@ -23,7 +45,7 @@ export class ChangesView {
     this.pr = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-pr' }, onclick: () => this.run('pr') }, 'Create pull request');
     this.refresh = h('button', { class: 'small ghost', type: 'button', title: 'Refresh', 'aria-label': 'Refresh the changes', dataset: { testid: 'changes-refresh' }, onclick: () => this.reload() }, '↻');
     this.message = h('textarea', {
-      class: 'changes-message mono', rows: '2', spellcheck: 'false', 'aria-label': 'Commit message',
+      class: 'changes-message mono', rows: '2', spellcheck: 'false', 'aria-label': 'Commit message', placeholder: 'Commit message',
       dataset: { testid: 'changes-message' },
     });
     this.result = h('div', { class: 'changes-result', role: 'status', dataset: { testid: 'changes-result' } });
@@ -32,7 +54,7 @@ export class ChangesView {
     this.diff = h('div', { class: 'changes-diff mono', tabindex: '0', dataset: { testid: 'changes-diff' } });
     this.el = h('div', { class: 'changes-view', dataset: { testid: 'changes-view' } },
       h('div', { class: 'changes-bar' }, this.summary, h('span', { class: 'spacer' }), this.refresh, this.open, this.commit, this.merge, this.pr, this.discard),
-      this.message, this.result, this.error,
+      this.scope, this.message, this.result, this.error,
       h('div', { class: 'changes-body' }, this.files, this.diff));
   }
 
@@ -72,6 +94,7 @@ export class ChangesView {
       if (this.loading !== mine) return;
       this.data = null;
       setText(this.summary, 'No changes to show');
+      setText(this.scope, '');
       setText(this.error, error.message);
       this.files.replaceChildren();
       this.diff.replaceChildren();
@@ -111,6 +134,10 @@ export class ChangesView {
     setText(this.summary, t.files === 0
       ? `No changes ${against}`
       : `${t.files} file${t.files === 1 ? '' : 's'} · +${t.additions} −${t.deletions}${t.binary ? ` · ${t.binary} binary` : ''} ${against}`);
+    const scope = scopeLine(d);
+    setText(this.scope, scope.text);
+    this.scope.title = scope.title;
+    this.scope.dataset.kind = scope.kind;
     this.merge.textContent = d.baseBranch ? `Merge into ${d.baseBranch}` : 'Merge';
     this.setButtons(t.files > 0, Boolean(d.baseBranch) && d.workspaceKind === 'worktree');
     this.files.replaceChildren(...d.files.map((f) => h('li', {
@@ -178,7 +205,7 @@ export class ChangesView {
     try {
       let line = null;
       if (what === 'commit') {
-        line = await this.actions.commitAll(id, this.message.value.trim() || this.actions.commitMessage(id), d.totals.files);
+        line = await this.actions.commitAll(id, this.message.value.trim() || this.actions.commitMessage(id), d);
         if (line) this.message.value = this.actions.commitMessage(id);
       }
       else if (what === 'merge') line = await this.actions.merge(id, d.branch, d.baseBranch, d);

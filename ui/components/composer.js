@@ -3,6 +3,11 @@
 // Shift+Enter starts a new line, Escape stops a running turn. Drafts are kept per agent.
 import { firstThatFits, h, setAttr, setText } from '../dom.js';
 import { agentName } from '../status.js';
+import { providerInfo } from '../store.js';
+
+// What a shell agent really does with a prompt (providers/shell.rs): a script run by a new
+// shell in the agent's folder, so nothing carries over between prompts.
+const SHELL_HINT = 'Each prompt runs in a fresh shell in the agent\'s folder: cd and export do not carry over, and stdin is empty.';
 
 const drafts = new Map();
 
@@ -28,9 +33,10 @@ export class Composer {
       title: 'Stop the running turn (Esc)', onclick: () => this.interrupt(),
     }, 'Stop');
     this.error = h('div', { class: 'composer-error', role: 'alert', dataset: { testid: 'composer-error' } });
+    this.hint = h('div', { class: 'composer-hint', dataset: { testid: 'composer-hint' } });
     this.el = h('div', { class: 'composer' },
       h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-actions' }, this.send, this.stop)),
-      this.error);
+      this.error, this.hint);
     // Panes change width with the window, the sidebar and split layouts.
     new ResizeObserver(() => this.fitPlaceholder()).observe(this.input);
   }
@@ -50,6 +56,7 @@ export class Composer {
       this.autosize();
     }
     this.agent = agent;
+    setText(this.hint, providerInfo(agent.provider)?.kind === 'shell' ? SHELL_HINT : '');
     const name = agentName(agent);
     setAttr(this.input, 'aria-label', `Prompt for ${name}`);
     // Measured again only when the wording changes; the ResizeObserver covers the width.

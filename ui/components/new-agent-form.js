@@ -6,6 +6,9 @@ import { fleet, workspaceName } from '../store.js';
 import { WorktreeFields } from './worktree-fields.js';
 
 const OTHER = '__directory__';
+// The backend's field paths that name the typed directory (adding it as a workspace, or a
+// `create_agent` directory source).
+const DIRECTORY_FIELDS = new Set(['path', 'workspace.source.path']);
 
 export class NewAgentForm {
   /** actions: {create(form) → Promise<agent>, cancel(), pickFolder() → Promise<path | null>} */
@@ -91,7 +94,7 @@ export class NewAgentForm {
     h('label', { class: 'check' }, this.unconfined, h('span', {}, 'Unconfined: run it outside its sandbox')),
     this.unconfinedWarning,
     this.error,
-    h('div', { class: 'form-actions' }, this.submit,
+    this.actionsRow = h('div', { class: 'form-actions' }, this.submit,
       h('button', { type: 'button', dataset: { testid: 'new-agent-cancel' }, onclick: () => this.actions.cancel() }, 'Cancel')));
     this.el.replaceChildren(this.form);
     this.onProvider();
@@ -117,7 +120,13 @@ export class NewAgentForm {
   onWorkspace() {
     const other = this.workspace.value === OTHER;
     this.directoryRow.hidden = !other;
-    this.worktree.setRepo(other ? this.directory.value.trim() : fleet.workspaces.get(this.workspace.value)?.cwd);
+    const cwd = other ? this.directory.value.trim() : fleet.workspaces.get(this.workspace.value)?.cwd;
+    this.worktree.setRepo(cwd);
+    // A folder the app knows is not in a git repository cannot have a worktree; a typed path
+    // the app does not know yet is checked by the backend when the form is sent.
+    const known = other ? [...fleet.workspaces.values()].find((w) => w.cwd === cwd) : fleet.workspaces.get(this.workspace.value);
+    this.worktree.setUnavailable(known?.kind === 'directory' ? 'needs a git repository: this folder is not in one' : null);
+    this.onWorktree?.();
   }
 
   onWorktree() {
@@ -128,19 +137,28 @@ export class NewAgentForm {
 
   clearError() {
     setText(this.error, '');
+    // Back to its place above the buttons, for errors that belong to no one field.
+    if (this.error.parentNode !== this.form || this.error.nextSibling !== this.actionsRow) this.form.insertBefore(this.error, this.actionsRow);
     for (const el of this.form.querySelectorAll('[aria-invalid]')) {
       el.removeAttribute('aria-invalid');
       el.removeAttribute('aria-describedby');
     }
   }
 
-  /** Shows `message` and points at `control` (marked invalid and focused) until the next try. */
+  /**
+   * Shows `message` at `control` (right under it, the control marked invalid and focused) until
+   * the next try; with no control, above the buttons.
+   */
   fail(message, control) {
     setText(this.error, message);
     if (control) {
+      // Under the control's own row (the directory's row holds Browse… too).
+      const anchor = control === this.directory ? this.directoryRow : control.closest('.sub-field, .worktree-row') ?? control;
+      anchor.after(this.error);
       control.setAttribute('aria-invalid', 'true');
       control.setAttribute('aria-describedby', 'new-agent-error');
       control.focus();
+      this.error.scrollIntoView({ block: 'nearest' });
     }
   }
 
@@ -164,8 +182,7 @@ export class NewAgentForm {
     const other = this.workspace.value === OTHER;
     const directory = this.directory.value.trim();
     if (other && !directory) {
-      setText(this.error, 'Choose a workspace, or give a directory.');
-      this.directory.focus();
+      this.fail('Choose a workspace, or give a directory.', this.directory);
       return;
     }
     const form = {
@@ -195,7 +212,9 @@ export class NewAgentForm {
       await this.actions.create(form);
     } catch (error) {
       const [control, message] = this.worktree.explain(error)
-        ?? (error.field === 'workspace.source.repo' ? [where, error.message.replace(/^workspace\.source\.repo: /, 'Repository: ')] : [null, error.message]);
+        ?? (error.field === 'workspace.source.repo' ? [where, error.message.replace(/^workspace\.source\.repo: /, 'Repository: ')]
+          : DIRECTORY_FIELDS.has(error.field) && other ? [this.directory, error.message.replace(/^(workspace\.source\.)?path: /, 'Directory: ')]
+            : [null, error.message]);
       this.fail(message, control);
     } finally {
       this.submit.disabled = false;

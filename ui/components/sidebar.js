@@ -6,6 +6,7 @@
 import { h, reconcile, setAttr, setText, ago, basename, dateTimeText, RowWindow } from '../dom.js';
 import { fleet, workspaceName, providerLabel } from '../store.js';
 import { BUCKETS, agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
+import { openMembers } from './batch-members.js';
 
 /** An archived row's height (styles.css `.archived-row`) and the rows kept beyond the view. */
 const ARCH_ROW_PX = 50;
@@ -84,20 +85,32 @@ export class Sidebar {
   createProject(id) {
     const chev = h('span', { class: 'chev', 'aria-hidden': 'true' }, '▾');
     const name = h('span', { class: 'project-name' });
-    const toggle = h('button', { class: 'project-toggle', type: 'button', dataset: { testid: 'project-toggle' }, onclick: () => this.actions.toggleProject(id) }, chev, name);
+    // A collapsed project still says what is going on inside it (the most urgent bucket).
+    const g = glyph('done');
+    const word = h('span', { class: 'ws-word' });
+    const status = h('span', { class: 'project-status', dataset: { testid: 'project-status' } }, g, word);
+    const toggle = h('button', { class: 'project-toggle', type: 'button', dataset: { testid: 'project-toggle' }, onclick: () => this.actions.toggleProject(id) }, chev, name, status);
     const list = h('div', { class: 'workspaces', role: 'group' });
     const el = h('div', { class: 'project', role: 'treeitem', dataset: { testid: 'project', projectId: id } }, toggle, list);
-    el._parts = { chev, name, toggle, list };
+    el._parts = { chev, name, toggle, list, status, g, word };
     return el;
   }
 
   updateProject(el, p, view) {
-    const { chev, name, toggle, list } = el._parts;
+    const { chev, name, toggle, list, status, g, word } = el._parts;
     const collapsed = view.collapsedProjects.has(p.id);
     setText(chev, collapsed ? '▸' : '▾');
     setText(name, p.name);
     setAttr(toggle, 'aria-expanded', collapsed ? 'false' : 'true');
-    setAttr(toggle, 'title', p.key ?? '');
+    const bucket = mostUrgent(p.workspaces);
+    status.hidden = !collapsed || bucket === 'done';
+    setAttr(status, 'data-status', bucket);
+    if (collapsed) {
+      updateGlyph(g, bucket, workspaceLabel(bucket));
+      setText(word, bucket === 'done' ? '' : workspaceLabel(bucket));
+      word.className = `ws-word s-${bucket}`;
+    }
+    setAttr(toggle, 'title', collapsed && bucket !== 'done' ? `${p.key ?? p.name}\n${workspaceLabel(bucket)}` : (p.key ?? ''));
     setAttr(el, 'aria-expanded', collapsed ? 'false' : 'true');
     list.hidden = collapsed;
     reconcile(list, collapsed ? [] : p.workspaces, (w) => w.workspaceId, (w) => this.createWorkspace(w.workspaceId), (row, w) => this.updateWorkspace(row, w, view));
@@ -131,10 +144,13 @@ export class Sidebar {
     setText(word, bucket && bucket !== 'done' ? label : '');
     word.className = `ws-word s-${bucket ?? 'none'}`;
     setAttr(el, 'data-status', bucket ?? 'none');
-    setAttr(el, 'title', `${ws.cwd}\n${label}${detail ? ` (${detail})` : ''}`);
+    const branch = ws.branch ? `branch ${ws.branch}` : (ws.kind === 'worktree' ? 'worktree' : 'not a git branch');
+    setAttr(el, 'title', `${workspaceName(ws)} · ${branch}\n${ws.cwd}\n${label}${detail ? ` (${detail})` : ''}`);
     setAttr(el, 'aria-label', `${workspaceName(ws)}, ${label}`);
     const selected = ws.workspaceId === view.selected;
     setAttr(el, 'aria-current', selected ? 'true' : null);
+    // Newly selected (from a tab, the home, a link): brought into view in a long list.
+    if (selected && !el.classList.contains('selected')) requestAnimationFrame(() => el.scrollIntoView({ block: 'nearest' }));
     el.classList.toggle('selected', selected);
   }
 
@@ -167,7 +183,11 @@ export class Sidebar {
 
   createArchived(id) {
     const name = h('span', { class: 'arch-name' });
-    const more = h('span', { class: 'arch-more muted' });
+    // "+ N more": lists who else this gesture archived.
+    const more = h('button', {
+      class: 'arch-more', type: 'button', dataset: { testid: 'archived-members-toggle' },
+      onclick: (e) => { const b = this.batches.find((x) => x.head.id === id); if (b) openMembers(e.currentTarget, b); },
+    });
     const when = h('span', { class: 'arch-when muted' });
     const restore = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'restore', agentId: id }, onclick: () => this.actions.restore(id) }, 'Restore');
     const el = h('li', { class: 'archived-row', dataset: { testid: 'archived-row', agentId: id } },
@@ -182,11 +202,24 @@ export class Sidebar {
     const n = batch.members.length - 1;
     setText(name, agentName(head));
     setText(more, n > 0 ? (batch.tree ? `+ ${n} subagent${n === 1 ? '' : 's'}` : `+ ${n} more`) : '');
+    more.hidden = n === 0;
+    setAttr(more, 'title', n > 0 ? `Show the ${n + 1} agents archived together` : null);
     setText(when, `${providerLabel(head.provider)} · ${ago(head.archivedAt)}`);
     setAttr(el, 'title', `${agentName(head)} — ${head.cwd}\narchived ${dateTimeText(head.archivedAt)}`);
     setAttr(restore, 'aria-label', `Restore ${agentName(head)}${n > 0 ? ` and ${n} more` : ''}`);
     restore.disabled = busy?.has(head.id) ?? false;
   }
+}
+
+/** The most urgent bucket among `workspaces` (SPEC 6's order), 'done' when nothing is going on. */
+const URGENCY = ['needs_input', 'failed', 'running', 'attention', 'queued'];
+function mostUrgent(workspaces) {
+  let best = URGENCY.length;
+  for (const ws of workspaces) {
+    const i = URGENCY.indexOf(ws.bucket);
+    if (i >= 0 && i < best) best = i;
+  }
+  return URGENCY[best] ?? 'done';
 }
 
 function projectName(id, workspaces) {

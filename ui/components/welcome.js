@@ -10,7 +10,7 @@ export function renderWelcome(el, info, actions) {
       h('div', { class: 'welcome-actions' },
         h('button', { class: 'primary', type: 'button', dataset: { testid: 'welcome-add-workspace' }, onclick: () => actions.addWorkspace() }, 'Add a workspace'),
         h('button', { type: 'button', dataset: { testid: 'welcome-new-agent' }, onclick: () => actions.newAgent() }, 'New agent')),
-      h('p', { class: 'muted' }, 'A workspace is a folder your agents work in. The shell agent runs each prompt as a command there, so you can try Paseo with nothing else installed.'),
+      h('p', { class: 'muted' }, 'A workspace is a folder your agents work in. The shell agent runs each prompt as a script in a fresh shell there, so you can try Paseo with nothing else installed.'),
       info ? h('dl', { class: 'facts' },
         h('dt', {}, 'Data'), h('dd', { dataset: { testid: 'data-root' } }, info.dataRoot),
         h('dt', {}, 'Logs'), h('dd', { dataset: { testid: 'log-dir' } }, info.logDir),

@@ -1,13 +1,32 @@
-// A workspace's home tab: its root agents (newest first) with their state and subagent counts,
-// so agents without a tab in this window — started by other windows or by agents — are one click
-// away. Rows are virtualised like the track's: only those in view are in the DOM, so a workspace
+// A workspace's home tab: its root agents with their state and a roll-up of their subagents
+// ("12 subagents: 3 running, 1 failed"), so agents without a tab in this window — started by
+// other windows or by agents — are one click away. At fifty agents and more a list needs handles:
+// it sorts (recent activity, name, status: most urgent first), filters by status and searches
+// titles. Rows are virtualised like the track's: only those in view are in the DOM, so a workspace
 // with ten thousand agents opens and scrolls like one with ten.
 import { h, setAttr, setText, ago, RowWindow } from '../dom.js';
 
 const ROW_PX = 32;
 const OVERSCAN = 10;
 import { fleet, rootsIn, descendants, providerLabel, workspaceName } from '../store.js';
-import { agentBucket, agentLabel, agentLook, agentName, changesText, glyph, updateGlyph, workspaceLabel } from '../status.js';
+import { BUCKETS, agentBucket, agentLabel, agentLook, agentName, changesText, glyph, updateGlyph, workspaceLabel } from '../status.js';
+
+/** Buckets, most urgent first (SPEC 6), for the status sort and the roll-ups. */
+const URGENCY = ['needs_input', 'failed', 'running', 'attention', 'queued', 'done'];
+const activity = (a) => a.lastActivityAt || a.createdAt || 0;
+
+/** "12 subagents: 3 running, 1 failed" (only the buckets that have any, idle ones left out). */
+export function subagentsSummary(kids) {
+  if (kids.length === 0) return null;
+  const n = new Map();
+  for (const k of kids) {
+    const b = agentBucket(k);
+    n.set(b, (n.get(b) ?? 0) + 1);
+  }
+  const parts = URGENCY.filter((b) => b !== 'done' && n.get(b)).map((b) => `${n.get(b)} ${BUCKETS[b].label}`);
+  const head = `${kids.length} subagent${kids.length === 1 ? '' : 's'}`;
+  return parts.length ? `${head}: ${parts.join(', ')}` : head;
+}
 import { treeUsageText, usageText, usageTitle } from '../usage.js';
 
 export class WorkspaceHome {
@@ -20,12 +39,23 @@ export class WorkspaceHome {
     this.state = h('span', { class: 'status-word' });
     this.usage = h('div', { class: 'usage muted', dataset: { testid: 'workspace-usage' } });
     this.list = h('div', { class: 'ws-agents', role: 'list', 'aria-label': 'Agents in this workspace' });
-    this.empty = h('p', { class: 'muted' }, 'No agents here yet.');
+    this.empty = h('p', { class: 'muted', dataset: { testid: 'home-empty' } }, 'No agents here yet.');
+    const redo = () => this.render(this.wsId);
+    this.search = h('input', { type: 'search', placeholder: 'Search titles', 'aria-label': 'Search agent titles', dataset: { testid: 'home-search' }, spellcheck: 'false', oninput: redo });
+    this.filter = h('select', { 'aria-label': 'Show', dataset: { testid: 'home-filter' }, onchange: redo },
+      h('option', { value: '' }, 'All states'),
+      URGENCY.map((b) => h('option', { value: b }, BUCKETS[b].label)));
+    this.sort = h('select', { 'aria-label': 'Sort by', dataset: { testid: 'home-sort' }, onchange: redo },
+      h('option', { value: 'activity' }, 'Recent activity'),
+      h('option', { value: 'name' }, 'Name'),
+      h('option', { value: 'status' }, 'Status (most urgent first)'));
+    this.shown = h('span', { class: 'muted home-shown', dataset: { testid: 'home-shown' } });
+    this.tools = h('div', { class: 'home-tools' }, this.search, this.filter, this.sort, this.shown);
     this.el = h('div', { class: 'ws-home', dataset: { testid: 'workspace-home' } },
       h('header', { class: 'ws-home-head' },
         h('div', {}, h('div', { class: 'line' }, this.title, this.state), this.cwd, this.usage),
         h('button', { class: 'primary', type: 'button', dataset: { testid: 'workspace-new-agent' }, onclick: () => this.actions.newAgent(this.wsId) }, 'New agent here')),
-      this.list, this.empty);
+      this.tools, this.list, this.empty);
     this.roots = [];
     this.window = new RowWindow(this.list, {
       rowPx: ROW_PX, overscan: OVERSCAN, create: (id) => this.create(id),
@@ -49,10 +79,29 @@ export class WorkspaceHome {
       this.shownWs = wsId;
       this.el.scrollTop = 0;
     }
-    this.roots = rootsIn(wsId).map((a) => a.id);
+    const all = rootsIn(wsId);
+    const roots = this.arrange(all);
+    this.roots = roots.map((a) => a.id);
+    const narrowed = roots.length !== all.length;
+    setText(this.shown, narrowed ? `${roots.length} of ${all.length}` : `${all.length} agent${all.length === 1 ? '' : 's'}`);
+    this.tools.hidden = all.length === 0;
+    setText(this.empty, narrowed ? 'No agent matches.' : 'No agents here yet.');
     this.empty.hidden = this.roots.length > 0;
     this.list.style.height = `${this.roots.length * ROW_PX}px`;
     this.renderRows();
+  }
+
+  /** The roots the search and the filter leave, in the chosen order. */
+  arrange(all) {
+    const words = this.search.value.trim().toLowerCase();
+    const only = this.filter.value;
+    const list = all.filter((a) => (!only || agentBucket(a) === only) && (!words || agentName(a).toLowerCase().includes(words)));
+    const by = this.sort.value;
+    const recent = (a, b) => (activity(b) > activity(a) ? 1 : activity(b) < activity(a) ? -1 : 0);
+    if (by === 'name') list.sort((a, b) => agentName(a).localeCompare(agentName(b)) || recent(a, b));
+    else if (by === 'status') list.sort((a, b) => URGENCY.indexOf(agentBucket(a)) - URGENCY.indexOf(agentBucket(b)) || recent(a, b));
+    else list.sort(recent);
+    return list;
   }
 
   /** Puts the rows in view (plus a margin) in the DOM, at their places; drops the others. */
@@ -82,8 +131,8 @@ export class WorkspaceHome {
     setText(name, agentName(agent));
     setText(word, label);
     word.className = `wa-word s-${agentLook(agent)}`;
-    const kids = descendants(agent.id).length;
-    setText(meta, [providerLabel(agent.provider), kids ? `${kids} subagent${kids === 1 ? '' : 's'}` : null, treeUsageText(agent) || null, ago(agent.lastActivityAt || agent.createdAt)].filter(Boolean).join(' · '));
+    const kids = descendants(agent.id).map((id) => (typeof id === 'string' ? fleet.agents.get(id) : id)).filter(Boolean);
+    setText(meta, [providerLabel(agent.provider), subagentsSummary(kids), treeUsageText(agent) || null, ago(agent.lastActivityAt || agent.createdAt)].filter(Boolean).join(' · '));
     setAttr(el, 'aria-label', `Open ${agentName(agent)}, ${label}`);
     setAttr(el, 'data-status', agent.status);
   }

@@ -42,9 +42,19 @@ export class WorktreeFields {
       this.kinds, this.branchOff, this.checkout,
       h('span', { class: 'hint muted' }, 'A worktree of ', this.repo,
         ', made in the data root’s worktrees folder. Removing it keeps the branch and commits any work left in it.'));
+    this.why = h('span', { class: 'hint muted', dataset: { testid: 'new-agent-worktree-why' } });
     this.el = h('div', { class: 'worktree' },
-      h('label', { class: 'check' }, this.toggle, h('span', {}, 'New worktree…')),
+      h('label', { class: 'check' }, this.toggle, h('span', {}, 'New worktree…'), this.why),
       this.fields);
+    this.sync();
+  }
+
+  /** Offers the worktree only where there is a repository; `why` (or null) says why not. */
+  setUnavailable(why) {
+    this.toggle.disabled = Boolean(why);
+    if (why && this.toggle.checked) this.toggle.checked = false;
+    setText(this.why, why ? `(${why})` : '');
+    this.toggle.title = why ?? '';
     this.sync();
   }
 

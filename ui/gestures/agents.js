@@ -9,6 +9,7 @@ import { ui } from '../window-state.js';
 import { resetForm, focusForm, focusComposer } from '../views.js';
 import { resyncSoon } from '../resync.js';
 import { notificationsItem } from './notifications.js';
+import { openAbout } from '../components/about.js';
 
 export function showForm(wsId) {
   closeMenu();
@@ -104,5 +105,31 @@ export async function showMenu(anchor) {
     { label: 'New window', shortcut: 'Ctrl+Shift+N', testid: 'menu-new-window', run: () => newWindow() },
     { label: 'Add a workspace…', testid: 'menu-add-workspace', run: () => addWorkspace() },
     notifications,
+    { label: 'Settings (config.json)', testid: 'menu-settings', run: () => openSettings() },
+    { label: 'About Paseo', testid: 'menu-about', run: () => showAbout(anchor) },
+    { label: 'Quit Paseo', testid: 'menu-quit', run: () => quit() },
   ].filter(Boolean));
+}
+
+/** Opens config.json with the system opener (SPEC 9's settings live there). */
+export async function openSettings() {
+  try {
+    await backend.openSettings();
+  } catch (error) {
+    addError('Could not open the settings', error);
+  }
+}
+
+export async function showAbout(anchor) {
+  try {
+    openAbout(anchor, await backend.appInfo());
+  } catch (error) {
+    addError('Could not read the app information', error);
+  }
+}
+
+/** Quits the whole app (every window), asking first when agents are running. */
+export function quit() {
+  closeMenu();
+  backend.quitApp().catch((error) => addError('Could not quit', error));
 }

@@ -15,7 +15,8 @@ function reach(agent) {
 
 /**
  * The one path every archive gesture takes. `heads`: the agents archived (each with its
- * subagents); `dialog(reaches)`: the confirm to show, {title, message, restores: 'it' | 'them'},
+ * subagents); `dialog(reaches)`: the confirm to show, {title, message, restores: 'it' | 'them',
+ * action?} (the button's verb, "Archive" unless given),
  * or null when nothing needs asking; `call()`: the backend call; `failure`: the notice's words
  * when the call fails. `key` names the gesture while it runs, so a second click does nothing.
  */
@@ -23,8 +24,7 @@ async function confirmThenArchive({ key, heads, dialog, call, failure }) {
   if (heads.length === 0 || ui.closing.has(key)) return;
   const ask = dialog(heads.map(reach));
   if (ask) {
-    // Default OK / Cancel buttons: GTK then puts Cancel first and focused, the safe default.
-    const ok = await backend.confirm(ask.title, `${ask.message}\n\nYou can restore ${ask.restores} from the archived list.`);
+    const ok = await backend.confirm(ask.title, `${ask.message}\n\nYou can restore ${ask.restores} from the archived list.`, ask.action ?? 'Archive');
     if (!ok) return;
   }
   ui.closing.add(key);
@@ -45,7 +45,7 @@ export function archiveRoot(agent) {
     dialog: ([a]) => {
       if (a.running) {
         const subs = a.subagents > 0 ? ` and its ${plural(a.subagents, 'subagent')}` : ' and its subagents';
-        return { title: 'Archive running agent?', message: `“${a.name}” is still running. Archiving it will stop it${subs}.`, restores: 'it' };
+        return { title: 'Archive running agent?', message: `“${a.name}” is still running. Archiving it will stop it${subs}.`, restores: 'it', action: 'Archive and stop' };
       }
       if (a.runningSubagents === 0) return null;
       const n = a.runningSubagents;
@@ -53,6 +53,7 @@ export function archiveRoot(agent) {
         title: 'Archive agent with running subagents?',
         message: `${plural(n, 'subagent')} of “${a.name}” ${n === 1 ? 'is' : 'are'} still running. Archiving “${a.name}” will stop ${n === 1 ? 'it' : 'them'}.`,
         restores: 'it',
+        action: 'Archive and stop',
       };
     },
     call: () => backend.archiveAgent(agent.id),
@@ -71,7 +72,7 @@ export function archiveChild(id) {
       const n = a.runningSubagents;
       if (a.running) message += ' It is still running: archiving stops it.';
       else if (n) message += ` ${plural(n, 'of them is', 'of them are')} still running: archiving stops ${n === 1 ? 'it' : 'them'}.`;
-      return { title: 'Archive subagent?', message, restores: 'it' };
+      return { title: 'Archive subagent?', message, restores: 'it', action: a.running || n ? 'Archive and stop' : 'Archive' };
     },
     call: () => backend.archiveAgent(id),
     failure: `Could not archive “${agentName(agent)}”`,

@@ -21,7 +21,7 @@ export async function restore(id) {
       if (error.code !== 'conflict' || !/parent/.test(error.message)) throw error;
       const name = agentName(ui.archived.batches?.find((b) => b.head.id === id)?.head);
       const ok = await backend.confirm('Restore as a root agent?',
-        `The parent of “${name}” is still archived, so it cannot go back into its parent's track.\n\nRestore “${name}” as a root agent instead?`);
+        `The parent of “${name}” is still archived, so it cannot go back into its parent's track.\n\nRestore “${name}” as a root agent instead?`, 'Restore as root');
       if (!ok) return;
       restored = await backend.restoreAgent(id, true);
     }

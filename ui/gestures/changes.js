@@ -1,7 +1,7 @@
 // The Changes view's gestures (issue 15): read what an agent changed and one file's diff, and
 // the user's actions on it, each after a native confirm naming what will happen. Git's own
-// error comes back as the message; nothing is retried behind the user's back. Default OK /
-// Cancel buttons, as the archive dialogs: GTK puts Cancel first and focused, the safe default.
+// error comes back as the message; nothing is retried behind the user's back.
+// Each confirm's button is its verb (Commit, Merge, Discard); Cancel is first and focused.
 import * as backend from '../backend.js';
 import { detailOf, fleet } from '../store.js';
 import { agentName } from '../status.js';
@@ -25,10 +25,21 @@ export function commitMessage(agentId) {
   return last ? `${title}\n\n${last.slice(0, 400)}` : title;
 }
 
+/**
+ * The confirm's title names where the commit lands: the branch checked out where the agent
+ * works, which for an agent without its own worktree is the folder's branch, shared.
+ */
+export function commitTitle(changes) {
+  return changes?.branch ? `Commit to ${changes.branch}?` : 'Commit on a detached HEAD?';
+}
+
 /** Resolves to a result line for the view, or null when the user cancelled. */
-export async function commitAll(agentId, message, files) {
-  const ok = await backend.confirm('Commit all changes?',
-    `Commit ${files} changed file${files === 1 ? '' : 's'} (untracked ones included) on the agent's branch with the message:\n\n${message}`);
+export async function commitAll(agentId, message, changes) {
+  const files = changes.totals.files;
+  const where = changes.branch ? `branch ${changes.branch}` : 'a detached HEAD (no branch)';
+  const shared = changes.workspaceKind === 'worktree' ? "this agent's own worktree" : `${changes.root}, shared by every agent working there`;
+  const ok = await backend.confirm(commitTitle(changes),
+    `Commit ${files} changed file${files === 1 ? '' : 's'} (untracked ones included) to ${where} in ${shared}, with the message:\n\n${message}`, 'Commit');
   if (!ok) return null;
   const commit = await backend.commitAgentChanges(agentId, message);
   return `Committed ${commit.slice(0, 10)}.`;
@@ -49,7 +60,7 @@ export function stopsLine(agents, where) {
 
 export async function merge(agentId, branch, base, changes) {
   const ok = await backend.confirm(`Merge into ${base}?`,
-    `Merge the agent's branch ${branch ?? ''} into ${base} (fast-forward when possible, else a merge commit). A conflict aborts the merge and changes nothing.${stopsLine(changes?.checkoutAgents, 'its worktree')}`);
+    `Merge the agent's branch ${branch ?? ''} into ${base} (fast-forward when possible, else a merge commit). A conflict aborts the merge and changes nothing.${stopsLine(changes?.checkoutAgents, 'its worktree')}`, 'Merge');
   if (!ok) return null;
   const m = await backend.mergeAgentChanges(agentId);
   const how = m.kind === 'fast-forward' ? 'fast-forwarded' : m.kind === 'up-to-date' ? 'already up to date' : 'merged';
@@ -60,7 +71,7 @@ export async function discard(agentId, files, changes) {
   const root = changes?.root ?? 'the checkout';
   const what = changes?.workspaceKind === 'worktree' ? 'worktree' : 'repository';
   const ok = await backend.confirm('Discard the changes?',
-    `Reset the whole ${what} at ${root} to HEAD: the uncommitted changes in ${files} file${files === 1 ? '' : 's'} and the new files go, whichever agent or person made them.${stopsLine(changes?.checkoutAgents, root)}\n\nThey are kept first in a snapshot commit (refs/paseo/discarded/…), so they can be brought back.`);
+    `Reset the whole ${what} at ${root} to HEAD: the uncommitted changes in ${files} file${files === 1 ? '' : 's'} and the new files go, whichever agent or person made them.${stopsLine(changes?.checkoutAgents, root)}\n\nThey are kept first in a snapshot commit (refs/paseo/discarded/…), so they can be brought back.`, 'Discard');
   if (!ok) return null;
   const d = await backend.discardAgentChanges(agentId);
   return d ? `Discarded; kept in ${d.reference}.` : 'Nothing to discard.';
@@ -79,7 +90,7 @@ export async function createPr(agentId, branch, base) {
   const agent = detailOf(agentId) ?? fleet.agents.get(agentId);
   const title = agent ? agentName(agent) : 'Agent work';
   const ok = await backend.confirm('Create pull request?',
-    `Push ${branch} and open a pull request into ${base} titled "${title}" with gh?`);
+    `Push ${branch} and open a pull request into ${base} titled "${title}" with gh?`, 'Create pull request');
   if (!ok) return null;
   const url = await backend.createPr(agentId, title, (agent?.lastMessage ?? '').slice(0, 4000));
   return `Pull request: ${url}`;
