@@ -110,9 +110,13 @@ impl Engine {
         a.record.updated_at = now;
         let arm = a.record.take_notify_arm();
         match outcome {
-            TurnOutcome::Failed { message } => {
-                set_error(&mut a.record, &message, now);
-                self.report_failure(id, message, arm);
+            TurnOutcome::Failed { message, detail } => {
+                let full = match detail {
+                    Some(d) => format!("{message}: {d}"),
+                    None => message.clone(),
+                };
+                set_error(&mut a.record, &full, now);
+                self.report_failure_shown(id, message, full, arm);
             }
             ended @ (TurnOutcome::Completed | TurnOutcome::Canceled) => {
                 a.record.last_status = Status::Idle;
