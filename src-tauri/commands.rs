@@ -43,9 +43,11 @@ impl From<RuntimeError> for CommandError {
 }
 
 mod changes;
+mod search;
 pub use changes::*;
 mod menu;
 pub use menu::*;
+pub use search::*;
 
 type Answer<T> = Result<T, CommandError>;
 
@@ -457,6 +459,8 @@ pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + 
         mark_seen,
         wake_agent,
         timeline,
+        search_timeline,
+        cancel_timeline_search,
         add_workspace,
         archive_workspace,
         window_layout_get,

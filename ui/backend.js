@@ -132,6 +132,19 @@ export function timeline(agentId, before, limit = 200) {
   return call('timeline', { agentId, before: before ?? null, limit });
 }
 
+/**
+ * Finds `query` (case-insensitive) in the agent's whole timeline, the part paged out to disk
+ * included: {hits: [{seq, count}], total, truncated}. A later search (or cancelTimelineSearch)
+ * from this window cancels it: it then rejects with code `canceled`.
+ */
+export function searchTimeline(agentId, query) {
+  return call('search_timeline', { agentId, query });
+}
+
+export function cancelTimelineSearch() {
+  return call('cancel_timeline_search');
+}
+
 export function addWorkspace(path) {
   return call('add_workspace', { path });
 }

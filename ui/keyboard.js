@@ -1,10 +1,11 @@
 // The window's keyboard shortcuts (UI.md; the app menu lists them): new agent, new window, close
-// tab, next / previous tab, tab by number, focus the composer, stop the turn. Enter and Esc in the
-// composer are the composer's own.
+// tab, next / previous tab, tab by its place, focus the composer, stop the turn, find in the
+// timeline. Enter and Esc in the composer are the composer's own. components/shortcuts.js lists
+// them for the menu.
 import * as layout from './layout.js';
 import { ui } from './window-state.js';
-import { focusComposer } from './views.js';
-import { activateTab, closeTab, cycleTab } from './gestures/tabs.js';
+import { focusComposer, focusTab, openFind } from './views.js';
+import { activateTab, closeTab, cycleTab, showHome } from './gestures/tabs.js';
 import { showForm, closeForm, newWindow, stopTurn } from './gestures/agents.js';
 
 export function listenKeyboard() {
@@ -32,8 +33,21 @@ function onKey(e) {
     e.preventDefault();
     stopTurn(layout.activeAgentId());
   } else if (/^Digit[1-9]$/.test(key)) {
-    const tabs = layout.currentGroup().tabs;
-    const id = tabs[Number(key.slice(5)) - 1];
-    if (id) { e.preventDefault(); activateTab(id); }
+    // The tabs as shown: Ctrl+1 is the workspace's ⌂ tab, Ctrl+2… the agent tabs in order, and
+    // Ctrl+9 the last tab, as in browsers.
+    if (!layout.layout.selected) return;
+    const order = [null, ...layout.currentGroup().tabs];
+    const n = Number(key.slice(5));
+    const i = n === 9 ? order.length - 1 : n - 1;
+    if (i >= order.length) return;
+    e.preventDefault();
+    const id = order[i];
+    if (id) activateTab(id);
+    else showHome();
+    requestAnimationFrame(() => focusTab(id));
+  } else if (key === 'KeyF' && !e.shiftKey) {
+    if (ui.view !== 'agent') return;
+    e.preventDefault();
+    openFind();
   }
 }

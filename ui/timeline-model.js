@@ -100,12 +100,12 @@ export class TimelineModel {
     if (added && !quiet) this.notify();
   }
 
-  /** Pages older items in from the backend (disk); resolves to how many were added. */
-  loadOlder() {
+  /** Pages older items in from the backend (disk), `limit` at most; resolves to how many were added. */
+  loadOlder(limit = PAGE) {
     if (this.atStart || !this.loaded) return Promise.resolve(0);
     if (this.loadingOlder) return this.loadingOlder;
     const before = this.firstSeq || null;
-    this.loadingOlder = backend.timeline(this.agentId, before, PAGE)
+    this.loadingOlder = backend.timeline(this.agentId, before, limit)
       .then((page) => {
         const older = before ? page.filter((item) => item.seq < before) : page;
         if (older.length && before && older[older.length - 1].seq !== before - 1) {
@@ -113,7 +113,7 @@ export class TimelineModel {
           return this.loadLatest().then(() => 0);
         }
         this.items = older.concat(this.items);
-        if (page.length < PAGE || (older[0]?.seq ?? 1) <= 1) this.atStart = true;
+        if (page.length < limit || (older[0]?.seq ?? 1) <= 1) this.atStart = true;
         this.notify();
         return older.length;
       })

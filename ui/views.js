@@ -105,6 +105,11 @@ export function focusComposer() {
   pane.focusComposer();
 }
 
+/** Opens the find bar of the agent pane (Ctrl+F). */
+export function openFind() {
+  if (ui.view === 'agent') pane.openFind();
+}
+
 /** Builds the new-agent form afresh with `workspaceId` preselected (shown once `ui.formOpen`). */
 export function resetForm(workspaceId) {
   form.open(workspaceId);

@@ -103,3 +103,46 @@ async fn stop_esc_and_ctrl_period_stop_the_running_turn() {
     app.wait_for_status(&agent_id, "running").await;
     app.quit().await;
 }
+
+/// Enter while the agent runs sends nothing: the composer says why (the draft is kept) and
+/// offers Stop, which stops the turn; once idle, Enter sends the kept draft.
+#[tokio::test]
+async fn enter_while_the_agent_runs_says_why_nothing_was_sent_and_offers_stop() {
+    use fantoccini::key::Key;
+    let h = Harness::new("composer_busy");
+    let dir = h.work_dir("repo");
+    let app = h.launch_ready(&[]).await;
+    let agent = app.create_shell(&dir, "sleeper", "sleep 300").await;
+    let agent_id = id(&agent);
+    open_root(&app, &agent).await;
+    let pane = sel_pane(&agent_id);
+    app.wait_for_attr(&pane, "data-status", "running").await;
+    let input = r#"[data-testid="composer-input"]"#;
+    assert!(!app.is_shown(r#"[data-testid="composer-busy"]"#).await);
+    app.type_into(input, &format!("echo after{}", Key::Enter))
+        .await;
+    let said = app
+        .wait_for_text(r#"[data-testid="composer-busy"]"#, |t| !t.is_empty())
+        .await;
+    assert!(
+        said.contains("Not sent") && said.contains("still working"),
+        "{said}"
+    );
+    assert!(said.contains("draft is kept"), "{said}");
+    assert_eq!(
+        app.prop(input, "value").await,
+        serde_json::json!("echo after")
+    );
+    app.screenshot("busy-enter").await;
+    app.click(r#"[data-testid="composer-busy-stop"]"#).await;
+    app.wait_for_status(&agent_id, "idle").await;
+    app.wait_for_attr(&pane, "data-status", "idle").await;
+    assert!(!app.is_shown(r#"[data-testid="composer-busy"]"#).await);
+    app.type_into(input, &Key::Enter.to_string()).await;
+    app.wait_for_text(
+        &format!("{pane} [data-testid=\"timeline-item\"][data-kind=\"output\"]"),
+        |t| t.contains("after"),
+    )
+    .await;
+    app.quit().await;
+}

@@ -236,3 +236,22 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Resizes the main window to `width` × 760 px (xdotool, as a window manager would) and waits
+/// until the page has that width.
+pub async fn resize_window(h: &Harness, app: &App, width: u32) {
+    let id = h.wait_for_window("Paseo").await;
+    let ok = tokio::process::Command::new("xdotool")
+        .env("DISPLAY", h.display())
+        .args(["windowsize", &id.to_string(), &width.to_string(), "760"])
+        .status()
+        .await
+        .expect("cannot run xdotool")
+        .success();
+    assert!(ok, "xdotool windowsize failed");
+    poll(&format!("a {width} px wide page"), TIMEOUT, || async {
+        let w = app.execute("return innerWidth", vec![]).await;
+        (w.as_u64() == Some(u64::from(width))).then_some(())
+    })
+    .await;
+}

@@ -7,6 +7,7 @@ import { agentBucket, agentLabel, agentLook, agentName, glyph, reachOf, setPower
 import { TimelineView, toolSummary } from './timeline.js';
 import { TrackView } from './track.js';
 import { Composer } from './composer.js';
+import { FindBar } from './find-bar.js';
 import { ChangesView } from './changes-view.js';
 import { agentUsage } from '../usage.js';
 
@@ -34,6 +35,10 @@ export class AgentPane {
     this.power = h('span', { class: 'power-tag', dataset: { testid: 'agent-power' } });
     this.reach = h('span', { class: 'power-tag reach-tag', dataset: { testid: 'agent-reach' } });
     this.statusWord = h('span', { class: 'status-word', dataset: { testid: 'agent-status' } });
+    // How long the running turn has run, ticking (the last run's time is shown once it ends).
+    this.elapsed = h('span', { class: 'meta elapsed', dataset: { testid: 'agent-elapsed' }, title: 'How long this turn has been running', hidden: true });
+    this.runningSince = null;
+    this.ticker = null;
     // Right-to-left outside, left-to-right inside: a path too long loses its start (the
     // ellipsis goes on the clipped side), never its last folder.
     this.cwdText = h('bdi', { dir: 'ltr' });
@@ -57,7 +62,7 @@ export class AgentPane {
     this.changes = new ChangesView(actions.changes);
     this.changes.el.hidden = true;
     this.header = h('header', { class: 'agent-header' },
-      h('div', { class: 'line' }, this.glyph, this.title, this.provider, this.power, this.reach, h('span', { class: 'status-pill' }, this.statusWord),
+      h('div', { class: 'line' }, this.glyph, this.title, this.provider, this.power, this.reach, h('span', { class: 'status-pill' }, this.statusWord), this.elapsed,
         h('span', { class: 'spacer' }), this.changesToggle, this.parent),
       h('div', { class: 'line sub' }, this.cwd, this.workspace, this.usage));
     this.lastError = h('div', { class: 'agent-error', role: 'status', dataset: { testid: 'agent-error' } });
@@ -66,6 +71,7 @@ export class AgentPane {
       canOpen: (id) => fleet.agents.has(id),
       commands: () => providerInfo(fleet.agents.get(this.agentId)?.provider)?.kind === 'shell',
     }, invalidateTimeline);
+    this.find = new FindBar(() => this.agentId, this.timeline);
     this.permission = h('div', { class: 'permission', role: 'alert', dataset: { testid: 'permission' } });
     this.track = new TrackView({
       open: (id) => this.actions.open(id, { here: true }),
@@ -76,7 +82,7 @@ export class AgentPane {
     });
     this.composer = new Composer({ send: actions.send, interrupt: actions.interrupt });
     this.el = h('section', { class: 'agent-pane', dataset: { testid: 'agent-pane' } },
-      this.header, this.lastError, this.timeline.wrap, this.changes.el, this.permission, this.track.el, this.composer.el);
+      this.header, this.lastError, this.find.el, this.timeline.wrap, this.changes.el, this.permission, this.track.el, this.composer.el);
   }
 
   /** Shows the Changes view (true) or the timeline (false). */
@@ -95,6 +101,7 @@ export class AgentPane {
    */
   render(agent, model) {
     const switched = this.agentId !== agent.id;
+    if (switched) this.find.close();
     this.agentId = agent.id;
     this.actions.detail(agent.id);
     const detail = detailOf(agent.id);
@@ -127,10 +134,14 @@ export class AgentPane {
     const wsText = workspaceLine(ws);
     setText(this.workspace, wsText);
     setAttr(this.workspace, 'title', wsText || null);
+    const running = agent.status === 'running';
     const usage = agentUsage(agent);
+    // While a turn runs, the previous run's "6ms · exit 0" would read as this one's.
+    const stale = running && !agent.usage && !agent.treeUsage;
     setText(this.usage, usage.text);
     setAttr(this.usage, 'title', usage.title || null);
-    this.usage.hidden = !usage.text;
+    this.usage.hidden = !usage.text || stale;
+    this.setRunningSince(running && Number.isFinite(agent.lastActivityAt) ? agent.lastActivityAt : null);
     const parent = agent.parentAgentId ? fleet.agents.get(agent.parentAgentId) : null;
     this.parent.hidden = !parent;
     if (parent) {
@@ -138,7 +149,10 @@ export class AgentPane {
       setAttr(this.parent, 'aria-label', `Open the parent agent ${agentName(parent)}`);
       setAttr(this.parent, 'title', 'Parent agent');
     }
-    const error = agent.status === 'error' && detail?.lastError ? detail.lastError : '';
+    // The banner explains an error the timeline does not show (an interrupted run, a full
+    // disk); a failed turn's error item (and the output above it) already says it once.
+    const failed = agent.status === 'error' && detail?.lastError ? detail.lastError : '';
+    const error = failed && !errorShown(model, failed) ? failed : '';
     setText(this.lastError, error);
     this.lastError.hidden = !error;
 
@@ -150,6 +164,23 @@ export class AgentPane {
     this.timeline.render();
   }
 
+  /** Starts (a turn start in ms), moves or stops (null) the elapsed-time clock. */
+  setRunningSince(since) {
+    if (since === this.runningSince) return;
+    this.runningSince = since;
+    clearInterval(this.ticker);
+    this.ticker = null;
+    this.elapsed.hidden = since === null;
+    if (since === null) return;
+    this.tick();
+    this.ticker = setInterval(() => this.tick(), 1000);
+  }
+
+  tick() {
+    if (this.runningSince === null) return;
+    setText(this.elapsed, elapsedText(Date.now() - this.runningSince));
+  }
+
   renderTimeline() {
     this.timeline.render();
   }
@@ -157,6 +188,7 @@ export class AgentPane {
   /** The pane left the screen (the home tab, the form): its timeline holds on to nothing. */
   hidden() {
     this.timeline.release();
+    this.setRunningSince(null);
   }
 
   renderPermission(agent) {
@@ -191,9 +223,35 @@ export class AgentPane {
         h('button', { type: 'button', dataset: { testid: 'permission-deny' }, onclick: answer(false) }, 'Deny')));
   }
 
+  /** Ctrl+F: the find bar, on the timeline. */
+  openFind() {
+    if (this.showChanges) this.setChanges(false);
+    this.find.show();
+  }
+
   focusComposer() {
     this.composer.focus();
   }
+}
+
+/** "4s", "1m 05s", "1h 02m": how long a turn has run. */
+export function elapsedText(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const pad = (n) => String(n).padStart(2, '0');
+  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
+  return `${Math.floor(s / 3600)}h ${pad(Math.floor(s / 60) % 60)}m`;
+}
+
+/** Whether the latest turn's items end in the error item `message` starts with. */
+function errorShown(model, message) {
+  const items = model?.items ?? [];
+  for (let i = items.length - 1; i >= 0 && i >= items.length - 20; i--) {
+    const it = items[i];
+    if (it.kind === 'error') return message === it.text || message.startsWith(`${it.text}: `);
+    if (it.kind === 'user') return false;
+  }
+  return false;
 }
 
 /** A turn held by the app (SPEC 14), not a provider's question. */

@@ -34,9 +34,14 @@ export class Composer {
     }, 'Stop');
     this.error = h('div', { class: 'composer-error', role: 'alert', dataset: { testid: 'composer-error' } });
     this.hint = h('div', { class: 'composer-hint', dataset: { testid: 'composer-hint' } });
+    // Enter while a turn runs sends nothing: this says why, and offers Stop.
+    this.busyText = h('span', {});
+    this.busyNote = h('div', { class: 'composer-busy', role: 'status', hidden: true, dataset: { testid: 'composer-busy' } },
+      this.busyText, ' ',
+      h('button', { class: 'link', type: 'button', dataset: { testid: 'composer-busy-stop' }, onclick: () => this.interrupt() }, 'Stop the turn'));
     this.el = h('div', { class: 'composer' },
       h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-actions' }, this.send, this.stop)),
-      this.error, this.hint);
+      this.busyNote, this.error, this.hint);
     // Panes change width with the window, the sidebar and split layouts.
     new ResizeObserver(() => this.fitPlaceholder()).observe(this.input);
   }
@@ -53,10 +58,12 @@ export class Composer {
       this.sending = false;
       this.stopping = false;
       setText(this.error, '');
+      this.busyNote.hidden = true;
       this.autosize();
     }
     this.agent = agent;
     setText(this.hint, providerInfo(agent.provider)?.kind === 'shell' ? SHELL_HINT : '');
+    if (!this.busy) this.busyNote.hidden = true;
     const name = agentName(agent);
     setAttr(this.input, 'aria-label', `Prompt for ${name}`);
     // Measured again only when the wording changes; the ResizeObserver covers the width.
@@ -113,6 +120,15 @@ export class Composer {
   async submit() {
     const agent = this.agent;
     const text = this.input.value;
+    if (agent && this.busy && text.trim() !== '') {
+      // Kept, not queued: the user decides whether to stop the turn or wait for it.
+      setText(this.busyText, agent.status === 'initializing'
+        ? `Not sent: ${agentName(agent)} is still starting. Your draft is kept; send it once it is ready.`
+        : `Not sent: ${agentName(agent)} is still working. Your draft is kept; send it when the turn ends.`);
+      this.busyNote.lastChild.hidden = agent.status !== 'running';
+      this.busyNote.hidden = false;
+      return;
+    }
     if (!agent || this.send.disabled || text.trim() === '') return;
     this.sending = true;
     this.updateButtons();

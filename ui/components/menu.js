@@ -1,17 +1,7 @@
 // The app menu (the ☰ button in the sidebar): New agent, New window, Add a workspace, and the
 // keyboard shortcuts. A small popup that closes on Escape, on a click elsewhere or after a choice.
 import { h } from '../dom.js';
-
-export const SHORTCUTS = [
-  ['Ctrl+N', 'New agent'],
-  ['Ctrl+Shift+N', 'New window'],
-  ['Ctrl+W', 'Close tab (a root agent is archived)'],
-  ['Ctrl+Tab / Ctrl+PgDn', 'Next tab'],
-  ['Ctrl+Shift+Tab / Ctrl+PgUp', 'Previous tab'],
-  ['Ctrl+L', 'Focus the composer'],
-  ['Enter', 'Send (Shift+Enter: new line)'],
-  ['Esc', 'Stop the running turn (in the composer)'],
-];
+import { shortcutList } from './shortcuts.js';
 
 let open = null;
 
@@ -50,7 +40,7 @@ export function openMenu(anchor, items) {
   }, buttons,
   h('div', { class: 'menu-sep', role: 'separator' }),
   h('div', { class: 'menu-title muted' }, 'Keyboard'),
-  h('dl', { class: 'shortcuts' }, SHORTCUTS.map(([keys, what]) => [h('dt', {}, h('kbd', {}, keys)), h('dd', {}, what)])));
+  shortcutList());
   const box = anchor.getBoundingClientRect();
   el.style.top = `${box.bottom + 4}px`;
   el.style.left = `${Math.max(8, box.left)}px`;

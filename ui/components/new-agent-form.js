@@ -102,8 +102,13 @@ export class NewAgentForm {
     this.onWorktree();
   }
 
+  /**
+   * Focus in the first field that takes typing (the model, or the title when the provider has
+   * no models), so Ctrl+N then typing fills the form; the provider is one Shift+Tab away.
+   */
   focus() {
-    (this.providerInputs.find((i) => i.checked) ?? this.title)?.focus();
+    const first = [...this.form.querySelectorAll('input[type="text"], textarea')].find((el) => !el.disabled && el.offsetParent !== null);
+    (first ?? this.title)?.focus();
   }
 
   selectedProvider() {

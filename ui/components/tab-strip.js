@@ -1,8 +1,11 @@
 // The tab strip: this window's agent tabs for the selected workspace, each with its status glyph
-// and a close ×, after a home tab listing the workspace's agents, and a + for a new agent.
+// and a close ×, after a home tab listing the workspace's agents, and a + for a new agent. The
+// home tab, the new-agent tab and + stay pinned; the agent tabs shrink, then scroll between them,
+// with arrows and a menu of every tab when they overflow; the active tab is kept in view.
 import { h, reconcile, setAttr, setText } from '../dom.js';
 import { fleet, workspaceName } from '../store.js';
 import { agentBucket, agentLabel, agentLook, agentName, glyph, updateGlyph } from '../status.js';
+import { openTabList } from './tab-list.js';
 
 export class TabStrip {
   /** actions: {home(), activate(id), close(id), newAgent()} */
@@ -14,14 +17,29 @@ export class TabStrip {
       onclick: () => actions.home(),
       onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); actions.home(); } },
     }, h('span', { class: 'glyph home-glyph', 'aria-hidden': 'true' }, '⌂'), h('span', { class: 'tab-title' }));
-    this.tabs = h('div', { class: 'tabs' });
+    this.tabs = h('div', { class: 'tabs', onscroll: () => this.updateOverflow() });
+    const arrow = (dir, label) => h('button', {
+      class: `tab-scroll tab-scroll-${dir < 0 ? 'left' : 'right'}`, type: 'button', tabindex: '-1', hidden: true,
+      title: label, 'aria-label': label, dataset: { testid: dir < 0 ? 'tabs-scroll-left' : 'tabs-scroll-right' },
+      onclick: () => this.tabs.scrollBy({ left: dir * Math.max(120, this.tabs.clientWidth * 0.7), behavior: 'smooth' }),
+    }, dir < 0 ? '‹' : '›');
+    this.left = arrow(-1, 'Scroll the tabs left');
+    this.right = arrow(1, 'Scroll the tabs right');
+    this.more = h('button', {
+      class: 'tab-more', type: 'button', hidden: true, title: 'All tabs', 'aria-label': 'All tabs',
+      'aria-haspopup': 'menu', 'aria-expanded': 'false', dataset: { testid: 'tabs-overflow' },
+      onclick: () => openTabList(this.more, this.list, (id) => (id ? actions.activate(id) : actions.home())),
+    }, '⌄');
     this.form = h('div', { class: 'tab form-tab', role: 'tab', 'aria-selected': 'true', dataset: { testid: 'tab-new-agent' } },
       h('span', { class: 'glyph', 'aria-hidden': 'true' }, '+'), h('span', { class: 'tab-title' }, 'New agent'));
     this.plus = h('button', {
       class: 'tab-plus', type: 'button', title: 'New agent (Ctrl+N)', 'aria-label': 'New agent',
       dataset: { testid: 'new-agent' }, onclick: () => actions.newAgent(),
     }, '+');
-    this.el.replaceChildren(this.home, this.tabs, this.form, this.plus);
+    this.el.replaceChildren(this.home, this.left, this.tabs, this.right, this.form, this.more, this.plus);
+    this.list = [];
+    // A narrower window must not hide the active tab.
+    new ResizeObserver(() => (this.shown ? this.reveal(this.shown) : this.updateOverflow())).observe(this.tabs);
     // Arrow keys move the focus along the tabs (Enter or Space then opens one).
     this.el.addEventListener('keydown', (e) => {
       if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
@@ -48,6 +66,28 @@ export class TabStrip {
 
     const agents = view.tabs.map((id) => fleet.agents.get(id)).filter(Boolean);
     reconcile(this.tabs, agents, (a) => a.id, (a) => this.create(a.id), (el, a) => this.update(el, a, !view.formOpen && a.id === view.active));
+    // What the overflow menu lists: every tab in the order shown, the home tab first.
+    this.list = [
+      ...(view.workspaceId ? [{ id: null, name: ws ? workspaceName(ws) : 'Workspace', look: 'home', label: 'its agents', active: homeActive }] : []),
+      ...agents.map((a) => ({ id: a.id, name: agentName(a), look: agentLook(a), label: agentLabel(a), active: !view.formOpen && a.id === view.active })),
+    ];
+    const active = !view.formOpen && view.active;
+    if (active !== this.shown) {
+      this.shown = active;
+      if (active) requestAnimationFrame(() => this.reveal(active));
+    }
+    this.updateOverflow();
+  }
+
+  /** Shows the scroll arrows and the tab menu only while the agent tabs do not all fit. */
+  updateOverflow() {
+    const t = this.tabs;
+    const over = t.scrollWidth > t.clientWidth + 1;
+    this.more.hidden = !over;
+    this.left.hidden = !over;
+    this.right.hidden = !over;
+    this.left.disabled = t.scrollLeft <= 0;
+    this.right.disabled = t.scrollLeft + t.clientWidth >= t.scrollWidth - 1;
   }
 
   create(id) {
@@ -87,9 +127,14 @@ export class TabStrip {
     setAttr(close, 'title', agent.parentAgentId ? 'Close tab (the subagent keeps running)' : 'Close and archive (Ctrl+W)');
   }
 
-  /** Scrolls the active tab into view. */
+  /** Scrolls the agent's tab into view within the strip (the pinned parts never move). */
   reveal(id) {
     const el = this.tabs._keyed?.get(id);
-    el?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    if (!el) return;
+    const t = this.tabs;
+    const left = el.offsetLeft - t.offsetLeft;
+    if (left < t.scrollLeft) t.scrollLeft = left;
+    else if (left + el.offsetWidth > t.scrollLeft + t.clientWidth) t.scrollLeft = left + el.offsetWidth - t.clientWidth;
+    this.updateOverflow();
   }
 }

@@ -3,6 +3,7 @@
 // while following the tail, more as the user scrolls up (paged back from disk when needed), so an
 // agent streaming thousands of items a second never grows the page without bound.
 import { h, timeText } from '../dom.js';
+import { termText } from './term-text.js';
 
 /** Items in the DOM while following the newest ones. */
 const FOLLOW_WINDOW = 200;
@@ -67,7 +68,7 @@ function renderItem(it, prev, ctx) {
     case 'output': {
       const stream = it.stream === 'stderr' ? 'stderr' : 'stdout';
       const continues = prev && prev.kind === 'output' && (prev.stream === 'stderr' ? 'stderr' : 'stdout') === stream && prev.turn === it.turn;
-      const el = item(`output ${stream}`, it, continues ? '' : stream, h('pre', { class: 'body mono' }, it.text));
+      const el = item(`output ${stream}`, it, continues ? '' : stream, h('pre', { class: 'body mono' }, termText(it.text, it.runs)));
       if (continues) el.classList.add('cont');
       return el;
     }
@@ -307,6 +308,7 @@ export class TimelineView {
         continue;
       }
       const el = renderItem(it, m.at(seq - 1), this.ctx);
+      this.decorate?.(seq, el);
       if (it.kind === 'tool_call' && it.callId) {
         this.calls.set(it.callId, el);
         if (it.callId === this.awaiting) markAwaiting(el, true);
@@ -364,6 +366,40 @@ export class TimelineView {
     this.follow = nearBottom && this.last >= m.lastSeq;
     this.jump.hidden = this.follow;
     if (el.scrollTop < EDGE_PX) this.extendUp();
+  }
+
+  /**
+   * Shows item `seq` (paging it back from disk if needed) scrolled to the middle of the view;
+   * resolves to its element, or null when it cannot be shown. Leaves following the tail.
+   */
+  async reveal(seq) {
+    const m = this.model;
+    if (!m) return null;
+    while (m.firstSeq > seq && !m.atStart) {
+      // A page reaching it at once (bounded per call), not a hundred small ones.
+      const added = await m.loadOlder(Math.min(5000, m.firstSeq - seq + STEP));
+      if (!added || this.model !== m) break;
+    }
+    if (this.model !== m || !m.at(seq)) return null;
+    if (!this.nodes.has(seq)) {
+      this.reset();
+      this.first = Math.max(m.firstSeq, seq - STEP);
+      this.last = Math.min(m.lastSeq, seq + STEP);
+      this.list.append(this.build(this.first, this.last));
+      m.pinnedFrom = this.first;
+    }
+    const el = this.nodes.get(seq) ?? this.calls.get(m.at(seq)?.callId);
+    if (!el) return null;
+    this.follow = false;
+    this.userAt = performance.now();
+    el.scrollIntoView({ block: 'center' });
+    this.jump.hidden = false;
+    return el;
+  }
+
+  /** Calls `fn(seq, el)` for each item element in the DOM now. */
+  eachNode(fn) {
+    for (const [seq, el] of this.nodes) if (el) fn(seq, el);
   }
 
   keepScroll(change) {

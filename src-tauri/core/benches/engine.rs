@@ -208,6 +208,7 @@ fn benches(c: &mut Criterion) {
                         } else {
                             TurnOutcome::Failed {
                                 message: "x".into(),
+                                detail: None,
                             }
                         };
                         e.turn_ended(*id, o).unwrap();

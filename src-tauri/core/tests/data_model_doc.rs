@@ -14,8 +14,8 @@ use paseo_core::config::{
 use paseo_core::mcp::McpServer;
 use paseo_core::model::{
     AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Extra, HeldTurn, HoldReason,
-    ItemKind, LastRun, Notice, NotifyArm, Persistence, Power, Status, TimelineItem, Timestamp,
-    Usage, WorkspaceId, PARENT_LABEL,
+    ItemKind, LastRun, Notice, NotifyArm, Persistence, Power, Status, StyledRun, TermColor,
+    TermStyle, TimelineItem, Timestamp, Usage, WorkspaceId, PARENT_LABEL,
 };
 use paseo_core::providers::claude::mcp_config_json;
 use paseo_core::providers::groups::GroupRecorder;
@@ -345,6 +345,19 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
         input: Some(json!({"command": "ls"})),
         is_error: true,
         stream: Some("stdout".into()),
+        runs: vec![StyledRun {
+            len: 3,
+            style: TermStyle {
+                fg: Some(TermColor::Palette(1)),
+                bg: Some(TermColor::Rgb([0, 0, 0])),
+                bold: true,
+                dim: true,
+                italic: true,
+                underline: true,
+                inverse: true,
+                strike: true,
+            },
+        }],
     };
     let mut timelines = Timelines::start(layout.clone());
     timelines.append(agent, std::slice::from_ref(&item));

@@ -296,6 +296,7 @@ impl Harness {
                         1 => TurnOutcome::Canceled,
                         _ => TurnOutcome::Failed {
                             message: "x".into(),
+                            detail: None,
                         },
                     };
                     let _ = self.e.turn_ended(id, o);

@@ -85,12 +85,62 @@ async fn shell_turns_stream_output_and_report_exit_status() {
     assert!(message.contains("exited with code 3"), "{message}");
     assert!(message.contains("no such thing"), "{message}");
     assert_eq!(t.output("stdout"), "partial\n");
+    // The stderr is in the timeline as output: the error the timeline shows says only how the
+    // command ended, so the message is not said twice.
+    assert_eq!(
+        t.outcome(),
+        &TurnOutcome::Failed {
+            message: "the command exited with code 3".into(),
+            detail: Some("no such thing".into()),
+        }
+    );
 
     // A shell cannot read: a finish notice must never run as a command.
     let notice = TurnInput::Notice("<paseo-notice>rm -rf ~</paseo-notice>".into());
     assert!(matches!(sh.s.send(notice), Err(ProviderError::Invalid(_))));
     assert_eq!(sh.run("true").await.outcome(), &TurnOutcome::Completed);
     sh.s.close().await;
+}
+
+/// A real process's escape sequences: colours and styles become runs over plain text (so the
+/// timeline, the last message and the error never hold escape bytes), cursor moves and titles
+/// are dropped, and a colour left on does not leak into the next turn.
+#[tokio::test]
+async fn shell_output_colours_become_styled_runs_and_control_sequences_are_dropped() {
+    use paseo_core::model::{TermColor, TermStyle};
+    let mut sh = shell_session(16).await;
+    let t = sh
+        .run(r"printf '\033[2J\033[H\033]0;title\007\033[31mred\033[0m plain \033[1;38;5;208mhot'; printf '\033[35mmagenta\n' >&2; exit 2")
+        .await;
+    assert_eq!(t.output("stdout"), "red plain hot");
+    assert_eq!(t.output("stderr"), "magenta\n");
+    let out = t
+        .items
+        .iter()
+        .find(|i| i.stream.as_deref() == Some("stdout"))
+        .unwrap();
+    let styles: Vec<_> = out.runs.iter().map(|r| (r.len, r.style)).collect();
+    let red = TermStyle {
+        fg: Some(TermColor::Palette(1)),
+        ..TermStyle::default()
+    };
+    let hot = TermStyle {
+        fg: Some(TermColor::Palette(208)),
+        bold: true,
+        ..TermStyle::default()
+    };
+    assert_eq!(styles, [(3, red), (7, TermStyle::default()), (3, hot)]);
+    let last = t.last_message.as_deref().unwrap();
+    assert!(
+        last.contains("red plain hot") && last.contains("magenta"),
+        "{last:?}"
+    );
+    assert!(!last.contains('\u{1b}'), "{last:?}");
+    assert!(t.failure().ends_with(": magenta"), "{}", t.failure());
+    // The next turn starts plain, although the last one left a colour on.
+    let t = sh.run("echo next").await;
+    assert_eq!(t.output("stdout"), "next\n");
+    assert!(t.items.iter().all(|i| i.runs.is_empty()), "{:?}", t.items);
 }
 
 #[tokio::test]
@@ -329,7 +379,7 @@ esac"#,
     s.send(prompt("die")).unwrap();
     let t = ev.turn().await;
     assert!(
-        matches!(t.outcome(), TurnOutcome::Failed { message } if message.contains("SIGKILL")),
+        matches!(t.outcome(), TurnOutcome::Failed { message, .. } if message.contains("SIGKILL")),
         "{t:?}"
     );
     assert_eq!(t.output("stdout"), "dying\n");

@@ -192,10 +192,22 @@ impl Engine {
     /// After an agent entered `error`: persist it, show the message in its timeline, and send
     /// the notice its armed turn owes.
     pub(super) fn report_failure(&mut self, id: AgentId, message: String, arm: Option<NotifyArm>) {
+        self.report_failure_shown(id, message.clone(), message, arm);
+    }
+
+    /// The timeline says `shown`; the notice carries the `full` message (what the timeline
+    /// shows as output besides `shown`).
+    pub(super) fn report_failure_shown(
+        &mut self,
+        id: AgentId,
+        shown: String,
+        full: String,
+        arm: Option<NotifyArm>,
+    ) {
         self.touch(id);
-        self.timeline(id, NewItem::new(ItemKind::Error, message.clone()));
+        self.timeline(id, NewItem::new(ItemKind::Error, shown));
         if let Some(arm) = arm {
-            self.send_notice(id, arm, "failed", Some(message));
+            self.send_notice(id, arm, "failed", Some(full));
         }
     }
 

@@ -115,10 +115,14 @@ impl Engine {
         a.record.updated_at = now;
         let arm = take_turn_arm(a);
         match outcome {
-            TurnOutcome::Failed { message } => {
-                set_error(&mut a.record, &message, now);
+            TurnOutcome::Failed { message, detail } => {
+                let full = match detail {
+                    Some(d) => format!("{message}: {d}"),
+                    None => message.clone(),
+                };
+                set_error(&mut a.record, &full, now);
                 keep_held(a, now);
-                self.report_failure(id, message, arm);
+                self.report_failure_shown(id, message, full, arm);
             }
             ended @ (TurnOutcome::Completed | TurnOutcome::Canceled) => {
                 a.record.last_status = Status::Idle;

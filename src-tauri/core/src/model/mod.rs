@@ -31,7 +31,7 @@ pub use notice::Notice;
 pub use permission::PermissionRequest;
 pub use power::{power, Power, ProviderTrust};
 pub use status::{bucket, needs_you, Bucket};
-pub use timeline::{ItemKind, NewItem, TimelineItem};
+pub use timeline::{ItemKind, NewItem, StyledRun, TermColor, TermStyle, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
 pub use usage::{LastRun, RecordUsage, TurnUsage, Usage};
 pub use workspace::{ChangeCounts, ProjectRecord, WorkspaceKind, WorkspaceRecord};

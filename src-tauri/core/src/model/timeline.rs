@@ -52,6 +52,58 @@ pub struct TimelineItem {
     /// For output items: "stdout" or "stderr".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<String>,
+    /// For output items: how a terminal would style `text` (its escape sequences parsed out),
+    /// as consecutive runs covering it. Empty (and absent on disk, as in timelines written
+    /// before styles were kept) when the text is plain.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<StyledRun>,
+}
+
+/// A stretch of output text in one terminal style. `len` counts Unicode scalar values (what
+/// Rust's `chars()` and JavaScript's string iterator both yield).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StyledRun {
+    pub len: u32,
+    #[serde(flatten)]
+    pub style: TermStyle,
+}
+
+/// The SGR attributes a terminal would apply (ECMA-48 "Select Graphic Rendition").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TermStyle {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fg: Option<TermColor>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bg: Option<TermColor>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bold: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dim: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub italic: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub underline: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inverse: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strike: bool,
+}
+
+impl TermStyle {
+    pub fn is_plain(&self) -> bool {
+        *self == TermStyle::default()
+    }
+}
+
+/// A terminal colour: a palette index (0–15 the theme's named colours, 16–255 the xterm cube
+/// and greys), serialized as a number; or a 24-bit colour, serialized as `[r, g, b]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TermColor {
+    Palette(u8),
+    Rgb([u8; 3]),
 }
 
 /// Timeline content before the runtime numbers it.
@@ -64,6 +116,7 @@ pub struct NewItem {
     pub input: Option<Value>,
     pub is_error: bool,
     pub stream: Option<String>,
+    pub runs: Vec<StyledRun>,
 }
 
 impl NewItem {
@@ -76,6 +129,7 @@ impl NewItem {
             input: None,
             is_error: false,
             stream: None,
+            runs: Vec::new(),
         }
     }
     pub fn output(stream: &str, text: impl Into<String>) -> Self {
@@ -115,6 +169,50 @@ impl NewItem {
             input: self.input,
             is_error: self.is_error,
             stream: self.stream,
+            runs: self.runs,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A timeline line written before styles were kept loads, plain; a styled one round-trips
+    /// with its runs in the documented shape.
+    #[test]
+    fn items_without_runs_load_and_runs_round_trip() {
+        let old = r#"{"seq":3,"ts":"2026-12-01T10:00:00.000Z","kind":"output","text":"hi\n","turn":1,"stream":"stdout"}"#;
+        let it: TimelineItem = serde_json::from_str(old).unwrap();
+        assert!(it.runs.is_empty());
+        assert_eq!(it.text, "hi\n");
+        assert!(!serde_json::to_string(&it).unwrap().contains("runs"));
+        let styled = TimelineItem {
+            runs: vec![
+                StyledRun {
+                    len: 1,
+                    style: TermStyle {
+                        fg: Some(TermColor::Palette(9)),
+                        bold: true,
+                        ..TermStyle::default()
+                    },
+                },
+                StyledRun {
+                    len: 2,
+                    style: TermStyle {
+                        bg: Some(TermColor::Rgb([1, 2, 3])),
+                        ..TermStyle::default()
+                    },
+                },
+            ],
+            ..it
+        };
+        let json = serde_json::to_value(&styled).unwrap();
+        assert_eq!(
+            json["runs"],
+            serde_json::json!([{"len": 1, "fg": 9, "bold": true}, {"len": 2, "bg": [1, 2, 3]}])
+        );
+        let back: TimelineItem = serde_json::from_value(json).unwrap();
+        assert_eq!(back, styled);
     }
 }

@@ -23,7 +23,13 @@ impl TurnInput {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TurnOutcome {
     Completed,
-    Failed { message: String },
+    /// `message` is what the timeline says; `detail`, when set, is output the timeline already
+    /// shows above it (a command's stderr tail): added to the agent's error and its parent's
+    /// notice, where the output is not shown, and not said again in the timeline.
+    Failed {
+        message: String,
+        detail: Option<String>,
+    },
     Canceled,
 }
 

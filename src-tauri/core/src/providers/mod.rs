@@ -9,8 +9,10 @@
 //! The providers: [`shell`] and [`command`] run one process per turn ([`oneshot`]); [`claude`]
 //! and [`codex`] keep one CLI process per session and speak its JSON-lines protocol over stdio
 //! ([`stdio`], with a pure parser per CLI in `claude/protocol.rs` and `codex/protocol.rs`).
-//! [`process`] spawns and stops process groups; [`output`] carries output to the sink.
+//! [`process`] spawns and stops process groups; [`output`] carries output to the sink, styled
+//! by [`ansi`].
 
+pub mod ansi;
 pub mod claude;
 pub mod codex;
 pub mod command;

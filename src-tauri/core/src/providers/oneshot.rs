@@ -204,7 +204,10 @@ async fn run_turn(
             if !closing.load(Ordering::SeqCst) {
                 let message = format!("{}: {e}", turns.name);
                 emitter
-                    .event(ProviderEvent::TurnEnded(TurnOutcome::Failed { message }))
+                    .event(ProviderEvent::TurnEnded(TurnOutcome::Failed {
+                        message,
+                        detail: None,
+                    }))
                     .await;
             }
             return;
@@ -258,13 +261,13 @@ async fn run_turn(
     } else if status.success() {
         TurnOutcome::Completed
     } else {
-        let mut message = format!("the command {}", describe_exit(&status));
+        // The stderr tail is in the timeline as output already: the error item only adds how
+        // the command ended, and the tail goes with the error to the parent and the record.
         let err_tail = err_tail.trim();
-        if !err_tail.is_empty() {
-            message.push_str(": ");
-            message.push_str(err_tail);
+        TurnOutcome::Failed {
+            message: format!("the command {}", describe_exit(&status)),
+            detail: (!err_tail.is_empty()).then(|| err_tail.to_string()),
         }
-        TurnOutcome::Failed { message }
     };
     // Finished before the outcome is reported, so the runtime may start the next turn at once.
     state.finished.store(true, Ordering::SeqCst);

@@ -12,9 +12,10 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use super::ansi::AnsiText;
 use super::redact::{open_tail, Redact};
 use super::{EventSink, ProviderEvent};
-use crate::model::{ItemKind, NewItem};
+use crate::model::{ItemKind, NewItem, StyledRun, TermStyle};
 
 /// Output is sent at the latest this long after it was read.
 const BATCH_DELAY: Duration = Duration::from_millis(40);
@@ -171,31 +172,84 @@ struct Batch {
     deadline: Option<Instant>,
 }
 
+/// Appends `text` in `style` to an output item, keeping its runs covering its text (an item
+/// stays without runs while all of it is plain).
+fn push_styled(item: &mut NewItem, text: &str, style: TermStyle) {
+    if text.is_empty() {
+        return;
+    }
+    if item.runs.is_empty() && style.is_plain() {
+        item.text.push_str(text);
+        return;
+    }
+    if item.runs.is_empty() && !item.text.is_empty() {
+        item.runs.push(StyledRun {
+            len: count(&item.text),
+            style: TermStyle::default(),
+        });
+    }
+    item.text.push_str(text);
+    let len = count(text);
+    match item.runs.last_mut() {
+        Some(run) if run.style == style => run.len = run.len.saturating_add(len),
+        _ => item.runs.push(StyledRun { len, style }),
+    }
+}
+
+fn count(text: &str) -> u32 {
+    u32::try_from(text.chars().count()).unwrap_or(u32::MAX)
+}
+
 impl Batch {
-    fn add_output(&mut self, stream: &'static str, mut text: &str) {
+    /// Adds parsed output: `text` styled by `runs` (plain when empty).
+    fn add_styled(&mut self, stream: &'static str, text: &str, runs: &[StyledRun]) {
+        if runs.is_empty() {
+            self.add_output(stream, text, TermStyle::default());
+            return;
+        }
+        let mut rest = text;
+        for run in runs {
+            let end = rest
+                .char_indices()
+                .nth(run.len as usize)
+                .map_or(rest.len(), |(i, _)| i);
+            self.add_output(stream, &rest[..end], run.style);
+            rest = &rest[end..];
+        }
+        // Runs always cover the text; anything past them would be shown plain.
+        self.add_output(stream, rest, TermStyle::default());
+    }
+
+    fn add_output(&mut self, stream: &'static str, mut text: &str, style: TermStyle) {
         while !text.is_empty() {
-            let last = self.items.last_mut().filter(|it| {
+            let fits = self.items.last().is_some_and(|it| {
                 it.kind == ItemKind::Output
                     && it.stream.as_deref() == Some(stream)
                     && it.text.len() < ITEM_BYTES
             });
-            let room = ITEM_BYTES - last.as_ref().map(|it| it.text.len()).unwrap_or(0);
-            let mut cut = text.len().min(room);
+            let used = if fits {
+                self.items.last().map_or(0, |it| it.text.len())
+            } else {
+                0
+            };
+            let mut cut = text.len().min(ITEM_BYTES - used);
             while !text.is_char_boundary(cut) {
                 cut -= 1;
             }
+            let fresh = !fits || cut == 0;
             if cut == 0 {
-                // A single character wider than the room left: start a new item.
+                // A single character wider than the room left: it starts a new item.
                 cut = text
                     .char_indices()
                     .nth(1)
                     .map(|(i, _)| i)
                     .unwrap_or(text.len());
-                self.items.push(NewItem::output(stream, &text[..cut]));
-            } else if let Some(item) = last {
-                item.text.push_str(&text[..cut]);
-            } else {
-                self.items.push(NewItem::output(stream, &text[..cut]));
+            }
+            if fresh {
+                self.items.push(NewItem::output(stream, ""));
+            }
+            if let Some(item) = self.items.last_mut() {
+                push_styled(item, &text[..cut], style);
             }
             self.bytes += cut;
             text = &text[cut..];
@@ -209,6 +263,8 @@ impl Batch {
 struct Streams {
     carries: [Vec<u8>; 2],
     held: [String; 2],
+    /// Each stream's terminal state: its escape sequences become styles (or are dropped).
+    terms: [AnsiText; 2],
     redactor: Option<Arc<dyn Redact>>,
     all_tail: Tail,
     err_tail: Tail,
@@ -233,11 +289,15 @@ impl Streams {
         if text.is_empty() {
             return;
         }
-        self.all_tail.push(text);
-        if idx == 1 {
-            self.err_tail.push(text);
+        let (plain, runs) = self.terms[idx].feed(text.as_bytes());
+        if plain.is_empty() {
+            return;
         }
-        batch.add_output(STREAMS[idx], text);
+        self.all_tail.push(&plain);
+        if idx == 1 {
+            self.err_tail.push(&plain);
+        }
+        batch.add_styled(STREAMS[idx], &plain, &runs);
     }
 
     /// Lets what is held back go (no more output is coming soon, or something else must follow
@@ -268,6 +328,7 @@ async fn coalesce(mut rx: mpsc::Receiver<Emit>, sink: EventSink) {
     let mut streams = Streams {
         carries: [Vec::new(), Vec::new()],
         held: [String::new(), String::new()],
+        terms: Default::default(),
         redactor: sink.redactor(),
         all_tail: Tail::new(LAST_MESSAGE_CHARS),
         err_tail: Tail::new(STDERR_TAIL_CHARS),
@@ -325,6 +386,8 @@ async fn coalesce(mut rx: mpsc::Receiver<Emit>, sink: EventSink) {
                     }
                 }
                 streams.release(&mut batch);
+                // The next turn's output starts in a fresh terminal.
+                streams.terms.iter_mut().for_each(AnsiText::reset);
                 let tails = (streams.all_tail.take(), streams.err_tail.take());
                 let _ = reply.send(tails);
                 continue;
@@ -436,6 +499,7 @@ mod tests {
         let mut streams = Streams {
             carries: [Vec::new(), Vec::new()],
             held: [String::new(), String::new()],
+            terms: Default::default(),
             redactor: Some(Arc::new(OneSecret("0123456789abcdef"))),
             all_tail: Tail::new(LAST_MESSAGE_CHARS),
             err_tail: Tail::new(STDERR_TAIL_CHARS),
@@ -450,6 +514,39 @@ mod tests {
         assert_eq!(streams.all_tail.take(), "TOKEN=[redacted]\nnext cafe");
     }
 
+    /// Styled output cut into bounded items: each item's runs cover exactly its text, and the
+    /// styles read back in order are the ones written.
+    #[test]
+    fn styled_output_keeps_its_runs_across_item_cuts() {
+        let mut b = Batch {
+            items: Vec::new(),
+            bytes: 0,
+            deadline: None,
+        };
+        let mut term = AnsiText::new();
+        let mut raw = String::from("plain ");
+        raw.push_str("\x1b[31m");
+        raw.push_str(&"é".repeat(ITEM_BYTES / 2 + 7));
+        raw.push_str("\x1b[0m tail");
+        let (text, runs) = term.feed(raw.as_bytes());
+        b.add_styled("stdout", &text, &runs);
+        assert_eq!(b.items.len(), 2);
+        let mut styles = Vec::new();
+        for it in &b.items {
+            let covered: u32 = it.runs.iter().map(|r| r.len).sum();
+            assert_eq!(covered as usize, it.text.chars().count());
+            styles.extend(it.runs.iter().map(|r| (r.style.fg, r.len)));
+        }
+        let red = Some(crate::model::TermColor::Palette(1));
+        assert_eq!(styles.first(), Some(&(None, 6)));
+        assert_eq!(styles.last(), Some(&(None, 5)));
+        let red_chars: u32 = styles.iter().filter(|s| s.0 == red).map(|s| s.1).sum();
+        assert_eq!(red_chars as usize, ITEM_BYTES / 2 + 7);
+        let joined: String = b.items.iter().map(|i| i.text.as_str()).collect();
+        assert_eq!(joined, text);
+        assert!(!joined.contains('\x1b'));
+    }
+
     #[test]
     fn batches_split_output_into_bounded_items() {
         let mut b = Batch {
@@ -457,9 +554,10 @@ mod tests {
             bytes: 0,
             deadline: None,
         };
-        b.add_output("stdout", &"x".repeat(ITEM_BYTES * 2 + 10));
-        b.add_output("stderr", "e");
-        b.add_output("stdout", "y");
+        let plain = TermStyle::default();
+        b.add_output("stdout", &"x".repeat(ITEM_BYTES * 2 + 10), plain);
+        b.add_output("stderr", "e", plain);
+        b.add_output("stdout", "y", plain);
         let lens: Vec<_> = b.items.iter().map(|i| i.text.len()).collect();
         assert_eq!(lens, [ITEM_BYTES, ITEM_BYTES, 10, 1, 1]);
         assert_eq!(b.bytes, ITEM_BYTES * 2 + 12);

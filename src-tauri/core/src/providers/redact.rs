@@ -66,15 +66,25 @@ impl ProviderEvent {
         match self {
             ProviderEvent::Items(items) => {
                 for it in items {
-                    redact_string(r, &mut it.text);
+                    // A secret the styles cut in pieces shows up whole in the plain text: the
+                    // item is shown plain rather than with runs that no longer fit its text.
+                    if let Some(clean) = r.redact(&it.text) {
+                        it.text = clean;
+                        it.runs.clear();
+                    }
                     if let Some(input) = &mut it.input {
                         redact_value(r, input);
                     }
                 }
             }
             ProviderEvent::LastMessage(t) => redact_string(r, t),
-            ProviderEvent::TurnEnded(crate::model::TurnOutcome::Failed { message })
-            | ProviderEvent::Exited { message } => redact_string(r, message),
+            ProviderEvent::TurnEnded(crate::model::TurnOutcome::Failed { message, detail }) => {
+                redact_string(r, message);
+                if let Some(d) = detail {
+                    redact_string(r, d);
+                }
+            }
+            ProviderEvent::Exited { message } => redact_string(r, message),
             ProviderEvent::Permission(p) => {
                 redact_value(r, &mut p.input);
                 if let Some(d) = &mut p.description {

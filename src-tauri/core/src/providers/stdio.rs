@@ -102,6 +102,7 @@ pub fn exit_events(
     if turn_running {
         events.push(ProviderEvent::TurnEnded(TurnOutcome::Failed {
             message: message.to_string(),
+            detail: None,
         }));
     }
     events.push(ProviderEvent::Exited {
@@ -495,6 +496,7 @@ mod tests {
         let message = "Echo exited with code 3: bad input".to_string();
         let failed = TurnOutcome::Failed {
             message: message.clone(),
+            detail: None,
         };
         assert_eq!(next(&mut rx).await, ProviderEvent::TurnEnded(failed));
         assert_eq!(next(&mut rx).await, ProviderEvent::Exited { message });

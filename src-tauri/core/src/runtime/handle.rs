@@ -18,6 +18,7 @@ use crate::model::{
     AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind,
 };
 use crate::providers::{ProviderInfo, ProviderRegistry};
+use crate::store::timeline::search::{self, TimelineSearch};
 use crate::store::{Layout, Writer};
 use crate::workspaces::{self, WorkspaceError};
 
@@ -417,6 +418,37 @@ impl RuntimeHandle {
                 .map_err(|_| RuntimeError::Stopped)?
                 .map_err(Into::into),
         }
+    }
+
+    /// Finds `query` (case-insensitive) in the agent's whole timeline, what is paged out to its
+    /// file included (the find bar). Stops with a `canceled` error once `cancel` is set.
+    pub async fn search_timeline(
+        &self,
+        id: AgentId,
+        query: String,
+        cancel: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Result<TimelineSearch, RuntimeError> {
+        if query.trim().is_empty() {
+            return Err(RuntimeError::invalid("query", "the search text is empty"));
+        }
+        if query.chars().count() > search::MAX_QUERY_CHARS {
+            return Err(RuntimeError::invalid(
+                "query",
+                format!(
+                    "the search text is longer than {} characters",
+                    search::MAX_QUERY_CHARS
+                ),
+            ));
+        }
+        let written = self
+            .ask(|reply| Command::FlushTimeline { id, reply })
+            .await?;
+        written.await.map_err(|_| RuntimeError::Stopped)?;
+        let path = self.layout.timeline_path(id);
+        tokio::task::spawn_blocking(move || search::search_file(id, &path, &query, &cancel))
+            .await
+            .map_err(|_| RuntimeError::Stopped)?
+            .map_err(Into::into)
     }
 
     /// Lets queued finish notices run (call once the MCP server is up).

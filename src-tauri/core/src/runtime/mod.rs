@@ -119,6 +119,7 @@ impl RuntimeError {
             RuntimeError::Workspace(WorkspaceError::GitMissing) => "unavailable",
             RuntimeError::Workspace(WorkspaceError::Git { .. } | WorkspaceError::Io(_)) => "io",
             RuntimeError::Workspace(_) => "invalid",
+            RuntimeError::Timeline(TimelineError::Canceled) => "canceled",
             RuntimeError::Write(_) | RuntimeError::Store(_) | RuntimeError::Timeline(_) => "io",
             RuntimeError::Invalid { .. } => "invalid",
             RuntimeError::Forbidden { .. } => "forbidden",

@@ -71,6 +71,17 @@ impl Actor {
         }
     }
 
+    pub(crate) fn flush_timeline(
+        &mut self,
+        agent: AgentId,
+    ) -> Result<tokio::sync::oneshot::Receiver<()>, RuntimeError> {
+        if self.engine.agent(agent).is_none() {
+            return Err(crate::engine::EngineError::UnknownAgent(agent).into());
+        }
+        self.flush_timeline_events();
+        Ok(self.timelines.flush_rx())
+    }
+
     pub(crate) fn timeline_page(
         &mut self,
         agent: AgentId,

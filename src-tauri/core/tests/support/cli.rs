@@ -346,7 +346,7 @@ pub async fn a_process_dying_mid_turn<A: CliApi>(st: &Cli<A>) {
     let failed: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            ProviderEvent::TurnEnded(TurnOutcome::Failed { message }) => Some(message.clone()),
+            ProviderEvent::TurnEnded(TurnOutcome::Failed { message, .. }) => Some(message.clone()),
             ProviderEvent::TurnEnded(other) => panic!("turn ended {other:?}"),
             _ => None,
         })

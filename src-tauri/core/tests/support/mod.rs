@@ -144,10 +144,14 @@ impl Turn {
     pub fn item(&self, kind: ItemKind) -> Option<&NewItem> {
         self.items.iter().find(|i| i.kind == kind)
     }
-    /// Why the turn failed; panics if it did not.
-    pub fn failure(&self) -> &str {
+    /// Why the turn failed, with the output detail the record and notices carry; panics if it
+    /// did not fail.
+    pub fn failure(&self) -> String {
         match self.outcome() {
-            TurnOutcome::Failed { message } => message,
+            TurnOutcome::Failed { message, detail } => match detail {
+                Some(d) => format!("{message}: {d}"),
+                None => message.clone(),
+            },
             other => panic!("the turn did not fail: {other:?}"),
         }
     }

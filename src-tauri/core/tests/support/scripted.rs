@@ -91,6 +91,7 @@ impl Provider for Scripted {
                         "fail" => {
                             sink.send(ProviderEvent::TurnEnded(TurnOutcome::Failed {
                                 message: arg.to_string(),
+                                detail: None,
                             }))
                             .await;
                         }

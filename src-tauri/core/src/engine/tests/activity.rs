@@ -22,6 +22,7 @@ fn running_subagent_lifts_its_roots_workspace_but_idle_or_failed_ones_do_not() {
         kid,
         TurnOutcome::Failed {
             message: "x".into(),
+            detail: None,
         },
     )
     .unwrap();
@@ -77,6 +78,7 @@ fn a_track_needs_you_for_a_pending_permission_or_an_unseen_error_only() {
         failed,
         TurnOutcome::Failed {
             message: "x".into(),
+            detail: None,
         },
     )
     .unwrap();

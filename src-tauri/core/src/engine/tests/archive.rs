@@ -115,6 +115,7 @@ fn archive_many_is_one_batch() {
         failed,
         TurnOutcome::Failed {
             message: "exit 3".into(),
+            detail: None,
         },
     )
     .unwrap();

@@ -339,6 +339,7 @@ fn a_notice_to_an_agent_with_a_held_turn_runs_and_keeps_the_held_request() {
         mid,
         TurnOutcome::Failed {
             message: "x".into(),
+            detail: None,
         },
     )
     .unwrap();

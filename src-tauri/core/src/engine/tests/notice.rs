@@ -123,3 +123,37 @@ fn archiving_a_running_armed_child_tells_its_parent() {
     f.e.archive(kid).unwrap();
     assert_eq!(f.e.inbox(parent).unwrap()[0].outcome, "archived");
 }
+
+/// A failed command's stderr is already in its timeline as output: the error item says only
+/// how it ended, while the record and the parent's notice carry the stderr too.
+#[test]
+fn a_failure_detail_shown_as_output_is_not_repeated_in_the_timeline() {
+    let mut f = Fx::new();
+    let parent = f.running(None, "w1");
+    let kid = f.armed(Some(parent), parent);
+    let _ = f.e.take_outcome();
+    f.e.turn_ended(
+        kid,
+        TurnOutcome::Failed {
+            message: "the command exited with code 1".into(),
+            detail: Some("cat: nope: No such file or directory".into()),
+        },
+    )
+    .unwrap();
+    let full = "the command exited with code 1: cat: nope: No such file or directory";
+    assert_eq!(f.record(kid).last_error.as_deref(), Some(full));
+    let o = f.e.take_outcome();
+    let errors: Vec<_> = o
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Timeline { agent, item } if *agent == kid && item.kind == ItemKind::Error => {
+                Some(item.text.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors, ["the command exited with code 1"]);
+    let notice = &f.e.inbox(parent).unwrap()[0];
+    assert_eq!(notice.error.as_deref(), Some(full));
+}

@@ -37,6 +37,7 @@ fn failed_turn_is_error_and_error_is_not_terminal() {
         id,
         TurnOutcome::Failed {
             message: "boom".into(),
+            detail: None,
         },
     )
     .unwrap();

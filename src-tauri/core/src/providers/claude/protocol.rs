@@ -277,6 +277,7 @@ impl ClaudeStream {
         } else {
             TurnOutcome::Failed {
                 message: result_message(v, subtype),
+                detail: None,
             }
         };
         self.interrupt_requested = false;

@@ -307,7 +307,8 @@ fn an_error_result_fails_the_turn_with_its_message() {
             ProviderEvent::TurnEnded(TurnOutcome::Failed {
                 message:
                     "No conversation found with session ID: 11111111-2222-4333-8444-555555555555"
-                        .into()
+                        .into(),
+                detail: None
             })
         ]
     );
@@ -325,6 +326,7 @@ fn exit_mid_turn_fails_the_turn_then_reports_the_exit() {
     let killed = "Claude Code was killed by signal 9 (SIGKILL)".to_string();
     let failed = TurnOutcome::Failed {
         message: killed.clone(),
+        detail: None,
     };
     assert_eq!(
         p.on_exit(&killed),

@@ -360,6 +360,7 @@ impl CodexStream {
                     step.events
                         .push(ProviderEvent::TurnEnded(TurnOutcome::Failed {
                             message: format!("Codex refused the turn: {e}"),
+                            detail: None,
                         }));
                 }
             }
@@ -507,6 +508,7 @@ impl CodexStream {
                             .map(str::to_string)
                             .or(turn.error)
                             .unwrap_or_else(|| "the Codex turn failed".into()),
+                        detail: None,
                     },
                 };
                 if let Some(u) = turn.usage {

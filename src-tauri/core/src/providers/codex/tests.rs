@@ -359,7 +359,8 @@ fn a_failed_turn_carries_its_error_and_exit_mid_turn_fails_it() {
         vec![
             ProviderEvent::LastMessage(String::new()),
             ProviderEvent::TurnEnded(TurnOutcome::Failed {
-                message: "stream disconnected".into()
+                message: "stream disconnected".into(),
+                detail: None
             })
         ]
     );
@@ -368,7 +369,8 @@ fn a_failed_turn_carries_its_error_and_exit_mid_turn_fails_it() {
         s.on_exit("Codex was killed by signal 9 (SIGKILL)"),
         vec![
             ProviderEvent::TurnEnded(TurnOutcome::Failed {
-                message: "Codex was killed by signal 9 (SIGKILL)".into()
+                message: "Codex was killed by signal 9 (SIGKILL)".into(),
+                detail: None
             }),
             ProviderEvent::Exited {
                 message: "Codex was killed by signal 9 (SIGKILL)".into()

@@ -144,6 +144,12 @@ pub(crate) enum Command {
         limit: usize,
         reply: Reply<Page>,
     },
+    /// Writes the agent's timeline items so far to its file (for a search of the file): the
+    /// answer is a receiver that fires once they are written.
+    FlushTimeline {
+        id: AgentId,
+        reply: Reply<tokio::sync::oneshot::Receiver<()>>,
+    },
     /// The defaults a create's disk and git checks depend on.
     PlanCreate {
         req: Box<CreateAgent>,
@@ -307,6 +313,7 @@ impl Actor {
                 limit,
                 reply,
             } => answer(reply, self.timeline_page(id, before, limit)),
+            Command::FlushTimeline { id, reply } => answer(reply, self.flush_timeline(id)),
             Command::PlanCreate { req, reply } => {
                 answer(reply, super::policy::plan_create(&self.engine, &req))
             }

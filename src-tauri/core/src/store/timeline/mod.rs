@@ -10,6 +10,7 @@
 //! until writes work again.
 
 mod file;
+pub mod search;
 
 use std::collections::HashMap;
 use std::fs;
@@ -35,6 +36,8 @@ pub enum TimelineError {
     Read { agent: AgentId, message: String },
     #[error("the timeline writer has stopped")]
     Stopped,
+    #[error("the search was canceled")]
+    Canceled,
 }
 
 /// How the timelines run.
@@ -162,6 +165,13 @@ impl Timelines {
             })
             .map_err(|_| TimelineError::Stopped)?;
         Ok(rx)
+    }
+
+    /// Asks for everything queued so far to be written; the answer arrives once it is.
+    pub fn flush_rx(&self) -> oneshot::Receiver<()> {
+        let (reply, rx) = oneshot::channel();
+        let _ = self.tx.send(Cmd::Flush(reply));
+        rx
     }
 
     pub async fn flush(&self) {
