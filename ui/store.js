@@ -64,12 +64,17 @@ export const fleet = {
   counts: { agents: 0, running: 0, needsYou: 0, failed: 0, finishedUnseen: 0, archived: 0 },
   /** {id, level, message} shown until dismissed. */
   notices: [],
+  /** The latest passing news for the status bar ({id, message, agentId}), or null. */
+  said: null,
 };
+
+/** How long passing news stays in the status bar. */
+const SAID_MS = 20000;
 
 let noticeSeq = 0;
 const listeners = new Set();
 
-/** fn(change): change is {kind, ...}; kinds: snapshot, agent, detail, archived, timeline, workspace, track, counts, notice. */
+/** fn(change): change is {kind, ...}; kinds: snapshot, agent, detail, archived, timeline, workspace, track, counts, notice, said. */
 export function onChange(fn) {
   listeners.add(fn);
   return () => listeners.delete(fn);
@@ -82,6 +87,21 @@ function emit(change) {
 export function addNotice(level, message) {
   fleet.notices.push({ id: ++noticeSeq, level, message });
   emit({ kind: 'notice' });
+}
+
+/**
+ * News the status bar shows for a while, then drops (a newer one replaces it): it concerns
+ * `agentId`, whose timeline keeps it for good.
+ */
+export function say(message, agentId) {
+  const id = ++noticeSeq;
+  fleet.said = { id, message, agentId };
+  emit({ kind: 'said' });
+  setTimeout(() => {
+    if (fleet.said?.id !== id) return;
+    fleet.said = null;
+    emit({ kind: 'said' });
+  }, SAID_MS);
 }
 
 /** An error notice: `what` failed, and why. */
@@ -176,6 +196,10 @@ export function applyEvent(ev, { guard = false } = {}) {
       return;
     case 'notice':
       addNotice(ev.level, ev.message);
+      return;
+    // An idle agent closed to make room for a waiting start (SPEC 14 maxLiveAgents).
+    case 'closedForRoom':
+      say(ev.message, ev.agentId);
       return;
     default:
   }

@@ -33,6 +33,7 @@ mod new_agent;
 mod notices;
 mod permission;
 mod queued;
+mod room;
 mod scale;
 mod screenshots;
 mod tabs;

@@ -19,10 +19,12 @@ export function renderStatus(el, state) {
     h('span', { dataset: { testid: 'status-line' } },
       h('span', { class: `dot ${info.backend}`, 'aria-hidden': 'true' }, '●'),
       ` Backend ${info.backend} · pid ${info.pid} · ${line}`),
+    saidNote(state.said, state.open),
     h('span', { class: 'muted status-right' },
       containmentNote(state.containment),
       state.mcpUrl ? h('span', { title: 'Where agents reach the paseo MCP server', dataset: { testid: 'mcp-url' } }, `MCP ${state.mcpUrl.replace(/^https?:\/\//, '')}`) : null,
-      h('span', {}, `${info.product} ${info.version}`)));
+      // Passing news needs the room more than the version (also in the sidebar's header).
+      state.said ? null : h('span', {}, `${info.product} ${info.version}`)));
 }
 
 /**
@@ -37,4 +39,18 @@ function containmentNote(c) {
   }
   const word = c.state === 'off' ? 'Containment off' : 'Containment unavailable';
   return h('span', { class: 'containment-warning', title: c.message, dataset: { testid: 'containment-status', state: c.state } }, word);
+}
+
+/**
+ * Passing news (an idle agent closed to make room for a waiting start, SPEC 14): said at once
+ * where the user looks for the fleet's state, and a link to the agent it concerns, whose
+ * timeline keeps the whole story.
+ */
+function saidNote(said, open) {
+  if (!said) return null;
+  return h('button', {
+    class: 'status-said', type: 'button', title: `${said.message}. It resumes when you use it: open it.`,
+    dataset: { testid: 'status-said', agentId: said.agentId },
+    onclick: () => open?.(said.agentId),
+  }, said.message);
 }

@@ -289,6 +289,10 @@ pub enum Event {
     /// Something the user should know (a quarantined file, a worktree that could not be removed).
     #[serde(rename_all = "camelCase")]
     Notice { level: String, message: String },
+    /// An idle agent was closed to make room for a waiting start (SPEC 14 `maxLiveAgents`):
+    /// news for the status bar, worded once here; its timeline says the same.
+    #[serde(rename_all = "camelCase")]
+    ClosedForRoom { agent_id: AgentId, message: String },
 }
 
 #[cfg(test)]
