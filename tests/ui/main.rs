@@ -26,6 +26,7 @@ mod cards;
 mod changes;
 mod composer;
 mod containment;
+mod counts;
 mod folder_picker;
 mod held;
 mod layouts;

@@ -1,6 +1,7 @@
 // Status line: backend state, process and fleet counts, always visible at the bottom.
 import { h, mount } from '../dom.js';
-import { queuedPart } from '../status.js';
+import { agentBucket } from '../status.js';
+import { countsLine } from './counts-line.js';
 
 export function renderStatus(el, state) {
   el.dataset.state = state.kind;
@@ -13,12 +14,13 @@ export function renderStatus(el, state) {
     return;
   }
   const { info, counts } = state;
-  const needs = counts.needsYou;
-  const line = `${counts.running} running${queuedPart(counts.queued)} · ${needs} need${needs === 1 ? 's' : ''} you · ${counts.agents} total`;
+  // The fleet's line as the backend words it (paseo-core model/tally.rs); its "needs you" and
+  // "failed" list those agents.
+  const line = countsLine(counts.tally.line, (kind) => state.agents().filter((a) => agentBucket(a) === kind), state.open);
   mount(el,
     h('span', { dataset: { testid: 'status-line' } },
       h('span', { class: `dot ${info.backend}`, 'aria-hidden': 'true' }, '●'),
-      ` Backend ${info.backend} · pid ${info.pid} · ${line}`),
+      ` Backend ${info.backend} · pid ${info.pid} · `, line),
     saidNote(state.said, state.open),
     h('span', { class: 'muted status-right' },
       containmentNote(state.containment),

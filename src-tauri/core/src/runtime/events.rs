@@ -213,6 +213,8 @@ pub struct FleetCounts {
     /// seen yet.
     pub finished_unseen: usize,
     pub archived: usize,
+    /// The unarchived agents by the word their rows show, and the status bar's line.
+    pub tally: crate::model::Tally,
 }
 
 impl FleetCounts {
@@ -224,6 +226,7 @@ impl FleetCounts {
                 continue;
             }
             c.agents += 1;
+            c.tally.add(a.bucket());
             if a.is_queued() {
                 c.queued += 1;
             } else if a.status().is_active() {
