@@ -105,5 +105,26 @@ async fn counts(h: Harness, theme: &str) {
         line.ends_with("0 running · 1 needs you · 1 failed · 3 total"),
         "{line}"
     );
+
+    // The workspace counts its root agents (SPEC 6: a subagent not running counts in its
+    // parent's track only): its row says what failed, and its home lists it.
+    let row = sel_ws(ws_id(&ws));
+    app.wait_for_text(&format!("{row} .ws-word"), |t| t == "1 failed")
+        .await;
+    app.click(&row).await;
+    app.click(&tid("tab-home")).await;
+    app.wait_for_text(&tid("workspace-counts"), |t| {
+        t == "0 running · 0 need you · 1 failed · 2 total"
+    })
+    .await;
+    let ws_link = format!(
+        "{} [data-testid=\"count-link\"][data-kind=\"failed\"]",
+        tid("workspace-counts")
+    );
+    app.click(&ws_link).await;
+    let item = format!("{} [data-agent-id=\"{broken_id}\"]", tid("count-list"));
+    app.wait_for(&item).await;
+    assert_eq!(app.count(&tid("count-list-item")).await, 1);
+    app.screenshot(&format!("counts-workspace{theme}")).await;
     app.quit().await;
 }

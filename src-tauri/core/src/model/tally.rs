@@ -1,5 +1,6 @@
 //! How many agents say each status word, and the one line that says them: the track header
-//! (SPEC 7) and the status bar show this value as the core words it; neither spells its own.
+//! (SPEC 7), the workspace row and home (SPEC 6) and the status bar show this value as the core
+//! words it; none spells its own.
 //! Counted by bucket ([`super::status::bucket`]), so each count is exactly the rows whose word
 //! it repeats: "needs you" counts the rows that say "needs you" (a pending permission or a held
 //! start) and "failed" the rows that say "failed". A count changes only when an agent's state

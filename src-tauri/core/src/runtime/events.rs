@@ -168,6 +168,9 @@ pub struct WorkspaceSnapshot {
     pub bucket: Option<Bucket>,
     /// How many agents contribute each bucket, in `Bucket::ALL` order.
     pub counts: [u32; Bucket::COUNT],
+    /// The same agents by their rows' words, and the line the sidebar and the workspace home
+    /// show (SPEC 6: its root agents, and its running subagents).
+    pub tally: crate::model::Tally,
     /// The usage of all its agents, archived ones included.
     #[serde(skip_serializing_if = "Usage::is_empty")]
     pub usage: Usage,
@@ -175,10 +178,16 @@ pub struct WorkspaceSnapshot {
 
 impl WorkspaceSnapshot {
     pub fn of(engine: &Engine, w: &WorkspaceRecord) -> WorkspaceSnapshot {
+        let counts = engine.activity_counts(&w.workspace_id);
+        let mut tally = crate::model::Tally::default();
+        for b in Bucket::ALL {
+            tally.add_n(b, counts[b.index()] as usize);
+        }
         WorkspaceSnapshot {
             record: w.clone(),
             bucket: engine.workspace_bucket(&w.workspace_id),
-            counts: engine.activity_counts(&w.workspace_id),
+            counts,
+            tally,
             usage: engine.workspace_usage(&w.workspace_id),
         }
     }
