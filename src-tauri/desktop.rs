@@ -216,6 +216,11 @@ fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
             if let Some(n) = window.app_handle().try_state::<Notifications>() {
                 n.forget(window.label());
             }
+            // A closed window shows nothing: its agent may make room again.
+            let app = window.app_handle();
+            if let Some(rt) = app.try_state::<AppState>().and_then(|s| s.runtime()) {
+                let _ = rt.set_shown(window.label(), None);
+            }
         }
         _ => {}
     }

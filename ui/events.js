@@ -69,6 +69,9 @@ function redrawFor(change) {
     case 'notice':
       invalidate('notices');
       return;
+    case 'said':
+      invalidate('status');
+      return;
     default:
   }
 }

@@ -56,11 +56,6 @@ export function ordinal(n) {
   return `${n}${suffix}`;
 }
 
-/** " · N queued" when starts wait for a live slot, else nothing (the usual counts unchanged). */
-export function queuedPart(queued) {
-  return queued ? ` · ${queued} queued` : '';
-}
-
 export function isActive(agent) {
   return agent.status === 'running' || agent.status === 'initializing';
 }

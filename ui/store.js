@@ -61,15 +61,20 @@ export const fleet = {
    */
   trackCounts: new Keyed(),
   providers: [],
-  counts: { agents: 0, running: 0, needsYou: 0, failed: 0, finishedUnseen: 0, archived: 0 },
+  counts: { agents: 0, running: 0, needsYou: 0, failed: 0, finishedUnseen: 0, archived: 0, tally: quietCounts(0) },
   /** {id, level, message} shown until dismissed. */
   notices: [],
+  /** The latest passing news for the status bar ({id, message, agentId}), or null. */
+  said: null,
 };
+
+/** How long passing news stays in the status bar. */
+const SAID_MS = 20000;
 
 let noticeSeq = 0;
 const listeners = new Set();
 
-/** fn(change): change is {kind, ...}; kinds: snapshot, agent, detail, archived, timeline, workspace, track, counts, notice. */
+/** fn(change): change is {kind, ...}; kinds: snapshot, agent, detail, archived, timeline, workspace, track, counts, notice, said. */
 export function onChange(fn) {
   listeners.add(fn);
   return () => listeners.delete(fn);
@@ -82,6 +87,21 @@ function emit(change) {
 export function addNotice(level, message) {
   fleet.notices.push({ id: ++noticeSeq, level, message });
   emit({ kind: 'notice' });
+}
+
+/**
+ * News the status bar shows for a while, then drops (a newer one replaces it): it concerns
+ * `agentId`, whose timeline keeps it for good.
+ */
+export function say(message, agentId) {
+  const id = ++noticeSeq;
+  fleet.said = { id, message, agentId };
+  emit({ kind: 'said' });
+  setTimeout(() => {
+    if (fleet.said?.id !== id) return;
+    fleet.said = null;
+    emit({ kind: 'said' });
+  }, SAID_MS);
 }
 
 /** An error notice: `what` failed, and why. */
@@ -102,7 +122,7 @@ function keepTrack(track) {
   if (m.length) fleet.tracks.set(parent, m);
   else fleet.tracks.delete(parent);
   const c = track.counts;
-  if (c && (c.running || c.queued || c.needsYou)) fleet.trackCounts.set(parent, c);
+  if (c && (c.running || c.queued || c.needsYou || c.failed)) fleet.trackCounts.set(parent, c);
   else fleet.trackCounts.delete(parent);
   return parent;
 }
@@ -176,6 +196,10 @@ export function applyEvent(ev, { guard = false } = {}) {
       return;
     case 'notice':
       addNotice(ev.level, ev.message);
+      return;
+    // An idle agent closed to make room for a waiting start (SPEC 14 maxLiveAgents).
+    case 'closedForRoom':
+      say(ev.message, ev.agentId);
       return;
     default:
   }
@@ -294,11 +318,30 @@ export function workspaceName(ws) {
   return parts[parts.length - 1] || ws.cwd;
 }
 
-/** The parent's track: {parentAgentId, members: [id], counts: {running, needsYou, total}} (the backend's counts). */
+/**
+ * The parent's track: {parentAgentId, members: [id], counts: {running, queued, needsYou, failed,
+ * total, line}} (the backend's counts and their line, paseo-core model/tally.rs).
+ */
 export function trackOf(parentId) {
   const members = fleet.tracks.get(parentId) ?? [];
-  const counts = fleet.trackCounts.get(parentId) ?? { running: 0, needsYou: 0, total: members.length };
+  const counts = fleet.trackCounts.get(parentId) ?? quietCounts(members.length);
   return { parentAgentId: parentId, members, counts };
+}
+
+/**
+ * A track with nothing running, queued, needing you or failed: the backend keeps no counts for
+ * it (a big fleet's quiet tracks would cost an object each), and its line is the core's for
+ * such a track (model/tally.rs `Tally::parts`, the words pinned by its tests).
+ */
+function quietCounts(total) {
+  return {
+    running: 0, queued: 0, needsYou: 0, failed: 0, total,
+    line: [
+      { kind: 'running', count: 0, text: '0 running' },
+      { kind: 'needs_input', count: 0, text: '0 need you' },
+      { kind: 'total', count: total, text: `${total} total` },
+    ],
+  };
 }
 
 /** Whether an agent needs the user: the one rule of paseo-core's model/status.rs `needs_you`. */

@@ -81,7 +81,7 @@ export function mountViews(actions) {
   });
   register('notices', () => renderNotices($('notices')));
   register('status', () => {
-    if (ui.backend.kind === 'ready') renderStatus($('status-bar'), { kind: 'ready', info: ui.info, counts: fleet.counts, mcpUrl: fleet.mcpUrl, containment: fleet.containment });
+    if (ui.backend.kind === 'ready') renderStatus($('status-bar'), { kind: 'ready', info: ui.info, counts: fleet.counts, mcpUrl: fleet.mcpUrl, containment: fleet.containment, said: fleet.said, open: actions.open, agents: () => [...fleet.agents.values()] });
     else renderStatus($('status-bar'), ui.backend);
   });
 }

@@ -21,11 +21,13 @@ impl From<NotifyError> for CommandError {
 }
 
 /// The calling window has (or lost) focus and shows `agent_id`'s tab (or none): no notification
-/// for that agent while both hold.
+/// for that agent while both hold, and, focused or not, the runtime never closes it to make
+/// room for a waiting start (SPEC 14 `maxLiveAgents`: the user is looking at it).
 #[tauri::command]
 pub fn window_presence<R: Runtime>(
     window: tauri::Window<R>,
     notifications: State<'_, Notifications>,
+    state: State<'_, crate::state::AppState>,
     focused: bool,
     agent_id: Option<String>,
 ) -> Result<(), CommandError> {
@@ -41,6 +43,11 @@ pub fn window_presence<R: Runtime>(
         None => None,
     };
     notifications.set_presence(window.label(), Presence { focused, agent });
+    if let Some(rt) = state.runtime() {
+        if let Err(error) = rt.set_shown(window.label(), agent) {
+            tracing::warn!(%error, "cannot tell the backend which agent the window shows");
+        }
+    }
     Ok(())
 }
 

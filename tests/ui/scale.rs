@@ -319,9 +319,17 @@ async fn a_window_indexes_children_by_the_tracks_and_keeps_counts_only_for_busy_
         (s["busy"] == json!([])).then_some(s)
     })
     .await;
+    let c = &quiet["track"]["counts"];
     assert_eq!(
-        quiet["track"]["counts"],
-        json!({"running": 0, "needsYou": 0, "total": 3})
+        (
+            &c["running"],
+            &c["queued"],
+            &c["needsYou"],
+            &c["failed"],
+            &c["total"]
+        ),
+        (&json!(0), &json!(0), &json!(0), &json!(0), &json!(3)),
+        "{c}"
     );
     open_root(&app, &fam.lead).await;
     app.wait_for_text(&tid("track-counts"), |t| {

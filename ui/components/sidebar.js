@@ -5,7 +5,7 @@
 // of thousands of archive gestures scrolls like a short one (issue 19).
 import { h, reconcile, setAttr, setText, ago, basename, dateTimeText, RowWindow } from '../dom.js';
 import { fleet, workspaceName, providerLabel } from '../store.js';
-import { BUCKETS, agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
+import { agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
 import { openMembers } from './batch-members.js';
 
 /** An archived row's height (styles.css `.archived-row`) and the rows kept beyond the view. */
@@ -138,14 +138,15 @@ export class Sidebar {
     setText(name, workspaceName(ws));
     const kind = ws.kind === 'worktree' ? `⎇ ${ws.branch ?? 'worktree'}` : (ws.branch && ws.branch !== workspaceName(ws) ? ws.branch : '');
     setText(sub, kind);
-    // The word shows when something is going on; the tooltip always says it with the counts.
-    const counts = ws.counts ?? [0, 0, 0, 0, 0];
-    const detail = Object.keys(BUCKETS).map((b, i) => (counts[i] ? `${counts[i]} ${BUCKETS[b].label}` : null)).filter(Boolean).join(', ');
-    setText(word, bucket && bucket !== 'done' ? label : '');
+    // The word shows when something is going on: what needs you or failed as counted (the core's
+    // line, paseo-core model/tally.rs), else the bucket's word; the tooltip has the whole line.
+    const line = ws.tally?.line ?? [];
+    const urgent = line.filter((p) => (p.kind === 'needs_input' || p.kind === 'failed') && p.count > 0).map((p) => p.text).join(' · ');
+    setText(word, urgent || (bucket && bucket !== 'done' ? label : ''));
     word.className = `ws-word s-${bucket ?? 'none'}`;
     setAttr(el, 'data-status', bucket ?? 'none');
     const branch = ws.branch ? `branch ${ws.branch}` : (ws.kind === 'worktree' ? 'worktree' : 'not a git branch');
-    setAttr(el, 'title', `${workspaceName(ws)} · ${branch}\n${ws.cwd}\n${label}${detail ? ` (${detail})` : ''}`);
+    setAttr(el, 'title', `${workspaceName(ws)} · ${branch}\n${ws.cwd}\n${label}${line.length ? ` (${line.map((p) => p.text).join(' · ')})` : ''}`);
     setAttr(el, 'aria-label', `${workspaceName(ws)}, ${label}`);
     const selected = ws.workspaceId === view.selected;
     setAttr(el, 'aria-current', selected ? 'true' : null);

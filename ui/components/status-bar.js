@@ -1,6 +1,7 @@
 // Status line: backend state, process and fleet counts, always visible at the bottom.
 import { h, mount } from '../dom.js';
-import { queuedPart } from '../status.js';
+import { agentBucket } from '../status.js';
+import { countsLine } from './counts-line.js';
 
 export function renderStatus(el, state) {
   el.dataset.state = state.kind;
@@ -13,16 +14,19 @@ export function renderStatus(el, state) {
     return;
   }
   const { info, counts } = state;
-  const needs = counts.needsYou;
-  const line = `${counts.running} running${queuedPart(counts.queued)} · ${needs} need${needs === 1 ? 's' : ''} you · ${counts.agents} total`;
+  // The fleet's line as the backend words it (paseo-core model/tally.rs); its "needs you" and
+  // "failed" list those agents.
+  const line = countsLine(counts.tally.line, (kind) => state.agents().filter((a) => agentBucket(a) === kind), state.open);
   mount(el,
     h('span', { dataset: { testid: 'status-line' } },
       h('span', { class: `dot ${info.backend}`, 'aria-hidden': 'true' }, '●'),
-      ` Backend ${info.backend} · pid ${info.pid} · ${line}`),
+      ` Backend ${info.backend} · pid ${info.pid} · `, line),
+    saidNote(state.said, state.open),
     h('span', { class: 'muted status-right' },
       containmentNote(state.containment),
       state.mcpUrl ? h('span', { title: 'Where agents reach the paseo MCP server', dataset: { testid: 'mcp-url' } }, `MCP ${state.mcpUrl.replace(/^https?:\/\//, '')}`) : null,
-      h('span', {}, `${info.product} ${info.version}`)));
+      // Passing news needs the room more than the version (also in the sidebar's header).
+      state.said ? null : h('span', {}, `${info.product} ${info.version}`)));
 }
 
 /**
@@ -37,4 +41,18 @@ function containmentNote(c) {
   }
   const word = c.state === 'off' ? 'Containment off' : 'Containment unavailable';
   return h('span', { class: 'containment-warning', title: c.message, dataset: { testid: 'containment-status', state: c.state } }, word);
+}
+
+/**
+ * Passing news (an idle agent closed to make room for a waiting start, SPEC 14): said at once
+ * where the user looks for the fleet's state, and a link to the agent it concerns, whose
+ * timeline keeps the whole story.
+ */
+function saidNote(said, open) {
+  if (!said) return null;
+  return h('button', {
+    class: 'status-said', type: 'button', title: `${said.message}. It resumes when you use it: open it.`,
+    dataset: { testid: 'status-said', agentId: said.agentId },
+    onclick: () => open?.(said.agentId),
+  }, said.message);
 }

@@ -2,9 +2,10 @@
 // agent's live subagents, oldest first, with live counts in its header, row actions (open, detach,
 // archive) and "Archive finished". Rows are virtualised: only the rows in view are in the DOM, so
 // a track of a thousand subagents costs what a track of twenty does.
-import { h, setAttr, setText, RowWindow } from '../dom.js';
+import { h, mount, setAttr, setText, RowWindow } from '../dom.js';
+import { countsLine } from './counts-line.js';
 import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
-import { agentBucket, agentLabel, agentLook, agentName, changesText, glyph, queuedPart, reachOf, setPower, setReach, updateGlyph } from '../status.js';
+import { agentBucket, agentLabel, agentLook, agentName, changesText, glyph, reachOf, setPower, setReach, updateGlyph } from '../status.js';
 import { agentUsage, treeUsageText } from '../usage.js';
 
 const ROW_PX = 28;
@@ -56,8 +57,13 @@ export class TrackView {
     setAttr(this.toggle, 'aria-expanded', collapsed ? 'false' : 'true');
     setAttr(this.toggle, 'aria-label', collapsed ? 'Show subagents' : 'Hide subagents');
     setText(this.toggle.firstChild, collapsed ? '▸' : '▾');
-    const c = track.counts;
-    setText(this.counts, `${c.running} running${queuedPart(c.queued)} · ${c.needsYou} need${c.needsYou === 1 ? 's' : ''} you · ${c.total} total`);
+    const line = track.counts.line;
+    const key = line.map((p) => p.text).join(' · ');
+    // Rebuilt only when the words change: a link keeps its focus while rows update.
+    if (this.counts.dataset.line !== key) {
+      this.counts.dataset.line = key;
+      mount(this.counts, countsLine(line, (kind) => this.members.map((id) => fleet.agents.get(id)).filter((a) => a && agentBucket(a) === kind), this.actions.open));
+    }
     const finishedCount = this.members.reduce((n, id) => n + (isFinished(fleet.agents.get(id)) ? 1 : 0), 0);
     this.finished.disabled = finishedCount === 0;
     setAttr(this.finished, 'aria-label', `Archive ${finishedCount} finished subagent${finishedCount === 1 ? '' : 's'}`);

@@ -4,7 +4,8 @@
 // it sorts (recent activity, name, status: most urgent first), filters by status and searches
 // titles. Rows are virtualised like the track's: only those in view are in the DOM, so a workspace
 // with ten thousand agents opens and scrolls like one with ten.
-import { h, setAttr, setText, ago, RowWindow } from '../dom.js';
+import { h, mount, setAttr, setText, ago, RowWindow } from '../dom.js';
+import { countsLine } from './counts-line.js';
 
 const ROW_PX = 32;
 const OVERSCAN = 10;
@@ -38,6 +39,7 @@ export class WorkspaceHome {
     this.cwd = h('div', { class: 'cwd mono muted' });
     this.state = h('span', { class: 'status-word' });
     this.usage = h('div', { class: 'usage muted', dataset: { testid: 'workspace-usage' } });
+    this.counts = h('div', { class: 'ws-counts muted', dataset: { testid: 'workspace-counts' } });
     this.list = h('div', { class: 'ws-agents', role: 'list', 'aria-label': 'Agents in this workspace' });
     this.empty = h('p', { class: 'muted', dataset: { testid: 'home-empty' } }, 'No agents here yet.');
     const redo = () => this.render(this.wsId);
@@ -53,7 +55,7 @@ export class WorkspaceHome {
     this.tools = h('div', { class: 'home-tools' }, this.search, this.filter, this.sort, this.shown);
     this.el = h('div', { class: 'ws-home', dataset: { testid: 'workspace-home' } },
       h('header', { class: 'ws-home-head' },
-        h('div', {}, h('div', { class: 'line' }, this.title, this.state), this.cwd, this.usage),
+        h('div', {}, h('div', { class: 'line' }, this.title, this.state), this.cwd, this.counts, this.usage),
         h('button', { class: 'primary', type: 'button', dataset: { testid: 'workspace-new-agent' }, onclick: () => this.actions.newAgent(this.wsId) }, 'New agent here')),
       this.tools, this.list, this.empty);
     this.roots = [];
@@ -71,6 +73,14 @@ export class WorkspaceHome {
     setText(this.cwd, ws ? ws.cwd : '');
     setText(this.state, workspaceLabel(ws?.bucket ?? null));
     this.state.className = `status-word s-${ws?.bucket ?? 'none'}`;
+    // Its agents by their words (SPEC 6: its root agents and running subagents), as the core
+    // words them; "needs you" and "failed" list its root agents that say so.
+    const line = ws?.tally?.line ?? [];
+    const key = `${wsId}|${line.map((p) => p.text).join(' · ')}`;
+    if (this.counts.dataset.line !== key) {
+      this.counts.dataset.line = key;
+      mount(this.counts, countsLine(line, (kind) => rootsIn(wsId).filter((a) => agentBucket(a) === kind), this.actions.open));
+    }
     const usage = usageText(ws?.usage);
     setText(this.usage, usage ? `All agents, archived included: ${usage}` : '');
     setAttr(this.usage, 'title', usageTitle(ws?.usage, 'All agents in this workspace') || null);

@@ -52,15 +52,7 @@ impl Engine {
         let mut c = TrackCounts::default();
         for id in self.track(parent) {
             if let Some(a) = self.agents.get(&id) {
-                c.total += 1;
-                if a.is_queued() {
-                    c.queued += 1;
-                } else if a.status().is_active() {
-                    c.running += 1;
-                }
-                if a.needs_you() {
-                    c.needs_you += 1;
-                }
+                c.add(a.bucket());
             }
         }
         c

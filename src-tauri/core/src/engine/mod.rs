@@ -39,8 +39,6 @@ pub mod usage;
 
 use std::collections::{BTreeMap, VecDeque};
 
-use serde::Serialize;
-
 use crate::model::{
     AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Bucket, NewItem, Notice,
     NotifyArm, PermissionRequest, ProjectId, ProjectRecord, ProviderTrust, Status, Timestamp,
@@ -288,17 +286,8 @@ impl Outcome {
     }
 }
 
-/// Counts shown in a track header: `running` counts the status (initializing or running, a
-/// member waiting for permission included), `needs_you` the status rule.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TrackCounts {
-    pub running: usize,
-    /// Waiting for a live slot (SPEC 14), not counted as running.
-    pub queued: usize,
-    pub needs_you: usize,
-    pub total: usize,
-}
+/// Counts shown in a track header: its members by the word their rows show, with the line.
+pub type TrackCounts = crate::model::Tally;
 
 /// A new agent, already validated at the boundary (paths resolved, provider available).
 #[derive(Clone, Debug)]

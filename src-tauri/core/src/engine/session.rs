@@ -147,6 +147,33 @@ impl Engine {
         Ok(())
     }
 
+    /// Closes an idle agent so `waiting`'s start gets its live slot (SPEC 14 `maxLiveAgents`),
+    /// and says so in the closed agent's timeline: a user who finds it closed learns why, and
+    /// that using it resumes it. Returns the news in one line naming both, for the windows'
+    /// status bars.
+    pub fn close_to_make_room(
+        &mut self,
+        id: AgentId,
+        waiting: AgentId,
+        limit: usize,
+    ) -> Result<String, EngineError> {
+        let closed = shown_name(&self.get_mut(id)?.record);
+        let for_whom = self.agents.get(&waiting).map_or_else(
+            || "a waiting agent".to_string(),
+            |w| format!("'{}'", shown_name(&w.record)),
+        );
+        self.close(id)?;
+        let text = format!(
+            "Closed to make room for {for_whom} (live-agent limit {limit}, config.json \
+             limits.maxLiveAgents); it resumes when you use it."
+        );
+        self.timeline(id, NewItem::new(ItemKind::System, text));
+        // Shorter: a status bar is one line; the timeline has the setting's name and the rest.
+        Ok(format!(
+            "Closed '{closed}' to make room for {for_whom} (live-agent limit {limit})"
+        ))
+    }
+
     /// App quit: every session closes; notices queue but wake nobody.
     pub fn shutdown(&mut self) {
         self.shutting_down = true;
@@ -258,5 +285,17 @@ impl Engine {
                 self.out.tracks.insert(p);
             }
         }
+    }
+}
+
+/// How the user knows an agent: its title, else its provider and the start of its id (as the
+/// windows name it).
+fn shown_name(r: &crate::model::AgentRecord) -> String {
+    let title = r.title.trim();
+    if title.is_empty() {
+        let id = r.id.to_string();
+        format!("{} {}", r.provider, id.get(..8).unwrap_or(&id))
+    } else {
+        title.to_string()
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`labels`], [`workspace`]
 //! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`power`] and [`held`] (SPEC 14),
-//! [`notice`] (finish notices), [`usage`] (tokens and cost) and [`status`] (buckets and who needs you). Everything is re-exported here, so
+//! [`notice`] (finish notices), [`usage`] (tokens and cost), [`status`] (buckets and who needs you) and [`tally`] (the counts line). Everything is re-exported here, so
 //! `crate::model::X` names any of them.
 
 pub mod agent;
@@ -16,6 +16,7 @@ pub mod notice;
 pub mod permission;
 pub mod power;
 pub mod status;
+pub mod tally;
 pub mod timeline;
 pub mod turn;
 pub mod usage;
@@ -31,6 +32,7 @@ pub use notice::Notice;
 pub use permission::PermissionRequest;
 pub use power::{power, Power, ProviderTrust};
 pub use status::{bucket, needs_you, Bucket};
+pub use tally::Tally;
 pub use timeline::{ItemKind, NewItem, StyledRun, TermColor, TermStyle, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
 pub use usage::{LastRun, RecordUsage, TurnUsage, Usage};

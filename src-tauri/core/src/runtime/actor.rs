@@ -112,6 +112,8 @@ pub(crate) struct Actor {
     pub(super) create_rate: super::limits::CreateRate,
     /// Starts waiting for a live slot, oldest first (the resume id each asked for).
     pub(super) waiting: std::collections::VecDeque<(AgentId, Option<String>)>,
+    /// The agent each window shows (by window label): never closed to make room ([`super::live`]).
+    pub(super) shown: HashMap<String, AgentId>,
     /// Checkouts a Changes action works in: no agent starts a process there meanwhile.
     pub(super) checkouts: super::checkout::Holds,
     /// What load repaired or registered, written once the app answers (see [`Deferred`]).
@@ -331,6 +333,7 @@ pub(crate) async fn start(
         limits: opts.limits,
         create_rate: Default::default(),
         waiting: Default::default(),
+        shown: HashMap::new(),
         checkouts: Default::default(),
         deferred: None,
         containment: Arc::new(containment),

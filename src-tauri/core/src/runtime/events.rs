@@ -168,6 +168,9 @@ pub struct WorkspaceSnapshot {
     pub bucket: Option<Bucket>,
     /// How many agents contribute each bucket, in `Bucket::ALL` order.
     pub counts: [u32; Bucket::COUNT],
+    /// The same agents by their rows' words, and the line the sidebar and the workspace home
+    /// show (SPEC 6: its root agents, and its running subagents).
+    pub tally: crate::model::Tally,
     /// The usage of all its agents, archived ones included.
     #[serde(skip_serializing_if = "Usage::is_empty")]
     pub usage: Usage,
@@ -175,10 +178,16 @@ pub struct WorkspaceSnapshot {
 
 impl WorkspaceSnapshot {
     pub fn of(engine: &Engine, w: &WorkspaceRecord) -> WorkspaceSnapshot {
+        let counts = engine.activity_counts(&w.workspace_id);
+        let mut tally = crate::model::Tally::default();
+        for b in Bucket::ALL {
+            tally.add_n(b, counts[b.index()] as usize);
+        }
         WorkspaceSnapshot {
             record: w.clone(),
             bucket: engine.workspace_bucket(&w.workspace_id),
-            counts: engine.activity_counts(&w.workspace_id),
+            counts,
+            tally,
             usage: engine.workspace_usage(&w.workspace_id),
         }
     }
@@ -213,6 +222,8 @@ pub struct FleetCounts {
     /// seen yet.
     pub finished_unseen: usize,
     pub archived: usize,
+    /// The unarchived agents by the word their rows show, and the status bar's line.
+    pub tally: crate::model::Tally,
 }
 
 impl FleetCounts {
@@ -224,6 +235,7 @@ impl FleetCounts {
                 continue;
             }
             c.agents += 1;
+            c.tally.add(a.bucket());
             if a.is_queued() {
                 c.queued += 1;
             } else if a.status().is_active() {
@@ -289,6 +301,10 @@ pub enum Event {
     /// Something the user should know (a quarantined file, a worktree that could not be removed).
     #[serde(rename_all = "camelCase")]
     Notice { level: String, message: String },
+    /// An idle agent was closed to make room for a waiting start (SPEC 14 `maxLiveAgents`):
+    /// news for the status bar, worded once here; its timeline says the same.
+    #[serde(rename_all = "camelCase")]
+    ClosedForRoom { agent_id: AgentId, message: String },
 }
 
 #[cfg(test)]

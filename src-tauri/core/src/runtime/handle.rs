@@ -377,6 +377,18 @@ impl RuntimeHandle {
         .await
     }
 
+    /// A window (by its label) now shows `agent`'s pane, or no agent (`None`, also when it
+    /// closes): the agent a user is looking at is never closed to make room for a waiting start
+    /// (SPEC 14 `maxLiveAgents`). Applied in order with the commands sent after it.
+    pub fn set_shown(&self, window: &str, agent: Option<AgentId>) -> Result<(), RuntimeError> {
+        self.tx
+            .send(Command::Shown {
+                window: window.to_string(),
+                agent,
+            })
+            .map_err(|_| RuntimeError::Stopped)
+    }
+
     /// The user opened the agent: clears its attention.
     pub async fn mark_seen(&self, id: AgentId) -> Result<(), RuntimeError> {
         self.ask(|reply| Command::MarkSeen { id, reply }).await

@@ -3,9 +3,12 @@
 //! snapshot says it waits, so the user sees why (and an orchestrator starting 200 test agents
 //! on a small machine neither freezes it nor fails). An idle agent's process is what usually
 //! holds a slot: when starts wait, the idle agent quiet the longest is closed (resumable, as a
-//! stop is) to make room, so a fleet of idle agents never blocks new work.
+//! stop is) to make room, so a fleet of idle agents never blocks new work. Never the agent a
+//! window shows (the user is looking at it), and never silently: the closed agent's timeline
+//! and every window's status bar say why it closed.
 
 use super::actor::Actor;
+use super::events::Event;
 use crate::engine::SessionState;
 use crate::model::{AgentId, Status};
 
@@ -68,15 +71,32 @@ impl Actor {
         if started {
             self.number_queue();
         }
-        if !self.waiting.is_empty() {
+        if let Some((next, _)) = self.waiting.front() {
+            let next = *next;
             if let Some(idle) = self.quietest_idle() {
-                tracing::info!(agent = %idle, "closing an idle session for a waiting start");
-                if self.engine.close(idle).is_ok() {
+                tracing::info!(agent = %idle, waiting = %next, "closing an idle session for a waiting start");
+                let limit = self.limits.max_live_agents;
+                if let Ok(message) = self.engine.close_to_make_room(idle, next, limit) {
+                    let _ = self.events.send(Event::ClosedForRoom {
+                        agent_id: idle,
+                        message,
+                    });
                     started = true;
                 }
             }
         }
         started
+    }
+
+    /// A window now shows `agent` (or no agent): the agent a user is looking at is never the
+    /// one closed to make room, so a start that could only close it waits until it is not.
+    /// (The agent no longer shown may be the room a waiting start needs: the `apply` after
+    /// every command fills slots.)
+    pub(super) fn set_shown(&mut self, window: String, agent: Option<AgentId>) {
+        match agent {
+            Some(a) => self.shown.insert(window, a),
+            None => self.shown.remove(&window),
+        };
     }
 
     /// The live idle agent with nothing pending that has been quiet the longest.
@@ -91,6 +111,7 @@ impl Actor {
                     && a.pending_permission.is_none()
                     && a.record.held_turn.is_none()
                     && self.engine.inbox(a.record.id).is_none_or(|q| q.is_empty())
+                    && !self.shown.values().any(|s| *s == a.record.id)
             })
             .min_by_key(|a| (a.record.last_activity_at, a.record.id))
             .map(|a| a.record.id)

@@ -255,8 +255,8 @@ impl Serialize for Cards<'_, '_> {
 
 /// The tracks of every parent of an unarchived agent, as columns: `parents` (places in
 /// `agents`, or ids), `members` one track after the other (each ending where `ends` says), and
-/// `counts` as [track, counts] pairs for the tracks with a member running, queued or needing you (any
-/// other's are 0, 0 and its size).
+/// `counts` as [track, counts] pairs for the tracks with a member running, queued, needing you or
+/// failed (any other's are all 0 but its size; the window knows that line).
 struct Tracks<'f, 'a>(&'f Fleet<'a>);
 
 impl Serialize for Tracks<'_, '_> {
@@ -277,7 +277,7 @@ impl Serialize for Tracks<'_, '_> {
             members.extend(e.track(p).into_iter().map(|m| f.agent(m)));
             ends.push(members.len());
             let c = e.track_counts(p);
-            if c.running > 0 || c.queued > 0 || c.needs_you > 0 {
+            if c.running > 0 || c.queued > 0 || c.needs_you > 0 || c.failed > 0 {
                 counts.push((i, c));
             }
         }

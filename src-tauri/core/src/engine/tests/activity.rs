@@ -67,8 +67,10 @@ fn workspaces_sharing_a_directory_keep_separate_buckets() {
     f.check_activity();
 }
 
+/// The track header counts rows by their word (model/tally.rs): one asking says "needs you", not
+/// "running"; an error says "failed", seen or not, so opening it does not change the count.
 #[test]
-fn a_track_needs_you_for_a_pending_permission_or_an_unseen_error_only() {
+fn a_tracks_counts_are_the_words_of_its_rows_and_stay_when_seen() {
     let mut f = Fx::new();
     let p = f.idle(None, "w1");
     let asking = f.running(Some(p), "w1");
@@ -87,16 +89,25 @@ fn a_track_needs_you_for_a_pending_permission_or_an_unseen_error_only() {
     assert_eq!(
         f.e.track_counts(p),
         TrackCounts {
-            running: 1,
+            running: 0,
             queued: 0,
-            needs_you: 2,
+            needs_you: 1,
+            failed: 1,
             total: 3
         },
-        "the one asking still runs; a finished turn does not need the user"
+        "a finished turn needs nobody"
     );
-    // Seen, the error stays failed but no longer needs the user.
+    assert_eq!(
+        f.e.track_counts(p).line(),
+        "0 running · 1 needs you · 1 failed · 3 total"
+    );
+    // Seen, the error stays failed, and so does its count.
     f.e.mark_seen(failed).unwrap();
     let seen = f.e.agent(failed).unwrap();
-    assert_eq!((seen.bucket(), seen.needs_you()), (Bucket::Failed, false));
-    assert_eq!(f.e.track_counts(p).needs_you, 1);
+    assert_eq!(seen.bucket(), Bucket::Failed);
+    assert_eq!(f.e.track_counts(p).failed, 1);
+    // Answered, the one asking runs again.
+    f.e.answer_permission(asking, "r", true).unwrap();
+    let c = f.e.track_counts(p);
+    assert_eq!((c.running, c.needs_you), (1, 0));
 }

@@ -77,9 +77,8 @@ fn subagent_joins_its_parents_track_oldest_first_and_detach_removes_only_the_lab
         f.e.track_counts(p),
         TrackCounts {
             running: 1,
-            queued: 0,
-            needs_you: 0,
-            total: 2
+            total: 2,
+            ..TrackCounts::default()
         }
     );
     let _ = f.e.take_outcome();

@@ -88,3 +88,49 @@ fn a_failed_write_makes_a_running_agent_error_and_stops_its_process_once() {
         .unwrap();
     assert_eq!(f.status(kid), Status::Initializing);
 }
+
+#[test]
+fn closing_to_make_room_says_why_in_the_closed_agents_timeline() {
+    let mut f = Fx::new();
+    let untitled = NewAgent {
+        title: String::new(),
+        ..f.new_agent(None, "w1")
+    };
+    let idle = f.e.create(untitled).unwrap();
+    f.e.session_ready(idle).unwrap();
+    let waiting = NewAgent {
+        title: "worker 7".into(),
+        ..f.new_agent(None, "w2")
+    };
+    let waiting = f.e.create(waiting).unwrap();
+    let _ = f.e.take_outcome();
+    let news = f.e.close_to_make_room(idle, waiting, 3).unwrap();
+    assert_eq!(f.status(idle), Status::Closed);
+    let o = f.e.take_outcome();
+    assert!(o.effects.contains(&Effect::CloseSession { agent: idle }));
+    let said: Vec<_> = o
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Timeline { agent, item } if *agent == idle => {
+                Some((item.kind, item.text.to_string()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        said,
+        vec![(
+            ItemKind::System,
+            "Closed to make room for 'worker 7' (live-agent limit 3, config.json \
+             limits.maxLiveAgents); it resumes when you use it."
+                .to_string()
+        )]
+    );
+    // Untitled, it is named as the windows name it: provider and the start of its id.
+    let id8 = &idle.to_string()[..8];
+    assert_eq!(
+        news,
+        format!("Closed 'claude {id8}' to make room for 'worker 7' (live-agent limit 3)")
+    );
+}

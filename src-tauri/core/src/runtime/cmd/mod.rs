@@ -264,6 +264,11 @@ pub(crate) enum Command {
     ReleaseCheckouts {
         token: u64,
     },
+    /// What a window shows: `agent`'s pane, or none (the window closed, or shows no agent).
+    Shown {
+        window: String,
+        agent: Option<AgentId>,
+    },
     DeliverPending(Reply<()>),
     /// Submits what is held back (load repairs), so a flush that follows covers it.
     WriteDeferred(Reply<()>),
@@ -387,6 +392,7 @@ impl Actor {
             Command::AgentsIn { dir, reply } => answer(reply, Ok(self.agents_in(&dir))),
             Command::HoldCheckouts { req, reply } => answer(reply, self.hold_checkouts(req)),
             Command::ReleaseCheckouts { token } => self.release_checkouts(token),
+            Command::Shown { window, agent } => self.set_shown(window, agent),
             Command::DeliverPending(r) => {
                 self.deliver_pending();
                 answer(r, Ok(()))
