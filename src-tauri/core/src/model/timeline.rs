@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ids::Timestamp;
+use super::notice::Notice;
 
 /// The kind of one timeline item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -52,6 +53,11 @@ pub struct TimelineItem {
     /// For output items: "stdout" or "stderr".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<String>,
+    /// A finish notice this agent received (a system item, SPEC 4): shown from these fields,
+    /// never parsed back from `text`, and how a notice re-derived after a crash is recognised
+    /// as already delivered (by its id). Absent in timelines written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<Box<Notice>>,
 }
 
 /// Timeline content before the runtime numbers it.
@@ -64,6 +70,7 @@ pub struct NewItem {
     pub input: Option<Value>,
     pub is_error: bool,
     pub stream: Option<String>,
+    pub notice: Option<Box<Notice>>,
 }
 
 impl NewItem {
@@ -76,6 +83,14 @@ impl NewItem {
             input: None,
             is_error: false,
             stream: None,
+            notice: None,
+        }
+    }
+    /// A finish notice received: a system item carrying the notice itself.
+    pub fn notice(notice: &Notice, text: impl Into<String>) -> Self {
+        NewItem {
+            notice: Some(Box::new(notice.clone())),
+            ..NewItem::new(ItemKind::System, text)
         }
     }
     pub fn output(stream: &str, text: impl Into<String>) -> Self {
@@ -115,6 +130,7 @@ impl NewItem {
             input: self.input,
             is_error: self.is_error,
             stream: self.stream,
+            notice: self.notice,
         }
     }
 }
