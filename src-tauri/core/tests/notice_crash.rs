@@ -49,9 +49,6 @@ async fn notice_crash_child_runtime() {
     let mut p = CreateAgent::new("shell", target());
     p.initial_prompt = Some("true".into());
     let parent = h.create(p).await.unwrap().id();
-    let aside = home.with_extension("ready-tmp");
-    std::fs::write(&aside, parent.to_string()).unwrap();
-    std::fs::rename(&aside, home.with_extension("ready")).unwrap();
     let mut creates = Vec::new();
     for i in 0..CHILDREN {
         let mut k = CreateAgent::new("shell", target());
@@ -64,8 +61,12 @@ async fn notice_crash_child_runtime() {
         creates.push(tokio::spawn(async move { h.create(k).await }));
     }
     for c in creates {
-        let _ = c.await;
+        c.await.unwrap().unwrap();
     }
+    // Every child is durable and armed; their ends are a few milliseconds away.
+    let aside = home.with_extension("ready-tmp");
+    std::fs::write(&aside, parent.to_string()).unwrap();
+    std::fs::rename(&aside, home.with_extension("ready")).unwrap();
     tokio::time::sleep(Duration::from_secs(600)).await;
 }
 
@@ -87,6 +88,8 @@ async fn notices_survive_sigkill_of_the_app_exactly_once() {
         .unwrap_or(5);
     let mut seed: u64 = 0x2545f4914f6cdd1d;
     let (mut armed, mut lost, mut doubled) = (0usize, 0usize, 0usize);
+    // How the turns ended: finished before the kill, or interrupted by it.
+    let mut outcomes = std::collections::BTreeMap::new();
     let started = Instant::now();
     for round in 0..rounds {
         let dir = tempfile::tempdir().unwrap();
@@ -108,8 +111,8 @@ async fn notices_survive_sigkill_of_the_app_exactly_once() {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         let parent: AgentId = std::fs::read_to_string(&ready).unwrap().parse().unwrap();
-        // Around the children's creation and ends (each sleeps 0 to 40 ms once started).
-        tokio::time::sleep(Duration::from_millis(next(&mut seed) % 250)).await;
+        // Around the children's ends (each sleeps 0 to 40 ms once started).
+        tokio::time::sleep(Duration::from_micros(next(&mut seed) % 80_000)).await;
         child.0.kill().unwrap();
         child.0.wait().unwrap();
 
@@ -129,6 +132,11 @@ async fn notices_survive_sigkill_of_the_app_exactly_once() {
             !matches!(snapshot.status, Status::Running),
             "a shell parent never runs a notice"
         );
+        assert_eq!(
+            kids.len(),
+            CHILDREN,
+            "every child was durable before the kill"
+        );
         let (inboxes, _) = paseo_core::store::load_inboxes(h.layout());
         let mut line = Vec::new();
         for kid in &kids {
@@ -142,6 +150,13 @@ async fn notices_survive_sigkill_of_the_app_exactly_once() {
                     .filter(|n| n.child_id == *kid)
                     .count();
             armed += 1;
+            let outcome = items
+                .iter()
+                .filter_map(|i| i.notice.as_ref())
+                .find(|n| n.child_id == *kid)
+                .map(|n| n.outcome.clone())
+                .unwrap_or_default();
+            *outcomes.entry(outcome).or_insert(0usize) += 1;
             match n {
                 1 => {}
                 0 => lost += 1,
@@ -153,7 +168,8 @@ async fn notices_survive_sigkill_of_the_app_exactly_once() {
         rt.shutdown().await;
     }
     println!(
-        "notice rounds: {rounds}, armed turns: {armed}, lost: {lost}, doubled: {doubled} ({:.1} s)",
+        "notice rounds: {rounds}, armed turns: {armed}, lost: {lost}, doubled: {doubled}, \
+         outcomes {outcomes:?} ({:.1} s)",
         started.elapsed().as_secs_f64()
     );
     assert_eq!((lost, doubled), (0, 0), "notices lost or doubled");
