@@ -30,8 +30,9 @@ use crate::model::AgentId;
 
 /// How long a failed write waits before it is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
-/// How often held paths check their gates (a timeline mark is set by another thread).
-const GATE_POLL: Duration = Duration::from_millis(2);
+/// How often held paths check their gates when nothing wakes them (a mark not made by this
+/// writer).
+const GATE_POLL: Duration = Duration::from_millis(20);
 /// How long a shutdown waits for held paths' gates before it gives up on them (what they
 /// hold back is then rewritten from what the next load repairs).
 const GATE_SHUTDOWN_WAIT: Duration = if cfg!(test) {
@@ -55,19 +56,41 @@ pub struct Ticket {
     seq: u64,
 }
 
-/// Set once something written elsewhere (a timeline append) is on disk.
-#[derive(Clone, Debug, Default)]
-pub struct Mark(Arc<AtomicBool>);
+/// Set once something written elsewhere (a timeline append) is on disk. A mark made by
+/// [`Writer::mark`] wakes that writer when set, so a path held behind it lands at once.
+#[derive(Clone, Default)]
+pub struct Mark(Arc<MarkState>);
+
+#[derive(Default)]
+struct MarkState {
+    set: AtomicBool,
+    wake: Option<std::sync::Weak<Inner>>,
+}
+
+impl std::fmt::Debug for Mark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mark({})", self.is_set())
+    }
+}
 
 impl Mark {
     pub fn new() -> Mark {
         Mark::default()
     }
     pub fn set(&self) {
-        self.0.store(true, Ordering::Release);
+        self.0.set.store(true, Ordering::Release);
+        if let Some(inner) = self.0.wake.as_ref().and_then(std::sync::Weak::upgrade) {
+            // Under the lock: a worker between its check and its wait cannot miss this.
+            let mut s = inner.lock();
+            if s.release() {
+                inner.work.notify_all();
+            }
+            drop(s);
+            inner.done.send_modify(|n| *n += 1);
+        }
     }
     pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+        self.0.set.load(Ordering::Acquire)
     }
 }
 
@@ -216,6 +239,14 @@ impl Writer {
         self.enqueue(path, None)
     }
 
+    /// A mark that wakes this writer when set.
+    pub fn mark(&self) -> Mark {
+        Mark(Arc::new(MarkState {
+            set: AtomicBool::new(false),
+            wake: Some(Arc::downgrade(&self.inner)),
+        }))
+    }
+
     /// Holds `path`: no write of it (queued now or later) lands before every gate is open.
     pub fn hold(&self, path: PathBuf, gates: Vec<Gate>) {
         let mut s = self.inner.lock();
@@ -327,8 +358,8 @@ impl Writer {
                     }
                 }
             }
-            // A mark opening a gate is set by another thread and wakes nobody: polled.
-            if let Ok(Err(_)) = tokio::time::timeout(GATE_POLL * 5, rx.changed()).await {
+            // A mark not made by this writer wakes nobody: polled.
+            if let Ok(Err(_)) = tokio::time::timeout(GATE_POLL, rx.changed()).await {
                 return;
             }
         }

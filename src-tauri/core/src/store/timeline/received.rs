@@ -44,3 +44,48 @@ pub fn received_notice_ids(path: &Path) -> io::Result<Vec<String>> {
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{AgentId, NewItem, Notice, Timestamp};
+
+    /// Timelines written before notices were structured still load: their notice items (text
+    /// only) are no received ids, a torn last line is skipped, and output quoting a notice's
+    /// JSON is not taken for one.
+    #[test]
+    fn received_ids_come_only_from_structured_notice_items() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.jsonl");
+        assert!(received_notice_ids(&p).unwrap().is_empty());
+        let n = Notice::new(
+            "arm-new",
+            AgentId::new(),
+            "kid",
+            "completed",
+            None,
+            None,
+            Timestamp::from_millis(1),
+        );
+        let old = r#"{"seq":1,"ts":"2026-01-01T00:00:00Z","kind":"system","text":"<paseo-notice id=\"arm-old\" agent-id=\"x\" title=\"kid\" outcome=\"completed\">\nAgent \"kid\" (x) completed.\n</paseo-notice>","turn":1}"#;
+        let new = NewItem::notice(&n, "kid completed").numbered(2, 1, Timestamp::from_millis(2));
+        let fake = NewItem::output("stdout", r#"{"notice":{"id":"arm-fake"}}"#).numbered(
+            3,
+            1,
+            Timestamp::from_millis(3),
+        );
+        let mut text = format!("{old}\n");
+        text.push_str(&serde_json::to_string(&new).unwrap());
+        text.push('\n');
+        text.push_str(&serde_json::to_string(&fake).unwrap());
+        text.push_str("\n{\"seq\":4,\"notice\":{\"id\":\"torn");
+        std::fs::write(&p, text).unwrap();
+        assert_eq!(
+            received_notice_ids(&p).unwrap(),
+            vec!["arm-new".to_string()]
+        );
+        // The old item still reads as an item.
+        let first: TimelineItem = serde_json::from_str(old).unwrap();
+        assert!(first.notice.is_none());
+    }
+}
