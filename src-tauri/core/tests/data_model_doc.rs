@@ -326,7 +326,8 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
         now,
     );
     let inbox: Value =
-        serde_json::from_slice(&store::encode_inbox(&[notice.clone()]).unwrap()).unwrap();
+        serde_json::from_slice(&store::encode_inbox(std::slice::from_ref(&notice)).unwrap())
+            .unwrap();
     problems.extend(compare(
         &doc,
         "## Notice inbox",

@@ -13,9 +13,7 @@ use super::*;
 use crate::model::{AgentId, Status};
 use crate::store::{fault, Layout};
 
-#[path = "../../tests/support/scripted.rs"]
-mod scripted;
-use scripted::{req, workspace, Env};
+use super::tests::scripted::{req, workspace, Env};
 
 const T: Duration = Duration::from_secs(10);
 
