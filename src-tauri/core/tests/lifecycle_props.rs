@@ -1,15 +1,15 @@
 //! Property tests: random sequences of lifecycle operations (create with random relationships
-//! and workspaces, sessions, turns, permissions, process deaths, cancel, detach, archive,
-//! restore, close, and restarts that reload everything from disk), checking the invariants of
-//! SPEC 1–7 after every step.
+//! and workspaces, sessions, turns, permissions, turns held for the user (SPEC 14), process
+//! deaths, cancel, detach, archive, restore, close, and restarts that reload everything from
+//! disk), checking the invariants of SPEC 1–7 and 14 after every step.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 use paseo_core::engine::{Effect, Engine, NewAgent, Outcome};
 use paseo_core::model::{
-    AgentId, AgentRecord, PermissionRequest, ProjectId, Status, Timestamp, TurnInput, TurnOrigin,
-    TurnOutcome, WorkspaceId, WorkspaceKind, WorkspaceRecord,
+    AgentId, AgentRecord, Hold, HoldReason, PermissionRequest, Power, ProjectId, Status, Timestamp,
+    TurnInput, TurnOrigin, TurnOutcome, WorkspaceId, WorkspaceKind, WorkspaceRecord,
 };
 use paseo_core::store::{self, atomic, Layout};
 use proptest::prelude::*;
@@ -34,6 +34,11 @@ enum Op {
         how: u8,
     },
     Perm(u8),
+    /// A turn on `a`, asked for by `from`, held for the user and armed to notify `from`.
+    Hold {
+        a: u8,
+        from: u8,
+    },
     Answer(u8, bool),
     Exit(u8),
     Cancel(u8),
@@ -55,6 +60,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (any::<u8>(), proptest::option::of(any::<u8>())).prop_map(|(a, from)| Op::Prompt { a, from }),
         4 => (any::<u8>(), 0u8..3).prop_map(|(a, how)| Op::End { a, how }),
         1 => any::<u8>().prop_map(Op::Perm),
+        2 => (any::<u8>(), any::<u8>()).prop_map(|(a, from)| Op::Hold { a, from }),
         1 => (any::<u8>(), any::<bool>()).prop_map(|(a, b)| Op::Answer(a, b)),
         1 => any::<u8>().prop_map(Op::Exit),
         1 => any::<u8>().prop_map(Op::Cancel),
@@ -84,6 +90,8 @@ struct Harness {
     paths: HashMap<AgentId, PathBuf>,
     owed: HashMap<String, Owed>,
     delivered: HashMap<String, usize>,
+    /// Each held turn still held (by its request id) and the arm it owes.
+    held: HashMap<AgentId, (String, String)>,
 }
 
 fn ws(i: u8) -> WorkspaceRecord {
@@ -116,6 +124,7 @@ impl Harness {
             paths: HashMap::new(),
             owed: HashMap::new(),
             delivered: HashMap::new(),
+            held: HashMap::new(),
         };
         h.e.set_clock(Some(Timestamp::from_millis(h.clock)));
         for i in 0..3 {
@@ -302,6 +311,22 @@ impl Harness {
                         call_id: None,
                     };
                     let _ = self.e.permission_requested(id, r);
+                }
+            }
+            Op::Hold { a, from } => {
+                if let (Some(id), Some(from)) = (self.pick(a), self.pick(from)) {
+                    let hold = Hold {
+                        caller: from,
+                        caller_power: Power::Asks,
+                        power: Power::Full,
+                        reasons: vec![HoldReason::WiderMode],
+                    };
+                    if self.e.hold_turn(id, "go".into(), hold, Some(from)).is_ok() {
+                        let r = &self.e.agent(id).unwrap().record;
+                        let request = r.held_turn.as_ref().unwrap().request_id.clone();
+                        let arm = r.notify_arm.as_ref().unwrap().id.clone();
+                        self.held.insert(id, (request, arm));
+                    }
                 }
             }
             Op::Answer(a, allow) => {
@@ -501,6 +526,29 @@ impl Harness {
             if !owed.droppable {
                 assert_eq!(total, 1, "notice {arm} to {} lost", owed.target);
             }
+        }
+        // SPEC 4, 14: a held turn stays answerable and keeps the arm it owes until it ends
+        // (nothing around it, a notice turn, a session's end or a restart, reports it).
+        self.held.retain(|id, (request, _)| {
+            e.agent(*id).is_some_and(|a| {
+                a.record
+                    .held_turn
+                    .as_ref()
+                    .is_some_and(|h| &h.request_id == request)
+            })
+        });
+        for (id, (_, arm)) in &self.held {
+            let a = e.agent(*id).unwrap();
+            assert!(!a.record.is_archived(), "{id} archived with a held turn");
+            assert!(
+                a.pending_permission.is_some() && a.needs_you(),
+                "{id} held, not asking"
+            );
+            assert_eq!(
+                a.record.notify_arm.as_ref().map(|x| &x.id),
+                Some(arm),
+                "held turn of {id} lost its arm"
+            );
         }
         // Nothing runs without a session after a restart, and statuses are consistent.
         for a in e.agents() {

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use super::{clear_attention, Effect, Engine, EngineError, ListFilter, SessionState};
-use crate::model::{AgentId, BatchId, Status, WorkspaceId, WorkspaceRecord};
+use crate::model::{AgentId, AttentionReason, BatchId, Status, WorkspaceId, WorkspaceRecord};
 
 impl Engine {
     /// Archives `id` and, recursively, every unarchived agent whose parent label names an
@@ -94,11 +94,14 @@ impl Engine {
             a.record.last_status = Status::Closed;
             clear_attention(&mut a.record);
             let had_session = a.session != SessionState::None;
+            // A held turn ends with the archive, never run: its caller hears "archived" like
+            // any pending armed turn's (SPEC 4), and a restore brings nothing held back.
+            let held = a.record.held_turn.take().is_some();
             let queued = a.end_session();
             let arm = a
                 .record
                 .take_notify_arm()
-                .filter(|_| was == Status::Running || queued.is_some());
+                .filter(|_| was == Status::Running || queued.is_some() || held);
             archived.push(cur);
             self.batches.entry(batch.clone()).or_default().push(cur);
             // (3) every window hears of it through the outcome.
@@ -133,7 +136,13 @@ impl Engine {
         let Some(a) = self.agents.get_mut(&id) else {
             return;
         };
-        if was_turn && a.record.auto_archive && !a.record.auto_archive_done {
+        // A turn that ended while another is held (a notice turn, SPEC 4) leaves the held turn
+        // waiting for the user: archiving now would end it unasked.
+        if was_turn
+            && a.record.auto_archive
+            && !a.record.auto_archive_done
+            && a.record.held_turn.is_none()
+        {
             a.record.auto_archive_done = true;
             let ws = a.record.created_workspace_id.clone();
             let _ = self.archive(id);
@@ -290,6 +299,14 @@ impl Engine {
             a.record.archive_batch_id = None;
             a.record.updated_at = now;
             a.record.last_status = Status::Closed;
+            // A held turn ends with its archive (its caller was told "archived"); one an earlier
+            // version archived along is not brought back to be run unannounced.
+            if a.record.held_turn.take().is_some() {
+                a.pending_permission = None;
+                if a.record.attention_reason == Some(AttentionReason::Permission) {
+                    clear_attention(&mut a.record);
+                }
+            }
             if detach.contains(m) {
                 a.clear_parent();
             }

@@ -4,9 +4,12 @@
 //! caller's finish notice says so. The held turn is in the record, so it survives a restart
 //! still answerable.
 
-use super::{require_attention, set_error, Engine, EngineError, Queued};
+use super::{
+    clear_attention, require_attention, set_error, AgentState, Engine, EngineError, Queued,
+};
 use crate::model::{
-    AgentId, AttentionReason, Hold, ItemKind, NewItem, NotifyArm, TurnInput, TurnOrigin,
+    AgentId, AttentionReason, HeldTurn, Hold, ItemKind, NewItem, NotifyArm, Status, TurnInput,
+    TurnOrigin,
 };
 
 /// What a denied held turn ends with.
@@ -57,7 +60,6 @@ impl Engine {
         request_id: &str,
         allow: bool,
     ) -> Result<bool, EngineError> {
-        let now = self.now();
         let a = self.live_mut(id)?;
         if a.record
             .held_turn
@@ -66,12 +68,10 @@ impl Engine {
         {
             return Ok(false);
         }
-        let Some(held) = a.record.held_turn.take() else {
-            return Ok(false);
-        };
-        let item = super::permission::answered(a, request_id, allow);
-        let arm = a.record.take_notify_arm();
         if allow {
+            let Some((held, arm, item)) = take_held(a, request_id, "Allowed") else {
+                return Ok(false);
+            };
             self.touch(id);
             self.timeline(id, item);
             self.begin(
@@ -83,10 +83,123 @@ impl Engine {
                 },
             );
         } else {
-            set_error(&mut a.record, DENIED, now);
-            self.timeline(id, item);
-            self.report_failure(id, DENIED.to_string(), arm);
+            self.end_held(id, Ending::Denied);
         }
         Ok(true)
+    }
+
+    /// Ends the agent's held turn without running it: denied by the user, or canceled (the UI's
+    /// Stop, `cancel_agent`). Either is the turn's terminal event: its caller hears the outcome
+    /// once, and autoArchive applies as after any turn (SPEC 4, 5, 14). While a notice turn runs
+    /// (SPEC 4 delivers notices to an agent with a held turn), that turn keeps the status: its
+    /// own end is the idle boundary. Returns whether there was a held turn.
+    pub(super) fn end_held(&mut self, id: AgentId, how: Ending) -> bool {
+        let now = self.now();
+        let Some(a) = self.agents.get_mut(&id) else {
+            return false;
+        };
+        let Some(request_id) = a.record.held_turn.as_ref().map(|h| h.request_id.clone()) else {
+            return false;
+        };
+        let answer = match how {
+            Ending::Denied => "Denied",
+            Ending::Canceled => "Canceled",
+        };
+        let Some((_, arm, item)) = take_held(a, &request_id, answer) else {
+            return false;
+        };
+        let running = a.record.last_status == Status::Running;
+        match how {
+            Ending::Denied if !running => {
+                set_error(&mut a.record, DENIED, now);
+                self.timeline(id, item);
+                self.report_failure(id, DENIED.to_string(), arm);
+            }
+            Ending::Denied => {
+                self.touch(id);
+                self.timeline(id, item);
+                if let Some(arm) = arm {
+                    self.send_notice(id, arm, "failed", Some(DENIED.to_string()));
+                }
+            }
+            Ending::Canceled => {
+                if !running {
+                    require_attention(&mut a.record, AttentionReason::Canceled, now);
+                }
+                self.touch(id);
+                self.timeline(id, item);
+                if let Some(arm) = arm {
+                    self.send_notice(id, arm, "canceled", None);
+                }
+            }
+        }
+        if !running {
+            self.after_terminal_turn(id, true);
+        }
+        true
+    }
+}
+
+/// How a held turn ends without running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ending {
+    Denied,
+    Canceled,
+}
+
+/// Takes the held turn `request_id` off the agent with the arm it owes, and the timeline item
+/// that records how it was answered (`Allowed`, `Denied`, `Canceled`). The pending request is
+/// taken only if it is the held one: a provider's request of a running notice turn may stand in
+/// its place meanwhile.
+fn take_held(
+    a: &mut AgentState,
+    request_id: &str,
+    answer: &str,
+) -> Option<(Box<HeldTurn>, Option<NotifyArm>, NewItem)> {
+    let held = a.record.held_turn.take()?;
+    let r = &a.record;
+    let tool = held.request(&r.provider, &r.config, &r.cwd).tool_name;
+    if a.pending_permission
+        .as_ref()
+        .is_some_and(|p| p.request_id == request_id)
+    {
+        a.pending_permission = None;
+        if a.record.attention_reason == Some(AttentionReason::Permission) {
+            clear_attention(&mut a.record);
+        }
+    }
+    let mut item = NewItem::new(ItemKind::Permission, format!("{answer} {tool}"));
+    item.call_id = Some(request_id.to_string());
+    let arm = a.record.take_notify_arm();
+    Some((held, arm, item))
+}
+
+/// The arm a turn that just ended (or never came) owes, if any. While a turn is held, the
+/// record's arm is the held turn's (SPEC 4): only that turn's own end (run, denied, canceled,
+/// archived) reports it, never a notice turn that ran meanwhile, a session that failed, died or
+/// was stopped, or a restart. Likewise a turn allowed while a notice turn ran waits behind it
+/// with its own arm.
+pub(super) fn take_turn_arm(a: &mut AgentState) -> Option<NotifyArm> {
+    if a.record.held_turn.is_some() || a.queued.is_some() {
+        return None;
+    }
+    a.record.take_notify_arm()
+}
+
+/// After something ended around a held turn (a notice turn, a provider's request, the session):
+/// the held request is the agent's pending request again, and it asks for the user's answer
+/// (SPEC 4: nothing but the held turn's own end clears it). An error the user has not seen
+/// keeps its own attention; the request still shows.
+pub(super) fn keep_held(a: &mut AgentState, now: crate::model::Timestamp) {
+    if a.record.held_turn.is_none() {
+        return;
+    }
+    if a.pending_permission.is_none() {
+        a.pending_permission = super::held_request(&a.record);
+    }
+    let error_unseen =
+        a.record.requires_attention && a.record.attention_reason == Some(AttentionReason::Error);
+    if !error_unseen && a.record.attention_reason != Some(AttentionReason::Permission) {
+        require_attention(&mut a.record, AttentionReason::Permission, now);
     }
 }

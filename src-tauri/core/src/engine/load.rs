@@ -206,8 +206,9 @@ impl Engine {
     }
 
     /// Nothing runs after a restart: running → error ("interrupted by shutdown"), initializing
-    /// and idle → closed; a permission request died with its process. Returns the notices armed
-    /// turns still owe (their turn was pending or running when the app died), and what each
+    /// and idle → closed; a permission request died with its process, a held turn's did not (it
+    /// never ran). Returns the notices armed turns still owe (their turn was pending or running
+    /// when the app died; a held turn owes its own only when it ends), and what each
     /// agent contributes to the indexes, taken in the same lookup (the repairs are done: this
     /// is final).
     fn normalize_statuses(
@@ -241,13 +242,30 @@ impl Engine {
                 }
                 Status::Error | Status::Closed => {}
             }
-            if r.requires_attention && r.attention_reason == Some(AttentionReason::Permission) {
+            let held = r.held_turn.is_some() && !archived;
+            if held {
+                // A held turn never ran, so no restart interrupted it (SPEC 4, 14): it is still
+                // held, its request asks for the user's answer and its arm stays owed until it
+                // ends. (Records an earlier version loaded carry `error` attention with no
+                // error for it: asked again.)
+                if r.last_status != Status::Error
+                    && r.attention_reason != Some(AttentionReason::Permission)
+                {
+                    r.requires_attention = true;
+                    r.attention_reason = Some(AttentionReason::Permission);
+                    r.attention_timestamp.get_or_insert(now);
+                    self.out.agents.insert(*id);
+                }
+            } else if r.requires_attention
+                && r.attention_reason == Some(AttentionReason::Permission)
+            {
                 // The request died with the process; what is left is an interrupted turn.
                 r.attention_reason = Some(AttentionReason::Error);
                 self.out.agents.insert(*id);
             }
-            // Archived agents' arms are dropped with them.
-            if let Some(arm) = r.take_notify_arm() {
+            // Archived agents' arms are dropped with them; a held turn's is not due yet.
+            let arm = if held { None } else { r.take_notify_arm() };
+            if let Some(arm) = arm {
                 if !archived {
                     owed.push((*id, arm));
                 }

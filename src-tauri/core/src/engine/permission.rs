@@ -1,6 +1,7 @@
 //! Permission requests (SPEC 2, 9, 14): a provider asks before a tool runs; the agent stays
 //! running and needs the user until the request is answered, withdrawn, or dies with its turn.
 
+use super::hold::{keep_held, take_turn_arm};
 use super::{clear_attention, require_attention, Effect, Engine, EngineError};
 use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, PermissionRequest};
 
@@ -21,7 +22,7 @@ impl Engine {
         item.input = Some(req.input.clone());
         a.pending_permission = Some(Box::new(req.clone()));
         require_attention(&mut a.record, AttentionReason::Permission, now);
-        let arm = a.record.take_notify_arm();
+        let arm = take_turn_arm(a);
         self.touch(id);
         self.timeline(id, item);
         if let Some(arm) = arm {
@@ -45,12 +46,14 @@ impl Engine {
         if self.answer_held(id, request_id, allow)? {
             return Ok(());
         }
+        let now = self.now();
         let a = self.live_mut(id)?;
         match &a.pending_permission {
             Some(p) if p.request_id == request_id => {}
             _ => return Err(EngineError::NoSuchPermission(id, request_id.to_string())),
         }
         let item = answered(a, request_id, allow);
+        keep_held(a, now);
         self.touch(id);
         self.timeline(id, item);
         self.out.effects.push(Effect::AnswerPermission {
@@ -67,6 +70,7 @@ impl Engine {
         id: AgentId,
         request_id: &str,
     ) -> Result<(), EngineError> {
+        let now = self.now();
         let a = self.get_mut(id)?;
         if a.pending_permission
             .as_ref()
@@ -76,6 +80,7 @@ impl Engine {
             if a.record.attention_reason == Some(AttentionReason::Permission) {
                 clear_attention(&mut a.record);
             }
+            keep_held(a, now);
             self.touch(id);
         }
         Ok(())

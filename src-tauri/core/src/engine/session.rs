@@ -2,6 +2,7 @@
 //! (→ error, never a silent idle), or is closed (any → closed) by an explicit stop or the app's
 //! shutdown.
 
+use super::hold::{keep_held, take_turn_arm};
 use super::{clear_attention, set_error, Effect, Engine, EngineError, SessionState};
 use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, NotifyArm, Status};
 
@@ -28,10 +29,16 @@ impl Engine {
         let a = self.live_mut(id)?;
         a.session = SessionState::None;
         let queued = a.queued.take();
-        let arm = a.record.take_notify_arm();
+        // Only a turn that was waiting for this session owes its notice; a held turn still
+        // waits for the user (Allow starts the session again).
+        let arm = if queued.is_some() {
+            take_turn_arm(a)
+        } else {
+            None
+        };
         set_error(&mut a.record, message, now);
-        // Only a turn that was waiting for this session owes its notice.
-        self.report_failure(id, message.to_string(), arm.filter(|_| queued.is_some()));
+        keep_held(a, now);
+        self.report_failure(id, message.to_string(), arm);
         Ok(())
     }
 
@@ -64,13 +71,15 @@ impl Engine {
         }
         let queued = a.end_session();
         let was = a.record.last_status;
-        let arm = a.record.take_notify_arm();
+        // A held turn never ran in this process: it stays held, its notice still owed.
+        let arm = take_turn_arm(a);
         let msg = format!("the agent process exited: {message}");
         // A turn that just failed already carries its message (providers report the failed
         // turn, then the exit): keep it and only note that the process is gone.
         if was != Status::Error || queued.is_some() {
             set_error(&mut a.record, &msg, now);
         }
+        keep_held(a, now);
         self.report_failure(id, msg, arm);
         self.after_terminal_turn(id, was == Status::Running);
         Ok(())
@@ -91,8 +100,9 @@ impl Engine {
         let had_session = a.session != SessionState::None;
         let was = a.record.last_status;
         a.end_session();
-        let arm = a.record.take_notify_arm();
+        let arm = take_turn_arm(a);
         set_error(&mut a.record, message, now);
+        keep_held(a, now);
         if had_session {
             self.out.effects.push(Effect::CloseSession { agent: id });
         }
@@ -111,14 +121,17 @@ impl Engine {
         let was = a.record.last_status;
         let had_session = a.session != SessionState::None;
         let queued = a.end_session();
-        if a.record.attention_reason == Some(AttentionReason::Permission) {
+        // A provider's request dies with its process; a held turn's outlives it (SPEC 14).
+        if a.record.attention_reason == Some(AttentionReason::Permission)
+            && a.record.held_turn.is_none()
+        {
             clear_attention(&mut a.record);
         }
         // Any → closed (SPEC 2), an error included: what failed stays in `lastError`, and an
         // unseen failure keeps its attention.
         a.record.last_status = Status::Closed;
         let arm = if was == Status::Running || queued.is_some() {
-            a.record.take_notify_arm()
+            take_turn_arm(a)
         } else {
             None
         };

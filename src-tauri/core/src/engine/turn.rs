@@ -2,6 +2,7 @@
 //! error when it ends; cancel waits for the provider's acknowledgement (or a timeout); opening
 //! or prompting an agent clears its attention.
 
+use super::hold::{keep_held, take_turn_arm, Ending};
 use super::{
     clear_attention, clear_attention_unless_permission, require_attention, set_error, Effect,
     Engine, EngineError, Queued, SessionState,
@@ -81,7 +82,11 @@ impl Engine {
         a.record.last_message_on_disk = false;
         a.record.last_activity_at = Some(now);
         a.cancel_requested = false;
-        a.record.notify_arm = q.arm.clone().map(|arm| Box::new(NotifyArm { turn, ..arm }));
+        // A notice turn on an agent with a held turn (SPEC 4) carries no arm: the record's is
+        // the held turn's and stays.
+        if a.record.held_turn.is_none() || q.arm.is_some() {
+            a.record.notify_arm = q.arm.clone().map(|arm| Box::new(NotifyArm { turn, ..arm }));
+        }
         a.turn_origin = Some(Box::new(q.origin.clone()));
         self.touch(id);
         self.timeline(id, item);
@@ -113,10 +118,11 @@ impl Engine {
         a.turn_origin = None;
         a.record.last_activity_at = Some(now);
         a.record.updated_at = now;
-        let arm = a.record.take_notify_arm();
+        let arm = take_turn_arm(a);
         match outcome {
             TurnOutcome::Failed { message } => {
                 set_error(&mut a.record, &message, now);
+                keep_held(a, now);
                 self.report_failure(id, message, arm);
             }
             ended @ (TurnOutcome::Completed | TurnOutcome::Canceled) => {
@@ -127,6 +133,7 @@ impl Engine {
                     AttentionReason::Finished
                 };
                 require_attention(&mut a.record, reason, now);
+                keep_held(a, now);
                 self.touch(id);
                 let outcome = if ended == TurnOutcome::Canceled {
                     self.timeline(id, NewItem::new(ItemKind::System, "Turn canceled"));
@@ -145,9 +152,16 @@ impl Engine {
 
     /// The user (or an authorized agent) asks to stop the current turn. The status changes only
     /// when the provider acknowledges (`turn_ended(Canceled)`) or [`Engine::cancel_timed_out`].
+    /// A held turn (SPEC 14) is the agent's pending work too: it ends at once, never run, as a
+    /// denial would end it but `canceled` (its caller hears that, autoArchive applies).
     /// Returns whether a turn was running.
     pub fn cancel(&mut self, id: AgentId) -> Result<bool, EngineError> {
-        let a = self.live_mut(id)?;
+        self.live_mut(id)?;
+        self.end_held(id, Ending::Canceled);
+        let a = self.get_mut(id)?;
+        if a.record.is_archived() {
+            return Ok(false); // autoArchive took it with the held turn's end
+        }
         match a.record.last_status {
             Status::Running => {
                 a.cancel_requested = true;

@@ -244,3 +244,87 @@ async fn a_held_turn_survives_a_restart_still_answerable() {
     }
     h.stop().await;
 }
+
+/// Waits until `parent` has been given `n` notices about `kid`, then a while longer for any
+/// extra one; returns them all.
+async fn notices_after(h: &Harness, parent: AgentId, kid: AgentId, n: usize) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + T;
+    while notices(h, parent, kid).len() < n {
+        assert!(tokio::time::Instant::now() < deadline, "no finish notice");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    settle().await;
+    notices(h, parent, kid)
+}
+
+#[tokio::test]
+async fn a_restart_tells_the_caller_nothing_until_the_held_turn_really_ends() {
+    // SPEC 4: a held turn never ran, so no restart interrupted it; its caller hears the real
+    // outcome, once, when the user answers.
+    let h = Harness::start().await;
+    let parent = made_by_user(&h, "asker", None).await;
+    let c = h.as_agent(parent.id()).await;
+    let kid = create_child(&c, "script", "ok held over a restart").await;
+    held(&h, kid).await;
+    drop(c);
+    let env = h.stop().await;
+
+    let h = Harness::start_on(env, None).await;
+    let s = held(&h, kid).await;
+    settle().await;
+    assert_eq!(notices(&h, parent.id(), kid), Vec::<String>::new());
+    assert_eq!(s.record.last_error, None);
+    let req = s.pending_permission.unwrap();
+    h.h()
+        .answer_permission(kid, req.request_id, false)
+        .await
+        .unwrap();
+    let n = notices_after(&h, parent.id(), kid, 1).await;
+    assert_eq!(n.len(), 1, "exactly one notice: {n:?}");
+    assert!(n[0].contains("denied by the user"), "{}", n[0]);
+    assert!(!n[0].contains("interrupted"), "{}", n[0]);
+    assert!(!ran(&h, kid, "held over a restart"));
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn cancel_agent_ends_a_held_turn_and_its_caller_hears_it_once() {
+    let h = Harness::start().await;
+    let parent = made_by_user(&h, "asker", None).await;
+    let c = h.as_agent(parent.id()).await;
+    let kid = create_child(&c, "script", "ok never to run").await;
+    held(&h, kid).await;
+    let out = ok(&c, "cancel_agent", json!({"agentId": kid.to_string()})).await;
+    assert_eq!(out["status"], "idle", "{out}");
+    let s = h.h().get(kid).await.unwrap();
+    assert!(s.record.held_turn.is_none() && s.pending_permission.is_none());
+    assert!(!s.needs_you);
+    let n = notices_after(&h, parent.id(), kid, 1).await;
+    assert_eq!(n.len(), 1, "exactly one notice: {n:?}");
+    assert!(n[0].contains("canceled"), "{}", n[0]);
+    assert!(!ran(&h, kid, "never to run"));
+    // It takes prompts again (at the caller's power, held again).
+    let r = call(
+        &c,
+        "send_agent_prompt",
+        json!({"agentId": kid.to_string(), "prompt": "ok next"}),
+    )
+    .await;
+    assert!(text(&r).contains("The turn is held"), "{}", text(&r));
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn archiving_a_held_child_tells_its_caller_it_was_archived() {
+    let h = Harness::start().await;
+    let parent = made_by_user(&h, "asker", None).await;
+    let c = h.as_agent(parent.id()).await;
+    let kid = create_child(&c, "script", "ok never archived").await;
+    held(&h, kid).await;
+    ok(&c, "archive_agent", json!({"agentId": kid.to_string()})).await;
+    let n = notices_after(&h, parent.id(), kid, 1).await;
+    assert_eq!(n.len(), 1, "exactly one notice: {n:?}");
+    assert!(n[0].contains("archived"), "{}", n[0]);
+    assert!(!ran(&h, kid, "never archived"));
+    h.stop().await;
+}

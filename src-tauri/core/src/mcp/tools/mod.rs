@@ -173,7 +173,8 @@ impl PaseoTools {
     }
 
     /// Interrupts an agent's current turn (yourself, a descendant or an agent you created) and
-    /// returns its status once the turn has ended.
+    /// returns its status once the turn has ended. A turn held for the user's approval is
+    /// canceled at once, never run.
     #[tool(
         name = "cancel_agent",
         input_schema = input_schema::<AgentInput>(),
