@@ -238,8 +238,12 @@ impl Thread {
         self.report_drop(agent, o);
     }
 
-    fn report_drop(&self, agent: AgentId, o: Option<file::Overflow>) {
+    fn report_drop(&mut self, agent: AgentId, o: Option<file::Overflow>) {
         if let Some(o) = o {
+            // Items a mark covers may be among the dropped: its marks are never set, so what
+            // they hold back (a record that stops owing a notice) never lands on their word, and
+            // the next load derives that notice again (SPEC 4).
+            self.marks.remove(&agent);
             let m = format!(
                 "the timeline could not be written; {} items of output ({} bytes) were dropped \
                  to keep memory bounded",
