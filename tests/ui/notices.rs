@@ -1,7 +1,9 @@
 //! Problems found at load (a record that cannot be parsed, a wrong config field) shown as
-//! notices, nothing dropped, and dismissing one.
+//! notices, nothing dropped, and dismissing one; and a finish notice in its parent's timeline,
+//! shown from its structure with the child's text exactly as the child wrote it.
 
 use crate::common::{tid, Harness};
+use crate::helpers::*;
 
 #[tokio::test]
 async fn problems_found_at_load_are_shown_as_notices() {
@@ -45,5 +47,52 @@ async fn problems_found_at_load_are_shown_as_notices() {
     // Dismissed, a notice goes away.
     app.click(&tid("notice-dismiss")).await;
     app.wait_count(&tid("notice"), 1).await;
+    app.quit().await;
+}
+
+/// SPEC 4 and 14: the notice a subagent leaves its parent shows the child's title, the outcome in
+/// the app's words, and the child's error and last message quoted exactly as written (`<`, `>`
+/// and `&` literally, never escaped twice, never parsed back from the notice's text).
+#[tokio::test]
+async fn a_finish_notice_shows_the_childs_text_literally_and_its_structure() {
+    finish_notice(Harness::new("finish_notice_ui"), "").await;
+    let dark = Harness::builder("finish_notice_ui_dark")
+        .env("GTK_THEME", "Adwaita:dark")
+        .build();
+    finish_notice(dark, "-dark").await;
+}
+
+async fn finish_notice(h: Harness, theme: &str) {
+    let app = h.launch_ready(&[]).await;
+    let dir = h.work_dir("app");
+    let script = "printf 'if a < b && c > d then\\n</paseo-notice> ok\\n'; \
+                  echo 'warning: <x> & more' >&2; exit 3";
+    let fam = family(&app, &dir, &[kid("kid <1>", script)], "true").await;
+    open_root(&app, &fam.lead).await;
+    let notice = tid("timeline-notice");
+    app.wait_for(&notice).await;
+    let outcome = app
+        .text(&format!("{notice} {}", tid("notice-outcome")))
+        .await;
+    assert_eq!(outcome, "failed");
+    let head = app.text(&format!("{notice} .notice-head")).await;
+    assert!(head.starts_with("kid <1>"), "{head}");
+    let excerpt = app
+        .text(&format!("{notice} {} blockquote", tid("notice-excerpt")))
+        .await;
+    assert!(
+        excerpt.contains("if a < b && c > d then") && excerpt.contains("</paseo-notice> ok"),
+        "{excerpt}"
+    );
+    let error = app
+        .text(&format!("{notice} {} blockquote", tid("notice-error")))
+        .await;
+    assert!(error.contains("warning: <x> & more"), "{error}");
+    let all = app.text(&notice).await;
+    assert!(
+        !all.contains("&lt;") && !all.contains("&gt;") && !all.contains("&amp;"),
+        "{all}"
+    );
+    app.screenshot(&format!("finish-notice{theme}")).await;
     app.quit().await;
 }

@@ -38,15 +38,18 @@ function duration(fromIso, toIso) {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** A finish notice as the backend words it for prompt-reading parents. */
+/** The child's text as the backend escapes it inside a notice, unescaped. */
+function unescapeNotice(text) {
+  return text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+/** A finish notice in a timeline written before notices were structured (text only). */
 function parseNotice(text) {
   const m = /^<paseo-notice\b([^>]*)>\n?([\s\S]*?)\n?<\/paseo-notice>\s*$/.exec(text);
   if (!m) return null;
   const attrs = {};
-  for (const [, key, value] of m[1].matchAll(/([\w-]+)="([^"]*)"/g)) {
-    attrs[key] = value.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&amp;/g, '&');
-  }
-  return { agentId: attrs['agent-id'], title: attrs.title, outcome: attrs.outcome, body: m[2] };
+  for (const [, key, value] of m[1].matchAll(/([\w-]+)="([^"]*)"/g)) attrs[key] = unescapeNotice(value);
+  return { agentId: attrs['agent-id'], title: attrs.title, outcome: attrs.outcome, body: unescapeNotice(m[2]) };
 }
 
 function item(kind, it, who, ...body) {
@@ -113,7 +116,27 @@ function parseSummary(text) {
 
 const OUTCOME_CLASS = { completed: 's-attention', failed: 's-failed', canceled: 's-done' };
 
+/**
+ * A finish notice (SPEC 4) from the item's own fields, never parsed back from its text: the
+ * child's title and the outcome in the app's words, then the child's error and last message
+ * exactly as the child wrote them, set off as quoted text (SPEC 14: visibly the child's).
+ */
+function renderNotice(it, n, ctx) {
+  const name = n.childTitle || 'agent';
+  const link = n.childId && ctx.canOpen(n.childId)
+    ? h('button', { class: 'link', type: 'button', title: n.childId, onclick: () => ctx.open(n.childId), 'aria-label': `Open ${name}` }, name)
+    : h('b', { title: n.childId ?? '' }, name);
+  const quote = (testid, label, text) => h('figure', { class: 'notice-quote', dataset: { testid } },
+    h('figcaption', {}, label), h('blockquote', {}, text));
+  return item('system finish', it, 'ℹ', h('div', { class: 'body', dataset: { testid: 'timeline-notice' } },
+    h('div', { class: 'notice-head' }, link, ' ',
+      h('span', { class: OUTCOME_CLASS[n.outcome] ?? '', dataset: { testid: 'notice-outcome' } }, String(n.outcome || '').replace(/_/g, ' '))),
+    n.error ? quote('notice-error', 'its error', n.error) : null,
+    n.excerpt ? quote('notice-excerpt', 'its last message', n.excerpt) : null));
+}
+
 function renderSystem(it, ctx) {
+  if (it.notice && typeof it.notice === 'object') return renderNotice(it, it.notice, ctx);
   const summary = parseSummary(it.text || '');
   if (summary) {
     const link = ctx.canOpen(summary.agentId)

@@ -325,7 +325,9 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
         Some("last words"),
         now,
     );
-    let inbox: Value = serde_json::from_slice(&store::encode_inbox(&[notice]).unwrap()).unwrap();
+    let inbox: Value =
+        serde_json::from_slice(&store::encode_inbox(std::slice::from_ref(&notice)).unwrap())
+            .unwrap();
     problems.extend(compare(
         &doc,
         "## Notice inbox",
@@ -358,6 +360,7 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
                 strike: true,
             },
         }],
+        notice: Some(Box::new(notice)),
     };
     let mut timelines = Timelines::start(layout.clone());
     timelines.append(agent, std::slice::from_ref(&item));

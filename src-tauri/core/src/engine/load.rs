@@ -84,6 +84,7 @@ impl Engine {
         for (child, arm) in owed {
             self.send_notice(child, arm, "failed", Some(INTERRUPTED.to_string()));
         }
+        self.delivered_at_load = Default::default();
         self.out.notices.extend(report.problems.iter().cloned());
         report
     }
@@ -381,9 +382,15 @@ impl Engine {
                 Some(p) if !p.record.is_archived() => {
                     let q = self.inbox.entry(parent).or_default();
                     for n in notices {
-                        if !q.iter().any(|x| x.id == n.id) {
+                        if self.delivered_at_load.contains(&n.id) {
+                            // Received before a crash kept its removal from the inbox (SPEC 4).
+                            self.out.inboxes.insert(parent);
+                        } else if !q.iter().any(|x| x.id == n.id) {
                             q.push_back(n);
                         }
+                    }
+                    if q.is_empty() {
+                        self.inbox.remove(&parent);
                     }
                 }
                 _ => {

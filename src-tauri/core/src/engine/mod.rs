@@ -31,6 +31,7 @@ pub mod fxhash;
 mod hold;
 mod load;
 mod notice;
+mod outcome;
 mod permission;
 mod session;
 mod trust;
@@ -47,6 +48,7 @@ use crate::model::{
 
 pub use fxhash::{FxHashMap, FxHashSet};
 pub use hold::DENIED;
+pub use outcome::{NoticeOrder, Outcome};
 
 /// The message a record left running by a crash carries after load.
 pub const INTERRUPTED: &str = "interrupted by shutdown";
@@ -255,37 +257,6 @@ pub enum Effect {
     },
 }
 
-/// What an operation changed and what must happen next.
-#[derive(Clone, Debug, Default)]
-pub struct Outcome {
-    /// Agents whose record or live state changed: persist and re-render.
-    pub agents: FxHashSet<AgentId>,
-    /// Agents whose inbox changed: persist it.
-    pub inboxes: FxHashSet<AgentId>,
-    /// Workspaces whose bucket or record changed.
-    pub workspaces: FxHashSet<WorkspaceId>,
-    pub workspaces_registry: bool,
-    pub projects_registry: bool,
-    /// Parents whose track (membership or a member's state) changed.
-    pub tracks: FxHashSet<AgentId>,
-    pub effects: Vec<Effect>,
-    /// Human-readable problems found (load repairs, refused notices): log and show in the UI.
-    pub notices: Vec<String>,
-}
-
-impl Outcome {
-    pub fn is_empty(&self) -> bool {
-        self.agents.is_empty()
-            && self.inboxes.is_empty()
-            && self.workspaces.is_empty()
-            && !self.workspaces_registry
-            && !self.projects_registry
-            && self.tracks.is_empty()
-            && self.effects.is_empty()
-            && self.notices.is_empty()
-    }
-}
-
 /// Counts shown in a track header: its members by the word their rows show, with the line.
 pub type TrackCounts = crate::model::Tally;
 
@@ -385,6 +356,8 @@ pub struct Engine {
     /// config.json `sandbox.enabled`: whether agents are contained at all (SPEC 16).
     sandbox_enabled: bool,
     usage: usage::UsageIndex,
+    /// Ids of notices the parents' timelines show as received, read before `load` (SPEC 4).
+    delivered_at_load: FxHashSet<String>,
 }
 
 impl Engine {

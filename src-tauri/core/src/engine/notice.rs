@@ -3,8 +3,8 @@
 //! interrupts a running turn; it is dropped only when its target is archived. The notice itself
 //! is [`crate::model::Notice`].
 
-use super::{Engine, Queued, SessionState};
-use crate::model::{AgentId, ItemKind, NewItem, Notice, NotifyArm, Status, TurnInput, TurnOrigin};
+use super::{Engine, NoticeOrder, Queued, SessionState};
+use crate::model::{AgentId, NewItem, Notice, NotifyArm, Status, TurnInput, TurnOrigin};
 
 impl Engine {
     /// Enqueues the notice an armed turn owes its target, then tries to deliver it.
@@ -38,18 +38,36 @@ impl Engine {
         if t.record.is_archived() {
             return; // dropped: notices to archived agents are dropped by design
         }
+        if self.delivered_at_load.contains(&notice.id) {
+            // Re-derived after a crash, but its target's timeline shows it received.
+            return;
+        }
         if !t.reads_prompts {
             // A shell agent cannot read: the notice is only recorded in its timeline.
-            self.timeline(target, NewItem::new(ItemKind::System, notice.summary()));
+            self.timeline(target, NewItem::notice(&notice, notice.summary()));
+            self.out
+                .notice_order
+                .push(NoticeOrder::Recorded { child, target });
             return;
         }
         let q = self.inbox.entry(target).or_default();
         if q.iter().any(|n| n.id == notice.id) {
+            // Re-derived after a crash while still queued: the inbox on disk already has it.
             return;
         }
         q.push_back(notice);
         self.out.inboxes.insert(target);
+        self.out
+            .notice_order
+            .push(NoticeOrder::Queued { child, target });
         self.try_deliver(target);
+    }
+
+    /// Notice ids the targets' timelines show as received, read from disk before `load`: a
+    /// notice re-derived from a still-armed record, or still in an inbox, whose id is among them
+    /// was received before a crash and is not delivered again (SPEC 4).
+    pub fn set_delivered_at_load(&mut self, ids: impl IntoIterator<Item = String>) {
+        self.delivered_at_load = ids.into_iter().collect();
     }
 
     /// Delivers the next notice if `id` is at an idle boundary (idle or error, nothing waiting);
@@ -91,12 +109,17 @@ impl Engine {
             self.inbox.remove(&id);
         }
         self.out.inboxes.insert(id);
+        self.out
+            .notice_order
+            .push(NoticeOrder::Delivered { target: id });
+        let wrapped = notice.wrapped();
+        let item = NewItem::notice(&notice, wrapped.clone());
         let q = Queued {
-            input: TurnInput::Notice(notice.wrapped()),
+            input: TurnInput::Notice(wrapped),
             origin: TurnOrigin::Notice(notice.id.clone()),
             arm: None,
         };
-        self.start_turn(id, q);
+        self.start_turn_as(id, q, item);
     }
 
     /// What happens at an idle boundary: waiting input runs first, then notices.

@@ -61,6 +61,15 @@ impl Engine {
 
     /// Starts the turn now: → running, numbered, re-armed with its turn number.
     pub(super) fn start_turn(&mut self, id: AgentId, q: Queued) {
+        let item = match &q.input {
+            TurnInput::Prompt(p) => NewItem::new(ItemKind::User, p.clone()),
+            TurnInput::Notice(n) => NewItem::new(ItemKind::System, n.clone()),
+        };
+        self.start_turn_as(id, q, item);
+    }
+
+    /// Starts the turn now, shown on the timeline as `item`.
+    pub(super) fn start_turn_as(&mut self, id: AgentId, q: Queued, item: NewItem) {
         let now = self.now();
         let Some(a) = self.agents.get_mut(&id) else {
             return;
@@ -79,10 +88,6 @@ impl Engine {
             a.record.notify_arm = q.arm.clone().map(|arm| Box::new(NotifyArm { turn, ..arm }));
         }
         a.turn_origin = Some(Box::new(q.origin.clone()));
-        let item = match &q.input {
-            TurnInput::Prompt(p) => NewItem::new(ItemKind::User, p.clone()),
-            TurnInput::Notice(n) => NewItem::new(ItemKind::System, n.clone()),
-        };
         self.touch(id);
         self.timeline(id, item);
         self.out.effects.push(Effect::SendTurn {

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ids::Timestamp;
+use super::notice::Notice;
 
 /// The kind of one timeline item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -57,6 +58,11 @@ pub struct TimelineItem {
     /// before styles were kept) when the text is plain.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<StyledRun>,
+    /// A finish notice this agent received (a system item, SPEC 4): shown from these fields,
+    /// never parsed back from `text`, and how a notice re-derived after a crash is recognised
+    /// as already delivered (by its id). Absent in timelines written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<Box<Notice>>,
 }
 
 /// A stretch of output text in one terminal style. `len` counts Unicode scalar values (what
@@ -117,6 +123,7 @@ pub struct NewItem {
     pub is_error: bool,
     pub stream: Option<String>,
     pub runs: Vec<StyledRun>,
+    pub notice: Option<Box<Notice>>,
 }
 
 impl NewItem {
@@ -130,6 +137,14 @@ impl NewItem {
             is_error: false,
             stream: None,
             runs: Vec::new(),
+            notice: None,
+        }
+    }
+    /// A finish notice received: a system item carrying the notice itself.
+    pub fn notice(notice: &Notice, text: impl Into<String>) -> Self {
+        NewItem {
+            notice: Some(Box::new(notice.clone())),
+            ..NewItem::new(ItemKind::System, text)
         }
     }
     pub fn output(stream: &str, text: impl Into<String>) -> Self {
@@ -170,6 +185,7 @@ impl NewItem {
             is_error: self.is_error,
             stream: self.stream,
             runs: self.runs,
+            notice: self.notice,
         }
     }
 }

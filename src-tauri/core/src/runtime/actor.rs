@@ -12,6 +12,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use super::apply::CLOSE_WAIT;
 use super::cmd::Command;
 use super::events::{Event, FleetCounts};
+use super::notice_order::received_at_load;
 use super::persist::Deferred;
 use super::timeline::Tl;
 use super::{AgentAccess, RuntimeError, RuntimeHandle, RuntimeOptions};
@@ -266,6 +267,7 @@ pub(crate) async fn start(
     let reads_by_provider: HashMap<String, bool> =
         infos.into_iter().map(|i| (i.id, i.reads_prompts)).collect();
     let reads = |p: &str| reads_by_provider.get(p).copied().unwrap_or(true);
+    engine.set_delivered_at_load(received_at_load(&layout, &records, &inboxes).await);
     let report = engine.load(records, workspaces, projects, inboxes, &reads);
     for p in &report.problems {
         tracing::warn!("{p}");

@@ -87,6 +87,9 @@ impl Actor {
             for e in out.effects {
                 self.execute(e);
             }
+            // A notice's new place is written before its old place forgets it (SPEC 4).
+            let inboxes = self.persist_inboxes(&out.inboxes, &out.notice_order);
+            self.hold_notice_owers(&out.notice_order, &inboxes);
             let mut archived = Vec::new();
             for id in &out.agents {
                 let t = self.persist_agent(*id);
@@ -97,23 +100,6 @@ impl Actor {
                 {
                     archived.push((*id, t));
                 }
-            }
-            for id in &out.inboxes {
-                let path = self.layout.inbox_path(*id);
-                let t = match self.engine.inbox(*id) {
-                    Some(q) if !q.is_empty() => {
-                        let v: Vec<_> = q.iter().cloned().collect();
-                        match store::encode_inbox(&v) {
-                            Ok(b) => self.writer.submit(path, b),
-                            Err(e) => {
-                                tracing::error!(error = %e, "cannot encode inbox");
-                                continue;
-                            }
-                        }
-                    }
-                    _ => self.writer.remove(path),
-                };
-                self.tickets.push(t);
             }
             self.persist_registries(out.workspaces_registry, out.projects_registry);
             // Nobody to tell (at start, before any window or client subscribed): the events

@@ -20,6 +20,9 @@ mod handle;
 pub mod limits;
 mod live;
 mod news;
+#[cfg(test)]
+mod notice_crash_tests;
+mod notice_order;
 mod persist;
 pub mod policy;
 mod removal;

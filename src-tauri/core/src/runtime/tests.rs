@@ -15,7 +15,7 @@ use crate::store::Layout;
 // The scripted provider the integration tests use, written once (`paseo_core` names this
 // crate in its own tests, see lib.rs).
 #[path = "../../tests/support/scripted.rs"]
-mod scripted;
+pub(super) mod scripted;
 use scripted::{req, workspace, Env};
 
 const T: Duration = Duration::from_secs(10);

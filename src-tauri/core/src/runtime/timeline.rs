@@ -8,6 +8,7 @@ use super::events::Event;
 use super::RuntimeError;
 use crate::model::{AgentId, NewItem, TimelineItem, Timestamp};
 use crate::store::timeline::PageReply;
+use crate::store::Mark;
 
 /// In-memory timeline tail per agent: at most this many items…
 const TAIL_ITEMS: usize = 2_000;
@@ -20,6 +21,8 @@ pub(super) struct Tl {
     tail: VecDeque<TimelineItem>,
     tail_bytes: usize,
     pending: Vec<TimelineItem>,
+    /// Set once `pending` is on disk: a write held behind it may land (SPEC 4).
+    mark: Option<Mark>,
 }
 
 /// A timeline page: served from memory, or on its way from disk.
@@ -57,13 +60,25 @@ impl Actor {
         tl.pending.push(it);
     }
 
+    /// A mark set once what `agent`'s timeline has waiting now is on disk.
+    pub(super) fn timeline_mark(&mut self, agent: AgentId) -> Mark {
+        self.tl_state(agent)
+            .mark
+            .get_or_insert_with(Mark::new)
+            .clone()
+    }
+
     pub(super) fn flush_timeline_events(&mut self) {
         for (agent, tl) in self.tl.iter_mut() {
             if tl.pending.is_empty() {
+                if let Some(m) = tl.mark.take() {
+                    // What it covers was handed over already: set once that is written.
+                    self.timelines.append_marked(*agent, &[], Some(m));
+                }
                 continue;
             }
             let items = std::mem::take(&mut tl.pending);
-            self.timelines.append(*agent, &items);
+            self.timelines.append_marked(*agent, &items, tl.mark.take());
             let _ = self.events.send(Event::TimelineItems {
                 agent_id: *agent,
                 items,

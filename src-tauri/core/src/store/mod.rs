@@ -3,6 +3,8 @@
 //! written atomically and durably (see [`atomic`] and [`writer`]).
 
 pub mod atomic;
+#[cfg(test)]
+pub(crate) mod fault;
 mod load;
 pub mod paths;
 pub mod private;
@@ -22,7 +24,7 @@ use crate::model::{AgentId, AgentRecord, Notice, ProjectRecord, WorkspaceRecord}
 pub use load::{load_agents, load_agents_at_rest, LoadedAgents, LoadedRecord};
 pub use paths::{cwd_with_dashes, Layout};
 pub use quarantine::{quarantine, Quarantined};
-pub use writer::{Ticket, WriteError, Writer};
+pub use writer::{Gate, Mark, Ticket, WriteError, Writer};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -6,12 +6,18 @@
 //! its fsyncs. Submitting never blocks; [`Writer::wait`] resolves when the content of a ticket
 //! (or a newer one) is durable.
 //!
+//! A path can be held behind gates ([`Writer::hold`]): other writes that must be durable, or
+//! timeline appends that must be written, before any write of that path lands, the writes
+//! submitted later included. This is how a finish notice keeps its order (SPEC 4): the child's
+//! record that stops owing it lands only after the parent's side has it.
+//!
 //! A write that fails (a full disk) is reported once, when its file starts failing, and retried
 //! every second with its latest content until it lands or newer content replaces it; memory holds
 //! at most one content per file.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -24,6 +30,16 @@ use crate::model::AgentId;
 
 /// How long a failed write waits before it is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
+/// How often held paths check their gates when nothing wakes them (a mark not made by this
+/// writer).
+const GATE_POLL: Duration = Duration::from_millis(20);
+/// How long a shutdown waits for held paths' gates before it gives up on them (what they
+/// hold back is then rewritten from what the next load repairs).
+const GATE_SHUTDOWN_WAIT: Duration = if cfg!(test) {
+    Duration::from_millis(200)
+} else {
+    Duration::from_secs(3)
+};
 
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum WriteError {
@@ -38,6 +54,62 @@ pub enum WriteError {
 pub struct Ticket {
     path: PathBuf,
     seq: u64,
+}
+
+/// Set once something written elsewhere (a timeline append) is on disk. A mark made by
+/// [`Writer::mark`] wakes that writer when set, so a path held behind it lands at once.
+#[derive(Clone, Default)]
+pub struct Mark(Arc<MarkState>);
+
+#[derive(Default)]
+struct MarkState {
+    set: AtomicBool,
+    wake: Option<std::sync::Weak<Inner>>,
+}
+
+impl std::fmt::Debug for Mark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mark({})", self.is_set())
+    }
+}
+
+impl Mark {
+    pub fn new() -> Mark {
+        Mark::default()
+    }
+    pub fn set(&self) {
+        self.0.set.store(true, Ordering::Release);
+        if let Some(inner) = self.0.wake.as_ref().and_then(std::sync::Weak::upgrade) {
+            // Under the lock: a worker between its check and its wait cannot miss this.
+            let mut s = inner.lock();
+            if s.release() {
+                inner.work.notify_all();
+            }
+            drop(s);
+            inner.done.send_modify(|n| *n += 1);
+        }
+    }
+    pub fn is_set(&self) -> bool {
+        self.0.set.load(Ordering::Acquire)
+    }
+}
+
+/// What a held path waits for before any write of it lands.
+#[derive(Clone, Debug)]
+pub enum Gate {
+    /// This ticket's content (or newer) is durable.
+    Write(Ticket),
+    /// This mark is set.
+    Mark(Mark),
+}
+
+impl Gate {
+    fn open(&self, durable: &HashMap<PathBuf, u64>) -> bool {
+        match self {
+            Gate::Write(t) => durable.get(&t.path).is_some_and(|d| *d >= t.seq),
+            Gate::Mark(m) => m.is_set(),
+        }
+    }
 }
 
 struct Job {
@@ -55,9 +127,45 @@ struct State {
     failed: HashMap<PathBuf, (u64, String)>,
     /// Failed jobs with no newer content queued, and when to try them again.
     retry: HashMap<PathBuf, (Job, Instant)>,
+    /// Paths held behind gates: no write of them starts before every gate is open.
+    gates: HashMap<PathBuf, Vec<Gate>>,
     next_seq: u64,
     stop: bool,
+    /// When the shutdown began (held paths get a bounded wait).
+    stopped_at: Option<Instant>,
+    /// Every worker has exited.
+    exited: bool,
     writes: u64,
+}
+
+impl State {
+    fn held(&self, path: &Path) -> bool {
+        self.gates.contains_key(path)
+    }
+
+    /// Releases the paths whose gates are all open; true when one became ready.
+    fn release(&mut self) -> bool {
+        if self.gates.is_empty() {
+            return false;
+        }
+        let durable = &self.durable;
+        let mut opened = Vec::new();
+        self.gates.retain(|p, gates| {
+            gates.retain(|g| !g.open(durable));
+            if gates.is_empty() {
+                opened.push(p.clone());
+            }
+            !gates.is_empty()
+        });
+        let mut any = false;
+        for p in opened {
+            if self.pending.contains_key(&p) && !self.inflight.contains(&p) {
+                self.ready.push_back(p);
+                any = true;
+            }
+        }
+        any
+    }
 }
 
 struct Inner {
@@ -131,8 +239,31 @@ impl Writer {
         self.enqueue(path, None)
     }
 
+    /// A mark that wakes this writer when set.
+    pub fn mark(&self) -> Mark {
+        Mark(Arc::new(MarkState {
+            set: AtomicBool::new(false),
+            wake: Some(Arc::downgrade(&self.inner)),
+        }))
+    }
+
+    /// Holds `path`: no write of it (queued now or later) lands before every gate is open.
+    pub fn hold(&self, path: PathBuf, gates: Vec<Gate>) {
+        let mut s = self.inner.lock();
+        let durable = &s.durable;
+        let gates: Vec<Gate> = gates.into_iter().filter(|g| !g.open(durable)).collect();
+        if gates.is_empty() {
+            return;
+        }
+        s.gates.entry(path).or_default().extend(gates);
+        self.inner.work.notify_one();
+    }
+
     fn enqueue(&self, path: PathBuf, content: Option<Vec<u8>>) -> Ticket {
         let mut s = self.inner.lock();
+        if s.release() {
+            self.inner.work.notify_all();
+        }
         s.next_seq += 1;
         let seq = s.next_seq;
         // Newer content replaces a failed write waiting for its retry.
@@ -141,7 +272,7 @@ impl Writer {
             .pending
             .insert(path.clone(), Job { seq, content })
             .is_none();
-        if fresh && !s.inflight.contains(&path) {
+        if fresh && !s.inflight.contains(&path) && !s.held(&path) {
             s.ready.push_back(path.clone());
             self.inner.work.notify_one();
         }
@@ -161,7 +292,7 @@ impl Writer {
         if s.durable.get(&t.path).is_some_and(|d| *d >= t.seq) {
             return Some(Ok(()));
         }
-        if s.stop && s.pending.is_empty() && s.inflight.is_empty() {
+        if s.exited || (s.stop && s.pending.is_empty() && s.inflight.is_empty()) {
             return Some(Err(WriteError::Stopped));
         }
         None
@@ -205,17 +336,30 @@ impl Writer {
         }
     }
 
-    /// Resolves once nothing is queued or being written.
+    /// Resolves once nothing is queued or being written, or only held paths are left and
+    /// their gates stayed shut for a while (what they hold back is safe to leave, see `hold`).
     pub async fn flush(&self) {
         let mut rx = self.inner.done.subscribe();
+        let mut held_since: Option<Instant> = None;
         loop {
             {
                 let s = self.inner.lock();
-                if s.pending.is_empty() && s.inflight.is_empty() {
-                    return;
+                if s.inflight.is_empty() {
+                    if s.pending.is_empty() {
+                        return;
+                    }
+                    if s.pending.keys().all(|p| s.held(p)) {
+                        let since = *held_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() >= GATE_SHUTDOWN_WAIT {
+                            return;
+                        }
+                    } else {
+                        held_since = None;
+                    }
                 }
             }
-            if rx.changed().await.is_err() {
+            // A mark not made by this writer wakes nobody: polled.
+            if let Ok(Err(_)) = tokio::time::timeout(GATE_POLL, rx.changed()).await {
                 return;
             }
         }
@@ -236,12 +380,14 @@ impl Writer {
         {
             let mut s = self.inner.lock();
             s.stop = true;
+            s.stopped_at.get_or_insert_with(Instant::now);
         }
         self.inner.work.notify_all();
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         for t in threads {
             let _ = t.join();
         }
+        self.inner.lock().exited = true;
         self.inner.done.send_modify(|n| *n += 1);
     }
 }
@@ -258,6 +404,9 @@ fn worker(inner: &Inner) {
             let mut s = inner.lock();
             loop {
                 if let Some(p) = s.ready.pop_front() {
+                    if s.held(&p) {
+                        continue; // queued again when its gates open
+                    }
                     if let Some(job) = s.pending.remove(&p) {
                         s.inflight.insert(p.clone());
                         break (p, job);
@@ -265,9 +414,22 @@ fn worker(inner: &Inner) {
                     continue;
                 }
                 if s.stop {
-                    return;
+                    let waited = s.stopped_at.map_or(Duration::ZERO, |t| t.elapsed());
+                    if s.gates.is_empty() || waited >= GATE_SHUTDOWN_WAIT {
+                        return;
+                    }
                 }
-                if s.retry.is_empty() {
+                if !s.gates.is_empty() {
+                    s = inner
+                        .work
+                        .wait_timeout(s, GATE_POLL)
+                        .map(|(g, _)| g)
+                        .unwrap_or_else(|e| e.into_inner().0);
+                    if s.release() {
+                        inner.work.notify_all();
+                    }
+                    requeue_due(&mut s);
+                } else if s.retry.is_empty() {
                     s = inner.work.wait(s).unwrap_or_else(|e| e.into_inner());
                 } else {
                     s = inner
@@ -279,10 +441,14 @@ fn worker(inner: &Inner) {
                 }
             }
         };
-        let result = match &job.content {
+        #[cfg(test)]
+        let stopped = super::fault::allow(&path);
+        #[cfg(not(test))]
+        let stopped: std::io::Result<()> = Ok(());
+        let result = stopped.and_then(|()| match &job.content {
             Some(bytes) => write_atomic(&path, bytes),
             None => remove_durable(&path),
-        };
+        });
         let mut report = None;
         {
             let mut s = inner.lock();
@@ -309,9 +475,12 @@ fn worker(inner: &Inner) {
                     }
                 }
             }
-            if s.pending.contains_key(&path) {
+            if s.pending.contains_key(&path) && !s.held(&path) {
                 s.ready.push_back(path.clone());
                 inner.work.notify_one();
+            }
+            if s.release() {
+                inner.work.notify_all();
             }
         }
         inner.done.send_modify(|n| *n += 1);
@@ -367,80 +536,5 @@ impl Ticket {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn writes_land_in_order_and_bursts_coalesce() {
-        let d = tempfile::tempdir().unwrap();
-        let w = Writer::new(4);
-        let p = d.path().join("x/a.json");
-        let mut last = None;
-        for i in 0..500 {
-            last = Some(w.submit(p.clone(), format!("{i}").into_bytes()));
-        }
-        w.wait(&last.unwrap()).await.unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "499");
-        assert!(
-            w.writes() < 500,
-            "a burst was coalesced ({} writes)",
-            w.writes()
-        );
-        let t = w.remove(p.clone());
-        w.wait(&t).await.unwrap();
-        assert!(!p.exists());
-    }
-
-    #[tokio::test]
-    async fn many_paths_all_become_durable() {
-        let d = tempfile::tempdir().unwrap();
-        let w = Writer::new(4);
-        let tickets: Vec<_> = (0..300)
-            .map(|i| w.submit(d.path().join(format!("f{i}.json")), vec![b'x'; 10]))
-            .collect();
-        w.wait_all(&tickets).await.unwrap();
-        w.flush().await;
-        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 300);
-    }
-
-    #[tokio::test]
-    async fn a_failing_file_is_reported_once_and_retried_until_it_lands() {
-        let d = tempfile::tempdir().unwrap();
-        let id = AgentId::new();
-        let dir = d.path().join("agents/src-app");
-        let p = dir.join(format!("{id}.json"));
-        std::fs::create_dir_all(d.path().join("agents")).unwrap();
-        std::fs::write(&dir, b"in the way").unwrap();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let w = Writer::with_failures(2, Some(tx));
-        for i in 0..3 {
-            let t = w.submit(p.clone(), format!("v{i}").into_bytes());
-            assert!(w.wait(&t).await.is_err());
-        }
-        let f = rx.recv().await.unwrap();
-        assert_eq!(f.agent, Some(id));
-        assert!(f.message.contains("agent's record"), "{}", f.message);
-        // Space is back: the latest content lands on its own, with nothing submitted.
-        std::fs::remove_file(&dir).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::fs::read(&p).ok().as_deref() != Some(b"v2".as_slice()) {
-            assert!(
-                Instant::now() < deadline,
-                "the failed write was not retried"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(rx.try_recv().is_err(), "reported once");
-    }
-
-    #[tokio::test]
-    async fn a_failed_write_is_reported() {
-        let d = tempfile::tempdir().unwrap();
-        let blocker = d.path().join("file");
-        std::fs::write(&blocker, b"").unwrap();
-        let w = Writer::new(1);
-        let t = w.submit(blocker.join("under-a-file.json"), b"x".to_vec());
-        let err = w.wait(&t).await.unwrap_err();
-        assert!(matches!(err, WriteError::Io { .. }), "{err}");
-    }
-}
+#[path = "writer_tests.rs"]
+mod tests;

@@ -157,3 +157,109 @@ fn a_failure_detail_shown_as_output_is_not_repeated_in_the_timeline() {
     let notice = &f.e.inbox(parent).unwrap()[0];
     assert_eq!(notice.error.as_deref(), Some(full));
 }
+
+/// SPEC 4, exactly once: every hand-over of a notice is in the ledger, so the runtime can write
+/// its new place before its old place forgets it.
+#[test]
+fn every_hand_over_of_a_notice_is_in_the_ledger() {
+    use super::super::NoticeOrder;
+    let mut f = Fx::new();
+    // Busy parent: queued in its inbox (the child's record waits for it), delivered later (its
+    // inbox without it waits for its timeline item).
+    let parent = f.running(None, "w1");
+    let kid = f.armed(Some(parent), parent);
+    let _ = f.e.take_outcome();
+    f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
+    let o = f.e.take_outcome();
+    assert_eq!(
+        o.notice_order,
+        vec![NoticeOrder::Queued {
+            child: kid,
+            target: parent
+        }]
+    );
+    f.e.turn_ended(parent, TurnOutcome::Completed).unwrap();
+    let o = f.e.take_outcome();
+    assert_eq!(
+        o.notice_order,
+        vec![NoticeOrder::Delivered { target: parent }]
+    );
+    let item = o
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Timeline { agent, item } if *agent == parent => item.notice.clone(),
+            _ => None,
+        })
+        .expect("the parent's timeline item carries the notice");
+    assert_eq!(item.child_id, kid);
+    // A parent that cannot read prompts: only recorded in its timeline.
+    let mut f = Fx::new();
+    let mut n = f.new_agent(None, "w1");
+    n.provider = "shell".into();
+    n.reads_prompts = false;
+    let shell = f.e.create(n).unwrap();
+    f.e.session_ready(shell).unwrap();
+    let kid = f.armed(Some(shell), shell);
+    let _ = f.e.take_outcome();
+    f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
+    let o = f.e.take_outcome();
+    assert_eq!(
+        o.notice_order,
+        vec![NoticeOrder::Recorded {
+            child: kid,
+            target: shell
+        }]
+    );
+    assert!(o.effects.iter().any(|e| matches!(e,
+        Effect::Timeline { agent, item } if *agent == shell && item.notice.as_ref().is_some_and(|n| n.child_id == kid))));
+}
+
+/// SPEC 4: after a crash, a notice the parent's timeline shows received is neither derived again
+/// from the record still owing it nor kept in the inbox that still lists it.
+#[test]
+fn a_notice_the_parent_received_before_a_crash_is_not_delivered_again() {
+    let mut f = Fx::new();
+    let parent = f.idle(None, "w1");
+    let kid = f.armed(Some(parent), parent);
+    let armed = f.records();
+    let arm = f.record(kid).notify_arm.clone().unwrap();
+    let other = f.running(Some(parent), "w1");
+    let queued = crate::model::Notice::new(
+        "arm-2",
+        other,
+        "other",
+        "completed",
+        None,
+        None,
+        Timestamp::from_millis(5),
+    );
+    for received in [false, true] {
+        let mut e = Engine::new();
+        if received {
+            e.set_delivered_at_load([arm.id.clone(), "arm-2".to_string()]);
+        }
+        e.load(
+            armed.clone(),
+            f.e.workspaces().cloned().collect(),
+            vec![],
+            vec![(parent, vec![queued.clone()])],
+            &|_| true,
+        );
+        let o = e.take_outcome();
+        let ids: Vec<String> = e
+            .inbox(parent)
+            .map(|q| q.iter().map(|n| n.id.clone()).collect())
+            .unwrap_or_default();
+        if received {
+            assert!(ids.is_empty(), "{ids:?}");
+            assert!(
+                o.inboxes.contains(&parent),
+                "the inbox is rewritten without them"
+            );
+        } else {
+            assert_eq!(ids, vec!["arm-2".to_string(), arm.id.clone()]);
+        }
+        assert_eq!(e.agent(kid).unwrap().record.notify_arm, None);
+    }
+}

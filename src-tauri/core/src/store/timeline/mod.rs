@@ -11,6 +11,9 @@
 
 mod file;
 pub mod search;
+mod received;
+
+pub use received::received_notice_ids;
 
 use std::collections::HashMap;
 use std::fs;
@@ -22,6 +25,7 @@ use tokio::sync::oneshot;
 
 use self::file::{AgentFile, Limits};
 use super::paths::Layout;
+use super::writer::Mark;
 use super::{FailureSender, StoreFailure};
 use crate::model::{AgentId, TimelineItem};
 
@@ -59,8 +63,8 @@ impl Default for TimelineOptions {
 }
 
 enum Cmd {
-    /// Encoded lines and the seq of the last one.
-    Append(AgentId, Vec<u8>, u64),
+    /// Encoded lines, the seq of the last one, and a mark to set once they are on disk.
+    Append(AgentId, Vec<u8>, u64, Option<Mark>),
     Page {
         agent: AgentId,
         before: u64,
@@ -122,7 +126,14 @@ impl Timelines {
 
     /// Queues numbered items for appending (in seq order, following the ones already queued).
     pub fn append(&self, agent: AgentId, items: &[TimelineItem]) {
-        if items.is_empty() {
+        self.append_marked(agent, items, None);
+    }
+
+    /// The same, and once these items (and every earlier one of `agent`) are written and
+    /// synced, `mark` is set: a write held behind it may land (a finish notice's order, SPEC 4).
+    /// Written at once, not with the next batch.
+    pub fn append_marked(&self, agent: AgentId, items: &[TimelineItem], mark: Option<Mark>) {
+        if items.is_empty() && mark.is_none() {
             return;
         }
         let mut buf = Vec::with_capacity(items.len() * 128);
@@ -132,7 +143,7 @@ impl Timelines {
             }
         }
         let last = items.iter().map(|i| i.seq).max().unwrap_or(0);
-        let _ = self.tx.send(Cmd::Append(agent, buf, last));
+        let _ = self.tx.send(Cmd::Append(agent, buf, last, mark));
     }
 
     /// Items with `seq < before` (all when `before` is 0), the newest `limit` of them, oldest
@@ -216,6 +227,8 @@ struct Thread {
     limits: Limits,
     failures: Option<FailureSender>,
     files: HashMap<AgentId, AgentFile>,
+    /// Marks to set once an agent's waiting items are written.
+    marks: HashMap<AgentId, Vec<Mark>>,
 }
 
 impl Thread {
@@ -235,8 +248,12 @@ impl Thread {
         self.report_drop(agent, o);
     }
 
-    fn report_drop(&self, agent: AgentId, o: Option<file::Overflow>) {
+    fn report_drop(&mut self, agent: AgentId, o: Option<file::Overflow>) {
         if let Some(o) = o {
+            // Items a mark covers may be among the dropped: its marks are never set, so what
+            // they hold back (a record that stops owing a notice) never lands on their word, and
+            // the next load derives that notice again (SPEC 4).
+            self.marks.remove(&agent);
             let m = format!(
                 "the timeline could not be written; {} items of output ({} bytes) were dropped \
                  to keep memory bounded",
@@ -253,7 +270,22 @@ impl Thread {
             return;
         };
         let was_failing = f.failing;
-        match f.write(&path, &self.limits) {
+        #[cfg(test)]
+        let stopped = match f.has_work() {
+            true => super::fault::allow(&path),
+            false => Ok(()),
+        };
+        #[cfg(not(test))]
+        let stopped: std::io::Result<()> = Ok(());
+        let result = stopped.and_then(|()| f.write(&path, &self.limits));
+        if result.is_ok() {
+            if let Some(marks) = self.marks.remove(&agent) {
+                if let Err(marks) = sync_then_set(agent, &path, marks) {
+                    self.marks.insert(agent, marks);
+                }
+            }
+        }
+        match result {
             Ok(()) if was_failing => {
                 tracing::info!(%agent, "timeline writes work again");
             }
@@ -286,6 +318,30 @@ impl Thread {
     }
 }
 
+/// Timelines are not synced item by item, but one that holds a write back (a received notice)
+/// is, so the order holds across a power cut too. The marks come back when the sync failed (the
+/// next successful write of this agent sets them).
+fn sync_then_set(
+    agent: AgentId,
+    path: &std::path::Path,
+    marks: Vec<Mark>,
+) -> Result<(), Vec<Mark>> {
+    match fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .and_then(|f| f.sync_data())
+    {
+        Ok(()) => {
+            marks.iter().for_each(Mark::set);
+            Ok(())
+        }
+        Err(e) => {
+            tracing::warn!(%agent, error = %e, "cannot sync a timeline");
+            Err(marks)
+        }
+    }
+}
+
 fn run(
     layout: Layout,
     rx: mpsc::Receiver<Cmd>,
@@ -298,14 +354,19 @@ fn run(
         limits: Limits::new(opts.max_bytes),
         failures: opts.failures,
         files: HashMap::new(),
+        marks: HashMap::new(),
     };
     let mut last_flush = Instant::now();
     let mut pending_bytes = 0usize;
     loop {
         match rx.recv_timeout(FLUSH_EVERY) {
-            Ok(Cmd::Append(agent, bytes, last_seq)) => {
+            Ok(Cmd::Append(agent, bytes, last_seq, mark)) => {
                 pending_bytes += bytes.len();
                 t.append(agent, &bytes, last_seq);
+                if let Some(m) = mark {
+                    t.marks.entry(agent).or_default().push(m);
+                    t.write(agent);
+                }
             }
             Ok(Cmd::Page {
                 agent,
