@@ -10,8 +10,8 @@
 //! until writes work again.
 
 mod file;
-pub mod search;
 mod received;
+pub mod search;
 
 pub use received::received_notice_ids;
 
