@@ -22,13 +22,14 @@ function reach(agent) {
  */
 async function confirmThenArchive({ key, heads, dialog, call, failure }) {
   if (heads.length === 0 || ui.closing.has(key)) return;
-  const ask = dialog(heads.map(reach));
-  if (ask) {
-    const ok = await backend.confirm(ask.title, `${ask.message}\n\nYou can restore ${ask.restores} from the archived list.`, ask.action ?? 'Archive');
-    if (!ok) return;
-  }
+  // Held from the first click: a second click while the confirm is up must not ask again.
   ui.closing.add(key);
   try {
+    const ask = dialog(heads.map(reach));
+    if (ask) {
+      const ok = await backend.confirm(ask.title, `${ask.message}\n\nYou can restore ${ask.restores} from the archived list.`, ask.action ?? 'Archive');
+      if (!ok) return;
+    }
     await call();
   } catch (error) {
     addError(failure, error);
