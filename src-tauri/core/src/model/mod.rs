@@ -34,4 +34,7 @@ pub use status::{bucket, needs_you, Bucket};
 pub use timeline::{ItemKind, NewItem, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
 pub use usage::{LastRun, RecordUsage, TurnUsage, Usage};
-pub use workspace::{ChangeCounts, ProjectRecord, WorkspaceKind, WorkspaceRecord};
+pub use workspace::{
+    clean_workspace_name, ChangeCounts, ProjectRecord, WorkspaceKind, WorkspaceRecord,
+    MAX_WORKSPACE_NAME,
+};
