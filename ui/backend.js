@@ -99,6 +99,14 @@ export function detachAgent(agentId) {
   return call('detach_agent', { agentId });
 }
 
+/**
+ * The undo of a detach: the agent goes back under `parentId` if that narrows power (SPEC 14),
+ * else a `conflict` saying why; `check` only asks.
+ */
+export function reattachAgent(agentId, parentId, check = false) {
+  return call('reattach_agent', { agentId, parentId, check });
+}
+
 /** Restores the batch the agent was archived in; `asRoot` after the user agreed to a conflict. */
 export function restoreAgent(agentId, asRoot = false) {
   return call('restore_agent', { agentId, asRoot });

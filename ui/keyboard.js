@@ -1,11 +1,12 @@
 // The window's keyboard shortcuts (UI.md; the app menu lists them): new agent, new window, close
-// tab, next / previous tab, tab by number, focus the composer, stop the turn. Enter and Esc in the
-// composer are the composer's own.
+// tab, next / previous tab, tab by number, focus the composer, stop the turn, and the undo
+// toast's Undo. Enter and Esc in the composer are the composer's own.
 import * as layout from './layout.js';
 import { ui } from './window-state.js';
 import { focusComposer } from './views.js';
 import { activateTab, closeTab, cycleTab } from './gestures/tabs.js';
 import { showForm, closeForm, newWindow, stopTurn } from './gestures/agents.js';
+import { undoLast } from './gestures/undo.js';
 
 export function listenKeyboard() {
   document.addEventListener('keydown', onKey);
@@ -31,6 +32,9 @@ function onKey(e) {
   } else if (key === 'Period') {
     e.preventDefault();
     stopTurn(layout.activeAgentId());
+  } else if (key === 'KeyZ' && !e.shiftKey) {
+    // The undo toast's Undo; in a text field Ctrl+Z stays the field's own.
+    if (!e.target.closest?.('input, textarea, [contenteditable]') && undoLast()) e.preventDefault();
   } else if (/^Digit[1-9]$/.test(key)) {
     const tabs = layout.currentGroup().tabs;
     const id = tabs[Number(key.slice(5)) - 1];

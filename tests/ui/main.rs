@@ -38,6 +38,7 @@ mod screenshots;
 mod tabs;
 mod timeline;
 mod track;
+mod undo;
 mod wake;
 mod windows;
 mod workspaces;

@@ -6,6 +6,7 @@ import { plural } from '../dom.js';
 import { fleet, addError, descendants, childrenOf, unfinishedBecause } from '../store.js';
 import { agentName, isActive } from '../status.js';
 import { ui } from '../window-state.js';
+import * as undo from './undo.js';
 
 /** What archiving `agent` takes with it, in the numbers the dialogs name. */
 function reach(agent) {
@@ -18,8 +19,9 @@ function reach(agent) {
  * subagents); `dialog(reaches)`: the confirm to show, {title, message, restores: 'it' | 'them'},
  * or null when nothing needs asking; `call()`: the backend call; `failure`: the notice's words
  * when the call fails. `key` names the gesture while it runs, so a second click does nothing.
+ * `said(ids)`: the undo toast's words once the archive is durable.
  */
-async function confirmThenArchive({ key, heads, dialog, call, failure }) {
+async function confirmThenArchive({ key, heads, dialog, call, failure, said }) {
   if (heads.length === 0 || ui.closing.has(key)) return;
   const ask = dialog(heads.map(reach));
   if (ask) {
@@ -28,8 +30,11 @@ async function confirmThenArchive({ key, heads, dialog, call, failure }) {
     if (!ok) return;
   }
   ui.closing.add(key);
+  // Where this window shows them, before the archive closes those tabs: Undo reopens them there.
+  const places = undo.tabPlaces(heads.map((a) => a.id));
   try {
-    await call();
+    const ids = await call();
+    undo.archived(ids, said(ids), places);
   } catch (error) {
     addError(failure, error);
   } finally {
@@ -57,6 +62,7 @@ export function archiveRoot(agent) {
     },
     call: () => backend.archiveAgent(agent.id),
     failure: `Could not archive “${agentName(agent)}”`,
+    said: (ids) => undo.archivedText(agent, ids),
   });
 }
 
@@ -75,6 +81,7 @@ export function archiveChild(id) {
     },
     call: () => backend.archiveAgent(id),
     failure: `Could not archive “${agentName(agent)}”`,
+    said: (ids) => undo.archivedText(agent, ids),
   });
 }
 
@@ -114,5 +121,6 @@ export function archiveFinished(parentId) {
     dialog: () => ({ title: 'Archive finished subagents?', message: plan.message, restores: 'them' }),
     call: () => backend.archiveFinished(parentId),
     failure: 'Could not archive the finished subagents',
+    said: (ids) => `${plural(ids.length, 'finished subagent')} of “${agentName(fleet.agents.get(parentId))}” archived`,
   });
 }
