@@ -134,6 +134,16 @@ export function addWorkspace(path) {
   return call('add_workspace', { path });
 }
 
+/** Names a workspace; an empty name clears it. Resolves to the workspace. */
+export function renameWorkspace(workspaceId, name) {
+  return call('rename_workspace', { workspaceId, name });
+}
+
+/** Removes (archives) a workspace and archives its agents; `confirmed` once the user agreed to stop running ones. */
+export function archiveWorkspace(workspaceId, confirmed) {
+  return call('archive_workspace', { workspaceId, confirmed });
+}
+
 /** {label, layout, notice}: who this window is and the layout it saved last. */
 export function windowLayout() {
   return call('window_layout_get');

@@ -41,4 +41,5 @@ mod track;
 mod undo;
 mod wake;
 mod windows;
+mod workspace_names;
 mod workspaces;
