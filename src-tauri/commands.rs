@@ -295,6 +295,22 @@ pub async fn detach_agent(state: State<'_, AppState>, agent_id: String) -> Answe
     Ok(runtime(&state)?.detach(id).await?)
 }
 
+/// Undoes a detach: the agent goes back under `parentId` if that narrows power (SPEC 14).
+/// `check` only answers whether it may.
+#[tauri::command]
+pub async fn reattach_agent(
+    state: State<'_, AppState>,
+    agent_id: String,
+    parent_id: String,
+    check: Option<bool>,
+) -> Answer<()> {
+    let id = self::agent_id("agentId", &agent_id)?;
+    let parent = self::agent_id("parentId", &parent_id)?;
+    Ok(runtime(&state)?
+        .reattach(id, parent, check.unwrap_or(false))
+        .await?)
+}
+
 /// Restores the archive batch the agent was archived in. `asRoot` restores agents whose parent
 /// is still archived as root agents (after the user confirmed).
 #[tauri::command]
@@ -371,6 +387,17 @@ pub async fn archive_workspace(
     Ok(runtime(&state)?
         .archive_workspace(id, even_if_running)
         .await?)
+}
+
+/// Names a workspace; an empty name clears it (it is called by its branch or folder again).
+#[tauri::command]
+pub async fn rename_workspace(
+    state: State<'_, AppState>,
+    workspace_id: String,
+    name: String,
+) -> Answer<WorkspaceSnapshot> {
+    let id = self::workspace_id("workspaceId", &workspace_id)?;
+    Ok(runtime(&state)?.rename_workspace(id, &name).await?)
 }
 
 /// What a window gets back at start: who it is and the layout it had.
@@ -454,6 +481,7 @@ pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + 
         archive_agent,
         archive_finished,
         detach_agent,
+        reattach_agent,
         restore_agent,
         answer_permission,
         mark_seen,
@@ -463,6 +491,7 @@ pub fn handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + 
         cancel_timeline_search,
         add_workspace,
         archive_workspace,
+        rename_workspace,
         window_layout_get,
         window_layout_set,
         new_window,

@@ -109,6 +109,14 @@ export function detachAgent(agentId) {
   return call('detach_agent', { agentId });
 }
 
+/**
+ * The undo of a detach: the agent goes back under `parentId` if that narrows power (SPEC 14),
+ * else a `conflict` saying why; `check` only asks.
+ */
+export function reattachAgent(agentId, parentId, check = false) {
+  return call('reattach_agent', { agentId, parentId, check });
+}
+
 /** Restores the batch the agent was archived in; `asRoot` after the user agreed to a conflict. */
 export function restoreAgent(agentId, asRoot = false) {
   return call('restore_agent', { agentId, asRoot });
@@ -147,6 +155,16 @@ export function cancelTimelineSearch() {
 
 export function addWorkspace(path) {
   return call('add_workspace', { path });
+}
+
+/** Names a workspace; an empty name clears it. Resolves to the workspace. */
+export function renameWorkspace(workspaceId, name) {
+  return call('rename_workspace', { workspaceId, name });
+}
+
+/** Removes (archives) a workspace and archives its agents; `confirmed` once the user agreed to stop running ones. */
+export function archiveWorkspace(workspaceId, confirmed) {
+  return call('archive_workspace', { workspaceId, confirmed });
 }
 
 /** {label, layout, notice}: who this window is and the layout it saved last. */

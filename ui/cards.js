@@ -377,6 +377,16 @@ export class Cards {
     return best;
   }
 
+  /** Every agent of a workspace (subagents included), as cards. */
+  inWorkspace(workspaceId) {
+    const ws = this.stringAt.get(workspaceId);
+    if (ws === undefined) return [];
+    const column = this.shared[SHARED.indexOf('workspaceId')];
+    const out = [];
+    for (const slot of this.slots()) if (column[slot] === ws + 1) out.push(this.cardAt(slot));
+    return out;
+  }
+
   /** Root agents (no parent) of a workspace, newest first: read off the columns, cards built only for them. */
   rootsIn(workspaceId) {
     const ws = this.stringAt.get(workspaceId);

@@ -1,12 +1,13 @@
 // The window's keyboard shortcuts (UI.md; the app menu lists them): new agent, new window, close
 // tab, next / previous tab, tab by its place, focus the composer, stop the turn, find in the
-// timeline. Enter and Esc in the composer are the composer's own. components/shortcuts.js lists
-// them for the menu.
+// timeline, and the undo toast's Undo. Enter and Esc in the composer are the composer's own.
+// components/shortcuts.js lists them for the menu.
 import * as layout from './layout.js';
 import { ui } from './window-state.js';
 import { focusComposer, focusTab, openFind } from './views.js';
 import { activateTab, closeTab, cycleTab, showHome } from './gestures/tabs.js';
 import { showForm, closeForm, newWindow, stopTurn } from './gestures/agents.js';
+import { undoLast } from './gestures/undo.js';
 
 export function listenKeyboard() {
   document.addEventListener('keydown', onKey);
@@ -32,6 +33,9 @@ function onKey(e) {
   } else if (key === 'Period') {
     e.preventDefault();
     stopTurn(layout.activeAgentId());
+  } else if (key === 'KeyZ' && !e.shiftKey) {
+    // The undo toast's Undo; in a text field Ctrl+Z stays the field's own.
+    if (!e.target.closest?.('input, textarea, [contenteditable]') && undoLast()) e.preventDefault();
   } else if (/^Digit[1-9]$/.test(key)) {
     // The tabs as shown: Ctrl+1 is the workspace's ⌂ tab, Ctrl+2… the agent tabs in order, and
     // Ctrl+9 the last tab, as in browsers.

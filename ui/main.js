@@ -14,6 +14,7 @@ import * as archive from './gestures/archive.js';
 import * as archived from './gestures/archived.js';
 import * as agents from './gestures/agents.js';
 import * as changes from './gestures/changes.js';
+import * as workspaces from './gestures/workspaces.js';
 import { ensureDetail } from './details.js';
 
 mountViews({
@@ -23,6 +24,8 @@ mountViews({
   home: tabs.showHome,
   close: tabs.closeTab,
   select: tabs.selectWorkspace,
+  renameWorkspace: workspaces.renameWorkspace,
+  removeWorkspace: workspaces.removeWorkspace,
   toggleProject: (id) => { layout.toggleIn('collapsedProjects', id); invalidate('sidebar'); },
   // Agents, the new-agent form and the app menu.
   newAgent: agents.showForm,

@@ -311,11 +311,27 @@ export function providerLabel(id) {
   return providerInfo(id)?.label ?? id;
 }
 
+/**
+ * What a workspace is called: its name (the user's, or the title of the agent it was made for),
+ * else its branch or folder — with " · 2", " · 3"… for the later of several unnamed workspaces
+ * in one directory, so rows that share a directory can be told apart (SPEC 1 `name`).
+ */
 export function workspaceName(ws) {
   if (!ws) return '';
-  if (ws.displayName) return ws.displayName;
+  if (ws.name) return ws.name;
   const parts = String(ws.cwd).split('/').filter(Boolean);
-  return parts[parts.length - 1] || ws.cwd;
+  const base = ws.displayName || parts[parts.length - 1] || ws.cwd;
+  let before = 0;
+  for (const w of fleet.workspaces.values()) {
+    if (w !== ws && !w.name && !w.archivedAt && w.cwd === ws.cwd && sharesOlder(w, ws)) before++;
+  }
+  return before ? `${base} · ${before + 1}` : base;
+}
+
+function sharesOlder(w, ws) {
+  const a = String(w.createdAt ?? '');
+  const b = String(ws.createdAt ?? '');
+  return a < b || (a === b && w.workspaceId < ws.workspaceId);
 }
 
 /**

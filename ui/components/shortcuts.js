@@ -14,6 +14,7 @@ export const SHORTCUTS = [
   ['Enter', 'Send (Shift+Enter: new line)'],
   ['Esc / Ctrl+.', 'Stop the running turn'],
   ['Ctrl+F', 'Find in the timeline (Enter: next, Shift+Enter: previous)'],
+  ['Ctrl+Z', 'Undo the last archive or detach (while its toast shows)'],
 ];
 
 /** The shortcuts as a definition list, for a menu. */

@@ -122,6 +122,8 @@ export class TabStrip {
     setAttr(el, 'data-status', agent.status);
     el.classList.toggle('active', active);
     el.classList.toggle('sub', Boolean(agent.parentAgentId));
+    // A root agent's × archives it (SPEC 7), so it looks unlike a subagent's view-only ×.
+    close.classList.toggle('archives', !agent.parentAgentId);
     const closeWhat = agent.parentAgentId ? `Close the tab of ${name}` : `Archive ${name}`;
     setAttr(close, 'aria-label', closeWhat);
     setAttr(close, 'title', agent.parentAgentId ? 'Close tab (the subagent keeps running)' : 'Close and archive (Ctrl+W)');

@@ -31,11 +31,23 @@ export function subagentsSummary(kids) {
 import { treeUsageText, usageText, usageTitle } from '../usage.js';
 
 export class WorkspaceHome {
-  /** actions: {open(id), newAgent(wsId)} */
+  /** actions: {open(id), newAgent(wsId), renameWorkspace(wsId, name), removeWorkspace(wsId)} */
   constructor(actions) {
     this.actions = actions;
     this.wsId = null;
-    this.title = h('h1', {});
+    this.title = h('h1', { dataset: { testid: 'workspace-name' } });
+    // Renaming happens in place: the title becomes a field; Enter (or leaving it) saves, Esc
+    // cancels. An empty name gives the workspace its branch or folder name back.
+    this.nameInput = h('input', {
+      class: 'ws-name-input', type: 'text', maxlength: '100', hidden: true, 'aria-label': 'Workspace name',
+      dataset: { testid: 'workspace-name-input' },
+      onkeydown: (e) => {
+        if (e.key === 'Enter') { e.preventDefault(); this.finishRename(true); }
+        if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); this.finishRename(false); }
+      },
+      onblur: () => this.finishRename(true),
+    });
+    this.branch = h('span', { class: 'ws-branch muted mono', dataset: { testid: 'workspace-branch' } });
     this.cwd = h('div', { class: 'cwd mono muted' });
     this.state = h('span', { class: 'status-word' });
     this.usage = h('div', { class: 'usage muted', dataset: { testid: 'workspace-usage' } });
@@ -55,8 +67,11 @@ export class WorkspaceHome {
     this.tools = h('div', { class: 'home-tools' }, this.search, this.filter, this.sort, this.shown);
     this.el = h('div', { class: 'ws-home', dataset: { testid: 'workspace-home' } },
       h('header', { class: 'ws-home-head' },
-        h('div', {}, h('div', { class: 'line' }, this.title, this.state), this.cwd, this.counts, this.usage),
-        h('button', { class: 'primary', type: 'button', dataset: { testid: 'workspace-new-agent' }, onclick: () => this.actions.newAgent(this.wsId) }, 'New agent here')),
+        h('div', { class: 'ws-home-title' }, h('div', { class: 'line' }, this.title, this.nameInput, this.branch, this.state), this.cwd, this.counts, this.usage),
+        h('div', { class: 'ws-home-actions' },
+          h('button', { class: 'ghost', type: 'button', title: 'Give this workspace a name', dataset: { testid: 'workspace-rename' }, onclick: () => this.startRename() }, 'Rename'),
+          h('button', { class: 'ghost', type: 'button', title: 'Remove this workspace and archive its agents', dataset: { testid: 'workspace-remove' }, onclick: () => this.actions.removeWorkspace(this.wsId) }, 'Remove…'),
+          h('button', { class: 'primary', type: 'button', dataset: { testid: 'workspace-new-agent' }, onclick: () => this.actions.newAgent(this.wsId) }, 'New agent here'))),
       this.tools, this.list, this.empty);
     this.roots = [];
     this.window = new RowWindow(this.list, {
@@ -69,7 +84,11 @@ export class WorkspaceHome {
   render(wsId) {
     this.wsId = wsId;
     const ws = fleet.workspaces.get(wsId);
+    if (this.renaming !== wsId) this.stopRenaming();
     setText(this.title, ws ? workspaceName(ws) : 'Workspace');
+    const branch = ws?.kind === 'worktree' ? `⎇ ${ws.branch ?? 'worktree'}` : (ws?.branch ?? '');
+    setText(this.branch, branch && branch !== workspaceName(ws) ? branch : '');
+    setAttr(this.branch, 'title', ws?.branch ? `Branch ${ws.branch}` : null);
     setText(this.cwd, ws ? ws.cwd : '');
     setText(this.state, workspaceLabel(ws?.bucket ?? null));
     this.state.className = `status-word s-${ws?.bucket ?? 'none'}`;
@@ -112,6 +131,32 @@ export class WorkspaceHome {
     else if (by === 'status') list.sort((a, b) => URGENCY.indexOf(agentBucket(a)) - URGENCY.indexOf(agentBucket(b)) || recent(a, b));
     else list.sort(recent);
     return list;
+  }
+
+  startRename() {
+    const ws = fleet.workspaces.get(this.wsId);
+    if (!ws) return;
+    this.renaming = this.wsId;
+    this.nameInput.value = workspaceName(ws);
+    this.title.hidden = true;
+    this.nameInput.hidden = false;
+    this.nameInput.focus();
+    this.nameInput.select();
+  }
+
+  finishRename(save) {
+    if (this.renaming == null) return;
+    const wsId = this.renaming;
+    const ws = fleet.workspaces.get(wsId);
+    const value = this.nameInput.value.trim();
+    this.stopRenaming();
+    if (save && ws && value !== workspaceName(ws)) this.actions.renameWorkspace(wsId, value);
+  }
+
+  stopRenaming() {
+    this.renaming = null;
+    this.nameInput.hidden = true;
+    this.title.hidden = false;
   }
 
   /** Puts the rows in view (plus a margin) in the DOM, at their places; drops the others. */

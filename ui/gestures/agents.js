@@ -10,6 +10,7 @@ import { resetForm, focusForm, focusComposer } from '../views.js';
 import { resyncSoon } from '../resync.js';
 import { notificationsItem } from './notifications.js';
 import { openAbout } from '../components/about.js';
+import * as undo from './undo.js';
 
 export function showForm(wsId) {
   closeMenu();
@@ -85,11 +86,14 @@ export async function newWindow() {
 }
 
 export async function detach(id) {
+  const parentId = fleet.agents.get(id)?.parentAgentId;
   try {
     await backend.detachAgent(id);
   } catch (error) {
     addError('Could not detach the subagent', error);
+    return;
   }
+  if (parentId) await undo.detached(id, parentId);
 }
 
 /** Stops the agent's turn if one is running (the keyboard's Ctrl+.). */

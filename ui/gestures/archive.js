@@ -6,6 +6,7 @@ import { plural } from '../dom.js';
 import { fleet, addError, descendants, childrenOf, unfinishedBecause } from '../store.js';
 import { agentName, isActive } from '../status.js';
 import { ui } from '../window-state.js';
+import * as undo from './undo.js';
 
 /** What archiving `agent` takes with it, in the numbers the dialogs name. */
 function reach(agent) {
@@ -19,18 +20,22 @@ function reach(agent) {
  * action?} (the button's verb, "Archive" unless given),
  * or null when nothing needs asking; `call()`: the backend call; `failure`: the notice's words
  * when the call fails. `key` names the gesture while it runs, so a second click does nothing.
+ * `said(ids)`: the undo toast's words once the archive is durable.
  */
-async function confirmThenArchive({ key, heads, dialog, call, failure }) {
+async function confirmThenArchive({ key, heads, dialog, call, failure, said }) {
   if (heads.length === 0 || ui.closing.has(key)) return;
   // Held from the first click: a second click while the confirm is up must not ask again.
   ui.closing.add(key);
+  // Where this window shows them, before the archive closes those tabs: Undo reopens them there.
+  const places = undo.tabPlaces(heads.map((a) => a.id));
   try {
     const ask = dialog(heads.map(reach));
     if (ask) {
       const ok = await backend.confirm(ask.title, `${ask.message}\n\nYou can restore ${ask.restores} from the archived list.`, ask.action ?? 'Archive');
       if (!ok) return;
     }
-    await call();
+    const ids = await call();
+    undo.archived(ids, said(ids), places);
   } catch (error) {
     addError(failure, error);
   } finally {
@@ -59,6 +64,7 @@ export function archiveRoot(agent) {
     },
     call: () => backend.archiveAgent(agent.id),
     failure: `Could not archive “${agentName(agent)}”`,
+    said: (ids) => undo.archivedText(agent, ids),
   });
 }
 
@@ -77,6 +83,7 @@ export function archiveChild(id) {
     },
     call: () => backend.archiveAgent(id),
     failure: `Could not archive “${agentName(agent)}”`,
+    said: (ids) => undo.archivedText(agent, ids),
   });
 }
 
@@ -116,5 +123,6 @@ export function archiveFinished(parentId) {
     dialog: () => ({ title: 'Archive finished subagents?', message: plan.message, restores: 'them' }),
     call: () => backend.archiveFinished(parentId),
     failure: 'Could not archive the finished subagents',
+    said: (ids) => `${plural(ids.length, 'finished subagent')} of “${agentName(fleet.agents.get(parentId))}” archived`,
   });
 }

@@ -23,6 +23,7 @@ fn ws(i: usize) -> WorkspaceRecord {
         cwd: format!("/src/w{i}"),
         kind: WorkspaceKind::Directory,
         display_name: format!("w{i}"),
+        name: None,
         created_at: Timestamp::from_millis(0),
         updated_at: Timestamp::from_millis(0),
         archived_at: None,

@@ -25,6 +25,7 @@ fn ws() -> WorkspaceRecord {
         cwd: "/src/app".into(),
         kind: WorkspaceKind::Directory,
         display_name: "w".into(),
+        name: None,
         created_at: Timestamp::from_millis(0),
         updated_at: Timestamp::from_millis(0),
         archived_at: None,

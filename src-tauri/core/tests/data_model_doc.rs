@@ -298,6 +298,8 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
         now,
     );
     ws.archived_at = Some(now);
+    // Named, as a workspace made for an agent or renamed by the user is.
+    ws.name = Some("docs review".into());
     let project = project.expect("a new project");
     let ws_file: Value =
         serde_json::from_slice(&store::encode_workspaces(std::iter::once(&ws)).unwrap()).unwrap();

@@ -101,6 +101,7 @@ fn ws(i: u8) -> WorkspaceRecord {
         cwd: format!("/src/w{}", i % 2), // w0 and w2 share a directory
         kind: WorkspaceKind::Directory,
         display_name: format!("w{i}"),
+        name: None,
         created_at: Timestamp::from_millis(0),
         updated_at: Timestamp::from_millis(0),
         archived_at: None,

@@ -28,6 +28,7 @@ pub fn seed_archived(home: &Path, n: usize, every: usize) -> Vec<PathBuf> {
             cwd: format!("/tmp/seed/project-{i}"),
             kind: WorkspaceKind::Directory,
             display_name: format!("project-{i}"),
+            name: None,
             created_at: Timestamp::now(),
             updated_at: Timestamp::now(),
             archived_at: None,

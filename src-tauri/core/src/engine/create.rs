@@ -1,11 +1,11 @@
 //! Creating agents, registering workspaces, detaching (SPEC 3): a new agent joins its parent's
 //! track and starts its session; its first prompt waits for the session to be ready. Detach
-//! removes the parent link and nothing else.
+//! removes the parent link and nothing else; re-attaching (its undo) only when it narrows.
 
 use super::{AgentState, Effect, Engine, EngineError, NewAgent, Queued, SessionState};
 use crate::model::{
-    AgentConfig, AgentId, AgentRecord, NotifyArm, ProjectRecord, Status, TurnInput, TurnOrigin,
-    WorkspaceId, WorkspaceRecord, PARENT_LABEL,
+    hold_reasons, AgentConfig, AgentId, AgentRecord, HoldReason, NotifyArm, ProjectRecord, Reach,
+    Standing, Status, TurnInput, TurnOrigin, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
 };
 
 impl Engine {
@@ -104,6 +104,29 @@ impl Engine {
         }
     }
 
+    /// Names a workspace, or with `None` clears its name (SPEC 1 `name`): workspaces that
+    /// share a directory are told apart by it. The name comes checked
+    /// ([`crate::model::clean_workspace_name`]).
+    pub fn rename_workspace(
+        &mut self,
+        id: &WorkspaceId,
+        name: Option<String>,
+    ) -> Result<(), EngineError> {
+        let now = self.now();
+        let w = self
+            .workspaces
+            .get_mut(id)
+            .ok_or_else(|| EngineError::UnknownWorkspace(id.clone()))?;
+        if w.is_archived() {
+            return Err(EngineError::WorkspaceArchived(id.clone()));
+        }
+        w.name = name;
+        w.updated_at = now;
+        self.out.workspaces.insert(id.clone());
+        self.out.workspaces_registry = true;
+        Ok(())
+    }
+
     /// Removes the parent label only: nothing stops, moves or restarts. Returns the former
     /// parent.
     pub fn detach(&mut self, id: AgentId) -> Result<AgentId, EngineError> {
@@ -124,5 +147,85 @@ impl Engine {
         self.out.tracks.insert(parent);
         self.reroot_subtree(id);
         Ok(parent)
+    }
+}
+
+impl Engine {
+    /// Undoes a detach (SPEC 3, 14): `id` goes back under `parent`, the agent that created it,
+    /// only when that narrows power: powers never grow down a tree, so a child that acts
+    /// without asking, works outside its parent's reach or runs unconfined under a contained
+    /// parent stays a root. `reach` is where its cwd stands against the parent's, as the caller
+    /// found it on disk. With `check`, only answers whether it may; nothing changes either way
+    /// when it may not.
+    pub fn reattach(
+        &mut self,
+        id: AgentId,
+        parent: AgentId,
+        reach: Reach,
+        check: bool,
+    ) -> Result<(), EngineError> {
+        let refuse = |why: String| EngineError::NotReattachable { id, parent, why };
+        let a = self.live(id)?;
+        if a.parent.is_some() {
+            return Err(refuse("it already has a parent".into()));
+        }
+        if a.record.created_by != Some(parent) {
+            return Err(refuse(
+                "only the agent that created it can take it back".into(),
+            ));
+        }
+        let p = self.live(parent)?;
+        // The parent must not sit in the agent's own subtree: that would make a cycle.
+        let mut cur = Some(parent);
+        let mut hops = 0usize;
+        while let Some(c) = cur {
+            if c == id || hops > self.agents.len() {
+                return Err(refuse("the parent is one of its own subagents".into()));
+            }
+            hops += 1;
+            cur = self.agents.get(&c).and_then(|s| s.parent);
+        }
+        let mine = Standing {
+            power: self.power_of(p),
+            contained: self.contained(p),
+        };
+        let theirs = Standing {
+            power: self.power_of(a),
+            contained: self.contained(a),
+        };
+        let (pcwd, cwd) = (p.record.cwd.to_string(), a.record.cwd.to_string());
+        let why: Vec<String> = hold_reasons(mine, theirs, reach, &pcwd, &cwd)
+            .into_iter()
+            .map(|r| match r {
+                HoldReason::WiderMode => {
+                    "it acts without asking, while its parent asks first".into()
+                }
+                HoldReason::OutsideReach { .. } => {
+                    format!("it works in {cwd}, outside what its parent may write ({pcwd})")
+                }
+                HoldReason::Unconfined => {
+                    "it runs unconfined, while its parent is contained".into()
+                }
+            })
+            .collect();
+        if !why.is_empty() {
+            return Err(refuse(why.join("; ")));
+        }
+        if check {
+            return Ok(());
+        }
+        if let Some(a) = self.agents.get_mut(&id) {
+            a.record.set_parent(Some(parent));
+            a.parent = Some(parent);
+        }
+        self.index_child(id);
+        self.touch(id);
+        self.out.tracks.insert(parent);
+        self.reroot_subtree(id);
+        // Its subtree's usage joins the tree totals above it again.
+        if !self.tree_usage(id).is_empty() {
+            self.rerender_from(Some(parent));
+        }
+        Ok(())
     }
 }

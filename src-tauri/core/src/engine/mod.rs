@@ -4,13 +4,11 @@
 //! changed ([`Outcome`]: agents, inboxes, workspaces and tracks to persist and re-render) and the
 //! [`Effect`]s the runtime must carry out (start or close a session, send a turn, interrupt,
 //! remove a worktree). Nothing here touches files, processes or clocks other than through
-//! [`Engine::set_clock`], so every rule is testable without I/O.
-//!
-//! This file holds the state ([`Engine`], [`AgentState`]), every type the engine's operations
+//! [`Engine::set_clock`], so every rule is testable without I/O. This file holds the state ([`Engine`], [`AgentState`]), every type the engine's operations
 //! take or return ([`Outcome`], [`Effect`], [`EngineError`], [`NewAgent`], …) and the read-only
 //! queries. The operations live in one file per SPEC section, each an `impl Engine` block:
 //! - `load.rs`: SPEC 1, building the fleet from disk and repairing what a crash left;
-//! - `create.rs`: SPEC 3, creating agents, registering workspaces, detaching;
+//! - `create.rs`: SPEC 3, creating agents, registering workspaces, detaching and its undo;
 //! - `session.rs`: SPEC 2, provider sessions coming up, dying, closing, and app shutdown;
 //! - `turn.rs`: SPEC 2, prompts, turns, cancel and attention;
 //! - `permission.rs`: SPEC 2 and 9, permission requests and their answers;
@@ -73,6 +71,12 @@ pub enum EngineError {
     },
     #[error("agent {0} has no parent to detach from")]
     NotASubagent(AgentId),
+    #[error("cannot put {id} back under {parent}: {why}")]
+    NotReattachable {
+        id: AgentId,
+        parent: AgentId,
+        why: String,
+    },
     #[error("agent {0} is not archived")]
     NotArchived(AgentId),
     #[error("cannot restore: the parent {parent} of {child} is archived; restore the parent first, or restore {child} as a root agent")]

@@ -36,4 +36,7 @@ pub use tally::Tally;
 pub use timeline::{ItemKind, NewItem, StyledRun, TermColor, TermStyle, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
 pub use usage::{LastRun, RecordUsage, TurnUsage, Usage};
-pub use workspace::{ChangeCounts, ProjectRecord, WorkspaceKind, WorkspaceRecord};
+pub use workspace::{
+    clean_workspace_name, ChangeCounts, ProjectRecord, WorkspaceKind, WorkspaceRecord,
+    MAX_WORKSPACE_NAME,
+};

@@ -22,6 +22,10 @@ pub struct WorkspaceRecord {
     pub kind: WorkspaceKind,
     #[serde(default)]
     pub display_name: String,
+    /// What the user (or the agent whose request created it) calls it, so workspaces that
+    /// share a directory are told apart. Absent in registries written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +62,7 @@ impl WorkspaceRecord {
             cwd,
             kind,
             display_name,
+            name: None,
             created_at: now,
             updated_at: now,
             archived_at: None,
@@ -72,6 +77,22 @@ impl WorkspaceRecord {
     pub fn is_archived(&self) -> bool {
         self.archived_at.is_some()
     }
+}
+
+/// The longest workspace name, in characters.
+pub const MAX_WORKSPACE_NAME: usize = 100;
+
+/// A workspace name as stored: trimmed, one line, at most [`MAX_WORKSPACE_NAME`] characters;
+/// empty means none (the workspace is called by its branch or folder again).
+pub fn clean_workspace_name(name: &str) -> Result<Option<String>, String> {
+    let name = name.trim();
+    if name.chars().any(char::is_control) {
+        return Err("must be one line of text".into());
+    }
+    if name.chars().count() > MAX_WORKSPACE_NAME {
+        return Err(format!("longer than {MAX_WORKSPACE_NAME} characters"));
+    }
+    Ok((!name.is_empty()).then(|| name.to_string()))
 }
 
 /// A project: the git repository (or plain directory) that workspaces belong to.

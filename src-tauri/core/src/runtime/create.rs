@@ -9,7 +9,7 @@ use super::events::{AgentSnapshot, WorkspaceSnapshot};
 use super::handle::check_prompt;
 use super::policy::{self, Caller};
 use super::{blocking, CreateAgent, RuntimeError, RuntimeHandle, WorkspaceTarget, MAX_TITLE_CHARS};
-use crate::model::{AgentId, PARENT_LABEL};
+use crate::model::{AgentId, Reach, PARENT_LABEL};
 use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::{self, WorkspaceError};
 
@@ -127,6 +127,20 @@ impl RuntimeHandle {
             (Some(caller_cwd), Some(cwd)) => Some(Box::new(self.reach_of(caller_cwd, cwd).await?)),
             _ => None,
         };
+        // An agent may name an existing workspace only inside its own reach (SPEC 14): a
+        // workspace id must not carry it where a path would not.
+        if let (Caller::Agent(_), WorkspaceTarget::Existing { cwd: None, .. }) =
+            (req.caller, &req.workspace)
+        {
+            if reach.as_ref().is_none_or(|r| r.reach == Reach::Outside) {
+                return Err(RuntimeError::Forbidden {
+                    field: "workspace.workspaceId".into(),
+                    message: "that workspace is outside the calling agent's reach (it may name \
+                              only a workspace inside the directory it may write)"
+                        .into(),
+                });
+            }
+        }
         let req = Box::new(req);
         let info = Box::new(info);
         // Answers only once the record is durable: an agent whose record cannot be written is

@@ -197,6 +197,19 @@ impl RuntimeHandle {
         Ok(archived)
     }
 
+    /// Names the workspace (an empty name clears it): trimmed, one line, at most
+    /// [`crate::model::MAX_WORKSPACE_NAME`] characters, else `invalid` naming `name`.
+    pub async fn rename_workspace(
+        &self,
+        id: WorkspaceId,
+        name: &str,
+    ) -> Result<WorkspaceSnapshot, RuntimeError> {
+        let name = crate::model::clean_workspace_name(name)
+            .map_err(|m| RuntimeError::invalid("name", m))?;
+        self.ask(|reply| Command::RenameWorkspace { id, name, reply })
+            .await
+    }
+
     /// Sends a prompt as the user (or on behalf of `origin`); returns the agent as it is right
     /// after (running, or initializing while its session resumes).
     pub async fn prompt(
@@ -313,6 +326,28 @@ impl RuntimeHandle {
 
     pub async fn detach(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
         self.ask(|reply| Command::Detach { id, reply }).await
+    }
+
+    /// The undo of [`Self::detach`]: `id` goes back under `parent` (the agent that created
+    /// it) when that narrows power (SPEC 14), else a `conflict` saying why. With `check`,
+    /// nothing changes: the answer says whether it may.
+    pub async fn reattach(
+        &self,
+        id: AgentId,
+        parent: AgentId,
+        check: bool,
+    ) -> Result<(), RuntimeError> {
+        let child_cwd = self.get(id).await?.record.cwd.to_string();
+        let parent_cwd = self.get(parent).await?.record.cwd.to_string();
+        let reach = Box::new(self.reach_of(parent_cwd, child_cwd).await?);
+        self.ask(|reply| Command::Reattach {
+            id,
+            parent,
+            reach,
+            check,
+            reply,
+        })
+        .await
     }
 
     /// Restores the batch `id` was archived in (closed, links intact). Archived workspaces the

@@ -112,6 +112,7 @@ impl RuntimeError {
                 | EngineError::RestoreParentArchived { .. }
                 | EngineError::RestoreWorkspaceArchived { .. }
                 | EngineError::NotArchived(_)
+                | EngineError::NotReattachable { .. }
                 | EngineError::Duplicate(_) => "conflict",
                 EngineError::InvalidTransition { .. } => "invalid_state",
                 _ => "invalid",

@@ -261,3 +261,34 @@ fn a_record_loaded_at_rest_is_written_back_whole_with_its_parts_read_from_its_fi
     let err = encode_record_at(&rest, &pw).unwrap_err().to_string();
     assert!(err.contains("could not be read back"), "{err}");
 }
+
+/// A registry written before workspaces had names (`name` absent) loads whole; a name given
+/// since is written and read back; a workspace without one is written without the key.
+#[test]
+fn a_registry_from_before_workspace_names_loads_and_names_round_trip() {
+    let d = tempfile::tempdir().unwrap();
+    let l = Layout::new(d.path());
+    let old = serde_json::json!({"workspaces": [
+        {"workspaceId": "w1", "projectId": "p1", "cwd": "/src/app", "kind": "local_checkout",
+         "displayName": "master", "createdAt": "2026-01-02T03:04:05.000Z",
+         "updatedAt": "2026-01-02T03:04:05.000Z", "branch": "master"},
+        {"workspaceId": "w2", "projectId": "p1", "cwd": "/src/app", "kind": "local_checkout",
+         "displayName": "master", "createdAt": "2026-01-03T03:04:05.000Z",
+         "updatedAt": "2026-01-03T03:04:05.000Z", "branch": "master"}
+    ]});
+    atomic::write_atomic(&l.workspaces_path(), &serde_json::to_vec(&old).unwrap()).unwrap();
+    let reg = load_registry(&l);
+    assert!(reg.quarantined.is_empty(), "{:?}", reg.quarantined);
+    assert_eq!(reg.workspaces.len(), 2);
+    assert!(reg.workspaces.iter().all(|w| w.name.is_none()));
+    assert_eq!(reg.workspaces[0].branch.as_deref(), Some("master"));
+
+    let mut ws = reg.workspaces.clone();
+    ws[1].name = Some("docs review".into());
+    let bytes = encode_workspaces(ws.iter()).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(json["workspaces"][0].get("name").is_none(), "{json}");
+    assert_eq!(json["workspaces"][1]["name"], "docs review");
+    atomic::write_atomic(&l.workspaces_path(), &bytes).unwrap();
+    assert_eq!(load_registry(&l).workspaces, ws);
+}

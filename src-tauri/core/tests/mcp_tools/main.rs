@@ -34,9 +34,11 @@ use support::git::git;
 use support::scripted::{Env, Scripted};
 
 mod changes;
+mod existing;
 mod limits;
 mod powers;
 mod reach;
+mod reattach;
 mod secrets;
 
 type Client = RunningService<RoleClient, ClientConfig>;

@@ -1,6 +1,7 @@
 //! Creating agents, detaching, and who may act on whom (SPEC 3, 8).
 
 use super::*;
+use crate::model::{ProviderTrust, Reach};
 
 #[test]
 fn create_starts_a_session_then_runs_the_first_prompt_when_ready() {
@@ -115,4 +116,89 @@ fn may_mutate_covers_self_descendants_and_created_agents() {
     assert!(f.e.may_mutate(a, detached));
     assert!(!f.e.may_mutate(a, stranger));
     assert!(!f.e.may_mutate(kid, a));
+}
+
+#[test]
+fn reattach_undoes_a_detach_only_when_it_narrows_power() {
+    let mut f = Fx::new();
+    f.e.set_providers(
+        [("claude".to_string(), ProviderTrust::of_kind("claude"))].into(),
+        false,
+    );
+    let p = f.idle(None, "w1");
+    let a = f.idle(Some(p), "w1");
+    let stranger = f.idle(None, "w1");
+    f.e.detach(a).unwrap();
+    let _ = f.e.take_outcome();
+
+    // A check changes nothing.
+    f.e.reattach(a, p, Reach::Inside, true).unwrap();
+    assert_eq!(f.e.track(p), Vec::<AgentId>::new());
+    assert_eq!(f.record(a).parent_agent_id(), None);
+
+    // Only its creator takes it back, and only while it has no parent.
+    let err = f.e.reattach(a, stranger, Reach::Inside, false).unwrap_err();
+    assert!(
+        err.to_string().contains("only the agent that created it"),
+        "{err}"
+    );
+
+    // Wider reach or mode than the parent: refused, saying why, nothing changed.
+    let err = f.e.reattach(a, p, Reach::Outside, false).unwrap_err();
+    assert!(matches!(err, EngineError::NotReattachable { .. }));
+    assert!(
+        err.to_string()
+            .contains("outside what its parent may write"),
+        "{err}"
+    );
+    std::sync::Arc::make_mut(&mut f.e.agents.get_mut(&a).unwrap().record.config).mode =
+        Some("bypassPermissions".into());
+    let err = f.e.reattach(a, p, Reach::Inside, false).unwrap_err();
+    assert!(err.to_string().contains("acts without asking"), "{err}");
+    assert_eq!(f.e.track(p), Vec::<AgentId>::new());
+    let o = f.e.take_outcome();
+    assert!(
+        o.tracks.is_empty() && o.agents.is_empty(),
+        "a refusal changes nothing"
+    );
+
+    // Equal power: back in its parent's track, its root and activity with it.
+    std::sync::Arc::make_mut(&mut f.e.agents.get_mut(&a).unwrap().record.config).mode = None;
+    f.e.reattach(a, p, Reach::Inside, false).unwrap();
+    assert_eq!(f.e.track(p), vec![a]);
+    assert_eq!(f.record(a).parent_agent_id(), Some(p));
+    assert_eq!(f.e.agent(a).unwrap().root(), p);
+    let o = f.e.take_outcome();
+    assert!(o.tracks.contains(&p));
+    let err = f.e.reattach(a, p, Reach::Inside, false).unwrap_err();
+    assert!(err.to_string().contains("already has a parent"), "{err}");
+    f.check_activity();
+}
+
+#[test]
+fn a_workspace_is_renamed_and_its_name_cleared() {
+    let mut f = Fx::new();
+    let w1: WorkspaceId = "w1".parse().unwrap();
+    f.e.rename_workspace(&w1, Some("docs review".into()))
+        .unwrap();
+    assert_eq!(
+        f.e.workspace(&w1).unwrap().name.as_deref(),
+        Some("docs review")
+    );
+    let o = f.e.take_outcome();
+    assert!(o.workspaces_registry && o.workspaces.contains(&w1));
+    f.e.rename_workspace(&w1, None).unwrap();
+    assert_eq!(f.e.workspace(&w1).unwrap().name, None);
+    let nope: WorkspaceId = "nope".parse().unwrap();
+    assert!(matches!(
+        f.e.rename_workspace(&nope, Some("x".into())),
+        Err(EngineError::UnknownWorkspace(_))
+    ));
+    assert_eq!(
+        crate::model::clean_workspace_name("  a b  "),
+        Ok(Some("a b".into()))
+    );
+    assert_eq!(crate::model::clean_workspace_name("   "), Ok(None));
+    assert!(crate::model::clean_workspace_name("a\nb").is_err());
+    assert!(crate::model::clean_workspace_name(&"x".repeat(101)).is_err());
 }

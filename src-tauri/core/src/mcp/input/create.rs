@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::walker::*;
 use super::{FieldError, Input, R};
+use crate::model::WorkspaceId;
 use crate::workspaces::worktree::WorktreeTarget;
 
 /// What a new worktree checks out.
@@ -81,6 +82,13 @@ pub enum WorkspaceInput {
     },
     /// A new workspace.
     Create { source: SourceInput },
+    /// A workspace that exists (its id from `list_agents`, `create_agent` or the app), so a
+    /// script need not make one per call. An agent may name only a workspace inside its
+    /// own reach (SPEC 14).
+    Existing {
+        #[serde(rename = "workspaceId")]
+        workspace_id: String,
+    },
 }
 
 /// What a new workspace is made from.
@@ -166,11 +174,26 @@ impl Input for CreateAgentInput {
         let (wk, w) = union(
             o.req("workspace")?,
             "workspace",
-            &[("current", &["cwd"]), ("create", &["source"])],
+            &[
+                ("current", &["cwd"]),
+                ("create", &["source"]),
+                ("existing", &["workspaceId"]),
+            ],
         )?;
         let workspace = if wk == "current" {
             WorkspaceInput::Current {
                 cwd: w.opt_text("cwd")?,
+            }
+        } else if wk == "existing" {
+            let id = w.req_str("workspaceId")?;
+            if id.parse::<WorkspaceId>().is_err() {
+                return Err(FieldError::new(
+                    "workspace.workspaceId",
+                    "is not a workspace id",
+                ));
+            }
+            WorkspaceInput::Existing {
+                workspace_id: id.to_string(),
             }
         } else {
             let (sk, s) = union(

@@ -44,6 +44,17 @@ impl PaseoTools {
     ) -> ToolResult {
         let workspace = match input.workspace {
             WorkspaceInput::Current { cwd } => WorkspaceTarget::Current { cwd },
+            WorkspaceInput::Existing { workspace_id } => WorkspaceTarget::Existing {
+                id: workspace_id
+                    .parse()
+                    .map_err(|e: crate::model::ModelError| {
+                        rt_err(
+                            RuntimeError::invalid("workspace.workspaceId", e.to_string()),
+                            "",
+                        )
+                    })?,
+                cwd: None,
+            },
             WorkspaceInput::Create { source } => match source {
                 SourceInput::Directory { path } => WorkspaceTarget::Directory { path },
                 SourceInput::Worktree { repo, target } => WorkspaceTarget::Worktree {
@@ -63,8 +74,12 @@ impl PaseoTools {
         req.unconfined = input.unconfined.unwrap_or(false);
         req.labels = input.labels.unwrap_or_default();
         req.request = Some(format!("mcp:create_agent:{}", uuid::Uuid::new_v4()));
+        let existing = matches!(req.workspace, WorkspaceTarget::Existing { .. });
         let snap = self.rt.create(req).await.map_err(|e| {
             let field = match &e {
+                RuntimeError::Engine(
+                    EngineError::UnknownWorkspace(_) | EngineError::WorkspaceArchived(_),
+                ) if existing => "workspace.workspaceId",
                 RuntimeError::Engine(
                     EngineError::UnknownWorkspace(_) | EngineError::WorkspaceArchived(_),
                 ) => "workspace",

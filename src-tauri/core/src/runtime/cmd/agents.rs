@@ -8,7 +8,7 @@ use super::super::policy::{self, Caller, Placement, ReachCheck};
 use super::super::{CreateAgent, RuntimeError};
 use super::{Prepared, Target};
 use crate::engine::EngineError;
-use crate::model::{AgentId, WorkspaceId};
+use crate::model::{AgentId, Reach, WorkspaceId};
 use crate::providers::ProviderInfo;
 
 impl Actor {
@@ -94,8 +94,13 @@ impl Actor {
         // Before the agent exists and its session starts: a record that cannot be written
         // refuses the create (SPEC 15). A few small file operations, once per create.
         crate::store::paths::probe_record_dir(&self.layout, &new.cwd)?;
-        let registered = new_workspace.map(|(ws, project)| {
+        // A workspace made for this agent is named after it, so several in one directory
+        // are told apart (SPEC 1 `name`).
+        let registered = new_workspace.map(|(mut ws, project)| {
             let id = ws.workspace_id.clone();
+            ws.name = crate::model::clean_workspace_name(&new.title)
+                .ok()
+                .flatten();
             self.engine.upsert_workspace(ws, project);
             id
         });
@@ -210,6 +215,30 @@ impl Actor {
         self.engine.detach(id)?;
         self.apply();
         self.snap(id)
+    }
+
+    /// The undo of a detach (SPEC 14: only when it narrows). A reach the handle found for other
+    /// paths than the records hold now counts as outside, as for a held turn.
+    pub(super) fn reattach(
+        &mut self,
+        id: AgentId,
+        parent: AgentId,
+        reach: &ReachCheck,
+        check: bool,
+    ) -> Result<(), RuntimeError> {
+        let cwd = |a: AgentId| self.engine.agent(a).map(|s| s.record.cwd.to_string());
+        let reach = if cwd(parent).as_deref() == Some(reach.caller_cwd.as_str())
+            && cwd(id).as_deref() == Some(reach.cwd.as_str())
+        {
+            reach.reach
+        } else {
+            Reach::Outside
+        };
+        self.engine.reattach(id, parent, reach, check)?;
+        if !check {
+            self.apply();
+        }
+        Ok(())
     }
 
     /// `workspaces` are back on disk (the handle re-added them): they come back first, then

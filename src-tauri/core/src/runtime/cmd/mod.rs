@@ -221,6 +221,19 @@ pub(crate) enum Command {
         id: AgentId,
         reply: Reply<AgentSnapshot>,
     },
+    RenameWorkspace {
+        id: WorkspaceId,
+        name: Option<String>,
+        reply: Reply<WorkspaceSnapshot>,
+    },
+    /// Puts a detached agent back under its creator if that narrows power; `check` only asks.
+    Reattach {
+        id: AgentId,
+        parent: AgentId,
+        reach: Box<ReachCheck>,
+        check: bool,
+        reply: Reply<()>,
+    },
     /// Unarchives workspaces whose directories are back (a restore that stopped part way).
     UnarchiveWorkspaces {
         workspaces: Vec<WorkspaceId>,
@@ -371,6 +384,16 @@ impl Actor {
                 answer(reply, self.archive_finished(parent))
             }
             Command::Detach { id, reply } => answer(reply, self.detach(id)),
+            Command::RenameWorkspace { id, name, reply } => {
+                answer(reply, self.rename_workspace(&id, name))
+            }
+            Command::Reattach {
+                id,
+                parent,
+                reach,
+                check,
+                reply,
+            } => answer(reply, self.reattach(id, parent, &reach, check)),
             Command::Restore {
                 id,
                 as_root,

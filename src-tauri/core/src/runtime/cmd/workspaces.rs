@@ -67,6 +67,20 @@ impl Actor {
         workspaces::worktree_workspace(created, &projects, created_by, request, Timestamp::now())
     }
 
+    pub(super) fn rename_workspace(
+        &mut self,
+        id: &WorkspaceId,
+        name: Option<String>,
+    ) -> Result<WorkspaceSnapshot, RuntimeError> {
+        self.engine.rename_workspace(id, name)?;
+        self.apply();
+        let ws = self
+            .engine
+            .workspace(id)
+            .ok_or_else(|| crate::engine::EngineError::UnknownWorkspace(id.clone()))?;
+        Ok(WorkspaceSnapshot::of(&self.engine, ws))
+    }
+
     pub(super) fn archive_workspace(
         &mut self,
         id: &WorkspaceId,
