@@ -26,6 +26,7 @@
 
 mod activity;
 mod archive;
+pub use archive::RestoreScope;
 mod create;
 pub mod fxhash;
 mod hold;
