@@ -109,9 +109,12 @@ export function detachAgent(agentId) {
   return call('detach_agent', { agentId });
 }
 
-/** Restores the batch the agent was archived in; `asRoot` after the user agreed to a conflict. */
-export function restoreAgent(agentId, asRoot = false) {
-  return call('restore_agent', { agentId, asRoot });
+/**
+ * Restores the batch the agent was archived in, or with `member` only the agent and what was
+ * archived below it; `asRoot` after the user agreed to a conflict.
+ */
+export function restoreAgent(agentId, asRoot = false, member = false) {
+  return call('restore_agent', { agentId, asRoot, member });
 }
 
 export function answerPermission(agentId, requestId, allow) {

@@ -6,6 +6,7 @@ import { ui } from './window-state.js';
 import { focusComposer } from './views.js';
 import { activateTab, closeTab, cycleTab } from './gestures/tabs.js';
 import { showForm, closeForm, newWindow, stopTurn } from './gestures/agents.js';
+import { closeArchived } from './gestures/archived.js';
 
 export function listenKeyboard() {
   document.addEventListener('keydown', onKey);
@@ -20,6 +21,9 @@ function onKey(e) {
   else if (key === 'KeyW') {
     e.preventDefault();
     if (ui.formOpen) { closeForm(); return; }
+    // The read-only view covers the active tab: closing acts on what is shown, never on the
+    // hidden tab (whose close could archive it).
+    if (ui.readOnly) { closeArchived(); return; }
     const id = layout.activeAgentId();
     if (id) closeTab(id);
   } else if (key === 'Tab' || key === 'PageDown' || key === 'PageUp') {
@@ -30,7 +34,7 @@ function onKey(e) {
     if (ui.view === 'agent') focusComposer();
   } else if (key === 'Period') {
     e.preventDefault();
-    stopTurn(layout.activeAgentId());
+    if (!ui.readOnly) stopTurn(layout.activeAgentId());
   } else if (/^Digit[1-9]$/.test(key)) {
     const tabs = layout.currentGroup().tabs;
     const id = tabs[Number(key.slice(5)) - 1];

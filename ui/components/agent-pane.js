@@ -138,7 +138,10 @@ export class AgentPane {
       setAttr(this.parent, 'aria-label', `Open the parent agent ${agentName(parent)}`);
       setAttr(this.parent, 'title', 'Parent agent');
     }
-    const error = agent.status === 'error' && detail?.lastError ? detail.lastError : '';
+    // A closed agent keeps its last turn's failure (restored from the archive closed, SPEC 5,
+    // or closed by a quit) until its next prompt clears it (SPEC 2): still flagged here.
+    const last = detail?.lastError ?? '';
+    const error = agent.status === 'error' ? last : (agent.status === 'closed' && last ? `Its last turn failed: ${last}` : '');
     setText(this.lastError, error);
     this.lastError.hidden = !error;
 

@@ -33,21 +33,23 @@ export class TabStrip {
     });
   }
 
-  /** view: {workspaceId, tabs: [id], active: id | null, formOpen} */
+  /** view: {workspaceId, tabs: [id], active: id | null, formOpen, readOnly: an archived agent covers the tabs} */
   render(view) {
     const ws = fleet.workspaces.get(view.workspaceId);
     this.home.hidden = !view.workspaceId;
     setText(this.home.lastChild, ws ? workspaceName(ws) : 'Workspace');
     setAttr(this.home, 'title', ws ? `${ws.cwd} — its agents` : '');
     setAttr(this.home, 'aria-label', ws ? `Workspace ${workspaceName(ws)}: its agents` : 'Workspace');
-    const homeActive = !view.active && !view.formOpen;
+    // The form or an archived agent read-only covers the pane: no tab is the one shown.
+    const covered = view.formOpen || view.readOnly;
+    const homeActive = !view.active && !covered;
     setAttr(this.home, 'aria-selected', homeActive ? 'true' : 'false');
     this.home.classList.toggle('active', homeActive);
     this.form.hidden = !view.formOpen;
     this.form.classList.toggle('active', view.formOpen);
 
     const agents = view.tabs.map((id) => fleet.agents.get(id)).filter(Boolean);
-    reconcile(this.tabs, agents, (a) => a.id, (a) => this.create(a.id), (el, a) => this.update(el, a, !view.formOpen && a.id === view.active));
+    reconcile(this.tabs, agents, (a) => a.id, (a) => this.create(a.id), (el, a) => this.update(el, a, !covered && a.id === view.active));
   }
 
   create(id) {
