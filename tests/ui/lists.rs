@@ -262,6 +262,14 @@ async fn restore_one_member_and_read_one(test: &str, dark: bool) {
         .await;
     app.execute("document.activeElement?.blur()", vec![]).await;
     app.screenshot("restored-one").await;
+    // Opened (and so resumed), it still says its last turn failed, until a prompt runs.
+    row_action(&app, &deploy, "track-open").await;
+    app.wait_for(&sel_pane(&deploy)).await;
+    app.wait_for_text(&tid("agent-error"), |t| {
+        t.starts_with("Its last turn failed") && t.contains("no such target")
+    })
+    .await;
+    app.screenshot("restored-failed").await;
     app.quit().await;
 }
 

@@ -138,10 +138,11 @@ export class AgentPane {
       setAttr(this.parent, 'aria-label', `Open the parent agent ${agentName(parent)}`);
       setAttr(this.parent, 'title', 'Parent agent');
     }
-    // A closed agent keeps its last turn's failure (restored from the archive closed, SPEC 5,
-    // or closed by a quit) until its next prompt clears it (SPEC 2): still flagged here.
+    // An agent keeps its last turn's failure when it is closed (restored from the archive
+    // closed, SPEC 5, or by a quit) and when it resumes, until its next prompt clears it
+    // (SPEC 2): still flagged here, though its status is no longer `error`.
     const last = detail?.lastError ?? '';
-    const error = agent.status === 'error' ? last : (agent.status === 'closed' && last ? `Its last turn failed: ${last}` : '');
+    const error = agent.status === 'error' ? last : (last && agent.status !== 'running' ? `Its last turn failed: ${last}` : '');
     setText(this.lastError, error);
     this.lastError.hidden = !error;
 
