@@ -311,18 +311,24 @@ pub async fn reattach_agent(
         .await?)
 }
 
-/// Restores the archive batch the agent was archived in. `asRoot` restores agents whose parent
-/// is still archived as root agents (after the user confirmed).
+/// Restores the archive batch the agent was archived in, or with `member` only the agent and
+/// the members of its batch below it. `asRoot` restores agents whose parent is still archived
+/// as root agents (after the user confirmed).
 #[tauri::command]
 pub async fn restore_agent(
     state: State<'_, AppState>,
     agent_id: String,
     as_root: Option<bool>,
+    member: Option<bool>,
 ) -> Answer<Vec<AgentId>> {
     let id = self::agent_id("agentId", &agent_id)?;
-    Ok(runtime(&state)?
-        .restore(id, as_root.unwrap_or(false))
-        .await?)
+    let rt = runtime(&state)?;
+    let as_root = as_root.unwrap_or(false);
+    Ok(if member.unwrap_or(false) {
+        rt.restore_member(id, as_root).await?
+    } else {
+        rt.restore(id, as_root).await?
+    })
 }
 
 #[tauri::command]

@@ -117,9 +117,12 @@ export function reattachAgent(agentId, parentId, check = false) {
   return call('reattach_agent', { agentId, parentId, check });
 }
 
-/** Restores the batch the agent was archived in; `asRoot` after the user agreed to a conflict. */
-export function restoreAgent(agentId, asRoot = false) {
-  return call('restore_agent', { agentId, asRoot });
+/**
+ * Restores the batch the agent was archived in, or with `member` only the agent and what was
+ * archived below it; `asRoot` after the user agreed to a conflict.
+ */
+export function restoreAgent(agentId, asRoot = false, member = false) {
+  return call('restore_agent', { agentId, asRoot, member });
 }
 
 export function answerPermission(agentId, requestId, allow) {

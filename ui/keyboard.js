@@ -8,6 +8,7 @@ import { focusComposer, focusTab, openFind } from './views.js';
 import { activateTab, closeTab, cycleTab, showHome } from './gestures/tabs.js';
 import { showForm, closeForm, newWindow, stopTurn } from './gestures/agents.js';
 import { undoLast } from './gestures/undo.js';
+import { closeArchived } from './gestures/archived.js';
 
 export function listenKeyboard() {
   document.addEventListener('keydown', onKey);
@@ -22,6 +23,9 @@ function onKey(e) {
   else if (key === 'KeyW') {
     e.preventDefault();
     if (ui.formOpen) { closeForm(); return; }
+    // The read-only view covers the active tab: closing acts on what is shown, never on the
+    // hidden tab (whose close could archive it).
+    if (ui.readOnly) { closeArchived(); return; }
     const id = layout.activeAgentId();
     if (id) closeTab(id);
   } else if (key === 'Tab' || key === 'PageDown' || key === 'PageUp') {
@@ -32,7 +36,7 @@ function onKey(e) {
     if (ui.view === 'agent') focusComposer();
   } else if (key === 'Period') {
     e.preventDefault();
-    stopTurn(layout.activeAgentId());
+    if (!ui.readOnly) stopTurn(layout.activeAgentId());
   } else if (key === 'KeyZ' && !e.shiftKey) {
     // The undo toast's Undo; in a text field Ctrl+Z stays the field's own.
     if (!e.target.closest?.('input, textarea, [contenteditable]') && undoLast()) e.preventDefault();

@@ -50,6 +50,10 @@ mountViews({
   // The archived list.
   toggleArchived: archived.toggleArchived,
   restore: archived.restore,
+  restoreMember: (id) => archived.restore(id, { member: true }),
+  openArchived: archived.openArchived,
+  closeArchived: archived.closeArchived,
+  restoreArchived: archived.restoreArchived,
   moreArchived: archived.loadMoreArchived,
 });
 followChanges();

@@ -12,6 +12,7 @@ import { TabStrip } from './components/tab-strip.js';
 import { AgentPane } from './components/agent-pane.js';
 import { NewAgentForm } from './components/new-agent-form.js';
 import { WorkspaceHome } from './components/workspace-home.js';
+import { ArchivedView } from './components/archived-view.js';
 import { renderWelcome } from './components/welcome.js';
 import { renderNotices } from './components/notices.js';
 import { renderStatus } from './components/status-bar.js';
@@ -26,10 +27,12 @@ let sidebar;
 let tabStrip;
 let pane;
 let form;
+let archivedView;
 
 function currentView() {
   if (!fleet.loaded) return 'loading';
   if (ui.formOpen) return 'form';
+  if (ui.readOnly) return 'archived';
   const id = layout.activeAgentId();
   if (id && fleet.agents.has(id)) return 'agent';
   if (layout.layout.selected && fleet.workspaces.has(layout.layout.selected)) return 'home';
@@ -44,6 +47,7 @@ export function mountViews(actions) {
   pane = new AgentPane(actions, () => invalidate('timeline'));
   form = new NewAgentForm({ create: actions.createAgent, cancel: actions.closeForm, pickFolder: actions.pickFolder });
   const home = new WorkspaceHome(actions);
+  archivedView = new ArchivedView(actions, () => invalidate('timeline'));
 
   register('sidebar', () => {
     sidebar.render({ selected: layout.layout.selected, collapsedProjects: new Set(layout.layout.collapsedProjects) });
@@ -55,16 +59,18 @@ export function mountViews(actions) {
   });
   register('tabs', () => {
     const g = layout.currentGroup();
-    tabStrip.render({ workspaceId: layout.layout.selected, tabs: g.tabs, active: g.active, formOpen: ui.formOpen });
+    tabStrip.render({ workspaceId: layout.layout.selected, tabs: g.tabs, active: g.active, formOpen: ui.formOpen, readOnly: !!ui.readOnly });
   });
   register('pane', () => {
     const view = currentView();
     if (view !== ui.view) {
       if (ui.view === 'agent') pane.hidden();
+      if (ui.view === 'archived') archivedView.hidden();
       ui.view = view;
       region.dataset.view = view;
       if (view === 'agent') region.replaceChildren(pane.el);
       else if (view === 'form') region.replaceChildren(form.el);
+      else if (view === 'archived') region.replaceChildren(archivedView.el);
       else if (view === 'home') region.replaceChildren(home.el);
       else if (view === 'welcome') renderWelcome(region, ui.info, actions);
       else region.replaceChildren(h('div', { class: 'loading muted' }, 'Loading…'));
@@ -72,12 +78,15 @@ export function mountViews(actions) {
     if (view === 'agent') {
       const id = layout.activeAgentId();
       pane.render(fleet.agents.get(id), timelines.modelFor(id));
+    } else if (view === 'archived') {
+      archivedView.render(ui.readOnly, timelines.modelFor(ui.readOnly.id), ui.archived.busy.has(ui.readOnly.id));
     } else if (view === 'home') {
       home.render(layout.layout.selected ?? fleet.workspaces.keys().next().value);
     }
   });
   register('timeline', () => {
     if (ui.view === 'agent') pane.renderTimeline();
+    else if (ui.view === 'archived') archivedView.renderTimeline();
   });
   register('notices', () => renderNotices($('notices')));
   register('status', () => {

@@ -5,12 +5,14 @@ export const ui = {
   info: null,
   label: 'main',
   formOpen: false,
+  /** The archived agent shown read-only in the pane (its snapshot from the archived list), if any. */
+  readOnly: null,
   backend: { kind: 'connecting' },
   archived: { open: false, count: 0, batches: null, loaded: [], total: 0, busy: new Set() },
   /** Archives in progress, by gesture (see gestures/archive.js): a second click does nothing. */
   closing: new Set(),
   seenInFlight: new Set(),
   wakeInFlight: new Set(),
-  /** What the pane region shows: loading, form, agent, home, welcome or error. */
+  /** What the pane region shows: loading, form, archived, agent, home, welcome or error. */
   view: null,
 };

@@ -150,9 +150,14 @@ export class AgentPane {
       setAttr(this.parent, 'title', 'Parent agent');
     }
     // The banner explains an error the timeline does not show (an interrupted run, a full
-    // disk); a failed turn's error item (and the output above it) already says it once.
-    const failed = agent.status === 'error' && detail?.lastError ? detail.lastError : '';
-    const error = failed && !errorShown(model, failed) ? failed : '';
+    // disk); a failed turn's error item (and the output above it) already says it once. An
+    // agent keeps its last turn's failure when it is closed (restored from the archive closed,
+    // SPEC 5, or by a quit) and when it resumes, until its next prompt clears it (SPEC 2):
+    // still flagged here, though its status is no longer `error`.
+    const last = detail?.lastError ?? '';
+    const error = agent.status === 'error'
+      ? (last && !errorShown(model, last) ? last : '')
+      : (last && agent.status !== 'running' ? `Its last turn failed: ${last}` : '');
     setText(this.lastError, error);
     this.lastError.hidden = !error;
 

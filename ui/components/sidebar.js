@@ -1,8 +1,9 @@
 // Sidebar: projects, then their workspaces with the live activity bucket (glyph, colour, word);
 // "Add a workspace" (native folder picker); the archived agents at the bottom, one line per
-// archive gesture, each restorable as a whole. The archived list is paged by the backend and
-// virtualised here like the workspace home's: only the rows in view are in the DOM, so a history
-// of thousands of archive gestures scrolls like a short one (issue 19).
+// archive gesture, each restorable as a whole or one member at a time and openable read-only.
+// The archived list is paged by the backend and virtualised here like the workspace home's: only
+// the rows in view are in the DOM, so a history of thousands of archive gestures scrolls like a
+// short one (issue 19).
 import { h, reconcile, setAttr, setText, ago, basename, dateTimeText, RowWindow } from '../dom.js';
 import { fleet, workspaceName, providerLabel } from '../store.js';
 import { agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
@@ -13,7 +14,10 @@ const ARCH_ROW_PX = 50;
 const OVERSCAN = 8;
 
 export class Sidebar {
-  /** actions: {menu(anchor), addWorkspace(), select(wsId), toggleProject(id), toggleArchived(), restore(id), moreArchived()} */
+  /**
+   * actions: {menu(anchor), addWorkspace(), select(wsId), toggleProject(id), toggleArchived(), restore(id),
+   * restoreMember(id), openArchived(id), moreArchived()}
+   */
   constructor(el, actions) {
     this.el = el;
     this.actions = actions;
@@ -183,11 +187,15 @@ export class Sidebar {
   }
 
   createArchived(id) {
-    const name = h('span', { class: 'arch-name' });
+    // The name opens the agent read-only (its timeline from disk, and Restore).
+    const name = h('button', {
+      class: 'arch-name link', type: 'button', dataset: { testid: 'archived-open', agentId: id },
+      onclick: () => this.actions.openArchived(id),
+    });
     // "+ N more": lists who else this gesture archived.
     const more = h('button', {
       class: 'arch-more', type: 'button', dataset: { testid: 'archived-members-toggle' },
-      onclick: (e) => { const b = this.batches.find((x) => x.head.id === id); if (b) openMembers(e.currentTarget, b); },
+      onclick: (e) => { const b = this.batches.find((x) => x.head.id === id); if (b) openMembers(e.currentTarget, b, this.actions, this.restoring); },
     });
     const when = h('span', { class: 'arch-when muted' });
     const restore = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'restore', agentId: id }, onclick: () => this.actions.restore(id) }, 'Restore');
@@ -207,6 +215,7 @@ export class Sidebar {
     setAttr(more, 'title', n > 0 ? `Show the ${n + 1} agents archived together` : null);
     setText(when, `${providerLabel(head.provider)} · ${ago(head.archivedAt)}`);
     setAttr(el, 'title', `${agentName(head)} — ${head.cwd}\narchived ${dateTimeText(head.archivedAt)}`);
+    setAttr(name, 'aria-label', `Open ${agentName(head)} read-only`);
     setAttr(restore, 'aria-label', `Restore ${agentName(head)}${n > 0 ? ` and ${n} more` : ''}`);
     restore.disabled = busy?.has(head.id) ?? false;
   }

@@ -51,27 +51,29 @@ export class TabStrip {
     });
   }
 
-  /** view: {workspaceId, tabs: [id], active: id | null, formOpen} */
+  /** view: {workspaceId, tabs: [id], active: id | null, formOpen, readOnly: an archived agent covers the tabs} */
   render(view) {
     const ws = fleet.workspaces.get(view.workspaceId);
     this.home.hidden = !view.workspaceId;
     setText(this.home.lastChild, ws ? workspaceName(ws) : 'Workspace');
     setAttr(this.home, 'title', ws ? `${ws.cwd} — its agents` : '');
     setAttr(this.home, 'aria-label', ws ? `Workspace ${workspaceName(ws)}: its agents` : 'Workspace');
-    const homeActive = !view.active && !view.formOpen;
+    // The form or an archived agent read-only covers the pane: no tab is the one shown.
+    const covered = view.formOpen || view.readOnly;
+    const homeActive = !view.active && !covered;
     setAttr(this.home, 'aria-selected', homeActive ? 'true' : 'false');
     this.home.classList.toggle('active', homeActive);
     this.form.hidden = !view.formOpen;
     this.form.classList.toggle('active', view.formOpen);
 
     const agents = view.tabs.map((id) => fleet.agents.get(id)).filter(Boolean);
-    reconcile(this.tabs, agents, (a) => a.id, (a) => this.create(a.id), (el, a) => this.update(el, a, !view.formOpen && a.id === view.active));
+    reconcile(this.tabs, agents, (a) => a.id, (a) => this.create(a.id), (el, a) => this.update(el, a, !covered && a.id === view.active));
     // What the overflow menu lists: every tab in the order shown, the home tab first.
     this.list = [
       ...(view.workspaceId ? [{ id: null, name: ws ? workspaceName(ws) : 'Workspace', look: 'home', label: 'its agents', active: homeActive }] : []),
-      ...agents.map((a) => ({ id: a.id, name: agentName(a), look: agentLook(a), label: agentLabel(a), active: !view.formOpen && a.id === view.active })),
+      ...agents.map((a) => ({ id: a.id, name: agentName(a), look: agentLook(a), label: agentLabel(a), active: !covered && a.id === view.active })),
     ];
-    const active = !view.formOpen && view.active;
+    const active = !covered && view.active;
     if (active !== this.shown) {
       this.shown = active;
       if (active) requestAnimationFrame(() => this.reveal(active));

@@ -16,6 +16,7 @@ export function showForm(wsId) {
   closeMenu();
   resetForm(wsId ?? layout.layout.selected);
   ui.formOpen = true;
+  ui.readOnly = null;
   invalidate('tabs', 'pane');
   requestAnimationFrame(focusForm);
 }

@@ -49,6 +49,7 @@ export function openAgent(id, { here = false, wake: wakeIt = true } = {}) {
   let ws = layout.groupOf(id);
   if (!ws) ws = here && layout.layout.selected ? layout.layout.selected : (rootOf(agent)?.workspaceId ?? agent.workspaceId);
   ui.formOpen = false;
+  ui.readOnly = null;
   layout.openTab(ws, id);
   opened(agent, { wake: wakeIt });
   invalidate('sidebar', 'tabs', 'pane');
@@ -57,6 +58,7 @@ export function openAgent(id, { here = false, wake: wakeIt = true } = {}) {
 
 export function activateTab(id) {
   ui.formOpen = false;
+  ui.readOnly = null;
   layout.activate(layout.layout.selected, id);
   opened(fleet.agents.get(id));
   invalidate('tabs', 'pane');
@@ -64,6 +66,7 @@ export function activateTab(id) {
 
 export function showHome() {
   ui.formOpen = false;
+  ui.readOnly = null;
   layout.currentGroup().active = null;
   layout.save();
   invalidate('tabs', 'pane');
@@ -71,6 +74,7 @@ export function showHome() {
 
 export function selectWorkspace(wsId) {
   ui.formOpen = false;
+  ui.readOnly = null;
   layout.select(wsId);
   const active = layout.activeAgentId();
   if (active) opened(fleet.agents.get(active));

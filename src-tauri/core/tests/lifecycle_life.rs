@@ -8,10 +8,11 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use paseo_core::engine::ListFilter;
 use paseo_core::model::Status;
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::limits::Limits;
-use paseo_core::runtime::{Caller, Event, Runtime, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{Caller, Event, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
 use support::scripted::{req, workspace, Env, Scripted};
 
 const T: Duration = Duration::from_secs(10);
@@ -358,5 +359,141 @@ async fn queued_agents_have_their_own_bucket_place_and_counts() {
     })
     .await;
     assert_eq!(h.get(kids[1]).await.unwrap().bucket, Bucket::Running);
+    rt.shutdown().await;
+}
+
+/// SPEC 5, one member of a batch: restoring it brings back it and the members of its batch
+/// below it (nothing restored is cut from its own children), closed, linked to its live
+/// parent, its last error kept; its batch-mates stay archived, still restorable as what is
+/// left of the batch; a restart keeps all of that.
+#[tokio::test]
+async fn restoring_one_member_of_a_batch_brings_back_its_subtree_and_leaves_the_rest() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let lead = h.create(req(&ws, "ok lead")).await.unwrap();
+    h.wait(lead.id(), T).await.unwrap();
+    let sub = |caller, prompt: &str| {
+        let mut k = req(&ws, prompt);
+        k.caller = Caller::Agent(caller);
+        k.subagent = true;
+        k
+    };
+    let a = h.create(sub(lead.id(), "ok part a")).await.unwrap();
+    h.wait(a.id(), T).await.unwrap();
+    let a1 = h.create(sub(a.id(), "fail boom")).await.unwrap();
+    h.wait(a1.id(), T).await.unwrap();
+    h.mark_seen(a1.id()).await.unwrap();
+    let b = h.create(sub(lead.id(), "ok part b")).await.unwrap();
+    h.wait(b.id(), T).await.unwrap();
+    // One gesture, one batch: a (with a1 below it) and b.
+    let mut batch = h.archive_finished(lead.id()).await.unwrap();
+    batch.sort();
+    let mut want = vec![a.id(), a1.id(), b.id()];
+    want.sort();
+    assert_eq!(batch, want);
+
+    let mut back = h.restore_member(a.id(), false).await.unwrap();
+    back.sort();
+    let mut want = vec![a.id(), a1.id()];
+    want.sort();
+    assert_eq!(back, want, "a and the member below it come back, not b");
+
+    let (lead_id, a_id, a1_id, b_id) = (lead.id(), a.id(), a1.id(), b.id());
+    let check = move |h: RuntimeHandle| async move {
+        let (lead, a, a1, b) = (lead_id, a_id, a1_id, b_id);
+        let ra = h.get(a).await.unwrap();
+        assert!(ra.record.archived_at.is_none());
+        assert_eq!(ra.parent_agent_id, Some(lead), "linked to its live parent");
+        assert_eq!(ra.status, Status::Closed);
+        let ra1 = h.get(a1).await.unwrap();
+        assert!(ra1.record.archived_at.is_none());
+        assert_eq!(ra1.parent_agent_id, Some(a));
+        assert_eq!(ra1.status, Status::Closed);
+        assert_eq!(
+            ra1.record.last_error.as_deref(),
+            Some("boom"),
+            "its failure kept"
+        );
+        let rb = h.get(b).await.unwrap();
+        assert!(
+            rb.record.archived_at.is_some(),
+            "its batch-mate stays archived"
+        );
+        assert!(rb.record.archive_batch_id.is_some());
+        let filter = ListFilter {
+            parent: Some(lead),
+            ..Default::default()
+        };
+        let track: Vec<_> = h
+            .list(filter, 100)
+            .await
+            .unwrap()
+            .0
+            .iter()
+            .map(|r| r.id())
+            .collect();
+        assert_eq!(track, vec![a]);
+    };
+    check(h.clone()).await;
+    h.flush().await;
+    rt.shutdown().await;
+
+    // A restart keeps it, and what is left of the batch is restored on its own.
+    let rt = env.start().await;
+    let h = rt.handle();
+    check(h.clone()).await;
+    assert_eq!(h.restore(b.id(), false).await.unwrap(), vec![b.id()]);
+    assert!(h.get(b.id()).await.unwrap().record.archived_at.is_none());
+    assert_eq!(
+        h.get(b.id()).await.unwrap().parent_agent_id,
+        Some(lead.id())
+    );
+    rt.shutdown().await;
+}
+
+/// One member whose parent stays archived (it was archived in the same batch) is refused like
+/// a whole batch's would be, and comes back as a root agent, with its own subtree, on request.
+#[tokio::test]
+async fn a_member_under_an_archived_parent_comes_back_as_root_with_its_subtree() {
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle();
+    let ws = workspace(&h, &env).await;
+    let lead = h.create(req(&ws, "ok lead")).await.unwrap();
+    h.wait(lead.id(), T).await.unwrap();
+    let mut k = req(&ws, "ok kid");
+    k.caller = Caller::Agent(lead.id());
+    k.subagent = true;
+    let kid = h.create(k).await.unwrap();
+    h.wait(kid.id(), T).await.unwrap();
+    let mut g = req(&ws, "ok grandkid");
+    g.caller = Caller::Agent(kid.id());
+    g.subagent = true;
+    let gk = h.create(g).await.unwrap();
+    h.wait(gk.id(), T).await.unwrap();
+    assert_eq!(h.archive(lead.id()).await.unwrap().len(), 3);
+
+    let err = h.restore_member(kid.id(), false).await.unwrap_err();
+    assert!(err.to_string().contains("archived"), "{err}");
+    assert!(
+        h.get(kid.id()).await.unwrap().record.archived_at.is_some(),
+        "nothing changed"
+    );
+
+    let mut back = h.restore_member(kid.id(), true).await.unwrap();
+    back.sort();
+    let mut want = vec![kid.id(), gk.id()];
+    want.sort();
+    assert_eq!(back, want);
+    assert_eq!(h.get(kid.id()).await.unwrap().parent_agent_id, None);
+    assert_eq!(
+        h.get(gk.id()).await.unwrap().parent_agent_id,
+        Some(kid.id())
+    );
+    assert!(h.get(lead.id()).await.unwrap().record.archived_at.is_some());
+    // The lead alone is left of its batch.
+    assert_eq!(h.restore(lead.id(), false).await.unwrap(), vec![lead.id()]);
     rt.shutdown().await;
 }

@@ -4,8 +4,17 @@
 
 use std::collections::HashSet;
 
-use super::{clear_attention, Effect, Engine, EngineError, ListFilter, SessionState};
+use super::{clear_attention, Effect, Engine, EngineError, FxHashMap, ListFilter, SessionState};
 use crate::model::{AgentId, AttentionReason, BatchId, Status, WorkspaceId, WorkspaceRecord};
+
+/// What a restore brings back (SPEC 5): the whole archive batch, or one member with the
+/// members of its batch below it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RestoreScope {
+    #[default]
+    Batch,
+    Member,
+}
 
 impl Engine {
     /// Archives `id` and, recursively, every unarchived agent whose parent label names an
@@ -220,10 +229,52 @@ impl Engine {
         })
     }
 
+    /// The agents a restore of `id` alone brings back: `id` and the members of its batch below
+    /// it (through parent links within the batch), so nothing restored comes back cut from its
+    /// own children. The rest of the batch stays archived, restorable. Archive order (parents
+    /// before their children) is kept.
+    pub fn restore_subtree(&self, id: AgentId) -> Result<Vec<AgentId>, EngineError> {
+        let batch = self.restore_batch(id)?;
+        // Down from `id` through the batch's own parent links: linear in the batch, however
+        // deep its chains (archived agents are out of the children index); no cycle followed.
+        let mut kids: FxHashMap<AgentId, Vec<AgentId>> = FxHashMap::default();
+        for m in &batch {
+            if let Some(p) = self.agents.get(m).and_then(|a| a.parent) {
+                kids.entry(p).or_default().push(*m);
+            }
+        }
+        let mut below: HashSet<AgentId> = HashSet::from([id]);
+        let mut stack = vec![id];
+        while let Some(cur) = stack.pop() {
+            for k in kids.get(&cur).into_iter().flatten() {
+                if below.insert(*k) {
+                    stack.push(*k);
+                }
+            }
+        }
+        Ok(batch.into_iter().filter(|m| below.contains(m)).collect())
+    }
+
+    /// The agents a restore brings back: the whole batch, or only `id`'s part of it.
+    pub fn restore_set(
+        &self,
+        id: AgentId,
+        scope: RestoreScope,
+    ) -> Result<Vec<AgentId>, EngineError> {
+        match scope {
+            RestoreScope::Batch => self.restore_batch(id),
+            RestoreScope::Member => self.restore_subtree(id),
+        }
+    }
+
     /// The archived workspaces a restore of `id` needs back first.
-    pub fn restore_workspaces(&self, id: AgentId) -> Result<Vec<WorkspaceRecord>, EngineError> {
+    pub fn restore_workspaces(
+        &self,
+        id: AgentId,
+        scope: RestoreScope,
+    ) -> Result<Vec<WorkspaceRecord>, EngineError> {
         let mut out: Vec<WorkspaceRecord> = Vec::new();
-        for m in self.restore_batch(id)? {
+        for m in self.restore_set(id, scope)? {
             if let Some(w) = self.agents[&m]
                 .record
                 .workspace_id
@@ -257,8 +308,22 @@ impl Engine {
     /// When a restored agent's parent (outside the batch) is still archived, the restore is
     /// refused, unless `as_root` asks to restore those agents as root agents (detached).
     pub fn restore(&mut self, id: AgentId, as_root: bool) -> Result<Vec<AgentId>, EngineError> {
-        let members = self.restore_batch(id)?;
-        let in_batch: HashSet<AgentId> = members.iter().copied().collect();
+        self.restore_scoped(id, as_root, RestoreScope::Batch)
+    }
+
+    /// [`Engine::restore`] of the whole batch, or of `id` and its part of the batch only
+    /// ([`Engine::restore_subtree`]): the others stay archived in their batch, restorable.
+    /// A member whose parent stays archived is refused or detached exactly as in a whole
+    /// restore.
+    pub fn restore_scoped(
+        &mut self,
+        id: AgentId,
+        as_root: bool,
+        scope: RestoreScope,
+    ) -> Result<Vec<AgentId>, EngineError> {
+        let members = self.restore_set(id, scope)?;
+        // Those coming back: a parent among them is live again, one outside is checked.
+        let back: HashSet<AgentId> = members.iter().copied().collect();
         let mut detach = Vec::new();
         for m in &members {
             let st = &self.agents[m];
@@ -272,7 +337,7 @@ impl Engine {
                 }
             }
             if let Some(p) = st.parent {
-                if !in_batch.contains(&p)
+                if !back.contains(&p)
                     && self
                         .agents
                         .get(&p)
@@ -291,7 +356,13 @@ impl Engine {
         }
         let now = self.now();
         if let Some(b) = self.agents[&id].record.archive_batch_id.clone() {
-            self.batches.remove(&b);
+            let left = self.batches.get_mut(&b).map(|v| {
+                v.retain(|m| !back.contains(m));
+                v.is_empty()
+            });
+            if left != Some(false) {
+                self.batches.remove(&b);
+            }
         }
         for m in &members {
             let a = self.agents.get_mut(m).expect("batch member");

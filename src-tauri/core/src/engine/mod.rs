@@ -24,6 +24,7 @@
 
 mod activity;
 mod archive;
+pub use archive::RestoreScope;
 mod create;
 pub mod fxhash;
 mod hold;

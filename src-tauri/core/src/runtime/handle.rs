@@ -13,7 +13,7 @@ use super::events::{AgentSnapshot, Event, FleetCounts, FleetSnapshot, WorkspaceS
 use super::policy::{self, Caller};
 use super::timeline::Page;
 use super::{blocking, RuntimeError, MAX_PROMPT_BYTES};
-use crate::engine::ListFilter;
+use crate::engine::{ListFilter, RestoreScope};
 use crate::model::{
     AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind,
 };
@@ -354,8 +354,27 @@ impl RuntimeHandle {
     /// batch lives in come back first: a removed worktree is re-added from its kept branch,
     /// whose last commit is the snapshot of what was left in it (SPEC 15).
     pub async fn restore(&self, id: AgentId, as_root: bool) -> Result<Vec<AgentId>, RuntimeError> {
+        self.restore_scoped(id, as_root, RestoreScope::Batch).await
+    }
+
+    /// Restores `id` and the members of its archive batch below it, closed, links intact; the
+    /// rest of the batch stays archived, restorable (SPEC 5). Otherwise as [`Self::restore`].
+    pub async fn restore_member(
+        &self,
+        id: AgentId,
+        as_root: bool,
+    ) -> Result<Vec<AgentId>, RuntimeError> {
+        self.restore_scoped(id, as_root, RestoreScope::Member).await
+    }
+
+    async fn restore_scoped(
+        &self,
+        id: AgentId,
+        as_root: bool,
+        scope: RestoreScope,
+    ) -> Result<Vec<AgentId>, RuntimeError> {
         let archived_ws = self
-            .ask(|reply| Command::RestoreWorkspaces { id, reply })
+            .ask(|reply| Command::RestoreWorkspaces { id, scope, reply })
             .await?;
         let mut back = Vec::new();
         for rec in archived_ws {
@@ -389,6 +408,7 @@ impl RuntimeHandle {
             .ask(|reply| Command::Restore {
                 id,
                 as_root,
+                scope,
                 workspaces: back,
                 reply,
             })

@@ -1,6 +1,7 @@
 //! Archive, cascades, batches, restore, autoArchive and workspace archive (SPEC 5).
 
 use super::*;
+use crate::engine::RestoreScope;
 
 #[test]
 fn archive_cascades_through_subagents_but_not_detached_agents() {
@@ -98,6 +99,40 @@ fn restore_under_an_archived_parent_is_a_conflict_unless_restored_as_root() {
     let r = &f.record(kid);
     assert!(!r.is_archived());
     assert_eq!(r.parent_agent_id(), None);
+    f.check_activity();
+}
+
+#[test]
+fn restoring_one_member_brings_its_subtree_and_leaves_the_rest_of_the_batch() {
+    let mut f = Fx::new();
+    let root = f.idle(None, "w1");
+    let kid = f.idle(Some(root), "w1");
+    let gk = f.idle(Some(kid), "w1");
+    let ggk = f.idle(Some(gk), "w1");
+    let other = f.idle(Some(root), "w1");
+    assert_eq!(f.e.archive(root).unwrap().len(), 5);
+    let batch = f.record(root).archive_batch_id.clone();
+    assert_eq!(f.e.restore_subtree(gk).unwrap(), vec![gk, ggk]);
+    // Its parent (kid) stays archived: refused, nothing changed, unless as a root.
+    assert!(matches!(
+        f.e.restore_scoped(gk, false, RestoreScope::Member),
+        Err(EngineError::RestoreParentArchived { .. })
+    ));
+    assert!(f.record(gk).is_archived());
+    assert_eq!(
+        f.e.restore_scoped(gk, true, RestoreScope::Member).unwrap(),
+        vec![gk, ggk]
+    );
+    assert_eq!(f.record(gk).parent_agent_id(), None);
+    assert_eq!(f.e.track(gk), vec![ggk]);
+    for id in [root, kid, other] {
+        assert!(f.record(id).is_archived());
+        assert_eq!(f.record(id).archive_batch_id, batch);
+    }
+    // The rest of the batch is restored as what is left of it.
+    assert_eq!(f.e.restore(other, false).unwrap(), vec![root, kid, other]);
+    assert_eq!(f.e.track(root), vec![kid, other]);
+    assert!(f.e.track(kid).is_empty());
     f.check_activity();
 }
 

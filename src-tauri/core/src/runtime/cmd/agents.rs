@@ -7,7 +7,7 @@ use super::super::events::AgentSnapshot;
 use super::super::policy::{self, Caller, Placement, ReachCheck};
 use super::super::{CreateAgent, RuntimeError};
 use super::{Prepared, Target};
-use crate::engine::EngineError;
+use crate::engine::{EngineError, RestoreScope};
 use crate::model::{AgentId, Reach, WorkspaceId};
 use crate::providers::ProviderInfo;
 
@@ -247,10 +247,11 @@ impl Actor {
         &mut self,
         id: AgentId,
         as_root: bool,
+        scope: RestoreScope,
         workspaces: &[WorkspaceId],
     ) -> Result<(Vec<AgentId>, Durable), RuntimeError> {
         self.unarchive_workspaces(workspaces)?;
-        let ids = self.engine.restore(id, as_root)?;
+        let ids = self.engine.restore_scoped(id, as_root, scope)?;
         self.apply();
         Ok((ids, self.durable(&[])))
     }

@@ -21,7 +21,7 @@ use super::handle::Attention;
 use super::policy::{Caller, CreatePlan, ReachCheck};
 use super::timeline::Page;
 use super::{CreateAgent, RuntimeError, WorkspaceTarget};
-use crate::engine::ListFilter;
+use crate::engine::{ListFilter, RestoreScope};
 use crate::model::{AgentId, TurnOrigin, WorkspaceId, WorkspaceRecord};
 use crate::providers::ProviderInfo;
 use crate::workspaces::worktree::{CreatedWorktree, WorktreeTarget};
@@ -165,6 +165,7 @@ pub(crate) enum Command {
     /// The archived workspaces a restore brings back (their directories are re-added first).
     RestoreWorkspaces {
         id: AgentId,
+        scope: RestoreScope,
         reply: Reply<Vec<WorkspaceRecord>>,
     },
     // ------------------------------------------------------------ changes
@@ -243,6 +244,7 @@ pub(crate) enum Command {
     Restore {
         id: AgentId,
         as_root: bool,
+        scope: RestoreScope,
         workspaces: Vec<WorkspaceId>,
         reply: Reply<(Vec<AgentId>, Durable)>,
     },
@@ -335,9 +337,11 @@ impl Actor {
             Command::PlanCreate { req, reply } => {
                 answer(reply, super::policy::plan_create(&self.engine, &req))
             }
-            Command::RestoreWorkspaces { id, reply } => answer(
+            Command::RestoreWorkspaces { id, scope, reply } => answer(
                 reply,
-                self.engine.restore_workspaces(id).map_err(Into::into),
+                self.engine
+                    .restore_workspaces(id, scope)
+                    .map_err(Into::into),
             ),
             Command::CreateAgent {
                 req,
@@ -397,9 +401,10 @@ impl Actor {
             Command::Restore {
                 id,
                 as_root,
+                scope,
                 workspaces,
                 reply,
-            } => answer(reply, self.restore(id, as_root, &workspaces)),
+            } => answer(reply, self.restore(id, as_root, scope, &workspaces)),
             Command::UnarchiveWorkspaces { workspaces, reply } => {
                 answer(reply, self.unarchive_workspaces(&workspaces))
             }
