@@ -2,26 +2,17 @@
 // the MCP address), each path selectable for copying. A popup like the menu: Escape, a click
 // elsewhere or Close dismisses it.
 import { h } from '../dom.js';
+import { closePopup, showPopup } from '../popup.js';
 
-let open = null;
-
-export function closeAbout() {
-  if (!open) return;
-  document.removeEventListener('mousedown', open.onDoc, true);
-  open.el.remove();
-  const anchor = open.anchor;
-  open = null;
-  anchor?.focus();
-}
+/** Closes About (or whichever popup is open), the focus back on the menu button. */
+export const closeAbout = () => closePopup(true);
 
 /** info: backend.appInfo()'s answer. */
 export function openAbout(anchor, info) {
-  closeAbout();
   const row = (label, value, testid) => [h('dt', {}, label), h('dd', { class: 'mono', dataset: { testid } }, value)];
   const close = h('button', { type: 'button', class: 'small', dataset: { testid: 'about-close' }, onclick: () => closeAbout() }, 'Close');
   const el = h('div', {
     class: 'menu about', role: 'dialog', 'aria-label': 'About Paseo', dataset: { testid: 'about' },
-    onkeydown: (e) => { if (e.key === 'Escape') { e.preventDefault(); closeAbout(); } },
   },
   h('div', { class: 'about-title' }, `${info.product} ${info.version}`),
   h('dl', { class: 'about-facts' },
@@ -30,12 +21,5 @@ export function openAbout(anchor, info) {
     row('Logs', info.logDir, 'about-logs'),
     info.mcpUrl ? row('MCP server', info.mcpUrl, 'about-mcp') : null),
   h('div', { class: 'about-actions' }, close));
-  const box = anchor.getBoundingClientRect();
-  el.style.top = `${box.bottom + 4}px`;
-  el.style.left = `${Math.max(8, box.left)}px`;
-  document.body.append(el);
-  const onDoc = (e) => { if (!el.contains(e.target)) closeAbout(); };
-  document.addEventListener('mousedown', onDoc, true);
-  open = { el, anchor, onDoc };
-  close.focus();
+  showPopup(anchor, el, { focus: close });
 }

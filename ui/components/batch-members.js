@@ -5,17 +5,11 @@
 import { h } from '../dom.js';
 import { agentName } from '../status.js';
 import { providerLabel } from '../store.js';
+import { closePopup, popupOf, showPopup } from '../popup.js';
 
-let open = null;
+/** Closes the list (or whichever popup is open). */
+export const closeMembers = () => closePopup();
 
-export function closeMembers() {
-  if (!open) return;
-  document.removeEventListener('mousedown', open.onDoc, true);
-  open.el.remove();
-  open = null;
-}
-
-/** The word for a member: "failed" when its last turn failed, else its status. */
 function statusWord(m) {
   return m.status === 'error' || m.lastError ? 'failed' : m.status;
 }
@@ -25,9 +19,10 @@ function statusWord(m) {
  * under it. actions: {openArchived(id), restoreMember(id)}; `busy`: restores under way.
  */
 export function openMembers(anchor, batch, actions, busy) {
-  const same = open?.anchor === anchor;
-  closeMembers();
-  if (same) return;
+  if (popupOf(anchor)) {
+    closePopup();
+    return;
+  }
   const ids = new Set(batch.members.map((m) => m.id));
   const byId = new Map(batch.members.map((m) => [m.id, m]));
   const depth = (m) => {
@@ -61,16 +56,9 @@ export function openMembers(anchor, batch, actions, busy) {
   };
   const el = h('div', {
     class: 'menu batch-members', role: 'dialog', 'aria-label': 'Archived together', dataset: { testid: 'archived-members' },
-    onkeydown: (e) => { if (e.key === 'Escape') { e.preventDefault(); closeMembers(); anchor.focus(); } },
   },
   h('div', { class: 'menu-title muted' }, `Archived together (${members.length})`),
   h('ul', {}, members.map(row)),
   h('div', { class: 'muted member-note' }, 'Restore here brings back one agent with what was archived below it; the others stay archived. The list\'s Restore brings back all of them.'));
-  const box = anchor.getBoundingClientRect();
-  el.style.left = `${Math.max(8, box.left)}px`;
-  el.style.bottom = `${Math.max(8, window.innerHeight - box.top + 4)}px`;
-  document.body.append(el);
-  const onDoc = (e) => { if (!el.contains(e.target) && e.target !== anchor) closeMembers(); };
-  document.addEventListener('mousedown', onDoc, true);
-  open = { el, anchor, onDoc };
+  showPopup(anchor, el, { place: 'above' });
 }

@@ -2,22 +2,15 @@
 // keyboard shortcuts. A small popup that closes on Escape, on a click elsewhere or after a choice.
 import { h } from '../dom.js';
 import { shortcutList } from './shortcuts.js';
+import { closePopup, popupOf, showPopup } from '../popup.js';
 
-let open = null;
-
-export function closeMenu() {
-  if (!open) return;
-  const { el, anchor, onDoc } = open;
-  open = null;
-  document.removeEventListener('mousedown', onDoc, true);
-  el.remove();
-  anchor.setAttribute('aria-expanded', 'false');
-}
+/** Closes the menu (or whichever popup is open). */
+export const closeMenu = () => closePopup();
 
 /** items: [{label, shortcut, testid, run, checked?}]; `checked` (true/false) makes an on/off item. */
 export function openMenu(anchor, items) {
-  if (open) {
-    closeMenu();
+  if (popupOf(anchor)) {
+    closePopup();
     return;
   }
   const buttons = items.map((item) => {
@@ -31,25 +24,9 @@ export function openMenu(anchor, items) {
   });
   const el = h('div', {
     class: 'menu', role: 'menu', 'aria-label': 'Paseo menu', dataset: { testid: 'menu' },
-    onkeydown: (e) => {
-      const i = buttons.indexOf(document.activeElement);
-      if (e.key === 'Escape') { e.preventDefault(); closeMenu(); anchor.focus(); }
-      if (e.key === 'ArrowDown') { e.preventDefault(); buttons[(i + 1) % buttons.length].focus(); }
-      if (e.key === 'ArrowUp') { e.preventDefault(); buttons[(i - 1 + buttons.length) % buttons.length].focus(); }
-    },
   }, buttons,
   h('div', { class: 'menu-sep', role: 'separator' }),
   h('div', { class: 'menu-title muted' }, 'Keyboard'),
   shortcutList());
-  const box = anchor.getBoundingClientRect();
-  el.style.top = `${box.bottom + 4}px`;
-  el.style.left = `${Math.max(8, box.left)}px`;
-  document.body.append(el);
-  anchor.setAttribute('aria-expanded', 'true');
-  const onDoc = (e) => {
-    if (!el.contains(e.target) && e.target !== anchor) closeMenu();
-  };
-  document.addEventListener('mousedown', onDoc, true);
-  open = { el, anchor, onDoc };
-  buttons[0]?.focus();
+  showPopup(anchor, el, { items: buttons });
 }
