@@ -165,8 +165,12 @@ async fn agents_beyond_max_live_agents_wait_visibly_and_start_oldest_first() {
 #[tokio::test]
 async fn idle_agents_make_room_for_waiting_starts_and_resume_when_used() {
     let h = Harness::start_limited(Env::new(), None, limits(2, 8, 30)).await;
+    // Each idle before the next starts, so which one has been quiet the longest does not
+    // depend on which first turn happens to end first.
     let quiet = h.root("ok first").await.id();
+    h.idle(quiet).await;
     let recent = h.root("ok second").await.id();
+    h.idle(recent).await;
     // Both idle with live sessions: the third start closes the one quiet the longest.
     let third = h.root("ok third").await.id();
     let s = h.h().get(quiet).await.unwrap();
