@@ -144,13 +144,10 @@ async fn a_failing_commands_message_is_said_once() {
             .contains("No such file"),
         "{detail}"
     );
+    // Read once the pane shows the turn's end (a resync may reload the timeline meanwhile).
     let seen = app
-        .execute(
-            "return document.querySelector(arguments[0]).innerText",
-            vec![json!(pane)],
-        )
+        .wait_for_text(&pane, |t| t.contains("exited with code 1"))
         .await;
-    let seen = seen.as_str().unwrap();
     assert_eq!(
         seen.matches("No such file").count(),
         1,
