@@ -4,9 +4,7 @@
 //! caller's finish notice says so. The held turn is in the record, so it survives a restart
 //! still answerable.
 
-use super::{
-    clear_attention, require_attention, set_error, AgentState, Engine, EngineError, Queued,
-};
+use super::{require_attention, set_error, AgentState, Engine, EngineError, Queued};
 use crate::model::{
     AgentId, AttentionReason, HeldTurn, Hold, ItemKind, NewItem, NotifyArm, Status, TurnInput,
     TurnOrigin,
@@ -159,17 +157,8 @@ fn take_held(
     let held = a.record.held_turn.take()?;
     let r = &a.record;
     let tool = held.request(&r.provider, &r.config, &r.cwd).tool_name;
-    if a.pending_permission
-        .as_ref()
-        .is_some_and(|p| p.request_id == request_id)
-    {
-        a.pending_permission = None;
-        if a.record.attention_reason == Some(AttentionReason::Permission) {
-            clear_attention(&mut a.record);
-        }
-    }
-    let mut item = NewItem::new(ItemKind::Permission, format!("{answer} {tool}"));
-    item.call_id = Some(request_id.to_string());
+    super::permission::withdraw_pending(a, request_id);
+    let item = super::permission::answer_item(answer, &tool, request_id);
     let arm = a.record.take_notify_arm();
     Some((held, arm, item))
 }

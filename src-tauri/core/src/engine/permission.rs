@@ -72,14 +72,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let now = self.now();
         let a = self.get_mut(id)?;
-        if a.pending_permission
-            .as_ref()
-            .is_some_and(|p| p.request_id == request_id)
-        {
-            a.pending_permission = None;
-            if a.record.attention_reason == Some(AttentionReason::Permission) {
-                clear_attention(&mut a.record);
-            }
+        if withdraw_pending(a, request_id) {
             keep_held(a, now);
             self.touch(id);
         }
@@ -96,10 +89,28 @@ pub(super) fn answered(a: &mut super::AgentState, request_id: &str, allow: bool)
         .map(|p| p.tool_name)
         .unwrap_or_default();
     clear_attention(&mut a.record);
-    let mut item = NewItem::new(
-        ItemKind::Permission,
-        format!("{} {tool}", if allow { "Allowed" } else { "Denied" }),
-    );
+    answer_item(if allow { "Allowed" } else { "Denied" }, &tool, request_id)
+}
+
+/// Withdraws the agent's pending request if it is `request_id`, with the attention it raised.
+/// Returns whether it was.
+pub(super) fn withdraw_pending(a: &mut super::AgentState, request_id: &str) -> bool {
+    if a.pending_permission
+        .as_ref()
+        .is_none_or(|p| p.request_id != request_id)
+    {
+        return false;
+    }
+    a.pending_permission = None;
+    if a.record.attention_reason == Some(AttentionReason::Permission) {
+        clear_attention(&mut a.record);
+    }
+    true
+}
+
+/// The timeline item that records how request `request_id` (for `tool`) was answered.
+pub(super) fn answer_item(answer: &str, tool: &str, request_id: &str) -> NewItem {
+    let mut item = NewItem::new(ItemKind::Permission, format!("{answer} {tool}"));
     item.call_id = Some(request_id.to_string());
     item
 }
