@@ -13,7 +13,7 @@
 //!
 //! `cargo bench --bench launch [-- N...]` (default 10000 100000).
 
-#[path = "../src-tauri/core/benches/support/seed.rs"]
+#[path = "../crates/paseo-core/benches/support/seed.rs"]
 mod seed;
 mod support;
 

@@ -22,7 +22,7 @@
 // The e2e harness, shared with the tests.
 #[path = "../tests/common/mod.rs"]
 mod common;
-#[path = "../src-tauri/core/benches/support/seed.rs"]
+#[path = "../crates/paseo-core/benches/support/seed.rs"]
 mod seed;
 mod support;
 

@@ -1,7 +1,6 @@
 //! The commands the webview may invoke (through ui/backend.js). Each one also needs a permission
 //! in src-tauri/permissions/app.toml, granted in src-tauri/capabilities, or the ACL refuses it.
 
-use crate::data_root;
 use crate::state::{AppState, FleetCounts};
 use crate::windows::{self, Layouts, WindowsError};
 use paseo_core::model::{AgentId, Status, TimelineItem, TurnOrigin, WorkspaceId};
@@ -9,6 +8,7 @@ use paseo_core::runtime::{
     AgentSnapshot, CreateAgent, RuntimeError, RuntimeHandle, WorkspaceSnapshot, WorkspaceTarget,
 };
 use paseo_core::workspaces::worktree::WorktreeTarget;
+use paseo_headless::data_root;
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager, Runtime, State};
 

@@ -1,13 +1,13 @@
 //! Window mode: the Tauri app with the main window, the tray and single instance.
 
-use crate::backend;
-use crate::cli::Mode;
-use crate::headless::StopSignals;
 use crate::notify::Notifications;
 use crate::quit;
 use crate::state::AppState;
 use crate::tray::{self, Tray, MAIN_WINDOW};
 use crate::windows;
+use paseo_headless::backend;
+use paseo_headless::cli::Mode;
+use paseo_headless::headless::StopSignals;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};

@@ -13,10 +13,6 @@ pub mod state;
 pub mod tray;
 pub mod windows;
 
-// What runs without a window lives in the paseo-headless crate (no Tauri dependency), shared
-// with the `paseo-headless` binary; here under the paths the shell always used.
-pub use paseo_headless::{backend, cli, data_root, headless, lock, logging};
-
 pub use paseo_core;
 
 use std::process::ExitCode;
@@ -39,9 +35,9 @@ pub fn configure<R: Runtime>(builder: Builder<R>, state: state::AppState) -> Bui
 /// The `paseo-desktop` binary.
 pub fn main() -> ExitCode {
     prepare_environment();
-    match paseo_headless::prepare(cli::Program::Desktop) {
-        Ok((cli::Mode::Window, root)) => desktop::run(root),
-        Ok((cli::Mode::Headless, root)) => headless::run(root),
+    match paseo_headless::prepare(paseo_headless::cli::Program::Desktop) {
+        Ok((paseo_headless::cli::Mode::Window, root)) => desktop::run(root),
+        Ok((paseo_headless::cli::Mode::Headless, root)) => paseo_headless::headless::run(root),
         Err(code) => code,
     }
 }

@@ -1,10 +1,10 @@
 //! The state the Tauri shell manages: the data root, the running backend, and the fleet counts
 //! the tray and the UI show.
 
-use crate::backend::Backend;
-use crate::cli::Mode;
 use chrono::{DateTime, Utc};
 use paseo_core::runtime::RuntimeHandle;
+use paseo_headless::backend::Backend;
+use paseo_headless::cli::Mode;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};

@@ -327,7 +327,7 @@ pub fn closed_by_user<R: Runtime>(app: &AppHandle<R>, label: &str) {
 
 // The field-table checker docs/data-model.md is kept true with (shared with the core's tests).
 #[cfg(test)]
-#[path = "core/tests/support/doc_keys.rs"]
+#[path = "../crates/paseo-core/tests/support/doc_keys.rs"]
 mod doc_keys;
 
 #[cfg(test)]

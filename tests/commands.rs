@@ -1,8 +1,8 @@
 //! The app's commands through Tauri's mock runtime, with the real config and ACL
 //! (`generate_context!(test = true)`): what the webview gets back, and what it may not call.
 
-use paseo_desktop::cli::Mode;
 use paseo_desktop::state::{AppState, FleetCounts};
+use paseo_headless::cli::Mode;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
@@ -88,7 +88,7 @@ fn app_info_follows_the_backend_and_the_counts() {
     let state = app.state::<AppState>();
 
     let backend =
-        tauri::async_runtime::block_on(paseo_desktop::backend::start(dir.path(), Mode::Window))
+        tauri::async_runtime::block_on(paseo_headless::backend::start(dir.path(), Mode::Window))
             .unwrap();
     let started = backend.started_at();
     state.attach_backend(backend);
@@ -113,7 +113,7 @@ fn app_info_follows_the_backend_and_the_counts() {
     let info = invoke(&main, "app_info", json!({})).unwrap();
     assert_eq!(info["backend"], json!("stopped"));
     // The lock went with the backend: the root can be taken again.
-    paseo_desktop::lock::DataRootLock::acquire(dir.path())
+    paseo_headless::lock::DataRootLock::acquire(dir.path())
         .unwrap()
         .release();
 }

@@ -13,11 +13,11 @@ mod common;
 
 // The scripted Anthropic Messages API the core's Claude tests use, for the real Claude Code CLI.
 #[allow(dead_code)]
-#[path = "../../src-tauri/core/tests/support/anthropic.rs"]
+#[path = "../../crates/paseo-core/tests/support/anthropic.rs"]
 mod anthropic;
 
 // The field-table checker that keeps docs/data-model.md true.
-#[path = "../../src-tauri/core/tests/support/doc_keys.rs"]
+#[path = "../../crates/paseo-core/tests/support/doc_keys.rs"]
 mod doc_keys;
 
 mod helpers;

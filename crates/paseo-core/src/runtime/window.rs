@@ -21,9 +21,10 @@ use super::actor::Actor;
 use super::cmd::Command;
 use super::{RuntimeError, RuntimeHandle};
 use crate::engine::usage::UsageRollups;
-use crate::engine::{AgentState, Engine, FxHashMap};
+use crate::engine::{AgentState, Engine};
 use crate::model::{AgentId, ChangeCounts, LastRun, PermissionRequest, Usage};
 use crate::store::StoreError;
+use rustc_hash::FxHashMap;
 
 /// What a few agents' rows show beyond the columns every agent has (issue 19: a window's page
 /// keeps the fleet in columns, `ui/cards.js`): sent only for an agent that has any of it.

@@ -137,8 +137,10 @@ impl Actor {
             ));
         }
         if creates_agent {
-            self.limits
-                .check_depth(policy::depth_under(&self.engine, caller))?;
+            super::super::limits::check_depth(
+                &self.limits,
+                policy::depth_under(&self.engine, caller),
+            )?;
         }
         let now = crate::model::Timestamp::now();
         self.create_rate.prune(now);

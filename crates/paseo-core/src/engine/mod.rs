@@ -26,7 +26,6 @@ mod activity;
 mod archive;
 pub use archive::RestoreScope;
 mod create;
-pub mod fxhash;
 mod hold;
 mod load;
 mod notice;
@@ -45,9 +44,9 @@ use crate::model::{
     TurnInput, TurnOrigin, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
 };
 
-pub use fxhash::{FxHashMap, FxHashSet};
 pub use hold::DENIED;
 pub use outcome::{NoticeOrder, Outcome};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The message a record left running by a crash carries after load.
 pub const INTERRUPTED: &str = "interrupted by shutdown";

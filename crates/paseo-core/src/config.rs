@@ -13,11 +13,13 @@ use serde_json::{Map, Value};
 
 use crate::store::{quarantine, Layout};
 
+mod limits;
 mod notifications;
 mod sandbox;
 mod storage;
 pub mod template;
 mod tolerant;
+pub use limits::Limits;
 pub use notifications::NotificationsConfig;
 pub use sandbox::{EngineChoice, SandboxConfig, DEFAULT_HIDE};
 pub use storage::{StorageConfig, MAX_TRASH_DAYS, MIN_TIMELINE_BYTES};
@@ -127,7 +129,7 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     pub mcp: McpConfig,
     pub storage: StorageConfig,
-    pub limits: crate::runtime::limits::Limits,
+    pub limits: Limits,
     pub notifications: NotificationsConfig,
     pub sandbox: SandboxConfig,
     /// `startTimeoutSecs`: the bound of every provider session's start (SPEC 11).
@@ -273,8 +275,8 @@ impl Config {
                         .map_err(|(path, message)| p.err(&path, &message))?;
                 }
                 "limits" => {
-                    config.limits = crate::runtime::limits::Limits::parse(value)
-                        .map_err(|(path, message)| p.err(&path, &message))?;
+                    config.limits =
+                        Limits::parse(value).map_err(|(path, message)| p.err(&path, &message))?;
                 }
                 "notifications" => {
                     config.notifications = NotificationsConfig::parse(value)

@@ -16,7 +16,7 @@ use super::notice_order::received_at_load;
 use super::persist::Deferred;
 use super::timeline::Tl;
 use super::{AgentAccess, RuntimeError, RuntimeHandle, RuntimeOptions};
-use crate::engine::{Engine, FxHashSet};
+use crate::engine::Engine;
 use crate::model::{AgentId, ItemKind, NewItem, Timestamp, WorkspaceId};
 use crate::providers::groups::GroupRecorder;
 use crate::providers::{
@@ -25,6 +25,7 @@ use crate::providers::{
 use crate::store::timeline::{TimelineOptions, Timelines};
 use crate::store::{self, Layout, Quarantined, Ticket, Writer};
 use crate::workspaces;
+use rustc_hash::FxHashSet;
 
 pub(super) enum Internal {
     Started {
@@ -109,7 +110,7 @@ pub(crate) struct Actor {
     pub(super) counts: FleetCounts,
     pub(super) counts_dirty: bool,
     /// config.json `limits` (SPEC 14).
-    pub(super) limits: super::limits::Limits,
+    pub(super) limits: crate::config::Limits,
     pub(super) create_rate: super::limits::CreateRate,
     /// Starts waiting for a live slot, oldest first (the resume id each asked for).
     pub(super) waiting: std::collections::VecDeque<(AgentId, Option<String>)>,

@@ -7,9 +7,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
+use paseo_core::config::Limits;
 use paseo_core::model::{AgentId, Bucket, ItemKind, Status};
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::limits::Limits;
 use paseo_core::runtime::{Event, Runtime, RuntimeHandle, RuntimeOptions};
 use support::scripted::{req, workspace, Env, Scripted};
 

@@ -3,7 +3,7 @@
 //! `maxLiveAgents` waits in a visible queue, oldest first, starting as slots free.
 
 use super::*;
-use paseo_core::runtime::limits::Limits;
+use paseo_core::config::Limits;
 
 fn limits(max_live_agents: usize, max_depth: usize, create_per_minute: usize) -> Limits {
     Limits {

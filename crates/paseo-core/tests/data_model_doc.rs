@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use paseo_core::config::Limits;
 use paseo_core::config::{
     Config, McpConfig, NotificationsConfig, ProviderConfig, ProviderKind, SandboxConfig,
     StorageConfig, DEFAULT_START_TIMEOUT,
@@ -20,7 +21,6 @@ use paseo_core::model::{
 use paseo_core::providers::claude::mcp_config_json;
 use paseo_core::providers::groups::GroupRecorder;
 use paseo_core::providers::{McpAccess, ProviderRegistry};
-use paseo_core::runtime::limits::Limits;
 use paseo_core::runtime::{Runtime, RuntimeOptions};
 use paseo_core::store::timeline::Timelines;
 use paseo_core::store::{self, Layout};

@@ -8,10 +8,10 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use paseo_core::config::Limits;
 use paseo_core::engine::ListFilter;
 use paseo_core::model::Status;
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::limits::Limits;
 use paseo_core::runtime::{Caller, Event, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
 use support::scripted::{req, workspace, Env, Scripted};
 

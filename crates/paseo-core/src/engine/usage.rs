@@ -5,9 +5,9 @@
 //! here), walking up each one's parent chain: cheap for a fleet of mostly shell agents and for
 //! one snapshot alike, and never stale after a detach, restore or load.
 
-use super::fxhash::{FxHashMap, FxHashSet};
 use super::{Engine, EngineError};
 use crate::model::{AgentId, LastRun, TurnUsage, Usage, WorkspaceId};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The agents whose record has usage (what roll-ups are summed from), and the agents whose
 /// roll-ups changed since the runtime last took them (to re-render: their records did not).

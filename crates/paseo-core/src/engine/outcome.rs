@@ -1,9 +1,9 @@
 //! What an operation changed and what must happen next, including the order a finish notice's
 //! writes need to land in (SPEC 4: exactly once at any crash instant).
 
-use super::fxhash::FxHashSet;
 use super::Effect;
 use crate::model::{AgentId, WorkspaceId};
+use rustc_hash::FxHashSet;
 
 /// What an operation changed and what must happen next.
 #[derive(Clone, Debug, Default)]

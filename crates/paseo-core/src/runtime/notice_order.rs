@@ -5,9 +5,10 @@
 //! no longer holds it. Writes outside the ledger keep no order between paths.
 
 use super::actor::Actor;
-use crate::engine::{FxHashMap, FxHashSet, NoticeOrder};
+use crate::engine::NoticeOrder;
 use crate::model::{AgentId, AgentRecord, Notice};
 use crate::store::{self, Gate, Layout, Mark, Ticket};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 impl Actor {
     /// Writes the inboxes that changed; an inbox that gave a notice to its agent's turn waits

@@ -4,8 +4,9 @@
 
 use std::collections::HashSet;
 
-use super::{clear_attention, Effect, Engine, EngineError, FxHashMap, ListFilter, SessionState};
+use super::{clear_attention, Effect, Engine, EngineError, ListFilter, SessionState};
 use crate::model::{AgentId, AttentionReason, BatchId, Status, WorkspaceId, WorkspaceRecord};
+use rustc_hash::FxHashMap;
 
 /// What a restore brings back (SPEC 5): the whole archive batch, or one member with the
 /// members of its batch below it.

@@ -2,12 +2,12 @@
 //! file needs: duplicate ids, self and cyclic parent links, cascades an archive left half done,
 //! statuses that cannot be true after a restart, and finish notices that armed turns still owe.
 
-use super::fxhash::FxHashMap;
 use super::{set_error, AgentState, Engine, LoadReport, SessionState, INTERRUPTED};
 use crate::model::{
     AgentId, AgentRecord, AttentionReason, BatchId, Bucket, Notice, NotifyArm, ProjectRecord,
     Status, Timestamp, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
 };
+use rustc_hash::FxHashMap;
 
 impl Engine {
     /// Builds the fleet from what the store loaded. Repairs what a crash or a bad file left:

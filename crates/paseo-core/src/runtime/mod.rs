@@ -182,7 +182,7 @@ pub struct RuntimeOptions {
     /// trees, which the power rule compares too (SPEC 14).
     pub sandbox: crate::config::SandboxConfig,
     /// config.json `limits` (SPEC 14).
-    pub limits: limits::Limits,
+    pub limits: crate::config::Limits,
     /// How long a provider session may take to become ready (config.json
     /// `startTimeoutSecs`); past it the agent goes `error` and its process tree is stopped.
     pub start_timeout: Duration,
@@ -199,7 +199,7 @@ impl RuntimeOptions {
             timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
             trash_days: crate::workspaces::trash::DEFAULT_TRASH_DAYS,
             sandbox: crate::config::SandboxConfig::default(),
-            limits: limits::Limits::default(),
+            limits: crate::config::Limits::default(),
             start_timeout: crate::config::DEFAULT_START_TIMEOUT,
         }
     }

@@ -95,7 +95,7 @@ impl Harness {
     async fn start_limited(
         env: Env,
         port: Option<u16>,
-        limits: paseo_core::runtime::limits::Limits,
+        limits: paseo_core::config::Limits,
     ) -> Harness {
         let seen: Arc<Mutex<HashMap<AgentId, McpAccess>>> = Arc::default();
         let mut reg = ProviderRegistry::new();
@@ -1506,7 +1506,7 @@ async fn a_user_token_session_cannot_use_subagent_or_current() {
 async fn fifty_agents_create_subagents_concurrently() {
     // The roots stand in for agents calling while idle, which only works while they keep their
     // sessions: room for all 100 (the live-agent limit has its own tests in limits.rs).
-    let roomy = paseo_core::runtime::limits::Limits {
+    let roomy = paseo_core::config::Limits {
         max_live_agents: 200,
         ..Default::default()
     };
