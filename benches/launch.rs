@@ -1,9 +1,9 @@
-//! Issue 19: whole-process launch with big data roots. The release `paseo-headless` (the
-//! headline: the headless mode without the window stack) and, for comparison, the release
-//! `paseo-desktop --headless` are started on a seeded data root and timed from spawn until
-//! `list_agents` over their MCP server counts every record; the baseline, measured in the same
-//! run on the same files, is a plain sequential open/read/close loop over the record files (what
-//! any program must at least do to know them). Both run with a warm page cache.
+//! Scale (SPEC 12, docs/scale.md): whole-process launch with big data roots. The release
+//! `paseo-headless` (the headline: the headless mode without the window stack) and, for comparison,
+//! the release `paseo-desktop --headless` are started on a seeded data root and timed from spawn
+//! until `list_agents` over their MCP server counts every record; the baseline, measured in the
+//! same run on the same files, is a plain sequential open/read/close loop over the record files
+//! (what any program must at least do to know them). Both run with a warm page cache.
 //!
 //! Figures: steady launch (records as a clean stop leaves them) and the first launch after a
 //! crash (two thirds of the records left "running": each is normalized and rewritten), at

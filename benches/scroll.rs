@@ -1,4 +1,5 @@
-//! Issue 19 in the real window: big data roots launch and scroll like small ones.
+//! Scale in the real window (SPEC 12, docs/scale.md): big data roots launch and scroll like small
+//! ones.
 //!
 //! For each size (default 10,000 and 100,000 records, seeded in trees over 20 workspaces with
 //! every other root tree archived, one archive gesture each) the release app is launched under
@@ -38,7 +39,7 @@ const ARCHIVED_SHOWN: usize = 10_000;
 /// Pixels per second: a fast, steady fling.
 const SPEED: f64 = 5_000.0;
 const LAUNCHES: usize = 3;
-/// The most a frame may take while scrolling (issue 19).
+/// The most a frame may take while scrolling (docs/scale.md).
 const BUDGET_MS: f64 = 50.0;
 /// Bound of one scroll or list load (a whole list at a steady speed can take a while).
 const LONG: Duration = Duration::from_secs(600);

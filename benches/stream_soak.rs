@@ -1,13 +1,14 @@
-//! Issue 19, many live agents: `AGENTS` shell agents each printing about `RATE` lines a second
-//! for the given minutes (real processes: a perl loop per agent), the window open with tabs on
-//! several of them and the last one opened on screen, following its tail.
+//! Many live agents (SPEC 12; the scale targets in docs/scale.md): `AGENTS` shell agents each
+//! printing about `RATE` lines a second for the given minutes (real processes: a perl loop per
+//! agent), the window open with tabs on several of them and the last one opened on screen,
+//! following its tail.
 //!
 //! Every 10 s it samples the PSS of the app and its WebKit processes (not the agents), the CPU
 //! time of the app process (utime + stime of all its threads, /proc) and of WebKit, the lines
 //! the page received and the size of its DOM. It prints the idle PSS (same run, window open,
 //! before any agent exists), the PSS after the first minute and at the end as ratios to idle,
 //! the slope after the first minute (least squares), and the average CPU in cores while
-//! streaming. Targets (issue 19): PSS ≤ 2× idle and flat after the first minute; the backend
+//! streaming. Targets (docs/scale.md): PSS ≤ 2× idle and flat after the first minute; the backend
 //! under one core.
 //!
 //! `cargo bench --bench stream_soak [-- --minutes N --agents N --rate LINES_PER_S]` (default

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Memory of the app and its WebKit processes, each figure against the idle baseline measured in
-# the same run (SPEC 12, issue 19): starts BINARY on a private Xvfb display with a temp
+# the same run (SPEC 12, docs/scale.md): starts BINARY on a private Xvfb display with a temp
 # PASEO_HOME — first an empty one (idle), then one seeded with each count of RECORDS agent
 # records (`seed_records`: trees over 20 workspaces, a model and a 600-character system prompt
 # each, none archived) — waits for the window (or, with --headless, for mcp.json), lets it

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent setup for building, running and testing Paseo Desktop on Debian 12 / Ubuntu 24.04.
-# Installs only what is missing: system packages (apt), tauri-cli and tauri-driver, and the pinned
-# agent CLIs that the provider tests drive (into a project-local folder, never globally).
+# Installs only what is missing: system packages (apt), tauri-cli and tauri-driver, the pinned
+# agent CLIs that the provider tests drive and the UI's formatter (into project-local folders,
+# never globally).
 #
 #   scripts/setup.sh            everything (build, package, tests)
 #   scripts/setup.sh --run      only what building and running the app needs
@@ -94,5 +95,18 @@ if [ "$(cat "$cli_dir/.installed" 2>/dev/null)" != "$want" ] || [ ! -x "$cli_dir
   echo "$want" >"$cli_dir/.installed"
 else
   log "agent CLIs present"
+fi
+
+# The UI's formatter (scripts/fmt-ui.sh), pinned by scripts/fmt/package-lock.json, in a
+# project-local folder like the CLIs.
+fmt_dir="$here/target/ui-format"
+if ! cmp -s "$here/scripts/fmt/package-lock.json" "$fmt_dir/package-lock.json" \
+  || [ ! -x "$fmt_dir/node_modules/.bin/prettier" ]; then
+  log "installing the UI formatter into $fmt_dir"
+  mkdir -p "$fmt_dir"
+  cp "$here/scripts/fmt/package.json" "$here/scripts/fmt/package-lock.json" "$fmt_dir/"
+  (cd "$fmt_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+else
+  log "UI formatter present"
 fi
 log "done"

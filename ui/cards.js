@@ -1,7 +1,7 @@
 // The window's agent cards, held in columns: one typed array per field and the ids and titles
-// of the snapshot's agents as slices of one string each. With 100,000 agents, a card object and
-// its id and title strings were ≈ 40 MiB of the page (issue 19: the window with every card
-// dropped measured 148 MiB of WebKit against 188); in columns they are a few bytes a field.
+// of the snapshot's agents as slices of one string each: with 100,000 agents a card object and
+// its id and title strings per agent were tens of MiB of the page; in columns they are a few
+// bytes a field (figures: docs/scale.md).
 // The interface is the part of Map's the store uses; `get` and `values` build a card object
 // each time (callers read it and let it go), so the page keeps no object per agent.
 

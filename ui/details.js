@@ -1,4 +1,4 @@
-// The whole snapshot of the agents a pane shows (issue 19): a window keeps only a compact card
+// The whole snapshot of the agents a pane shows (docs/scale.md): a window keeps only a compact card
 // per agent; the pane asks the backend once for the rest (model, last error, last message) and
 // the agent's events keep it current from then on (ui/store.js).
 import * as backend from './backend.js';

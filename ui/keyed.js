@@ -1,8 +1,7 @@
 // A table keyed by strings with the part of Map's interface the store uses, held in one
 // prototype-less object. At 100,000 agents this is most of what the window's page keeps: in
 // JavaScriptCore each Map entry is a cell of its own (≈ 70 bytes and a share of the GC's
-// overhead), while a dictionary-mode object keeps a slot in one table (issue 19: the page's
-// heap for the fleet went from 48 to 34 MB, measured with `jsc` on a 100,000-card snapshot).
+// overhead), while a dictionary-mode object keeps a slot in one table (figures: docs/scale.md).
 
 export class Keyed {
   /** entries: [key, value] pairs, or nothing. */

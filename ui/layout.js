@@ -72,7 +72,7 @@ export function prune() {
 
 function firstWorkspaceId() {
   // The one with the most recent agent activity, else the first one.
-  // Read off the columns: building 100,000 cards here was garbage the page's heap kept (issue 19).
+  // Read off the columns: building a card per agent here is garbage the page's heap keeps.
   const best = fleet.agents.latestWorkspace((ws) => fleet.workspaces.has(ws));
   return best ?? fleet.workspaces.keys().next().value ?? null;
 }

@@ -40,7 +40,7 @@ export const fleet = {
   mcpUrl: null,
   /** {state: on | off | unavailable, engine, message}: whether agents are contained (SPEC 16). */
   containment: null,
-  /** id → agent card (unarchived agents only); held in columns (`Cards`), for its size (issue 19). */
+  /** id → agent card (unarchived agents only), in columns (`Cards`) for size (docs/scale.md). */
   agents: new Cards(),
   /** id → the agent's whole snapshot (null while it is fetched), for the panes shown last; oldest first. */
   details: new Map(),
@@ -57,7 +57,7 @@ export const fleet = {
   /**
    * parent id → {running, needsYou, total}, only for tracks with a child running or needing
    * you: any other track's counts are 0, 0 and its size. Tens of thousands of parents would
-   * otherwise keep two more objects each (issue 19).
+   * otherwise keep two more objects each (docs/scale.md).
    */
   trackCounts: new Keyed(),
   providers: [],

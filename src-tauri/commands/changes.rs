@@ -1,4 +1,4 @@
-//! The Changes view's commands (issue 15): what an agent changed, one file's diff, and the
+//! The Changes view's commands: what an agent changed, one file's diff, and the
 //! user's actions on it. The UI asks with a native confirm before each action.
 
 use super::{agent_id, runtime, Answer};

@@ -1,4 +1,4 @@
-//! The window's agent cards held in columns (`ui/cards.js`, issue 19), checked in the real
+//! The window's agent cards held in columns (`ui/cards.js`, docs/scale.md), checked in the real
 //! webview against a `Map` given the same cards: every card reads back as it was set, in the
 //! order a Map gives, through growth, rehashing, deletes, renames, parents that left or have not
 //! come yet, repeated ids and strings past the shared table; and tracks of slots read back as

@@ -1,4 +1,4 @@
-//! The Changes view (issue 15) in the real webview: a shell agent edits, adds and deletes files
+//! The Changes view in the real webview: a shell agent edits, adds and deletes files
 //! in a git checkout, and the view lists them with the counts `git diff --numstat` gives; a file
 //! shows its diff; Commit all, Discard (kept in a snapshot ref first) and, for a subagent in its
 //! own worktree, Merge into the base, each after a native confirm, checked in git.

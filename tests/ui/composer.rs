@@ -1,4 +1,4 @@
-//! Issue 17.11: the composer's placeholder stays on one line at the default window size (a
+//! The composer's placeholder stays on one line at the default window size (a
 //! textarea wraps a long placeholder and cuts off the second line), whatever the agent's title.
 
 use crate::common::Harness;

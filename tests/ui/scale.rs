@@ -1,6 +1,6 @@
-//! Issue 19 in the window: a workspace with thousands of root agents opens and scrolls with only
-//! the rows in view in the DOM, and the oldest agent, at the very end, is one scroll and one
-//! click away.
+//! Scale in the window (docs/scale.md): a workspace with thousands of root agents opens and scrolls
+//! with only the rows in view in the DOM, and the oldest agent, at the very end, is one scroll and
+//! one click away.
 
 use crate::common::{poll, tid, Harness, TIMEOUT};
 use crate::helpers::*;

@@ -113,7 +113,7 @@ async fn closing_a_subagents_tab_only_closes_the_view_and_the_track_reopens_it()
     app.quit().await;
 }
 
-/// Issue 17.2: an agent whose parent label names no agent (its parent's record was quarantined,
+/// SPEC 1, 11: an agent whose parent label names no agent (its parent's record was quarantined,
 /// or upstream data) is a root in the window as in the engine, so closing its tab archives it;
 /// the label stays in the record for when the parent comes back.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! Issue 17.3 in the window: an agent closed by a restart resumes its session when the user
+//! SPEC 2 in the window: an agent closed by a restart resumes its session when the user
 //! opens it (not only when a prompt arrives), and a prompt typed right away runs.
 
 use crate::common::{tid, Harness};

@@ -1,4 +1,4 @@
-// The Changes view (issue 15): in place of the timeline, what the agent changed on disk. A
+// The Changes view: in place of the timeline, what the agent changed on disk. A
 // summary with the actions (Commit all, Merge into the base, Discard), the changed files with
 // their +/− counts, and the selected file's diff: hunks with added and removed lines coloured,
 // context collapsed to git's three lines, binary files and renames named, long diffs in pages.

@@ -3,7 +3,7 @@
 // archive gesture, each restorable as a whole or one member at a time and openable read-only.
 // The archived list is paged by the backend and virtualised here like the workspace home's: only
 // the rows in view are in the DOM, so a history of thousands of archive gestures scrolls like a
-// short one (issue 19).
+// short one (docs/scale.md).
 import { h, reconcile, setAttr, setText, ago, basename, dateTimeText, RowWindow } from '../dom.js';
 import { fleet, workspaceName, providerLabel } from '../store.js';
 import { agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';

@@ -1,4 +1,4 @@
-// The Changes view's gestures (issue 15): read what an agent changed and one file's diff, and
+// The Changes view's gestures: read what an agent changed and one file's diff, and
 // the user's actions on it, each after a native confirm naming what will happen. Git's own
 // error comes back as the message; nothing is retried behind the user's back.
 // Each confirm's button is its verb (Commit, Merge, Discard); Cancel is first and focused.

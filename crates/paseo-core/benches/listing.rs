@@ -1,7 +1,8 @@
-//! Issue 19: one `list_agents` call over the real MCP server (loopback HTTP, user token) with
-//! 10,000 agents, request to last byte, beside a baseline measured in the same run: serializing
-//! the same 10,000 agents as full snapshots (what a listing answered before it carried
-//! summaries). Prints the response size too (target ≤ 5 MB, ≤ 150 ms on the 2-core machine).
+//! Scale (SPEC 12, docs/scale.md): one `list_agents` call over the real MCP server (loopback HTTP,
+//! user token) with 10,000 agents, request to last byte, beside a baseline measured in the same
+//! run: serializing the same 10,000 agents as full snapshots (what a listing answered before it
+//! carried summaries). Prints the response size too (target ≤ 5 MB, ≤ 150 ms on the 2-core
+//! machine).
 //!
 //! `cargo bench -p paseo-core --bench listing`
 

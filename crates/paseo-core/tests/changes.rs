@@ -1,4 +1,4 @@
-//! The Changes core (issue 15) on real git repositories in temp dirs: an agent-like sequence of
+//! The Changes core on real git repositories in temp dirs: an agent-like sequence of
 //! edits, additions, deletions and a rename in a worktree, checked against git's own
 //! `--numstat`; paging a 10,000-line diff; commit, merge (fast-forward, merge commit, conflict,
 //! refusals), discard with its snapshot, and the `gh` commands.

@@ -1,4 +1,4 @@
-//! Lifecycle gaps found by the audit of issue 17: an archive announced only once durable, the
+//! Lifecycle gaps found by an audit (SPEC 4, 5, 15): an archive announced only once durable, the
 //! finish notice of an agent's background prompt, inboxes of quarantined parents, worktrees of
 //! failed creates, and unknown keys of the workspace registry.
 

@@ -234,7 +234,7 @@ async fn an_output_flood_is_batched_and_memory_stays_bounded() {
                 peak = peak.max(rss());
             }
             ProviderEvent::LastMessage(m) => assert!(m.chars().count() <= 4000),
-            // The turn's wall time and exit code (issue 18).
+            // The turn's wall time and exit code (its usage line).
             ProviderEvent::Run(_) => {}
             ProviderEvent::TurnEnded(o) => {
                 assert_eq!(o, TurnOutcome::Completed);
@@ -460,7 +460,7 @@ async fn the_builtin_shell_takes_command_and_env_from_the_config_file() {
     );
 }
 
-/// Issue 16: a command line longer than one argument may be (Linux: 128 KiB) still runs, as a
+/// SPEC 9, 11: a command line longer than one argument may be (Linux: 128 KiB) still runs, as a
 /// private script file removed after its turn, never an E2BIG failure.
 #[tokio::test]
 async fn a_command_line_longer_than_an_argument_runs_from_a_private_script() {

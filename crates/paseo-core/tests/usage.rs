@@ -1,8 +1,8 @@
-//! Usage and cost (issue 18) from the real pinned Claude Code and Codex CLIs, driven by the
-//! scripted stand-ins that report the same usage on every reply: what each agent's record sums
-//! matches what the stand-ins sent, across two turns, a parent and its (archived) child, and a
-//! restart that resumes the sessions in new processes. Shell agents record wall time and exit
-//! code instead.
+//! Usage and cost (what SPEC 18's budgets count) from the real pinned Claude Code and Codex CLIs,
+//! driven by the scripted stand-ins that report the same usage on every reply: what each agent's
+//! record sums matches what the stand-ins sent, across two turns, a parent and its (archived)
+//! child, and a restart that resumes the sessions in new processes. Shell agents record wall time
+//! and exit code instead.
 
 mod support;
 

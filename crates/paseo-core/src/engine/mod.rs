@@ -17,7 +17,7 @@
 //! - `notice.rs`: SPEC 4, finish notices queued and delivered at idle boundaries;
 //! - `activity.rs`: SPEC 6 and 7, the indexes (children, roots, bucket contributions) and the
 //!   parent chain;
-//! - `usage.rs`: issue 18, turn usage and its roll-ups per tree and workspace.
+//! - `usage.rs`: turn usage (what SPEC 18's budgets count), its roll-ups per tree and workspace.
 //!
 //! Indexes are kept incrementally. [`Engine::recompute_activity`] computes the buckets from
 //! scratch for tests to compare against. The status rule itself is [`crate::model::status`].
@@ -119,7 +119,7 @@ pub struct Queued {
 
 /// One agent as the engine holds it: the durable record plus what only lives while the app runs.
 /// What only a live agent has (a permission request, queued input) is boxed: of 100,000 agents
-/// a few are live, and each state is held apart, sized to itself (issue 19).
+/// a few are live, and each state is held apart, sized to itself (docs/scale.md).
 #[derive(Clone, Debug)]
 pub struct AgentState {
     /// Boxed: it comes boxed from the load's parse and is never copied on its way in, and the

@@ -1,5 +1,6 @@
-//! Usage and cost (issue 18): each turn's report added to its agent's record, and the roll-ups
-//! per tree (an agent and all its descendants, archived ones included) and per workspace.
+//! Usage and cost (what SPEC 18's budgets count): each turn's report added to its agent's record,
+//! and the roll-ups per tree (an agent and all its descendants, archived ones included) and per
+//! workspace.
 //!
 //! Roll-ups are computed when asked, from the few agents that have usage at all (an index kept
 //! here), walking up each one's parent chain: cheap for a fleet of mostly shell agents and for

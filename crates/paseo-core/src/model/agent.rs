@@ -122,11 +122,11 @@ impl NotifyArm {
 
 /// One agent, as stored in `$PASEO_HOME/agents/{cwd-with-dashes}/{id}.json`.
 ///
-/// Every agent's record stays in memory (100,000 of them, issue 19): the optional parts most
+/// Every agent's record stays in memory (docs/scale.md): the optional parts most
 /// records lack (resume state, a held turn, a finish-notice arm, a last run, usage) are boxed, so their
 /// absence costs a pointer, not their size.
 // Deserialize is written by hand below: the derived one with `flatten` buffers every field of
-// every record before reading it, which made loading 10,000 records four times slower.
+// every record before reading it, several times slower at load (docs/scale.md).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentRecord {
@@ -437,7 +437,7 @@ impl AgentRecord {
 mod tests {
     use super::*;
 
-    /// Every agent's record stays in memory, 100,000 of them (issue 19): what each field costs
+    /// Every agent's record stays in memory (docs/scale.md): what each field costs
     /// is measured, and a new field that is not boxed or shared shows here first.
     #[test]
     fn a_record_in_memory_stays_small() {

@@ -19,12 +19,11 @@ pub struct AgentConfig {
     pub mode: Option<CompactString>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
-    /// Set for an agent loaded at rest (issue 19): its system prompt was left in its record
+    /// Set for an agent loaded at rest (docs/scale.md): its system prompt was left in its record
     /// file and `system_prompt` is `None` meanwhile. Nothing in the app changes a prompt once
     /// written, and every write of the record carries it, so the file always holds the text:
     /// a session start, a rewrite and `get_agent` read it back from there
     /// (`store::read_back`); `store::encode_record` refuses a record still marked so.
-    /// 600 characters were 60 MB of the app's memory at 100,000 agents, for nothing.
     #[serde(skip)]
     pub system_prompt_on_disk: bool,
     /// The user chose to run it outside the sandbox (SPEC 16). Only the user sets it: an agent
@@ -129,7 +128,7 @@ impl<'de> serde::de::Visitor<'de> for AgentConfigVisitor {
 
 /// A config as records hold it: shared between the agents that have the same one. A fleet's
 /// agents mostly differ in their prompts, which at rest stay on disk; their model and mode
-/// repeat, and 88 bytes a record were 8.8 MB at 100,000 agents (issue 19). Changed through
+/// repeat, so sharing saves a config per record (docs/scale.md). Changed through
 /// `Arc::make_mut`, so a change never reaches another agent.
 pub type SharedConfig = std::sync::Arc<AgentConfig>;
 

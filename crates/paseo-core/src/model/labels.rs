@@ -1,61 +1,24 @@
 //! An agent's labels (SPEC 1 `labels`): a few string pairs, read and written as a JSON object
 //! with its keys in order.
 //!
-//! Held packed in one string — each pair in key order as `{key length}:{key}{value
-//! length}:{value}` — rather than as a map or a vector of string pairs: most agents have one
-//! label (the parent link), which as a vector of two `String`s took three allocations, ≈ 144
-//! bytes, and as a B-tree's node over 500 (issue 19: 100,000 agents). Packed it is one
-//! allocation of ≈ 64. Lookups scan a handful of entries; a change repacks them, and labels
-//! change only when an agent is created, detached or restored.
+//! Held packed in one string ([`Packed`], `compact.rs`): most agents have one label, the parent
+//! link, and packed it is one allocation.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::compact::Packed;
+pub use super::compact::Pairs;
 use super::ids::Key;
 
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct Labels(Box<str>);
+pub struct Labels(Packed);
 
 impl Labels {
     pub fn new() -> Labels {
         Labels::default()
-    }
-
-    /// Packs pairs already in key order, each key once.
-    fn pack<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Labels {
-        use std::fmt::Write;
-        // Exactly sized, so the text is not copied again when boxed (this runs per record at load).
-        let digits = |n: usize| n.checked_ilog10().map_or(1, |d| d as usize + 1);
-        let size = pairs
-            .clone()
-            .flat_map(|(k, v)| [k, v])
-            .map(|part| digits(part.len()) + 1 + part.len())
-            .sum();
-        let mut text = String::with_capacity(size);
-        for (k, v) in pairs {
-            for part in [k, v] {
-                // Writing to a String cannot fail.
-                let _ = write!(text, "{}:", part.len());
-                text.push_str(part);
-            }
-        }
-        Labels(text.into_boxed_str())
-    }
-
-    /// Packs pairs in any order; a key given twice keeps its last value, as a map does.
-    fn pack_unsorted(mut pairs: Vec<(&str, &str)>) -> Labels {
-        // Stable: of two equal keys the later stays later, and takes the earlier's place.
-        pairs.sort_by(|a, b| a.0.cmp(b.0));
-        pairs.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                std::mem::swap(later, kept);
-            }
-            same
-        });
-        Labels::pack(pairs.into_iter())
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
@@ -72,13 +35,13 @@ impl Labels {
         let others = self.iter().filter(|(k, _)| *k != key);
         let mut pairs: Vec<(&str, &str)> = others.collect();
         pairs.push((&key, &value));
-        *self = Labels::pack_unsorted(pairs);
+        *self = Labels(Packed::pack_unsorted(pairs));
         old
     }
 
     pub fn remove(&mut self, key: &str) -> Option<String> {
         let old = self.get(key)?.to_string();
-        *self = Labels::pack(self.iter().filter(|(k, _)| *k != key));
+        *self = Labels(Packed::pack(self.iter().filter(|(k, _)| *k != key)));
         Some(old)
     }
 
@@ -92,31 +55,7 @@ impl Labels {
 
     /// The pairs, in key order.
     pub fn iter(&self) -> Pairs<'_> {
-        Pairs(&self.0)
-    }
-}
-
-/// The pairs of a [`Labels`], in key order.
-#[derive(Clone)]
-pub struct Pairs<'a>(&'a str);
-
-impl<'a> Pairs<'a> {
-    /// The next length-prefixed part; none at the end (`pack` wrote every part whole).
-    fn part(&mut self) -> Option<&'a str> {
-        let (len, rest) = self.0.split_once(':')?;
-        let len: usize = len.parse().ok()?;
-        let part = rest.get(..len)?;
-        self.0 = rest.get(len..)?;
-        Some(part)
-    }
-}
-
-impl<'a> Iterator for Pairs<'a> {
-    type Item = (&'a str, &'a str);
-    fn next(&mut self) -> Option<(&'a str, &'a str)> {
-        let key = self.part()?;
-        let value = self.part()?;
-        Some((key, value))
+        self.0.iter()
     }
 }
 
@@ -124,18 +63,20 @@ impl FromIterator<(String, String)> for Labels {
     /// A key given twice keeps its last value, as a map does.
     fn from_iter<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Labels {
         let owned: Vec<(String, String)> = pairs.into_iter().collect();
-        Labels::pack_unsorted(
+        Labels(Packed::pack_unsorted(
             owned
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect(),
-        )
+        ))
     }
 }
 
 impl From<BTreeMap<String, String>> for Labels {
     fn from(map: BTreeMap<String, String>) -> Labels {
-        Labels::pack(map.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        Labels(Packed::pack(
+            map.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        ))
     }
 }
 
@@ -189,11 +130,11 @@ impl<'de> serde::de::Visitor<'de> for LabelsVisitor {
         while let Some(entry) = map.next_entry::<Key<'de>, Key<'de>>()? {
             v.push(entry);
         }
-        Ok(Labels::pack_unsorted(
+        Ok(Labels(Packed::pack_unsorted(
             v.iter()
                 .map(|(k, v)| (k.0.as_ref(), v.0.as_ref()))
                 .collect(),
-        ))
+        )))
     }
 }
 

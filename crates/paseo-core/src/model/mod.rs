@@ -5,9 +5,11 @@
 //! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`labels`], [`workspace`]
 //! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`power`] and [`held`] (SPEC 14),
 //! [`notice`] (finish notices), [`usage`] (tokens and cost), [`status`] (buckets and who needs you) and [`tally`] (the counts line). Everything is re-exported here, so
-//! `crate::model::X` names any of them.
+//! `crate::model::X` names any of them. The compact representations some of them are held in
+//! (instants, unknown fields, packed labels) are gathered in [`compact`], with their reason.
 
 pub mod agent;
+pub mod compact;
 pub mod config;
 pub mod held;
 pub mod ids;

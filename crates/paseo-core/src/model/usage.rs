@@ -1,5 +1,6 @@
-//! Usage and cost (issue 18): what each turn of a model agent consumed, as its CLI reports it,
-//! summed in the agent's record; and what the last turn of a shell or command agent took.
+//! Usage and cost (what SPEC 18's budgets count): what each turn of a model agent consumed, as its
+//! CLI reports it, summed in the agent's record; and what the last turn of a shell or command agent
+//! took.
 //!
 //! Costs are only ever the CLI's own figures (Claude Code's `total_cost_usd`); a provider that
 //! reports none (Codex) has tokens only. Nothing here knows a price.
@@ -40,8 +41,8 @@ pub struct Usage {
 }
 
 /// An agent's own usage in its record: boxed, so the many agents that never reported any
-/// (every shell and command agent) hold a null pointer instead of 80 bytes (issue 19: 7 MB at
-/// 100,000 agents). Reads and writes go through the [`Usage`] it derefs to; it reads and writes
+/// (every shell and command agent) hold a null pointer instead of 80 bytes (docs/scale.md).
+/// Reads and writes go through the [`Usage`] it derefs to; it reads and writes
 /// as that `Usage`.
 #[derive(Clone, Default)]
 pub struct RecordUsage(Option<Box<Usage>>);

@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(t.stdin.as_deref(), Some("hi"));
     }
 
-    /// SPEC 14 / issue 16: a prompt too long for one argument is refused with the limit named,
+    /// SPEC 9, 11: a prompt too long for one argument is refused with the limit named,
     /// never an E2BIG from execve; on stdin any length goes.
     #[test]
     fn a_prompt_too_long_for_an_argument_is_refused_naming_the_limit() {

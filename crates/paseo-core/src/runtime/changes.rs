@@ -1,4 +1,4 @@
-//! What an agent changed on disk (issue 15: the Changes view and `get_agent_changes`): the
+//! What an agent changed on disk (the Changes view and `get_agent_changes`): the
 //! actor says where the agent works, one read; git runs here, off the actor, on the workspace
 //! the agent works in (a worktree against its base, anything else against HEAD).
 //!

@@ -1,6 +1,6 @@
-//! What a window keeps of the fleet (issue 19): per agent only what its lists, tabs, tracks and
-//! headers render — the listing's idea ([`super::AgentSummary`]) plus the live state those show —
-//! never its system prompt, config, labels or resume state (a window asks `get_agent` for those
+//! What a window keeps of the fleet (docs/scale.md): per agent only what its lists, tabs, tracks
+//! and headers render — the listing's idea ([`super::AgentSummary`]) plus the live state those show
+//! — never its system prompt, config, labels or resume state (a window asks `get_agent` for those
 //! when its pane shows them). The snapshot is serialized straight from the engine: with 100,000
 //! agents no full snapshot of each exists in between, only the columns and the JSON text.
 //!
@@ -26,8 +26,8 @@ use crate::model::{AgentId, ChangeCounts, LastRun, PermissionRequest, Usage};
 use crate::store::StoreError;
 use rustc_hash::FxHashMap;
 
-/// What a few agents' rows show beyond the columns every agent has (issue 19: a window's page
-/// keeps the fleet in columns, `ui/cards.js`): sent only for an agent that has any of it.
+/// What a few agents' rows show beyond the columns every agent has (a window's page keeps the
+/// fleet in columns, `ui/cards.js`): sent only for an agent that has any of it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RareCard<'a> {
@@ -170,8 +170,8 @@ impl<'a> Fleet<'a> {
 }
 
 /// The cards as columns, one entry per agent in each: the page builds its `Cards` from these
-/// arrays without an object per agent (issue 19: the objects JSON.parse made for 100,000 cards
-/// stayed in the page's memory long after they were read). `ids` holds the ids one after the
+/// arrays without an object per agent (objects `JSON.parse` makes stay in the page's memory
+/// long after they are read; docs/scale.md). `ids` holds the ids one after the
 /// other (36 characters each), `titles` the titles, each ending where `titleEnds` says (in
 /// UTF-16 units, as JavaScript counts); the shared fields name a place in `strings` plus one
 /// (0: none); `parent` is the parent's place, -1 for none and -2 for one that is not among them

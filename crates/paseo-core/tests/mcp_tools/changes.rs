@@ -1,4 +1,4 @@
-//! `get_agent_changes` (issue 15): a lead agent reviews what a subagent changed in its worktree
+//! `get_agent_changes`: a lead agent reviews what a subagent changed in its worktree
 //! before merging it: files with counts as git counts them, one file's diff in pages, and clear
 //! errors for paths that did not change.
 

@@ -43,7 +43,7 @@ fn load_normalizes_repairs_and_reports() {
     assert_eq!(e2.activity_snapshot(), e2.recompute_activity());
 }
 
-/// Issue 17.2: a parent label naming no loaded agent makes a root, reported in one line, and
+/// SPEC 1, 11: a parent label naming no loaded agent makes a root, reported in one line, and
 /// the label itself is kept for when the parent's record comes back.
 #[test]
 fn a_parent_label_naming_no_agent_makes_a_reported_root() {
@@ -78,7 +78,7 @@ fn a_parent_label_naming_no_agent_makes_a_reported_root() {
     assert_eq!(f.e.existing_parent(f.e.agent(kid).unwrap()), Some(parent));
 }
 
-/// Issue 19: load repairs are one line per kind with a count and the first few ids, never one
+/// Load repairs are one line per kind with a count and the first few ids, never one
 /// line per record (a crash under a large archive can leave thousands).
 #[test]
 fn repairs_are_summarized_one_line_per_kind() {

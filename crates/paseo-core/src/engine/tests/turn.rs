@@ -101,7 +101,7 @@ fn cancel_waits_for_the_provider_or_the_timeout() {
     f.e.cancel_timed_out(id2, 1).unwrap();
 }
 
-/// Issue 17.3 (SPEC 2): a closed agent used again goes `closed → initializing` (resumed, once),
+/// SPEC 2: a closed agent used again goes `closed → initializing` (resumed, once),
 /// and a prompt sent while it initializes waits for the session instead of being refused.
 #[test]
 fn waking_a_closed_agent_resumes_it_and_a_prompt_meanwhile_waits() {

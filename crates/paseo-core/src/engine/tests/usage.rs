@@ -1,5 +1,6 @@
-//! Usage roll-ups (issue 18): per agent, per tree (archived descendants included, detached
-//! agents not) and per workspace; re-rendering the ancestors whose totals changed.
+//! Usage roll-ups (what SPEC 18's budgets count): per agent, per tree (archived descendants
+//! included, detached agents not) and per workspace; re-rendering the ancestors whose totals
+//! changed.
 
 use super::*;
 use crate::model::{LastRun, TurnUsage, Usage};

@@ -1,4 +1,4 @@
-//! The Changes core (issue 15): what an agent changed in its workspace (files, +/- counts, one
+//! The Changes core: what an agent changed in its workspace (files, +/- counts, one
 //! file's diff in pages) and what the user can do with it (commit all, merge into the base,
 //! discard with a snapshot first, open a pull request through `gh`). The runtime commands, the
 //! MCP tool and the UI sit on top of these functions.
