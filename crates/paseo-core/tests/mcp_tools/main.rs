@@ -26,6 +26,7 @@ use paseo_core::providers::{
     EventSink, McpAccess, Provider, ProviderError, ProviderInfo, ProviderRegistry, Session,
     SessionSpec,
 };
+use paseo_core::runtime::Caller;
 use paseo_core::runtime::{
     AgentSnapshot, CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
 };
@@ -1192,7 +1193,7 @@ async fn requests_without_a_valid_token_get_401_and_change_nothing() {
     )
     .await;
     assert_eq!(status, 200);
-    h.h().archive(lead.id()).await.unwrap();
+    h.h().archive(Caller::User, lead.id()).await.unwrap();
     let (status, _) = raw_post(&h.url, Some(&lead_token), &[], &body).await;
     assert_eq!(status, 401);
     let p = c.call_tool(CallToolRequestParams::new("list_agents")).await;
@@ -1210,12 +1211,7 @@ async fn requests_without_a_valid_token_get_401_and_change_nothing() {
     assert_eq!(status, 401, "a stopped agent's token still worked");
     h.seen.lock().unwrap().remove(&other.id());
     h.h()
-        .prompt(
-            other.id(),
-            "ok back".into(),
-            paseo_core::model::TurnOrigin::User,
-            None,
-        )
+        .prompt(Caller::User, other.id(), "ok back".into(), None, None)
         .await
         .unwrap();
     let t2 = h.token(other.id()).await;
