@@ -9,8 +9,9 @@ use super::gitcli::{self, Cmd, Hooks};
 use super::{git, repo_info, run_git, trash, RepoInfo, WorkspaceError};
 use crate::store::Layout;
 
-/// What a new worktree checks out: the one type the API's requests, the MCP tools'
-/// `target` (its docs are their schema's) and the runtime share.
+// The one type the API's requests, the MCP tools' `target` (its doc comments are their
+// served schema's) and the runtime share.
+/// What a new worktree checks out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum WorktreeTarget {
@@ -19,6 +20,7 @@ pub enum WorktreeTarget {
     BranchOff {
         new_branch: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(extend("default" = null))]
         base: Option<String>,
     },
     /// Check out the existing branch `branch` (it must not be checked out anywhere else).
