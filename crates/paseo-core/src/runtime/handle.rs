@@ -1,7 +1,9 @@
-//! The clonable handle everything else (the desktop shell, headless mode, the MCP server) uses.
-//! Each method checks what needs no state, prepares slow disk and git work off the actor, then
-//! sends one typed command and waits for its reply (and, for changes that must be durable
-//! first, for the writes and dead processes it reports).
+//! The clonable handle to the runtime. Clients (the window, the MCP server, a remote host) reach
+//! it through its one entry, `RuntimeHandle::call` (`crate::api`), which runs each request with
+//! the methods here; the shell's tray and notifier and the tests also use them directly. Each
+//! method checks what needs no state, prepares slow disk and git work off the actor, then sends
+//! one typed command and waits for its reply (and, for changes that must be durable first, for
+//! the writes and dead processes it reports).
 
 use std::sync::Arc;
 use std::time::Duration;
