@@ -28,7 +28,6 @@ pub fn configure<R: Runtime>(builder: Builder<R>, state: state::AppState) -> Bui
         .manage(state)
         .manage(layouts)
         .manage(notifications)
-        .manage(commands::Searches::default())
         .invoke_handler(commands::handler())
 }
 

@@ -15,18 +15,14 @@ use paseo_core::model::power::HELD_REQUEST_PREFIX;
 use paseo_core::model::{AgentId, Bucket};
 use paseo_core::runtime::{AgentSnapshot, Event, RuntimeHandle};
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 use tauri::{AppHandle, Manager, Runtime};
 use tokio::sync::broadcast::error::RecvError;
 
-pub mod commands;
 #[cfg(target_os = "linux")]
 pub mod dbus;
-mod settings;
-
-pub use settings::write_settings;
 
 /// Changes arriving within this long of the first one are one burst: one notification.
 pub const COALESCE: Duration = Duration::from_millis(300);
@@ -236,7 +232,6 @@ pub struct Presence {
 
 /// The notifier's state, managed by the app: the settings in force and each window's presence.
 pub struct Notifications {
-    data_root: PathBuf,
     settings: Mutex<NotificationsConfig>,
     /// Signalled when the settings change: a burst never spans two settings.
     changed: tokio::sync::Notify,
@@ -251,7 +246,6 @@ impl Notifications {
             .map(|config| config.notifications)
             .unwrap_or_default();
         Notifications {
-            data_root: data_root.to_path_buf(),
             settings: Mutex::new(settings),
             changed: tokio::sync::Notify::new(),
             presence: Mutex::new(HashMap::new()),
@@ -262,13 +256,11 @@ impl Notifications {
         *lock(&self.settings)
     }
 
-    /// Writes `settings` into config.json (the rest of the file kept) and applies them.
-    pub fn set_settings(&self, settings: NotificationsConfig) -> Result<(), NotifyError> {
-        let mut current = lock(&self.settings);
-        write_settings(&self.data_root, settings)?;
-        *current = settings;
+    /// Applies `settings` at once (the runtime wrote them into config.json: the API's
+    /// `setNotificationSettings`).
+    pub fn apply_settings(&self, settings: NotificationsConfig) {
+        *lock(&self.settings) = settings;
         self.changed.notify_waiters();
-        Ok(())
     }
 
     pub fn set_presence(&self, label: &str, presence: Presence) {

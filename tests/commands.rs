@@ -64,7 +64,7 @@ fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result
 #[test]
 fn app_info_reports_the_data_root_version_and_a_stopped_backend() {
     let (dir, _app, main) = app_with_main();
-    let info = invoke(&main, "app_info", json!({})).unwrap();
+    let info = invoke(&main, "window", json!({"action": {"kind": "appInfo"}})).unwrap();
     assert_eq!(info["product"], json!("Paseo"));
     assert_eq!(info["version"], json!(env!("CARGO_PKG_VERSION")));
     assert_eq!(info["mode"], json!("window"));
@@ -98,7 +98,7 @@ fn app_info_follows_the_backend_and_the_counts() {
         needs_you: 1,
         total: 7,
     });
-    let info = invoke(&main, "app_info", json!({})).unwrap();
+    let info = invoke(&main, "window", json!({"action": {"kind": "appInfo"}})).unwrap();
     assert_eq!(info["backend"], json!("running"));
     assert_eq!(
         info["startedAt"],
@@ -110,7 +110,7 @@ fn app_info_follows_the_backend_and_the_counts() {
     );
 
     tauri::async_runtime::block_on(state.take_backend().unwrap().shutdown());
-    let info = invoke(&main, "app_info", json!({})).unwrap();
+    let info = invoke(&main, "window", json!({"action": {"kind": "appInfo"}})).unwrap();
     assert_eq!(info["backend"], json!("stopped"));
     // The lock went with the backend: the root can be taken again.
     paseo_headless::lock::DataRootLock::acquire(dir.path())
@@ -123,8 +123,8 @@ fn the_acl_grants_only_what_the_capability_lists() {
     let (_dir, app, main) = app_with_main();
     let other = window(&app, "other");
 
-    // A window the capability does not name gets nothing, not even app_info.
-    let refused = invoke(&other, "app_info", json!({})).unwrap_err();
+    // A window the capability does not name gets nothing, not even the app's facts.
+    let refused = invoke(&other, "window", json!({"action": {"kind": "appInfo"}})).unwrap_err();
     assert!(refused.to_string().contains("not allowed"), "{refused}");
 
     // The client windows may confirm and pick folders, but not save files or read them (the
@@ -136,7 +136,7 @@ fn the_acl_grants_only_what_the_capability_lists() {
 
     // Windows "New window" opens (window-N) get what the main window gets.
     let extra = window(&app, "window-7");
-    assert!(invoke(&extra, "app_info", json!({})).is_ok());
+    assert!(invoke(&extra, "window", json!({"action": {"kind": "appInfo"}})).is_ok());
 
     // Unknown commands are refused too.
     assert!(invoke(&main, "no_such_command", json!({})).is_err());
@@ -147,29 +147,29 @@ fn each_window_saves_and_reads_only_its_own_layout() {
     let (dir, app, main) = app_with_main();
     let extra = window(&app, "window-2");
 
-    let fresh = invoke(&main, "window_layout_get", json!({})).unwrap();
+    let fresh = invoke(&main, "window", json!({"action": {"kind": "layout"}})).unwrap();
     assert_eq!(
         fresh,
         json!({"label": "main", "layout": null, "notice": null})
     );
     invoke(
         &main,
-        "window_layout_set",
-        json!({"layout": {"selected": "ws-1"}}),
+        "window",
+        json!({"action": {"kind": "saveLayout", "layout": {"selected": "ws-1"}}}),
     )
     .unwrap();
     invoke(
         &extra,
-        "window_layout_set",
-        json!({"layout": {"selected": "ws-2"}}),
+        "window",
+        json!({"action": {"kind": "saveLayout", "layout": {"selected": "ws-2"}}}),
     )
     .unwrap();
     assert_eq!(
-        invoke(&main, "window_layout_get", json!({})).unwrap()["layout"],
+        invoke(&main, "window", json!({"action": {"kind": "layout"}})).unwrap()["layout"],
         json!({"selected": "ws-1"})
     );
     assert_eq!(
-        invoke(&extra, "window_layout_get", json!({})).unwrap(),
+        invoke(&extra, "window", json!({"action": {"kind": "layout"}})).unwrap(),
         json!({"label": "window-2", "layout": {"selected": "ws-2"}, "notice": null})
     );
 
@@ -180,14 +180,99 @@ fn each_window_saves_and_reads_only_its_own_layout() {
     assert_eq!(saved["windows"]["window-2"], json!({"selected": "ws-2"}));
 
     // A layout that is not an object is refused with the reason, and changes nothing.
-    let refused = invoke(&main, "window_layout_set", json!({"layout": [1, 2]})).unwrap_err();
+    let refused = invoke(
+        &main,
+        "window",
+        json!({"action": {"kind": "saveLayout", "layout": [1, 2]}}),
+    )
+    .unwrap_err();
     assert_eq!(refused["code"], json!("invalid"), "{refused}");
     assert!(
         refused["message"].as_str().unwrap().contains("JSON object"),
         "{refused}"
     );
     assert_eq!(
-        invoke(&main, "window_layout_get", json!({})).unwrap()["layout"],
+        invoke(&main, "window", json!({"action": {"kind": "layout"}})).unwrap()["layout"],
         json!({"selected": "ws-1"})
     );
+}
+
+#[test]
+fn the_window_has_three_commands_and_the_old_names_are_gone() {
+    let (_dir, _app, main) = app_with_main();
+    for old in [
+        "app_info",
+        "archive_agent",
+        "create_agent",
+        "window_layout_get",
+        "mark_seen",
+    ] {
+        let refused = invoke(&main, old, json!({})).unwrap_err();
+        assert!(
+            refused.to_string().contains("not allowed")
+                || refused.to_string().contains("not found"),
+            "{old}: {refused}"
+        );
+    }
+    // Without a backend a request says so, with the API's error shape.
+    let refused = invoke(&main, "call", json!({"request": {"kind": "fleetSnapshot"}})).unwrap_err();
+    assert_eq!(refused["code"], json!("stopped"), "{refused}");
+    let refused = invoke(&main, "window", json!({"action": {"kind": "explode"}})).unwrap_err();
+    assert_eq!(refused["code"], json!("invalid"), "{refused}");
+}
+
+/// The one `call` command carries the core's requests as the user: answers are `{kind, value}`
+/// frames, a bad request names its field and changes nothing, and the notification settings
+/// are written by the runtime (the shell only applies them).
+#[test]
+fn requests_go_through_the_one_call_command() {
+    let (dir, app, main) = app_with_main();
+    let state = app.state::<AppState>();
+    let backend =
+        tauri::async_runtime::block_on(paseo_headless::backend::start(dir.path(), Mode::Window))
+            .unwrap();
+    state.attach_backend(backend);
+    let call = |request: Value| invoke(&main, "call", json!({ "request": request }));
+
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let ws = call(json!({"kind": "addWorkspace", "path": work.display().to_string()})).unwrap();
+    assert_eq!(ws["kind"], json!("workspace"), "{ws}");
+    let snap = call(json!({"kind": "fleetSnapshot"})).unwrap();
+    assert_eq!(snap["kind"], json!("window"));
+    assert!(snap["value"]["workspaces"].is_array(), "{snap}");
+
+    for (request, field) in [
+        (json!({"kind": "archive"}), "agentId"),
+        (json!({"kind": "explode"}), "kind"),
+        (json!({"kind": "markSeen", "agentId": "x"}), "agentId"),
+        (
+            json!({"kind": "timeline", "agentId": "00000000-0000-4000-8000-000000000000", "extra": 1}),
+            "extra",
+        ),
+    ] {
+        let refused = call(request.clone()).unwrap_err();
+        assert_eq!(refused["code"], json!("invalid"), "{request}: {refused}");
+        assert_eq!(refused["field"], json!(field), "{request}: {refused}");
+    }
+
+    std::fs::write(dir.path().join("config.json"), r#"{"mcp": {"port": 0}}"#).unwrap();
+    let off = json!({"enabled": false, "permission": true, "error": true, "finished": true,
+                     "subagentFinished": false});
+    let set = call(json!({"kind": "setNotificationSettings", "settings": off})).unwrap();
+    assert_eq!(set["value"], off);
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("config.json")).unwrap()).unwrap();
+    assert_eq!(config["notifications"], off);
+    assert_eq!(
+        config["mcp"]["port"],
+        json!(0),
+        "the rest of the file is kept"
+    );
+    let notifications = app.state::<paseo_desktop::notify::Notifications>();
+    assert!(!notifications.settings().enabled, "applied at once");
+    let read = call(json!({"kind": "notificationSettings"})).unwrap();
+    assert_eq!(read["value"], off);
+
+    tauri::async_runtime::block_on(state.take_backend().unwrap().shutdown());
 }

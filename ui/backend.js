@@ -1,6 +1,11 @@
 // The one seam between the UI and the backend: every command, event and native dialog goes
 // through here, and no other module touches window.__TAURI__. Served to a plain browser, it
 // fails with a clear error instead of undefined-property crashes.
+//
+// Three commands reach the backend: `call` carries one request of the core's API (paseo-core's
+// api/request.rs: `{kind, ...fields}`, answered `{kind, value}`), `window` what only a window
+// has (its layout, presence, another window, the menu's app entries) and `confirm_action` the
+// native confirm. The named functions below keep the components' vocabulary over them.
 import { Cards, Tracks } from './cards.js';
 
 function tauri() {
@@ -36,19 +41,30 @@ async function call(command, args) {
   }
 }
 
+/** One request of the core's API as the user; resolves to the answer's value. */
+async function request(kind, fields = {}) {
+  const answer = await call('call', { request: { kind, ...fields } });
+  return answer.value ?? null;
+}
+
+/** One of the window's own actions (commands/window.rs in the shell). */
+function windowAction(kind, fields = {}) {
+  return call('window', { action: { kind, ...fields } });
+}
+
 /** Facts about the running app: version, data root, log folder, pid, backend state, counts. */
 export function appInfo() {
-  return call('app_info');
+  return windowAction('appInfo');
 }
 
 /** Opens $PASEO_HOME/config.json with the system opener; resolves to its path. */
 export function openSettings() {
-  return call('open_settings');
+  return windowAction('openSettings');
 }
 
 /** Quits the app (the tray's Quit: a native confirm first when agents are running). */
 export function quitApp() {
-  return call('quit_app');
+  return windowAction('quit');
 }
 
 /**
@@ -59,7 +75,7 @@ export function quitApp() {
  * with a member running or needing you: no object per agent is made or kept.
  */
 export async function fleetSnapshot() {
-  const snap = await call('fleet_snapshot');
+  const snap = await request('fleetSnapshot');
   snap.agents = Cards.fromColumns(snap.agents, snap.strings);
   snap.trackCounts = [];
   snap.tracks = Tracks.fromColumns(snap.agents, snap.tracks, (id, counts) => snap.trackCounts.push([id, counts]));
@@ -69,44 +85,66 @@ export async function fleetSnapshot() {
 
 /** One agent's whole snapshot: its card's fields plus config (model, system prompt), last message, last error… */
 export function getAgent(agentId) {
-  return call('get_agent', { agentId });
+  return request('getAgent', { agentId });
 }
 
 /** A page of archived agents, most recently archived first: {agents, total}. */
 export function archivedAgents(offset = 0, limit = 500) {
-  return call('archived_agents', { offset, limit });
+  return request('archivedAgents', { offset, limit });
+}
+
+/** Where the form says the agent works, as the create request's `workspace`. */
+function workspaceOf(form) {
+  const directory = (form.directory ?? '').trim();
+  if (form.worktree && !form.workspaceId && !directory) {
+    return { kind: 'worktree', repo: (form.worktree.repo ?? '').trim(), target: form.worktree.target };
+  }
+  if (form.workspaceId && !directory && !form.worktree) return { kind: 'existing', workspaceId: form.workspaceId };
+  if (directory && !form.workspaceId && !form.worktree) return { kind: 'directory', path: directory };
+  throw new BackendError('invalid', 'workspace: choose a workspace, a directory or a new worktree', 'workspace');
 }
 
 /**
  * form: {provider, model?, mode?, title?, prompt?, autoArchive, unconfined, and one of workspaceId,
  * directory, or worktree: {repo, target: {kind: 'branch-off', newBranch, base?} |
- * {kind: 'checkout-branch', branch}}}
+ * {kind: 'checkout-branch', branch}}}: one request, the worktree made with the agent.
  */
-export function createAgent(form) {
-  return call('create_agent', { form });
+export async function createAgent(form) {
+  return request('createAgent', {
+    provider: form.provider,
+    workspace: workspaceOf(form),
+    model: form.model ?? null,
+    mode: form.mode ?? null,
+    title: form.title ?? null,
+    prompt: form.prompt?.trim() ? form.prompt : null,
+    autoArchive: Boolean(form.autoArchive),
+    unconfined: Boolean(form.unconfined),
+  });
 }
 
-export function sendPrompt(agentId, prompt) {
-  return call('send_prompt', { agentId, prompt });
+/** Sends the user's prompt; resolves to the agent right after. */
+export async function sendPrompt(agentId, prompt) {
+  const sent = await request('prompt', { agentId, prompt });
+  return sent.agent;
 }
 
-/** Interrupts the current turn; resolves once it has ended. */
+/** Interrupts the current turn; resolves to the agent once the turn has ended. */
 export function cancelAgent(agentId) {
-  return call('cancel_agent', { agentId });
+  return request('cancel', { agentId });
 }
 
 /** Archives the agent and its subagents; resolves once that is durable. */
 export function archiveAgent(agentId) {
-  return call('archive_agent', { agentId });
+  return request('archive', { agentId });
 }
 
 /** Archives every subagent of the parent that is not running, as one batch. */
 export function archiveFinished(parentId) {
-  return call('archive_finished', { parentId });
+  return request('archiveFinished', { parentId });
 }
 
 export function detachAgent(agentId) {
-  return call('detach_agent', { agentId });
+  return request('detach', { agentId });
 }
 
 /**
@@ -114,7 +152,7 @@ export function detachAgent(agentId) {
  * else a `conflict` saying why; `check` only asks.
  */
 export function reattachAgent(agentId, parentId, check = false) {
-  return call('reattach_agent', { agentId, parentId, check });
+  return request('reattach', { agentId, parentId, check });
 }
 
 /**
@@ -122,25 +160,25 @@ export function reattachAgent(agentId, parentId, check = false) {
  * archived below it; `asRoot` after the user agreed to a conflict.
  */
 export function restoreAgent(agentId, asRoot = false, member = false) {
-  return call('restore_agent', { agentId, asRoot, member });
+  return request('restore', { agentId, asRoot, member });
 }
 
 export function answerPermission(agentId, requestId, allow) {
-  return call('answer_permission', { agentId, requestId, allow });
+  return request('answerPermission', { agentId, requestId, allow });
 }
 
 export function markSeen(agentId) {
-  return call('mark_seen', { agentId });
+  return request('markSeen', { agentId });
 }
 
 /** Resumes a closed agent's session (closed → initializing); resolves to whether it started one. */
 export function wakeAgent(agentId) {
-  return call('wake_agent', { agentId });
+  return request('wake', { agentId });
 }
 
 /** Timeline items with seq < before (absent: the newest), at most `limit`, oldest first. */
 export function timeline(agentId, before, limit = 200) {
-  return call('timeline', { agentId, before: before ?? null, limit });
+  return request('timeline', { agentId, before: before ?? null, limit });
 }
 
 /**
@@ -149,75 +187,75 @@ export function timeline(agentId, before, limit = 200) {
  * from this window cancels it: it then rejects with code `canceled`.
  */
 export function searchTimeline(agentId, query) {
-  return call('search_timeline', { agentId, query });
+  return request('searchTimeline', { agentId, query });
 }
 
 export function cancelTimelineSearch() {
-  return call('cancel_timeline_search');
+  return request('cancelSearch');
 }
 
 export function addWorkspace(path) {
-  return call('add_workspace', { path });
+  return request('addWorkspace', { path });
 }
 
 /** Names a workspace; an empty name clears it. Resolves to the workspace. */
 export function renameWorkspace(workspaceId, name) {
-  return call('rename_workspace', { workspaceId, name });
+  return request('renameWorkspace', { workspaceId, name });
 }
 
 /** Removes (archives) a workspace and archives its agents; `confirmed` once the user agreed to stop running ones. */
 export function archiveWorkspace(workspaceId, confirmed) {
-  return call('archive_workspace', { workspaceId, confirmed });
+  return request('archiveWorkspace', { workspaceId, evenIfRunning: Boolean(confirmed) });
 }
 
 /** {label, layout, notice}: who this window is and the layout it saved last. */
 export function windowLayout() {
-  return call('window_layout_get');
+  return windowAction('layout');
 }
 
 export function saveWindowLayout(layout) {
-  return call('window_layout_set', { layout });
+  return windowAction('saveLayout', { layout });
 }
 
 /** Opens another client window; resolves to its label. */
 export function newWindow() {
-  return call('new_window');
+  return windowAction('newWindow');
 }
 
 /** What the agent changed on disk: {files, totals, baseBranch, workspaceKind, branch, …}. */
 export function agentChanges(agentId) {
-  return call('agent_changes', { agentId });
+  return request('changes', { agentId });
 }
 
 /** A page of one changed file's diff: {file, hunks, totalLines, offset, nextOffset}. */
 export function agentDiff(agentId, path, offset = 0, limit = 1000) {
-  return call('agent_diff', { agentId, path, offset, limit });
+  return request('diff', { agentId, path, offset, limit });
 }
 
 export function commitAgentChanges(agentId, message) {
-  return call('commit_agent_changes', { agentId, message });
+  return request('commit', { agentId, message });
 }
 
 export function mergeAgentChanges(agentId) {
-  return call('merge_agent_changes', { agentId });
+  return request('merge', { agentId });
 }
 
 export function discardAgentChanges(agentId) {
-  return call('discard_agent_changes', { agentId });
+  return request('discard', { agentId });
 }
 
 /** Opens the agent's folder, or one changed file (`path`), in the user's editor. */
 export function openInEditor(agentId, path) {
-  return call('open_in_editor', { agentId, path: path ?? null });
+  return request('openInEditor', { agentId, path: path ?? null });
 }
 
 /** {state: 'ready'} or {state: 'unavailable', reason}. */
 export function prStatus(agentId) {
-  return call('pr_status', { agentId });
+  return request('prStatus', { agentId });
 }
 
 export function createPr(agentId, title, body) {
-  return call('create_pr', { agentId, title, body });
+  return request('createPr', { agentId, title, body });
 }
 
 /** Subscribes to a backend event; resolves to a function that unsubscribes. */
@@ -243,15 +281,15 @@ export async function pickFolder(title, from) {
 
 /** Tells the app whether this window has focus and which agent's tab it shows (no desktop notification for that agent then). */
 export function windowPresence(focused, agentId) {
-  return call('window_presence', { focused, agentId: agentId ?? null });
+  return windowAction('presence', { focused, agentId: agentId ?? null });
 }
 
 /** config.json `notifications`: {enabled, permission, error, finished, subagentFinished}. */
 export function notificationSettings() {
-  return call('notification_settings');
+  return request('notificationSettings');
 }
 
 /** Writes `notifications` into config.json and applies it; resolves to the settings in force. */
 export function setNotificationSettings(settings) {
-  return call('set_notification_settings', { settings });
+  return request('setNotificationSettings', { settings });
 }

@@ -1,11 +1,13 @@
 //! The ☰ menu's app entries: Settings opens `config.json` with the desktop's opener, and Quit
-//! takes the same path as the tray's (a confirm when agents are running). About reads `app_info`.
+//! takes the same path as the tray's (a confirm when agents are running). About reads the
+//! window's `appInfo`.
 
-use super::{Answer, CommandError};
+use super::Answer;
 use crate::state::AppState;
+use paseo_core::api::ApiError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use tauri::{AppHandle, Runtime, State};
+use tauri::{AppHandle, Runtime};
 
 /// What opens a file with the user's default application (freedesktop).
 const OPENER: &str = "xdg-open";
@@ -28,12 +30,11 @@ fn ensure_config(path: &Path) -> std::io::Result<()> {
 }
 
 /// Opens `$PASEO_HOME/config.json` with the system opener; answers its path.
-#[tauri::command]
-pub fn open_settings(state: State<'_, AppState>) -> Answer<String> {
+pub(super) fn open_settings(state: &AppState) -> Answer<String> {
     let path: PathBuf = paseo_core::store::Layout::new(state.data_root()).config_path();
     let shown = path.display().to_string();
     ensure_config(&path)
-        .map_err(|e| CommandError::new("error", format!("cannot create {shown}: {e}")))?;
+        .map_err(|e| ApiError::new("error", format!("cannot create {shown}: {e}")))?;
     let mut child = std::process::Command::new(OPENER)
         .arg(&path)
         .stdin(std::process::Stdio::null())
@@ -41,7 +42,7 @@ pub fn open_settings(state: State<'_, AppState>) -> Answer<String> {
         .stderr(std::process::Stdio::null())
         .spawn()
         .map_err(|e| {
-            CommandError::new(
+            ApiError::new(
                 "unavailable",
                 format!("cannot run {OPENER} ({e}); the settings are in {shown}"),
             )
@@ -53,10 +54,9 @@ pub fn open_settings(state: State<'_, AppState>) -> Answer<String> {
 }
 
 /// The menu's Quit: the tray's path, a confirm first when agents are running.
-#[tauri::command]
-pub fn quit_app<R: Runtime>(app: AppHandle<R>) {
+pub(super) fn quit_app<R: Runtime>(app: &AppHandle<R>) {
     tracing::info!("quit from the menu");
-    crate::quit::request(&app);
+    crate::quit::request(app);
 }
 
 #[cfg(test)]

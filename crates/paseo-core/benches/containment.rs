@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use paseo_core::config::Config;
 use paseo_core::providers::ProviderRegistry;
+use paseo_core::runtime::Caller;
 use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
 
 const ROUNDS: usize = 40;
@@ -39,7 +40,7 @@ async fn start_one(
         "{:?}",
         r.agent.record.last_error
     );
-    h.archive(id).await.expect("archive");
+    h.archive(Caller::User, id).await.expect("archive");
     took
 }
 

@@ -20,7 +20,7 @@ mod storage;
 pub mod template;
 mod tolerant;
 pub use limits::Limits;
-pub use notifications::NotificationsConfig;
+pub use notifications::{write_notifications, NotificationsConfig};
 pub use sandbox::{EngineChoice, SandboxConfig, DEFAULT_HIDE};
 pub use storage::{StorageConfig, MAX_TRASH_DAYS, MIN_TIMELINE_BYTES};
 pub use tolerant::{Lenient, Problem};

@@ -6,6 +6,7 @@
 #[cfg(test)]
 extern crate self as paseo_core;
 
+pub mod api;
 pub mod config;
 pub mod engine;
 pub mod mcp;

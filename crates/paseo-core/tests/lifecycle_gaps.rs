@@ -41,7 +41,7 @@ async fn an_archive_is_announced_only_once_its_record_is_durable() {
     let mut rx = h.subscribe();
     let h2 = h.clone();
     let id = a.id();
-    let call = tokio::spawn(async move { h2.archive(id).await });
+    let call = tokio::spawn(async move { h2.archive(Caller::User, id).await });
     // While the write fails, the archive is not announced.
     let until = Instant::now() + Duration::from_millis(1500);
     while Instant::now() < until {
@@ -104,7 +104,7 @@ async fn an_agents_background_prompt_notifies_once_and_a_foreground_one_does_not
     assert_eq!(notices_to(&env, lead.id(), kid.id()), 0);
 
     let sent = h
-        .prompt_as(
+        .prompt(
             Caller::Agent(lead.id()),
             kid.id(),
             "ok in the background".into(),
@@ -122,7 +122,7 @@ async fn an_agents_background_prompt_notifies_once_and_a_foreground_one_does_not
     h.wait(lead.id(), T).await.unwrap();
 
     let sent = h
-        .prompt_as(
+        .prompt(
             Caller::Agent(lead.id()),
             kid.id(),
             "ok in the foreground".into(),

@@ -73,7 +73,7 @@ async fn an_archives_track_and_workspace_news_wait_for_the_durable_record() {
     let mut rx = h.subscribe();
     let h2 = h.clone();
     let id = kid.id();
-    let call = tokio::spawn(async move { h2.archive(id).await });
+    let call = tokio::spawn(async move { h2.archive(Caller::User, id).await });
     let until = Instant::now() + Duration::from_millis(1500);
     while Instant::now() < until {
         match tokio::time::timeout(Duration::from_millis(100), rx.recv()).await {
@@ -473,7 +473,7 @@ async fn a_member_under_an_archived_parent_comes_back_as_root_with_its_subtree()
     g.subagent = true;
     let gk = h.create(g).await.unwrap();
     h.wait(gk.id(), T).await.unwrap();
-    assert_eq!(h.archive(lead.id()).await.unwrap().len(), 3);
+    assert_eq!(h.archive(Caller::User, lead.id()).await.unwrap().len(), 3);
 
     let err = h.restore_member(kid.id(), false).await.unwrap_err();
     assert!(err.to_string().contains("archived"), "{err}");

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use paseo_core::mcp::{McpServer, RunningMcp};
 use paseo_core::model::{AgentId, ItemKind, Status, WorkspaceId, PARENT_LABEL};
+use paseo_core::runtime::Caller;
 use paseo_core::runtime::{AgentSnapshot, CreateAgent, Runtime, RuntimeHandle, RuntimeOptions};
 use paseo_core::store::Layout;
 use serde_json::json;
@@ -236,7 +237,7 @@ async fn a_shell_agent_creates_subagents_with_its_own_token_and_archiving_it_arc
     .await;
 
     // Archiving the parent archives both children and stops the running one's processes.
-    let archived = h.archive(parent.id()).await.unwrap();
+    let archived = h.archive(Caller::User, parent.id()).await.unwrap();
     assert_eq!(archived.len(), 3, "{archived:?}");
     for id in [parent.id(), quick.id(), sleepy.id()] {
         assert!(archived.contains(&id));
@@ -327,7 +328,7 @@ async fn cli_parent_hears_from_its_subagent<A: CliApi>(f: &Fixture, api: &A, pro
         "the parent's timeline shows the notice as a system item"
     );
     // The child's archive goes with the parent's.
-    let archived = h.archive(parent.id()).await.unwrap();
+    let archived = h.archive(Caller::User, parent.id()).await.unwrap();
     assert!(archived.contains(&kid.id()));
 }
 
@@ -543,6 +544,6 @@ async fn no_token_is_on_any_command_line_while_agents_run() {
         }
     }
     assert!(seen > 5);
-    h.cancel(sh.id()).await.unwrap();
+    h.cancel(Caller::User, sh.id()).await.unwrap();
     f.stop().await;
 }

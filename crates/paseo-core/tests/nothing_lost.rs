@@ -9,8 +9,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use paseo_core::config::Config;
-use paseo_core::model::{AgentId, ItemKind, Status, TimelineItem, TurnOrigin};
+use paseo_core::model::{AgentId, ItemKind, Status, TimelineItem};
 use paseo_core::providers::ProviderRegistry;
+use paseo_core::runtime::Caller;
 use paseo_core::runtime::{
     CreateAgent, Event, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
 };
@@ -250,7 +251,7 @@ async fn timelines_stay_bounded_behind_a_marker_and_keep_their_numbers() {
     let last = *seqs.last().unwrap();
 
     // The next turn's items carry on from there.
-    h.prompt(a.id(), "echo again".into(), TurnOrigin::User, None)
+    h.prompt(Caller::User, a.id(), "echo again".into(), None, None)
         .await
         .unwrap();
     h.wait(a.id(), Duration::from_secs(30)).await.unwrap();
@@ -416,7 +417,7 @@ async fn a_full_disk_fails_the_flooding_agent_visibly_and_writes_recover() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // The agent runs again, and its timeline goes on without a repeated or torn line.
-    h.prompt(a.id(), "echo recovered".into(), TurnOrigin::User, None)
+    h.prompt(Caller::User, a.id(), "echo recovered".into(), None, None)
         .await
         .unwrap();
     let r = h.wait(a.id(), Duration::from_secs(15)).await.unwrap();

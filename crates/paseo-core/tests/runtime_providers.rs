@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use paseo_core::config::{ProviderConfig, ProviderKind};
-use paseo_core::model::{ItemKind, Status, TurnOrigin, WorkspaceId};
+use paseo_core::model::{ItemKind, Status, WorkspaceId};
 use paseo_core::providers::command::CommandProvider;
+use paseo_core::runtime::Caller;
 use paseo_core::runtime::{Runtime, RuntimeHandle, RuntimeOptions, WaitResult};
 use support::cli::{create, Clis};
 use support::*;
@@ -144,7 +145,7 @@ async fn archive_kills_the_whole_process_tree() {
     let pids = agent_pids(a.id());
     assert!(!pids.is_empty());
     assert!(alive(grandchild));
-    let archived = h.archive(a.id()).await.unwrap();
+    let archived = h.archive(Caller::User, a.id()).await.unwrap();
     assert_eq!(archived, vec![a.id()]);
     // `archive` returns once the tree is gone.
     assert!(!alive(grandchild), "grandchild {grandchild} survived");
@@ -201,7 +202,7 @@ async fn restart_then_prompt_resumes_the_same_claude_and_codex_sessions() {
     let h = rt.handle();
     for (p, id, sid) in &ids {
         assert_eq!(h.get(*id).await.unwrap().status, Status::Closed);
-        h.prompt(*id, "what was the word?".into(), TurnOrigin::User, None)
+        h.prompt(Caller::User, *id, "what was the word?".into(), None, None)
             .await
             .unwrap();
         let r = h.wait(*id, T).await.unwrap();
@@ -214,7 +215,7 @@ async fn restart_then_prompt_resumes_the_same_claude_and_codex_sessions() {
     let last = f.clis.codex.requests().last().unwrap().body.to_string();
     assert!(last.contains("banana-codex"), "codex history lost");
     for (p, id) in &fresh {
-        h.prompt(*id, "who are you?".into(), TurnOrigin::User, None)
+        h.prompt(Caller::User, *id, "who are you?".into(), None, None)
             .await
             .unwrap();
         assert_idle(p, &h.wait(*id, T).await.unwrap());

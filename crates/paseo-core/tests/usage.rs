@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use paseo_core::model::{AgentId, Status, TurnOrigin, Usage, WorkspaceId};
+use paseo_core::model::{AgentId, Status, Usage, WorkspaceId};
 use paseo_core::runtime::{Caller, Runtime, RuntimeHandle, RuntimeOptions, WaitResult};
 use support::anthropic;
 use support::cli::{create, Clis};
@@ -81,7 +81,7 @@ fn idle(provider: &str, r: &WaitResult) {
 }
 
 async fn turn(h: &RuntimeHandle, provider: &str, id: AgentId, text: &str) -> WaitResult {
-    h.prompt(id, text.into(), TurnOrigin::User, None)
+    h.prompt(Caller::User, id, text.into(), None, None)
         .await
         .unwrap();
     let r = h.wait(id, T).await.unwrap();
@@ -152,7 +152,7 @@ async fn claude_and_codex_usage_sums_over_turns_trees_and_a_restart() {
             assert_eq!(of(&parent.tree_usage), tokens(p, 3), "{p} tree");
             assert_eq!(parent.tree_usage.turns, 3);
             assert_cost(p, &parent.tree_usage, 3, one);
-            h.archive(child.id()).await.unwrap();
+            h.archive(Caller::User, child.id()).await.unwrap();
             let parent = h.get(a.id()).await.unwrap();
             assert_eq!(
                 of(&parent.tree_usage),
@@ -224,7 +224,7 @@ async fn shell_agents_record_wall_time_and_exit_code_instead() {
     assert_eq!(slept.exit_code, Some(3));
     assert!((300..10_000).contains(&slept.wall_ms), "{slept:?}");
     assert!(r.agent.record.usage.is_empty());
-    h.prompt(a.id(), "true".into(), TurnOrigin::User, None)
+    h.prompt(Caller::User, a.id(), "true".into(), None, None)
         .await
         .unwrap();
     let r = h.wait(a.id(), T).await.unwrap();

@@ -10,6 +10,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
+use paseo_core::api::{Caller, Request};
 use paseo_core::model::{AgentId, AgentRecord, Timestamp};
 use paseo_core::runtime::AgentSummary;
 use paseo_core::store::{self, Layout};
@@ -23,15 +24,16 @@ const DECODE: &str = r#"
 import fs from 'node:fs';
 const [snapPath, wantPath] = process.argv.slice(2);
 const text = fs.readFileSync(snapPath, 'utf8');
-// The Tauri IPC, as the webview has it: `fleet_snapshot` answers the backend's JSON text.
-globalThis.window = { __TAURI__: { core: { invoke: async (cmd) => {
-  if (cmd !== 'fleet_snapshot') throw new Error(`unexpected command ${cmd}`);
+// The Tauri IPC, as the webview has it: the `call` command answers a `fleetSnapshot` request
+// with the response frame's JSON text (`Response::to_json`).
+globalThis.window = { __TAURI__: { core: { invoke: async (cmd, args) => {
+  if (cmd !== 'call' || args.request.kind !== 'fleetSnapshot') throw new Error(`unexpected ${cmd} ${JSON.stringify(args)}`);
   return JSON.parse(text);
 } } } };
 const backend = await import('./backend.js');
 const snap = await backend.fleetSnapshot();
 const want = JSON.parse(fs.readFileSync(wantPath, 'utf8'));
-const raw = JSON.parse(text);
+const raw = JSON.parse(text).value;
 const fail = [];
 if (snap.agents.size !== want.length) fail.push(`size ${snap.agents.size}, want ${want.length}`);
 const children = new Map();
@@ -119,7 +121,12 @@ async fn the_pages_decoder_reads_every_card_of_the_rust_encoder_past_65535_strin
     seed(&Layout::new(env.home()));
     let rt = env.start().await;
     let h = rt.handle();
-    let text = h.window_snapshot().await.unwrap();
+    let text = h
+        .call(Caller::User, Request::FleetSnapshot)
+        .await
+        .unwrap()
+        .to_json()
+        .unwrap();
     let snap = h.snapshot().await.unwrap();
     assert!(
         snap.quarantined.is_empty() && snap.notices.is_empty(),

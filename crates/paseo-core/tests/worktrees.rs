@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use paseo_core::model::{AgentId, Bucket, ItemKind, Status, WorkspaceKind};
-use paseo_core::runtime::{CreateAgent, Event, Runtime, RuntimeHandle, WorkspaceTarget};
+use paseo_core::runtime::{Caller, CreateAgent, Event, Runtime, RuntimeHandle, WorkspaceTarget};
 use paseo_core::workspaces::worktree::{BaseRef, WorktreeTarget};
 use paseo_core::workspaces::{self, WorkspaceError};
 
@@ -60,7 +60,12 @@ async fn each_target_makes_a_worktree_under_the_data_root() {
     let f = Fx::new().await;
     let h = f.h();
     let a = h
-        .create_worktree(f.repo(), branch_off("feat/login", None), None, None)
+        .create_worktree(
+            Caller::User,
+            Some(f.repo()),
+            branch_off("feat/login", None),
+            None,
+        )
         .await
         .unwrap();
     let path = PathBuf::from(&a.record.cwd);
@@ -81,7 +86,12 @@ async fn each_target_makes_a_worktree_under_the_data_root() {
     );
 
     let b = h
-        .create_worktree(f.repo(), branch_off("from-tag", Some("v1")), None, None)
+        .create_worktree(
+            Caller::User,
+            Some(f.repo()),
+            branch_off("from-tag", Some("v1")),
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -98,11 +108,11 @@ async fn each_target_makes_a_worktree_under_the_data_root() {
 
     let c = h
         .create_worktree(
-            f.repo(),
+            Caller::User,
+            Some(f.repo()),
             WorktreeTarget::CheckoutBranch {
                 branch: "dev".into(),
             },
-            None,
             None,
         )
         .await
@@ -128,18 +138,18 @@ async fn each_error_is_clear_and_changes_nothing() {
     let err = |e: paseo_core::runtime::RuntimeError| e.to_string();
     // The branch exists.
     let e = h
-        .create_worktree(f.repo(), branch_off("dev", None), None, None)
+        .create_worktree(Caller::User, Some(f.repo()), branch_off("dev", None), None)
         .await
         .unwrap_err();
     assert!(err(e).starts_with("target.newBranch: branch \"dev\" already exists"));
     // Checked out elsewhere (main is checked out in the repository itself).
     let e = h
         .create_worktree(
-            f.repo(),
+            Caller::User,
+            Some(f.repo()),
             WorktreeTarget::CheckoutBranch {
                 branch: "main".into(),
             },
-            None,
             None,
         )
         .await
@@ -151,23 +161,28 @@ async fn each_error_is_clear_and_changes_nothing() {
     // A missing branch, a bad name, a bad base.
     let e = h
         .create_worktree(
-            f.repo(),
+            Caller::User,
+            Some(f.repo()),
             WorktreeTarget::CheckoutBranch {
                 branch: "nope".into(),
             },
-            None,
             None,
         )
         .await
         .unwrap_err();
     assert!(err(e).contains("does not exist"));
     let e = h
-        .create_worktree(f.repo(), branch_off("a..b", None), None, None)
+        .create_worktree(Caller::User, Some(f.repo()), branch_off("a..b", None), None)
         .await
         .unwrap_err();
     assert!(err(e).contains("not a valid git branch name"));
     let e = h
-        .create_worktree(f.repo(), branch_off("x", Some("no-such-ref")), None, None)
+        .create_worktree(
+            Caller::User,
+            Some(f.repo()),
+            branch_off("x", Some("no-such-ref")),
+            None,
+        )
         .await
         .unwrap_err();
     assert!(err(e).contains("target.base"));
@@ -176,9 +191,9 @@ async fn each_error_is_clear_and_changes_nothing() {
     std::fs::create_dir(&plain).unwrap();
     let msg = h
         .create_worktree(
-            plain.display().to_string(),
+            Caller::User,
+            Some(plain.display().to_string()),
             branch_off("x", None),
-            None,
             None,
         )
         .await
@@ -225,7 +240,12 @@ async fn archiving_a_worktree_archives_its_agents_removes_it_keeps_the_branch_an
     let f = Fx::new().await;
     let h = f.h();
     let w = h
-        .create_worktree(f.repo(), branch_off("feature", None), None, None)
+        .create_worktree(
+            Caller::User,
+            Some(f.repo()),
+            branch_off("feature", None),
+            None,
+        )
         .await
         .unwrap();
     let wid = w.record.workspace_id.clone();
@@ -536,7 +556,12 @@ async fn failing_hooks_and_signing_config_cannot_block_the_snapshot() {
     let f = Fx::new().await;
     let h = f.h();
     let w = h
-        .create_worktree(f.repo(), branch_off("hooked", None), None, None)
+        .create_worktree(
+            Caller::User,
+            Some(f.repo()),
+            branch_off("hooked", None),
+            None,
+        )
         .await
         .unwrap();
     let path = PathBuf::from(&w.record.cwd);

@@ -63,6 +63,44 @@ impl NotificationsConfig {
     }
 }
 
+/// Sets `notifications` in `$PASEO_HOME/config.json` (creating the file if there is none): the
+/// ☰ menu's toggle, through the API. Only that key changes; the rest of the file (its other
+/// settings, their order) is kept, and a file that does not parse is left for the user to fix
+/// rather than overwritten.
+pub fn write_notifications(
+    paseo_home: &std::path::Path,
+    settings: NotificationsConfig,
+) -> Result<(), super::ConfigError> {
+    use super::{Config, ConfigError};
+    // One read-modify-write at a time: two toggles never lose one another.
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    let path = Config::path(paseo_home);
+    let file = path.display().to_string();
+    let refuse = |message: String| ConfigError::Json {
+        file: file.clone(),
+        message,
+    };
+    let mut root = match std::fs::read_to_string(&path) {
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(root)) => root,
+            Ok(_) => return Err(refuse("not a JSON object; fix the file first".into())),
+            Err(error) => return Err(refuse(format!("{error}; fix the file first"))),
+        },
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => serde_json::Map::new(),
+        Err(source) => return Err(ConfigError::Read { file, source }),
+    };
+    let value = serde_json::to_value(settings).map_err(|e| refuse(e.to_string()))?;
+    root.insert("notifications".to_string(), value);
+    let text =
+        serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| refuse(e.to_string()))?;
+    // Never write a file the next start would refuse (an error elsewhere in it stays the
+    // user's to fix, with the message naming it).
+    Config::parse(&text, &file).map_err(|e| refuse(format!("{e}; fix the file first")))?;
+    crate::store::atomic::write_atomic(&path, format!("{text}\n").as_bytes())
+        .map_err(|source| ConfigError::Read { file, source })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +143,50 @@ mod tests {
         let v = serde_json::to_value(c).unwrap();
         assert_eq!(v["subagentFinished"], true);
         assert_eq!(NotificationsConfig::parse(&v).unwrap(), c);
+    }
+
+    #[test]
+    fn writing_sets_only_its_key_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Config::path(dir.path());
+        std::fs::write(
+            &path,
+            r#"{"storage": {"timelineMaxBytes": 100000}, "mcp": {"port": 0}}"#,
+        )
+        .unwrap();
+        let off = NotificationsConfig {
+            enabled: false,
+            ..NotificationsConfig::default()
+        };
+        write_notifications(dir.path(), off).unwrap();
+        let config = Config::load(dir.path()).unwrap();
+        assert_eq!(config.notifications, off);
+        assert_eq!(config.storage.timeline_max_bytes, 100_000);
+        assert_eq!(config.mcp.port, Some(0));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.find("storage") < text.find("notifications"), "{text}");
+    }
+
+    #[test]
+    fn writing_creates_a_missing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        write_notifications(dir.path(), NotificationsConfig::default()).unwrap();
+        assert_eq!(
+            Config::load(dir.path()).unwrap().notifications,
+            NotificationsConfig::default()
+        );
+    }
+
+    #[test]
+    fn writing_leaves_a_broken_file_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Config::path(dir.path());
+        for text in ["{not json", "[1]", r#"{"mcp": {"port": "x"}}"#] {
+            std::fs::write(&path, text).unwrap();
+            let error =
+                write_notifications(dir.path(), NotificationsConfig::default()).unwrap_err();
+            assert!(error.to_string().contains("fix the file"), "{error}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        }
     }
 }

@@ -22,7 +22,7 @@ const TOKEN_BYTES: usize = 32;
 
 /// Who a request comes from, as its bearer token says (the runtime's policy decides what
 /// each may do).
-pub use crate::runtime::Caller;
+pub use crate::api::Caller;
 
 /// A new random token, hex encoded.
 pub fn new_token() -> io::Result<String> {

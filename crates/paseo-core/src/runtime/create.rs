@@ -169,7 +169,7 @@ impl RuntimeHandle {
 
     /// Creates a git worktree workspace; `created_by` is the agent that asked, if one did (its
     /// create rate counts the worktree).
-    pub async fn create_worktree(
+    async fn make_worktree(
         &self,
         repo: String,
         target: WorktreeTarget,
@@ -210,7 +210,7 @@ impl RuntimeHandle {
 
     /// Creates a git worktree workspace for `caller` (the `create_worktree` tool): from the
     /// repository containing `repo`, by default the calling agent's cwd.
-    pub async fn create_worktree_as(
+    pub async fn create_worktree(
         &self,
         caller: Caller,
         repo: Option<String>,
@@ -244,7 +244,7 @@ impl RuntimeHandle {
                 ))
             }
         };
-        self.create_worktree(repo, target, caller.agent(), request)
+        self.make_worktree(repo, target, caller.agent(), request)
             .await
     }
 }

@@ -1,7 +1,9 @@
-//! The clonable handle everything else (the desktop shell, headless mode, the MCP server) uses.
-//! Each method checks what needs no state, prepares slow disk and git work off the actor, then
-//! sends one typed command and waits for its reply (and, for changes that must be durable
-//! first, for the writes and dead processes it reports).
+//! The clonable handle to the runtime. Clients (the window, the MCP server, a remote host) reach
+//! it through its one entry, `RuntimeHandle::call` (`crate::api`), which runs each request with
+//! the methods here; the shell's tray and notifier and the tests also use them directly. Each
+//! method checks what needs no state, prepares slow disk and git work off the actor, then sends
+//! one typed command and waits for its reply (and, for changes that must be durable first, for
+//! the writes and dead processes it reports).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,9 +16,7 @@ use super::policy::{self, Caller};
 use super::timeline::Page;
 use super::{blocking, RuntimeError, MAX_PROMPT_BYTES};
 use crate::engine::{ListFilter, RestoreScope};
-use crate::model::{
-    AgentId, Status, TimelineItem, Timestamp, TurnOrigin, WorkspaceId, WorkspaceKind,
-};
+use crate::model::{AgentId, Status, TimelineItem, Timestamp, WorkspaceId, WorkspaceKind};
 use crate::providers::{ProviderInfo, ProviderRegistry};
 use crate::store::timeline::search::{self, TimelineSearch};
 use crate::store::{Layout, Writer};
@@ -33,7 +33,7 @@ pub struct Attention {
     pub storage: Option<String>,
 }
 
-/// What [`RuntimeHandle::prompt_as`] did.
+/// What [`RuntimeHandle::prompt`] did.
 #[derive(Clone, Debug)]
 pub struct Prompted {
     /// The agent right after (running, or initializing while its session resumes).
@@ -55,6 +55,8 @@ pub struct RuntimeHandle {
     /// `sandbox.hide`), for the reach check (SPEC 14).
     pub(super) hidden: Arc<[std::path::PathBuf]>,
     pub(super) changes_gate: super::changes::Gate,
+    /// The running timeline search of each window (`searchTimeline` requests).
+    pub(crate) searches: Arc<super::searches::Searches>,
 }
 
 pub(super) fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
@@ -91,6 +93,7 @@ impl RuntimeHandle {
             layout,
             hidden: hidden.into(),
             changes_gate,
+            searches: Arc::default(),
         }
     }
 
@@ -210,31 +213,9 @@ impl RuntimeHandle {
             .await
     }
 
-    /// Sends a prompt as the user (or on behalf of `origin`); returns the agent as it is right
-    /// after (running, or initializing while its session resumes).
-    pub async fn prompt(
-        &self,
-        id: AgentId,
-        text: String,
-        origin: TurnOrigin,
-        notify: Option<AgentId>,
-    ) -> Result<AgentSnapshot, RuntimeError> {
-        check_prompt("prompt", &text)?;
-        self.ask(|reply| Command::Prompt {
-            caller: Caller::User,
-            id,
-            text,
-            origin,
-            notify,
-            reach: None,
-            reply,
-        })
-        .await
-    }
-
     /// Sends `caller`'s prompt, if it may prompt `id`; background and notification default by
     /// [`policy::prompt_route`].
-    pub async fn prompt_as(
+    pub async fn prompt(
         &self,
         caller: Caller,
         id: AgentId,
@@ -275,13 +256,9 @@ impl RuntimeHandle {
         })
     }
 
-    /// Interrupts the current turn and waits (bounded) until it has ended; returns the status.
-    pub async fn cancel(&self, id: AgentId) -> Result<Status, RuntimeError> {
-        self.cancel_as(Caller::User, id).await
-    }
-
-    /// [`Self::cancel`] for `caller`, if it may cancel `id`.
-    pub async fn cancel_as(&self, caller: Caller, id: AgentId) -> Result<Status, RuntimeError> {
+    /// Interrupts the current turn, if `caller` may cancel `id`, and waits (bounded) until it
+    /// has ended; returns the status.
+    pub async fn cancel(&self, caller: Caller, id: AgentId) -> Result<Status, RuntimeError> {
         let mut rx = self.events.subscribe();
         let running = self
             .ask(|reply| Command::Cancel { caller, id, reply })
@@ -296,18 +273,9 @@ impl RuntimeHandle {
         Ok(w.agent.status)
     }
 
-    /// Archives the agent and its cascade; resolves once every archived record is durable and
-    /// their process trees are gone.
-    pub async fn archive(&self, id: AgentId) -> Result<Vec<AgentId>, RuntimeError> {
-        self.archive_as(Caller::User, id).await
-    }
-
-    /// [`Self::archive`] for `caller`, if it may archive `id`.
-    pub async fn archive_as(
-        &self,
-        caller: Caller,
-        id: AgentId,
-    ) -> Result<Vec<AgentId>, RuntimeError> {
+    /// Archives the agent and its cascade, if `caller` may archive `id`; resolves once every
+    /// archived record is durable and their process trees are gone.
+    pub async fn archive(&self, caller: Caller, id: AgentId) -> Result<Vec<AgentId>, RuntimeError> {
         let (ids, wait) = self
             .ask(|reply| Command::Archive { caller, id, reply })
             .await?;
@@ -529,6 +497,28 @@ impl RuntimeHandle {
         if self.tx.send(Command::Shutdown(tx)).is_ok() {
             let _ = rx.await;
         }
+    }
+
+    /// A turn on behalf of `origin` whose end `notify` hears, with no caller's rules: the
+    /// runtime's own tests arm a notice this way without building the agents that would.
+    #[cfg(test)]
+    pub(crate) async fn prompt_on_behalf(
+        &self,
+        id: AgentId,
+        text: String,
+        origin: crate::model::TurnOrigin,
+        notify: Option<AgentId>,
+    ) -> Result<AgentSnapshot, RuntimeError> {
+        self.ask(|reply| Command::Prompt {
+            caller: Caller::User,
+            id,
+            text,
+            origin,
+            notify,
+            reach: None,
+            reply,
+        })
+        .await
     }
 
     #[cfg(test)]

@@ -26,6 +26,7 @@ mod notice_order;
 mod persist;
 pub mod policy;
 mod removal;
+mod searches;
 mod timeline;
 mod wait;
 pub mod window;
@@ -74,6 +75,9 @@ pub enum RuntimeError {
     Timeline(#[from] TimelineError),
     #[error(transparent)]
     Changes(#[from] crate::workspaces::changes::ChangesError),
+    /// config.json cannot be read or written (a setting the user changed through the API).
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     #[error("{}", with_field(field, message))]
     Invalid { field: String, message: String },
     /// The caller may not act on this agent ([`policy::authorize`]).
@@ -84,6 +88,13 @@ pub enum RuntimeError {
     Limit(String),
     #[error("the runtime has stopped")]
     Stopped,
+    /// An error about one input of the request, named by its path; its code is the cause's.
+    #[error("{field}: {source}")]
+    At {
+        field: String,
+        #[source]
+        source: Box<RuntimeError>,
+    },
     /// A process tree did not exit within the close wait (the change itself is durable).
     #[error("{0}")]
     CloseTimeout(String),
@@ -94,7 +105,9 @@ impl RuntimeError {
     /// names one: a form points at that control instead of parsing the message.
     pub fn field(&self) -> Option<&str> {
         match self {
-            RuntimeError::Invalid { field, .. } => Some(field.as_str()),
+            RuntimeError::Invalid { field, .. } | RuntimeError::At { field, .. } => {
+                Some(field.as_str())
+            }
             RuntimeError::Workspace(e) => e.field(),
             _ => None,
         }
@@ -129,8 +142,18 @@ impl RuntimeError {
             RuntimeError::Forbidden { .. } => "forbidden",
             RuntimeError::Limit(_) => "limit",
             RuntimeError::Changes(e) => changes::code(e),
+            RuntimeError::Config(_) => "config",
             RuntimeError::Stopped => "stopped",
+            RuntimeError::At { source, .. } => source.code(),
             RuntimeError::CloseTimeout(_) => "timeout",
+        }
+    }
+
+    /// This error, as one about the input at `field`.
+    pub fn at(self, field: &str) -> Self {
+        RuntimeError::At {
+            field: field.to_string(),
+            source: Box::new(self),
         }
     }
 
@@ -205,20 +228,34 @@ impl RuntimeOptions {
     }
 }
 
-/// Where a new agent works.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Where a new agent works; on the wire `{"kind": "existing" | "current" | "directory" |
+/// "worktree", …}` (the API's create request).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
 pub enum WorkspaceTarget {
     /// An existing workspace, optionally in a subdirectory of it.
     Existing {
+        /// `workspaceId` on the wire, the name the errors about it use.
+        #[serde(rename = "workspaceId")]
         id: WorkspaceId,
+        #[serde(default)]
         cwd: Option<String>,
     },
     /// The calling agent's workspace, in `cwd` (default: the caller's cwd).
-    Current { cwd: Option<String> },
+    Current {
+        #[serde(default)]
+        cwd: Option<String>,
+    },
     /// A new workspace for a directory.
     Directory { path: String },
     /// A new git worktree of the repository containing `repo` (default: the caller's cwd).
     Worktree {
+        #[serde(default)]
         repo: Option<String>,
         target: WorktreeTarget,
     },

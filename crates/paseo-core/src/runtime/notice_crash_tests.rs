@@ -76,7 +76,7 @@ async fn one_life(kind: Parent, stop_after: Option<u64>) -> (Vec<PathBuf>, usize
         h.timeline(parent.id(), 0, 1).await.unwrap();
         fault::stop_after(&home, stop_after);
         // The armed turn ends: its notice starts its life.
-        let _ = h.cancel(kid.id()).await;
+        let _ = h.cancel(Caller::User, kid.id()).await;
         // Until the app stops writing (or the disk has stopped).
         let mut last = usize::MAX;
         loop {

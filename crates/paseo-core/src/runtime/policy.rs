@@ -16,8 +16,10 @@ use crate::model::{
 };
 use crate::providers::ProviderInfo;
 
-/// Who a request comes from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Who a request comes from: `{"kind": "user"}` or `{"kind": "agent", "agentId": "…"}` on the
+/// wire (the API's frames, SPEC 17).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "agentId", rename_all = "camelCase")]
 pub enum Caller {
     /// The user: the UI, or an MCP session with the user token.
     #[default]

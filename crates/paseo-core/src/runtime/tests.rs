@@ -97,7 +97,7 @@ async fn bad_input_is_refused_with_the_field_and_changes_nothing() {
     let e = h.create(r).await.unwrap_err();
     assert!(e.to_string().starts_with("workspace.source.path:"), "{e}");
     assert!(h
-        .prompt(AgentId::new(), "ok".into(), TurnOrigin::User, None)
+        .prompt(Caller::User, AgentId::new(), "ok".into(), None, None)
         .await
         .is_err());
     let (all, total) = h.list(Default::default(), 100).await.unwrap();
@@ -124,7 +124,7 @@ async fn archive_cascades_durably_and_closes_every_session() {
     let detached = h.create(d).await.unwrap();
     h.wait(detached.id(), T).await.unwrap();
     let mut rx = h.subscribe();
-    let archived = h.archive(root.id()).await.unwrap();
+    let archived = h.archive(Caller::User, root.id()).await.unwrap();
     assert_eq!(archived, vec![root.id(), kid.id()]);
     // Durable before the call returned.
     for a in [&root, &kid] {
@@ -212,7 +212,7 @@ async fn restart_normalizes_and_resumes_the_same_session() {
         let a = h.create(req(&ws, "ok first")).await.unwrap();
         h.wait(a.id(), T).await.unwrap();
         // A running armed child at quit: the parent hears of it after the restart.
-        h.prompt(
+        h.prompt_on_behalf(
             a.id(),
             "hang".into(),
             TurnOrigin::Agent(parent.id()),
@@ -227,7 +227,7 @@ async fn restart_normalizes_and_resumes_the_same_session() {
     let h = rt.handle();
     let a = h.get(id).await.unwrap();
     assert_eq!(a.status, Status::Closed);
-    h.prompt(id, "ok again".into(), TurnOrigin::User, None)
+    h.prompt(Caller::User, id, "ok again".into(), None, None)
         .await
         .unwrap();
     let w = h.wait(id, T).await.unwrap();
@@ -292,15 +292,15 @@ async fn cancel_returns_once_the_turn_has_ended_and_times_out_a_stubborn_provide
         assert!(tokio::time::Instant::now() < deadline);
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(h.cancel(a.id()).await.unwrap(), Status::Idle);
+    assert_eq!(h.cancel(Caller::User, a.id()).await.unwrap(), Status::Idle);
     let b = h.create(req(&ws, "stubborn")).await.unwrap();
     while h.get(b.id()).await.unwrap().status != Status::Running {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(h.cancel(b.id()).await.unwrap(), Status::Idle);
+    assert_eq!(h.cancel(Caller::User, b.id()).await.unwrap(), Status::Idle);
     assert!(env.log.lock().unwrap().closes.contains(&b.id()));
     // The next prompt starts a fresh session.
-    h.prompt(b.id(), "ok back".into(), TurnOrigin::User, None)
+    h.prompt(Caller::User, b.id(), "ok back".into(), None, None)
         .await
         .unwrap();
     assert_eq!(h.wait(b.id(), T).await.unwrap().agent.status, Status::Idle);
@@ -398,7 +398,7 @@ async fn the_archived_list_comes_in_pages_most_recent_first() {
     for i in 0..7 {
         let a = h.create(req(&ws, &format!("ok {i}"))).await.unwrap();
         h.wait(a.id(), T).await.unwrap();
-        h.archive(a.id()).await.unwrap();
+        h.archive(Caller::User, a.id()).await.unwrap();
         ids.push(a.id());
     }
     let live = h.create(req(&ws, "ok live")).await.unwrap();
@@ -434,7 +434,7 @@ async fn load_repairs_are_written_once_the_app_answers_and_never_undo_a_later_ch
     assert_eq!(disk(&a_path)["lastStatus"], "running");
     assert!(!layout.workspaces_path().exists());
     // A change to one of them in the meantime is written with its repair...
-    h.archive(b).await.unwrap();
+    h.archive(Caller::User, b).await.unwrap();
     assert!(disk(&b_path)["archivedAt"].is_string());
     assert_eq!(disk(&b_path)["lastStatus"], "closed");
     // ...and the held-back write, once made, encodes the record as it is then: no undo.
@@ -534,7 +534,7 @@ async fn waiting_on_an_agent_at_rest_tells_its_last_message() {
         .await
         .expect("the wait never read the agent")
         .unwrap();
-    h.archive(id).await.unwrap();
+    h.archive(Caller::User, id).await.unwrap();
     let w = waiting.await.unwrap().unwrap();
     assert!(w.agent.record.is_archived() && !w.timed_out);
     let seen = seen.lock().unwrap().clone();
@@ -596,7 +596,7 @@ async fn a_system_prompt_and_last_message_stay_in_the_file_until_read_back() {
     assert_eq!(disk["lastMessage"], "the old turn's answer");
 
     // A session started for it is given the prompt, read back from the file.
-    h.prompt(id, "ok done".into(), TurnOrigin::User, None)
+    h.prompt(Caller::User, id, "ok done".into(), None, None)
         .await
         .unwrap();
     let w = h.wait(id, T).await.unwrap();
@@ -624,7 +624,7 @@ async fn a_system_prompt_and_last_message_stay_in_the_file_until_read_back() {
     std::fs::write(&p, b"{}").unwrap();
     let err = h.get(id).await.unwrap_err().to_string();
     assert!(err.contains("could not be read back"), "{err}");
-    h.archive(id).await.unwrap();
+    h.archive(Caller::User, id).await.unwrap();
     h.flush().await;
     assert_eq!(std::fs::read(&p).unwrap(), b"{}");
     let snap = h.snapshot().await.unwrap();
@@ -656,7 +656,7 @@ async fn a_start_in_a_held_checkout_waits_for_the_hold_and_then_runs() {
         .await
         .unwrap();
     assert_eq!(h.get(a.id()).await.unwrap().status, Status::Closed);
-    h.prompt(a.id(), "ok second".into(), TurnOrigin::User, None)
+    h.prompt(Caller::User, a.id(), "ok second".into(), None, None)
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;

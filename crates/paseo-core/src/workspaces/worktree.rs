@@ -9,18 +9,21 @@ use super::gitcli::{self, Cmd, Hooks};
 use super::{git, repo_info, run_git, trash, RepoInfo, WorkspaceError};
 use crate::store::Layout;
 
-/// What a new worktree checks out (shared by `create_worktree` and `create_agent`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+// The one type the API's requests, the MCP tools' `target` (its doc comments are their
+// served schema's) and the runtime share.
+/// What a new worktree checks out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum WorktreeTarget {
-    /// A new branch `newBranch` from `base` (default: the repository's HEAD).
+    /// Create the new branch `newBranch` from `base` (default: the repository's HEAD).
     #[serde(rename_all = "camelCase")]
     BranchOff {
         new_branch: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(extend("default" = null))]
         base: Option<String>,
     },
-    /// An existing branch, not checked out anywhere else.
+    /// Check out the existing branch `branch` (it must not be checked out anywhere else).
     CheckoutBranch { branch: String },
 }
 

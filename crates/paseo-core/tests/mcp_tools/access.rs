@@ -72,7 +72,7 @@ async fn requests_without_a_valid_token_get_401_and_change_nothing() {
     )
     .await;
     assert_eq!(status, 200);
-    h.h().archive(lead.id()).await.unwrap();
+    h.h().archive(Caller::User, lead.id()).await.unwrap();
     let (status, _) = raw_post(&h.url, Some(&lead_token), &[], &body).await;
     assert_eq!(status, 401);
     let p = c.call_tool(CallToolRequestParams::new("list_agents")).await;
@@ -90,12 +90,7 @@ async fn requests_without_a_valid_token_get_401_and_change_nothing() {
     assert_eq!(status, 401, "a stopped agent's token still worked");
     h.seen.lock().unwrap().remove(&other.id());
     h.h()
-        .prompt(
-            other.id(),
-            "ok back".into(),
-            paseo_core::model::TurnOrigin::User,
-            None,
-        )
+        .prompt(Caller::User, other.id(), "ok back".into(), None, None)
         .await
         .unwrap();
     let t2 = h.token(other.id()).await;

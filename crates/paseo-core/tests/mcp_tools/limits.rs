@@ -4,6 +4,7 @@
 
 use super::*;
 use paseo_core::config::Limits;
+use paseo_core::runtime::Caller;
 
 fn limits(max_live_agents: usize, max_depth: usize, create_per_minute: usize) -> Limits {
     Limits {
@@ -142,7 +143,7 @@ async fn agents_beyond_max_live_agents_wait_visibly_and_start_oldest_first() {
     assert_eq!(s.waiting_for_slot, None);
     assert_eq!(h.h().get(ids[3]).await.unwrap().waiting_for_slot, Some(2));
     // Archiving a waiting agent takes it out of the queue; the last one runs when a slot frees.
-    h.h().archive(ids[3]).await.unwrap();
+    h.h().archive(Caller::User, ids[3]).await.unwrap();
     h.h().stop(ids[1]).await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let starts: Vec<AgentId> = h
@@ -183,12 +184,7 @@ async fn idle_agents_make_room_for_waiting_starts_and_resume_when_used() {
     assert_eq!(h.h().get(third).await.unwrap().waiting_for_slot, None);
     // Used again, it resumes (and another idle one makes room).
     h.h()
-        .prompt(
-            quiet,
-            "ok back".into(),
-            paseo_core::model::TurnOrigin::User,
-            None,
-        )
+        .prompt(Caller::User, quiet, "ok back".into(), None, None)
         .await
         .unwrap();
     h.idle(quiet).await;

@@ -26,6 +26,7 @@ use paseo_core::providers::{
     EventSink, McpAccess, Provider, ProviderError, ProviderInfo, ProviderRegistry, Session,
     SessionSpec,
 };
+use paseo_core::runtime::Caller;
 use paseo_core::runtime::{
     AgentSnapshot, CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
 };

@@ -4,10 +4,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::create::TargetInput;
+use super::create::parse_target;
 use super::walker::*;
 use super::{FieldError, Input, MAX_LIST_LIMIT, MAX_WAIT_SECONDS, R};
 use crate::model::{AgentId, Status, WorkspaceId};
+use crate::workspaces::worktree::WorktreeTarget;
 
 /// Input of `send_agent_prompt`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -267,7 +268,7 @@ pub struct CreateWorktreeInput {
     /// user-token session).
     #[serde(default)]
     pub repo: Option<String>,
-    pub target: TargetInput,
+    pub target: WorktreeTarget,
 }
 
 impl Input for CreateWorktreeInput {
@@ -275,7 +276,7 @@ impl Input for CreateWorktreeInput {
         let o = Obj::new(v, "", &["repo", "target"])?;
         Ok(CreateWorktreeInput {
             repo: o.opt_text("repo")?,
-            target: TargetInput::parse_at(o.req("target")?, "target")?,
+            target: parse_target(o.req("target")?, "target")?,
         })
     }
 }

@@ -11,50 +11,26 @@ use super::{FieldError, Input, R};
 use crate::model::WorkspaceId;
 use crate::workspaces::worktree::WorktreeTarget;
 
-/// What a new worktree checks out.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum TargetInput {
-    /// Create the new branch `newBranch` from `base` (default: the repository's HEAD).
-    #[serde(rename_all = "camelCase")]
-    BranchOff {
-        new_branch: String,
-        #[serde(default)]
-        base: Option<String>,
-    },
-    /// Check out the existing branch `branch` (it must not be checked out anywhere else).
-    CheckoutBranch { branch: String },
-}
-
-impl TargetInput {
-    pub(super) fn parse_at(v: &Value, path: &str) -> R<TargetInput> {
-        let (kind, o) = union(
-            v,
-            path,
-            &[
-                ("branch-off", &["newBranch", "base"]),
-                ("checkout-branch", &["branch"]),
-            ],
-        )?;
-        Ok(match kind {
-            "branch-off" => TargetInput::BranchOff {
-                new_branch: o.req_str("newBranch")?.to_string(),
-                base: o.opt_text("base")?,
-            },
-            _ => TargetInput::CheckoutBranch {
-                branch: o.req_str("branch")?.to_string(),
-            },
-        })
-    }
-
-    pub fn into_target(self) -> WorktreeTarget {
-        match self {
-            TargetInput::BranchOff { new_branch, base } => {
-                WorktreeTarget::BranchOff { new_branch, base }
-            }
-            TargetInput::CheckoutBranch { branch } => WorktreeTarget::CheckoutBranch { branch },
-        }
-    }
+/// Reads a worktree target at `path` (`workspace.source.target`, `target`), naming the field at
+/// fault.
+pub(super) fn parse_target(v: &Value, path: &str) -> R<WorktreeTarget> {
+    let (kind, o) = union(
+        v,
+        path,
+        &[
+            ("branch-off", &["newBranch", "base"]),
+            ("checkout-branch", &["branch"]),
+        ],
+    )?;
+    Ok(match kind {
+        "branch-off" => WorktreeTarget::BranchOff {
+            new_branch: o.req_str("newBranch")?.to_string(),
+            base: o.opt_text("base")?,
+        },
+        _ => WorktreeTarget::CheckoutBranch {
+            branch: o.req_str("branch")?.to_string(),
+        },
+    })
 }
 
 // ------------------------------------------------------------------ create_agent
@@ -102,7 +78,7 @@ pub enum SourceInput {
     Worktree {
         #[serde(default)]
         repo: Option<String>,
-        target: TargetInput,
+        target: WorktreeTarget,
     },
 }
 
@@ -208,7 +184,7 @@ impl Input for CreateAgentInput {
             } else {
                 SourceInput::Worktree {
                     repo: s.opt_text("repo")?,
-                    target: TargetInput::parse_at(s.req("target")?, "workspace.source.target")?,
+                    target: parse_target(s.req("target")?, "workspace.source.target")?,
                 }
             };
             WorkspaceInput::Create { source }

@@ -112,7 +112,7 @@ pub use agents::{
     AgentInput, ChangesInput, CreateWorktreeInput, ListInput, SendPromptInput, StatusInput,
     WaitInput,
 };
-pub use create::{CreateAgentInput, Relationship, SourceInput, TargetInput, WorkspaceInput};
+pub use create::{CreateAgentInput, Relationship, SourceInput, WorkspaceInput};
 
 #[cfg(test)]
 mod tests;

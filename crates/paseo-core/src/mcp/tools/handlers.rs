@@ -1,20 +1,18 @@
 //! The tools' bodies: input → one runtime request for the caller → output and summary.
 
-use std::time::Duration;
-
 use super::output::{
     excerpt, ok, rt_err, status, tail, ArchiveOutput, CancelOutput, CreatedOutput, ListOutput,
     PromptOutput, ToolResult, WaitOutput, WorktreeOutput,
 };
 use super::{PaseoTools, FOREGROUND_WAIT, LAST_MESSAGE_CHARS};
-use crate::engine::{EngineError, ListFilter};
+use crate::api::{Caller, Request, Response};
 use crate::mcp::input::{
-    AgentInput, ChangesInput, CreateAgentInput, CreateWorktreeInput, ListInput, Relationship,
-    SendPromptInput, SourceInput, WaitInput, WorkspaceInput, DEFAULT_LIST_LIMIT,
+    AgentInput, ChangesInput, CreateAgentInput, CreateWorktreeInput, FieldError, ListInput,
+    Relationship, SendPromptInput, SourceInput, WaitInput, WorkspaceInput, DEFAULT_LIST_LIMIT,
     DEFAULT_WAIT_SECONDS,
 };
 use crate::model::{HeldTurn, HoldReason};
-use crate::runtime::{Caller, CreateAgent, RuntimeError, WorkspaceTarget};
+use crate::runtime::{AgentSnapshot, RuntimeError, WorkspaceTarget};
 
 /// What a caller is told when its turn waits for the user (SPEC 14): that it does, and why.
 fn held(turn: &HeldTurn) -> String {
@@ -36,7 +34,42 @@ fn held(turn: &HeldTurn) -> String {
     )
 }
 
+/// A response of a kind the request never answers: a bug in the dispatch, not the caller's.
+fn unexpected() -> FieldError {
+    FieldError::new(
+        "",
+        "the runtime answered with an unexpected kind of response",
+    )
+}
+
+/// What a wait request found.
+struct Waited {
+    agent: Box<AgentSnapshot>,
+    timed_out: bool,
+}
+
 impl PaseoTools {
+    /// One request through the API for `caller`; a refusal names `field` unless the runtime
+    /// named one.
+    async fn ask(
+        &self,
+        caller: Caller,
+        request: Request,
+        field: &str,
+    ) -> Result<Response, FieldError> {
+        self.rt
+            .call(caller, request)
+            .await
+            .map_err(|e| rt_err(e, field))
+    }
+
+    async fn waited(&self, caller: Caller, wait: Request) -> Result<Waited, FieldError> {
+        match self.ask(caller, wait, "agentId").await? {
+            Response::Waited { agent, timed_out } => Ok(Waited { agent, timed_out }),
+            _ => Err(unexpected()),
+        }
+    }
+
     pub(super) async fn do_create_agent(
         &self,
         caller: Caller,
@@ -57,36 +90,28 @@ impl PaseoTools {
             },
             WorkspaceInput::Create { source } => match source {
                 SourceInput::Directory { path } => WorkspaceTarget::Directory { path },
-                SourceInput::Worktree { repo, target } => WorkspaceTarget::Worktree {
-                    repo,
-                    target: target.into_target(),
-                },
+                SourceInput::Worktree { repo, target } => {
+                    WorkspaceTarget::Worktree { repo, target }
+                }
             },
         };
-        let mut req = CreateAgent::new(&input.provider, workspace);
-        req.caller = caller;
-        req.subagent = input.relationship == Relationship::Subagent;
-        req.notify_on_finish = input.notify_on_finish;
-        req.title = input.title;
-        req.model = input.model;
-        req.initial_prompt = Some(input.initial_prompt);
-        req.auto_archive = input.auto_archive.unwrap_or(false);
-        req.unconfined = input.unconfined.unwrap_or(false);
-        req.labels = input.labels.unwrap_or_default();
-        req.request = Some(format!("mcp:create_agent:{}", uuid::Uuid::new_v4()));
-        let existing = matches!(req.workspace, WorkspaceTarget::Existing { .. });
-        let snap = self.rt.create(req).await.map_err(|e| {
-            let field = match &e {
-                RuntimeError::Engine(
-                    EngineError::UnknownWorkspace(_) | EngineError::WorkspaceArchived(_),
-                ) if existing => "workspace.workspaceId",
-                RuntimeError::Engine(
-                    EngineError::UnknownWorkspace(_) | EngineError::WorkspaceArchived(_),
-                ) => "workspace",
-                _ => "",
-            };
-            rt_err(e, field)
-        })?;
+        let request = Request::CreateAgent {
+            provider: input.provider.clone(),
+            workspace,
+            model: input.model,
+            mode: None,
+            title: input.title,
+            prompt: Some(input.initial_prompt),
+            subagent: input.relationship == Relationship::Subagent,
+            notify_on_finish: input.notify_on_finish,
+            auto_archive: input.auto_archive.unwrap_or(false),
+            unconfined: input.unconfined.unwrap_or(false),
+            labels: input.labels.unwrap_or_default(),
+            request_id: Some(format!("mcp:create_agent:{}", uuid::Uuid::new_v4())),
+        };
+        let Response::Agent(snap) = self.ask(caller, request, "").await? else {
+            return Err(unexpected());
+        };
         let out = CreatedOutput {
             agent_id: snap.id().to_string(),
             workspace_id: snap
@@ -122,23 +147,26 @@ impl PaseoTools {
         let id = input.agent_id;
         // When the prompt is accepted the turn is running (or queued behind a resume, status
         // initializing), so `wait` cannot mistake the idle state before it for its end.
-        let sent = self
-            .rt
-            .prompt_as(
-                caller,
-                id,
-                input.prompt,
-                input.background,
-                input.notify_on_finish,
-            )
-            .await
-            .map_err(|e| rt_err(e, "agentId"))?;
-        let held_turn = sent.agent.record.held_turn.as_deref().map(held);
+        let request = Request::Prompt {
+            agent_id: id,
+            prompt: input.prompt,
+            background: input.background,
+            notify_on_finish: input.notify_on_finish,
+        };
+        let Response::Prompted {
+            agent,
+            background,
+            notify,
+        } = self.ask(caller, request, "agentId").await?
+        else {
+            return Err(unexpected());
+        };
+        let held_turn = agent.record.held_turn.as_deref().map(held);
         let held = held_turn.is_some();
-        if sent.background || held {
+        if background || held {
             let out = PromptOutput {
                 agent_id: id.to_string(),
-                status: status(sent.agent.status),
+                status: status(agent.status),
                 background: true,
                 last_message: None,
                 timed_out: None,
@@ -147,16 +175,16 @@ impl PaseoTools {
             if let Some(h) = &held_turn {
                 summary.push_str(h);
             }
-            if sent.notify.is_some() || held {
+            if notify.is_some() || held {
                 summary.push_str(" You will get a notice as your next turn when the turn ends.");
             }
             return ok(summary, out);
         }
-        let w = self
-            .rt
-            .wait(id, FOREGROUND_WAIT)
-            .await
-            .map_err(|e| rt_err(e, "agentId"))?;
+        let wait = Request::Wait {
+            agent_id: id,
+            timeout_secs: Some(FOREGROUND_WAIT.as_secs_f64()),
+        };
+        let w = self.waited(caller, wait).await?;
         let last = last_message(&w.agent);
         let summary = if w.timed_out {
             format!(
@@ -183,14 +211,14 @@ impl PaseoTools {
         )
     }
 
-    pub(super) async fn do_wait(&self, input: WaitInput) -> ToolResult {
+    pub(super) async fn do_wait(&self, caller: Caller, input: WaitInput) -> ToolResult {
         let id = input.agent_id;
         let secs = input.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
-        let w = self
-            .rt
-            .wait(id, Duration::from_secs_f64(secs))
-            .await
-            .map_err(|e| rt_err(e, "agentId"))?;
+        let wait = Request::Wait {
+            agent_id: id,
+            timeout_secs: Some(secs),
+        };
+        let w = self.waited(caller, wait).await?;
         let last = last_message(&w.agent);
         let pending = w
             .agent
@@ -219,13 +247,12 @@ impl PaseoTools {
         )
     }
 
-    pub(super) async fn do_changes(&self, input: ChangesInput) -> ToolResult {
+    pub(super) async fn do_changes(&self, caller: Caller, input: ChangesInput) -> ToolResult {
         let id = input.agent_id;
-        let set = self
-            .rt
-            .agent_changes(id)
-            .await
-            .map_err(|e| rt_err(e, "agentId"))?;
+        let request = Request::Changes { agent_id: id };
+        let Response::Changes(set) = self.ask(caller, request, "agentId").await? else {
+            return Err(unexpected());
+        };
         let t = &set.changes.totals;
         let mut summary = format!(
             "Agent {id} changed {} file(s): +{} -{}{} (against {}).",
@@ -239,18 +266,18 @@ impl PaseoTools {
             },
             set.base_branch.as_deref().unwrap_or("HEAD")
         );
-        let mut value = serde_json::to_value(&set)
-            .map_err(|e| crate::mcp::input::FieldError::new("", e.to_string()))?;
+        let mut value =
+            serde_json::to_value(&set).map_err(|e| FieldError::new("", e.to_string()))?;
         if let Some(path) = input.path {
-            let page = crate::workspaces::changes::Page {
+            let request = Request::Diff {
+                agent_id: id,
+                path: path.clone(),
                 offset: input.offset.unwrap_or(0) as usize,
                 limit: input.limit.unwrap_or(1_000) as usize,
             };
-            let diff = self
-                .rt
-                .agent_diff(id, path.clone(), page)
-                .await
-                .map_err(|e| rt_err(e, "path"))?;
+            let Response::Diff(diff) = self.ask(caller, request, "path").await? else {
+                return Err(unexpected());
+            };
             summary.push_str(&format!(
                 " Diff of {path}: {} line(s) from {}{}.",
                 diff.diff.total_lines,
@@ -260,18 +287,19 @@ impl PaseoTools {
                     .map(|n| format!("; next page at offset {n}"))
                     .unwrap_or_default()
             ));
-            value["diff"] = serde_json::to_value(&diff.diff)
-                .map_err(|e| crate::mcp::input::FieldError::new("", e.to_string()))?;
+            value["diff"] =
+                serde_json::to_value(&diff.diff).map_err(|e| FieldError::new("", e.to_string()))?;
         }
         ok(summary, value)
     }
 
-    pub(super) async fn do_get(&self, input: AgentInput) -> ToolResult {
-        let snap = self
-            .rt
-            .get(input.agent_id)
-            .await
-            .map_err(|e| rt_err(e, "agentId"))?;
+    pub(super) async fn do_get(&self, caller: Caller, input: AgentInput) -> ToolResult {
+        let request = Request::GetAgent {
+            agent_id: input.agent_id,
+        };
+        let Response::Agent(snap) = self.ask(caller, request, "agentId").await? else {
+            return Err(unexpected());
+        };
         let mut summary = format!(
             "Agent {} \"{}\" ({}) is {}",
             snap.id(),
@@ -285,22 +313,20 @@ impl PaseoTools {
         if let Some(p) = snap.parent_agent_id {
             summary.push_str(&format!("; parent {p}"));
         }
-        ok(summary, snap)
+        ok(summary, *snap)
     }
 
-    pub(super) async fn do_list(&self, input: ListInput) -> ToolResult {
-        let filter = ListFilter {
+    pub(super) async fn do_list(&self, caller: Caller, input: ListInput) -> ToolResult {
+        let request = Request::ListAgents {
             include_archived: input.include_archived.unwrap_or(false),
-            parent: input.parent_agent_id,
-            workspace: input.workspace_id.clone(),
+            parent_id: input.parent_agent_id,
+            workspace_id: input.workspace_id.clone(),
             statuses: input.statuses(),
+            limit: Some(input.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize),
         };
-        let limit = input.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
-        let (agents, total) = self
-            .rt
-            .list(filter, limit)
-            .await
-            .map_err(|e| rt_err(e, ""))?;
+        let Response::Agents { agents, total } = self.ask(caller, request, "").await? else {
+            return Err(unexpected());
+        };
         let mut summary = format!("{} of {total} matching agents", agents.len());
         for a in agents.iter().take(20) {
             summary.push_str(&format!(
@@ -320,11 +346,11 @@ impl PaseoTools {
 
     pub(super) async fn do_cancel(&self, caller: Caller, input: AgentInput) -> ToolResult {
         let id = input.agent_id;
-        let s = self
-            .rt
-            .cancel_as(caller, id)
-            .await
-            .map_err(|e| rt_err(e, "agentId"))?;
+        let request = Request::Cancel { agent_id: id };
+        let Response::Agent(agent) = self.ask(caller, request, "agentId").await? else {
+            return Err(unexpected());
+        };
+        let s = agent.status;
         ok(
             format!("Agent {id} is {}.", status(s)),
             CancelOutput {
@@ -336,11 +362,10 @@ impl PaseoTools {
 
     pub(super) async fn do_archive(&self, caller: Caller, input: AgentInput) -> ToolResult {
         let id = input.agent_id;
-        let ids = self
-            .rt
-            .archive_as(caller, id)
-            .await
-            .map_err(|e| rt_err(e, "agentId"))?;
+        let request = Request::Archive { agent_id: id };
+        let Response::AgentIds(ids) = self.ask(caller, request, "agentId").await? else {
+            return Err(unexpected());
+        };
         let archived: Vec<String> = ids.iter().map(|a| a.to_string()).collect();
         let summary = if archived.is_empty() {
             format!("Agent {id} was already archived.")
@@ -359,16 +384,14 @@ impl PaseoTools {
         caller: Caller,
         input: CreateWorktreeInput,
     ) -> ToolResult {
-        let ws = self
-            .rt
-            .create_worktree_as(
-                caller,
-                input.repo,
-                input.target.into_target(),
-                Some(format!("mcp:create_worktree:{}", uuid::Uuid::new_v4())),
-            )
-            .await
-            .map_err(|e| rt_err(e, ""))?;
+        let request = Request::CreateWorktree {
+            repo: input.repo,
+            target: input.target,
+            request_id: Some(format!("mcp:create_worktree:{}", uuid::Uuid::new_v4())),
+        };
+        let Response::Workspace(ws) = self.ask(caller, request, "").await? else {
+            return Err(unexpected());
+        };
         let out = WorktreeOutput {
             workspace_id: ws.record.workspace_id.to_string(),
             cwd: ws.record.cwd.clone(),
@@ -385,7 +408,7 @@ impl PaseoTools {
 }
 
 /// The end of the agent's last message, as much as a tool result carries.
-fn last_message(agent: &crate::runtime::AgentSnapshot) -> Option<String> {
+fn last_message(agent: &AgentSnapshot) -> Option<String> {
     agent
         .record
         .last_message

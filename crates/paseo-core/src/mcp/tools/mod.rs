@@ -131,7 +131,8 @@ impl PaseoTools {
         Parameters(args): Parameters<Args<WaitInput>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        run!("wait_for_agent", ctx, args, |_c, input| self.do_wait(input))
+        run!("wait_for_agent", ctx, args, |c, input| self
+            .do_wait(c, input))
     }
 
     /// Returns one agent: its record's fields plus parentAgentId and its live status.
@@ -142,7 +143,7 @@ impl PaseoTools {
         Parameters(args): Parameters<Args<AgentInput>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        run!("get_agent", ctx, args, |_c, input| self.do_get(input))
+        run!("get_agent", ctx, args, |c, input| self.do_get(c, input))
     }
 
     /// What an agent changed on disk: the files with +/- counts (a worktree against the base it
@@ -156,8 +157,8 @@ impl PaseoTools {
         Parameters(args): Parameters<Args<ChangesInput>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        run!("get_agent_changes", ctx, args, |_c, input| self
-            .do_changes(input))
+        run!("get_agent_changes", ctx, args, |c, input| self
+            .do_changes(c, input))
     }
 
     /// Lists agents, oldest first, filtered by parent, workspace and status (archived ones
@@ -169,7 +170,7 @@ impl PaseoTools {
         Parameters(args): Parameters<Args<ListInput>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        run!("list_agents", ctx, args, |_c, input| self.do_list(input))
+        run!("list_agents", ctx, args, |c, input| self.do_list(c, input))
     }
 
     /// Interrupts an agent's current turn (yourself, a descendant or an agent you created) and

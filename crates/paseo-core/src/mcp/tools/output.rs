@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::super::input::FieldError;
-use super::super::tokens::Caller;
+use crate::api::Caller;
 use crate::model::Status;
 use crate::providers::ProviderError;
 use crate::runtime::RuntimeError;
@@ -149,6 +149,7 @@ pub(super) fn rt_err(e: RuntimeError, field: &str) -> FieldError {
     let has_field = matches!(
         &e,
         RuntimeError::Invalid { .. }
+            | RuntimeError::At { .. }
             | RuntimeError::Forbidden { .. }
             | RuntimeError::Workspace(
                 WorkspaceError::NotAbsolute { .. }

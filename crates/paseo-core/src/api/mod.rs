@@ -1,0 +1,17 @@
+//! The one public API every client speaks (the window, the MCP server, tests, and next a remote
+//! host over ssh, SPEC 17): a [`Request`] from a [`Caller`] goes in through
+//! [`RuntimeHandle::call`](crate::runtime::RuntimeHandle::call), a [`Response`] or an
+//! [`ApiError`] comes out, and [`Event`]s keep every subscriber current. All three are plain
+//! serde values: a frame is one JSON object.
+
+mod dispatch;
+mod request;
+mod response;
+#[cfg(test)]
+mod tests;
+
+pub use crate::runtime::events::Event;
+pub use crate::runtime::policy::Caller;
+pub use dispatch::DEFAULT_WAIT;
+pub use request::Request;
+pub use response::{ApiError, Response};

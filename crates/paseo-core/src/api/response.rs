@@ -1,0 +1,110 @@
+//! What a request answers: `{"kind": "agent", "value": {…}}` on the wire, one kind per shape of
+//! answer, and `{code, message, field?}` ([`ApiError`]) when it fails.
+
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::config::NotificationsConfig;
+use crate::model::{AgentId, TimelineItem};
+use crate::runtime::{AgentChanges, AgentDiff, AgentSnapshot, RuntimeError, WorkspaceSnapshot};
+use crate::store::timeline::search::TimelineSearch;
+use crate::workspaces::changes::{Discarded, GhStatus, Merged};
+
+/// One answer.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "camelCase")]
+pub enum Response {
+    /// A window's snapshot, as the JSON text the runtime wrote (runtime/window.rs): sent as is,
+    /// never parsed and encoded again on the window's path ([`Response::to_json`]).
+    Window(#[serde(serialize_with = "raw_json")] String),
+    /// One agent, as it is right after the request.
+    Agent(Box<AgentSnapshot>),
+    /// A page of agents and how many there are in all.
+    #[serde(rename_all = "camelCase")]
+    Agents {
+        agents: Vec<AgentSnapshot>,
+        total: usize,
+    },
+    /// A prompt was accepted: the agent right after, whether the caller waits for the turn,
+    /// and who hears when it ends.
+    #[serde(rename_all = "camelCase")]
+    Prompted {
+        agent: Box<AgentSnapshot>,
+        background: bool,
+        notify: Option<AgentId>,
+    },
+    /// What a wait ended with.
+    #[serde(rename_all = "camelCase")]
+    Waited {
+        agent: Box<AgentSnapshot>,
+        timed_out: bool,
+    },
+    /// The agents the request archived or restored.
+    AgentIds(Vec<AgentId>),
+    /// Whether something happened (a session started on wake).
+    Flag(bool),
+    /// Done; nothing to tell.
+    Done,
+    Timeline(Vec<TimelineItem>),
+    Found(TimelineSearch),
+    Workspace(Box<WorkspaceSnapshot>),
+    Changes(Box<AgentChanges>),
+    Diff(Box<AgentDiff>),
+    /// The new commit, or the pull request's URL, or the path opened: one line of text.
+    Text(String),
+    Merged(Merged),
+    Discarded(Option<Discarded>),
+    PrStatus(GhStatus),
+    NotificationSettings(NotificationsConfig),
+}
+
+fn raw_json<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(serde::ser::Error::custom)?;
+    value.serialize(s)
+}
+
+impl Response {
+    /// The answer as JSON text; a window snapshot's text goes in as it is (it can be tens of
+    /// megabytes at 100,000 agents).
+    pub fn to_json(&self) -> Result<String, ApiError> {
+        match self {
+            Response::Window(text) => Ok(format!("{{\"kind\":\"window\",\"value\":{text}}}")),
+            other => serde_json::to_string(other).map_err(|e| ApiError {
+                code: "error".to_string(),
+                message: format!("cannot encode the answer: {e}"),
+                field: None,
+            }),
+        }
+    }
+}
+
+/// A failed request: a stable code a client acts on (`invalid`, `not_found`, `conflict`,
+/// `busy`, `forbidden`, `limit`, `canceled`, `stopped`, …), a message for people, and the input
+/// at fault by its path when there is one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        ApiError {
+            code: code.to_string(),
+            message: message.into(),
+            field: None,
+        }
+    }
+}
+
+impl From<RuntimeError> for ApiError {
+    fn from(e: RuntimeError) -> Self {
+        ApiError {
+            code: e.code().to_string(),
+            message: e.to_string(),
+            field: e.field().map(String::from),
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! The frames themselves: every request survives JSON both ways, bad ones name their field.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::*;
+use crate::config::NotificationsConfig;
+use crate::model::{AgentId, Status, WorkspaceId};
+use crate::runtime::WorkspaceTarget;
+use crate::workspaces::worktree::WorktreeTarget;
+
+/// The request's kind, by an exhaustive match: a new variant fails to compile here until it
+/// has an example in [`every_request`].
+fn kind_of(r: &Request) -> &'static str {
+    match r {
+        Request::FleetSnapshot => "fleetSnapshot",
+        Request::GetAgent { .. } => "getAgent",
+        Request::ListAgents { .. } => "listAgents",
+        Request::ArchivedAgents { .. } => "archivedAgents",
+        Request::CreateAgent { .. } => "createAgent",
+        Request::CreateWorktree { .. } => "createWorktree",
+        Request::Prompt { .. } => "prompt",
+        Request::Cancel { .. } => "cancel",
+        Request::Stop { .. } => "stop",
+        Request::Wait { .. } => "wait",
+        Request::Archive { .. } => "archive",
+        Request::ArchiveFinished { .. } => "archiveFinished",
+        Request::Restore { .. } => "restore",
+        Request::Detach { .. } => "detach",
+        Request::Reattach { .. } => "reattach",
+        Request::Wake { .. } => "wake",
+        Request::AnswerPermission { .. } => "answerPermission",
+        Request::MarkSeen { .. } => "markSeen",
+        Request::Timeline { .. } => "timeline",
+        Request::SearchTimeline { .. } => "searchTimeline",
+        Request::CancelSearch { .. } => "cancelSearch",
+        Request::Changes { .. } => "changes",
+        Request::Diff { .. } => "diff",
+        Request::Commit { .. } => "commit",
+        Request::Discard { .. } => "discard",
+        Request::Merge { .. } => "merge",
+        Request::CreatePr { .. } => "createPr",
+        Request::PrStatus { .. } => "prStatus",
+        Request::OpenInEditor { .. } => "openInEditor",
+        Request::AddWorkspace { .. } => "addWorkspace",
+        Request::RenameWorkspace { .. } => "renameWorkspace",
+        Request::ArchiveWorkspace { .. } => "archiveWorkspace",
+        Request::NotificationSettings => "notificationSettings",
+        Request::SetNotificationSettings { .. } => "setNotificationSettings",
+    }
+}
+
+fn every_request() -> Vec<Request> {
+    let a = AgentId::new();
+    let b = AgentId::new();
+    let w = WorkspaceId::new();
+    let mut labels = BTreeMap::new();
+    labels.insert("team".to_string(), "docs".to_string());
+    vec![
+        Request::FleetSnapshot,
+        Request::GetAgent { agent_id: a },
+        Request::ListAgents {
+            include_archived: true,
+            parent_id: Some(a),
+            workspace_id: Some(w.clone()),
+            statuses: Some(vec![Status::Idle, Status::Running]),
+            limit: Some(7),
+        },
+        Request::ArchivedAgents {
+            offset: Some(3),
+            limit: None,
+        },
+        Request::CreateAgent {
+            provider: "shell".into(),
+            workspace: WorkspaceTarget::Worktree {
+                repo: Some("/r".into()),
+                target: WorktreeTarget::BranchOff {
+                    new_branch: "feat".into(),
+                    base: Some("main".into()),
+                },
+            },
+            model: Some("m".into()),
+            mode: Some("default".into()),
+            title: Some("t".into()),
+            prompt: Some("p".into()),
+            subagent: true,
+            notify_on_finish: Some(false),
+            auto_archive: true,
+            unconfined: true,
+            labels,
+            request_id: Some("mcp:1".into()),
+        },
+        Request::CreateAgent {
+            provider: "claude".into(),
+            workspace: WorkspaceTarget::Existing {
+                id: w.clone(),
+                cwd: Some("sub".into()),
+            },
+            model: None,
+            mode: None,
+            title: None,
+            prompt: None,
+            subagent: false,
+            notify_on_finish: None,
+            auto_archive: false,
+            unconfined: false,
+            labels: BTreeMap::new(),
+            request_id: None,
+        },
+        Request::CreateWorktree {
+            repo: None,
+            target: WorktreeTarget::CheckoutBranch {
+                branch: "old".into(),
+            },
+            request_id: None,
+        },
+        Request::Prompt {
+            agent_id: a,
+            prompt: "go".into(),
+            background: Some(true),
+            notify_on_finish: None,
+        },
+        Request::Cancel { agent_id: a },
+        Request::Stop { agent_id: a },
+        Request::Wait {
+            agent_id: a,
+            timeout_secs: Some(1.5),
+        },
+        Request::Archive { agent_id: a },
+        Request::ArchiveFinished { parent_id: a },
+        Request::Restore {
+            agent_id: a,
+            as_root: true,
+            member: true,
+        },
+        Request::Detach { agent_id: a },
+        Request::Reattach {
+            agent_id: a,
+            parent_id: b,
+            check: true,
+        },
+        Request::Wake { agent_id: a },
+        Request::AnswerPermission {
+            agent_id: a,
+            request_id: "r1".into(),
+            allow: false,
+        },
+        Request::MarkSeen { agent_id: a },
+        Request::Timeline {
+            agent_id: a,
+            before: Some(40),
+            limit: Some(10),
+        },
+        Request::SearchTimeline {
+            agent_id: a,
+            query: "needle".into(),
+            scope: Some("main".into()),
+        },
+        Request::CancelSearch { scope: None },
+        Request::Changes { agent_id: a },
+        Request::Diff {
+            agent_id: a,
+            path: "src/x.rs".into(),
+            offset: 10,
+            limit: 20,
+        },
+        Request::Commit {
+            agent_id: a,
+            message: "m".into(),
+        },
+        Request::Discard { agent_id: a },
+        Request::Merge { agent_id: a },
+        Request::CreatePr {
+            agent_id: a,
+            title: "t".into(),
+            body: "b".into(),
+        },
+        Request::PrStatus { agent_id: a },
+        Request::OpenInEditor {
+            agent_id: a,
+            path: Some("f".into()),
+        },
+        Request::AddWorkspace { path: "/w".into() },
+        Request::RenameWorkspace {
+            workspace_id: w.clone(),
+            name: "n".into(),
+        },
+        Request::ArchiveWorkspace {
+            workspace_id: w,
+            even_if_running: true,
+        },
+        Request::NotificationSettings,
+        Request::SetNotificationSettings {
+            settings: NotificationsConfig {
+                enabled: false,
+                ..NotificationsConfig::default()
+            },
+        },
+    ]
+}
+
+#[test]
+fn every_request_round_trips_through_json() {
+    let all = every_request();
+    let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
+    kinds.sort();
+    kinds.dedup();
+    assert_eq!(kinds.len(), 34, "an example of every variant");
+    for r in all {
+        let text = serde_json::to_string(&r).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["kind"], kind_of(&r), "{text}");
+        assert_eq!(Request::from_json(&text).unwrap(), r, "{text}");
+        assert_eq!(r.kind(), kind_of(&r));
+    }
+}
+
+#[test]
+fn fields_are_camel_case_and_optional_ones_may_be_left_out() {
+    let a = AgentId::new();
+    let r = Request::from_value(json!({"kind": "restore", "agentId": a.to_string()})).unwrap();
+    assert_eq!(
+        r,
+        Request::Restore {
+            agent_id: a,
+            as_root: false,
+            member: false
+        }
+    );
+    let r = Request::from_value(json!({
+        "kind": "createAgent", "provider": "shell",
+        "workspace": {"kind": "worktree", "repo": "/r",
+                      "target": {"kind": "branch-off", "newBranch": "x"}},
+        "autoArchive": true
+    }))
+    .unwrap();
+    let Request::CreateAgent {
+        workspace,
+        auto_archive,
+        ..
+    } = r
+    else {
+        panic!("{r:?}")
+    };
+    assert!(auto_archive);
+    assert_eq!(
+        workspace,
+        WorkspaceTarget::Worktree {
+            repo: Some("/r".into()),
+            target: WorktreeTarget::BranchOff {
+                new_branch: "x".into(),
+                base: None
+            }
+        }
+    );
+}
+
+#[test]
+fn a_bad_request_names_what_is_wrong() {
+    let a = AgentId::new().to_string();
+    let cases = [
+        (json!({"kind": "explode", "agentId": a}), "kind"),
+        (json!({"agentId": a}), "kind"),
+        (json!({"kind": "archive"}), "agentId"),
+        (json!({"kind": "prompt", "agentId": a}), "prompt"),
+        (
+            json!({"kind": "archive", "agentId": a, "force": true}),
+            "force",
+        ),
+        (
+            json!({"kind": "createAgent", "provider": "shell", "workspace": {"kind": "directory"}}),
+            "path",
+        ),
+    ];
+    for (frame, field) in cases {
+        let e = Request::from_value(frame.clone()).unwrap_err();
+        assert_eq!(e.code, "invalid", "{frame}");
+        assert_eq!(e.field.as_deref(), Some(field), "{frame}: {e:?}");
+        assert!(e.message.contains(field), "{frame}: {}", e.message);
+    }
+    let e = Request::from_value(json!({"kind": "archive", "agentId": "not-an-id"})).unwrap_err();
+    assert_eq!(e.code, "invalid");
+    assert_eq!(e.field.as_deref(), Some("agentId"), "{e:?}");
+    assert!(e.message.starts_with("agentId: "), "{e:?}");
+    let e = Request::from_value(
+        json!({"kind": "restore", "agentId": AgentId::new().to_string(),
+                                       "asRoot": "yes"}),
+    )
+    .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("asRoot"), "{e:?}");
+    assert!(Request::from_json("{not json").is_err());
+}
+
+#[test]
+fn callers_and_errors_are_frames_too() {
+    let a = AgentId::new();
+    for c in [Caller::User, Caller::Agent(a)] {
+        let text = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<Caller>(&text).unwrap(), c);
+    }
+    assert_eq!(
+        serde_json::to_value(Caller::Agent(a)).unwrap(),
+        json!({"kind": "agent", "agentId": a.to_string()})
+    );
+    let e: ApiError = crate::runtime::RuntimeError::invalid("prompt", "the prompt is empty").into();
+    let text = serde_json::to_string(&e).unwrap();
+    assert_eq!(serde_json::from_str::<ApiError>(&text).unwrap(), e);
+    assert_eq!(e.field.as_deref(), Some("prompt"));
+}
+
+#[test]
+fn a_window_snapshot_goes_out_as_the_text_it_is() {
+    let r = Response::Window(r#"{"agents":[1,2]}"#.to_string());
+    let fast: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
+    assert_eq!(fast, json!({"kind": "window", "value": {"agents": [1, 2]}}));
+    assert_eq!(serde_json::to_value(&r).unwrap(), fast);
+    let done: serde_json::Value = serde_json::from_str(&Response::Done.to_json().unwrap()).unwrap();
+    assert_eq!(done, json!({"kind": "done"}));
+    let ids = Response::AgentIds(vec![AgentId::new()]).to_json().unwrap();
+    assert!(ids.starts_with(r#"{"kind":"agentIds","value":["#), "{ids}");
+}
