@@ -157,8 +157,8 @@ fn take_held(
     let held = a.record.held_turn.take()?;
     let r = &a.record;
     let tool = held.request(&r.provider, &r.config, &r.cwd).tool_name;
-    super::permission::withdraw_pending(a, request_id);
-    let item = super::permission::answer_item(answer, &tool, request_id);
+    super::pending::withdraw_pending(a, request_id);
+    let item = super::pending::answer_item(answer, &tool, request_id);
     let arm = a.record.take_notify_arm();
     Some((held, arm, item))
 }

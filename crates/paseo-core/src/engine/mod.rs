@@ -30,6 +30,7 @@ mod hold;
 mod load;
 mod notice;
 mod outcome;
+mod pending;
 mod permission;
 mod session;
 mod trust;

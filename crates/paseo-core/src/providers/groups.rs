@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::process::{self, TERM_GRACE};
+use super::pgroup::{self, TERM_GRACE};
 use crate::model::AgentId;
 use crate::store::atomic;
 
@@ -42,7 +42,7 @@ impl GroupRecorder {
         let file = GroupFile {
             agent_id: agent,
             pgid,
-            leader_start: process::start_time(pgid),
+            leader_start: pgroup::start_time(pgid),
         };
         let r = atomic::ensure_dir(&self.dir).and_then(|_| {
             let bytes = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
@@ -73,7 +73,7 @@ impl GroupRecorder {
         let n = found.len();
         let stops = found.into_iter().map(|(agent, pgid)| async move {
             tracing::warn!(%agent, pgid, "stopping a process group left running by the last run");
-            process::terminate_group(pgid, TERM_GRACE, None).await;
+            pgroup::terminate_group(pgid, TERM_GRACE, None).await;
         });
         futures::future::join_all(stops).await;
         n
@@ -102,13 +102,13 @@ fn leftovers(dir: &Path) -> Vec<(AgentId, i32)> {
 }
 
 fn belongs(f: &GroupFile) -> bool {
-    let members = process::group_members(f.pgid);
+    let members = pgroup::group_members(f.pgid);
     if members.is_empty() {
         return false;
     }
     let leader_same = f.leader_start.is_some()
         && members.contains(&f.pgid)
-        && process::start_time(f.pgid) == f.leader_start;
+        && pgroup::start_time(f.pgid) == f.leader_start;
     let needle = format!("PASEO_AGENT_ID={}", f.agent_id);
     leader_same
         || members.iter().any(|pid| {

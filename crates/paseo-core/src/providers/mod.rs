@@ -19,6 +19,7 @@ pub mod command;
 pub mod groups;
 pub mod oneshot;
 pub mod output;
+mod pgroup;
 pub mod process;
 pub mod redact;
 pub mod secret_file;

@@ -6,16 +6,14 @@
 //! are the user's: the UI asks for them after a native confirm; agents have their own git.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
 
 use serde::Serialize;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::actor::{Actor, Internal};
+use super::actor::Actor;
 use super::blocking;
 use super::checkout::{CheckoutAgent, HoldRequest};
-use super::cmd::Command;
+use super::command::Command;
+use super::internal::Internal;
 use super::{RuntimeError, RuntimeHandle};
 use crate::model::{AgentId, ChangeCounts, WorkspaceKind, WorkspaceRecord};
 use crate::workspaces::changes::{
@@ -76,38 +74,6 @@ impl Target {
         match &self.compare {
             Compare::Base(b) => b.branch.clone(),
             Compare::Head => None,
-        }
-    }
-}
-
-/// How many reads of changes (each a few git commands over a working tree) run at once. Any
-/// agent may read any agent's changes (SPEC 8), so without a bound a loop of calls would run git
-/// on every core and fill the blocking pool.
-pub const CHANGES_CONCURRENCY: usize = 4;
-/// How long a read waits for its turn before it is refused as busy.
-pub const CHANGES_WAIT: Duration = Duration::from_secs(10);
-
-/// The bound on concurrent reads of changes: the handle's reads and the actor's counts share it.
-#[derive(Clone)]
-pub(crate) struct Gate(Arc<Semaphore>);
-
-impl Default for Gate {
-    fn default() -> Self {
-        Gate(Arc::new(Semaphore::new(CHANGES_CONCURRENCY)))
-    }
-}
-
-impl Gate {
-    /// A turn to run git, waiting at most [`CHANGES_WAIT`].
-    async fn enter(&self) -> Result<OwnedSemaphorePermit, RuntimeError> {
-        match tokio::time::timeout(CHANGES_WAIT, self.0.clone().acquire_owned()).await {
-            Ok(Ok(permit)) => Ok(permit),
-            Ok(Err(_)) => Err(RuntimeError::Stopped),
-            Err(_) => Err(ChangesError::Busy {
-                running: CHANGES_CONCURRENCY,
-                waited_secs: CHANGES_WAIT.as_secs(),
-            }
-            .into()),
         }
     }
 }
@@ -383,10 +349,10 @@ impl Actor {
             return;
         };
         let tx = self.internal_tx.clone();
-        let gate = self.changes_gate.0.clone();
+        let gate = self.changes_gate.clone();
         tokio::spawn(async move {
             // Counts wait their turn however long it takes: nobody waits on them.
-            let Ok(_turn) = gate.acquire_owned().await else {
+            let Some(_turn) = gate.queue().await else {
                 return;
             };
             let _ = tokio::task::spawn_blocking(move || {

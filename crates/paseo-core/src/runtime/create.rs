@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::cmd::{Command, MadeWorktree, Prepared};
+use super::command::{Command, MadeWorktree, Prepared};
 use super::events::{AgentSnapshot, WorkspaceSnapshot};
 use super::handle::check_prompt;
 use super::policy::{self, Caller};

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::cmd::{Command, Reply};
+use super::command::{Attention, Command, Reply};
 use super::events::{AgentSnapshot, Event, FleetCounts, FleetSnapshot, WorkspaceSnapshot};
 use super::policy::{self, Caller};
 use super::timeline::Page;
@@ -21,17 +21,6 @@ use crate::providers::{ProviderInfo, ProviderRegistry};
 use crate::store::timeline::search::{self, TimelineSearch};
 use crate::store::{Layout, Writer};
 use crate::workspaces::{self, WorkspaceError};
-
-/// The fleet's counts and the agents that may need the user, from one consistent view.
-#[derive(Clone, Debug, Default)]
-pub struct Attention {
-    pub counts: FleetCounts,
-    /// Unarchived agents that need the user or whose bucket asks for attention.
-    pub agents: Vec<AgentSnapshot>,
-    /// Files of the data root that cannot be written right now (a full disk): the app itself
-    /// needs the user (SPEC 15).
-    pub storage: Option<String>,
-}
 
 /// What [`RuntimeHandle::prompt`] did.
 #[derive(Clone, Debug)]
@@ -54,7 +43,7 @@ pub struct RuntimeHandle {
     /// Directories no agent reaches through its cwd tree (SPEC 16: the data root and
     /// `sandbox.hide`), for the reach check (SPEC 14).
     pub(super) hidden: Arc<[std::path::PathBuf]>,
-    pub(super) changes_gate: super::changes::Gate,
+    pub(super) changes_gate: super::gate::Gate,
     /// The running timeline search of each window (`searchTimeline` requests).
     pub(crate) searches: Arc<super::searches::Searches>,
 }
@@ -83,7 +72,7 @@ impl RuntimeHandle {
         providers: ProviderRegistry,
         layout: Layout,
         hidden: Vec<std::path::PathBuf>,
-        changes_gate: super::changes::Gate,
+        changes_gate: super::gate::Gate,
     ) -> Self {
         RuntimeHandle {
             tx,

@@ -19,21 +19,18 @@ impl Actor {
             return;
         }
         let max = self.limits.max_live_agents;
-        if self.slots.contains_key(&agent) || self.slots.len() < max {
+        if self.sessions.has_slot(agent) || self.sessions.live() < max {
             self.start_session(agent, resume);
             return;
         }
-        match self.waiting.iter_mut().find(|(a, _)| *a == agent) {
-            Some(w) => w.1 = resume,
-            None => self.waiting.push_back((agent, resume)),
-        }
+        self.sessions.wait_in_line(agent, resume);
         self.engine.set_waiting_for_slot(agent, Some(max));
         self.number_queue();
     }
 
     /// Every waiting agent's place in line, shown with its status ("queued · 3rd").
     fn number_queue(&mut self) {
-        let ids: Vec<AgentId> = self.waiting.iter().map(|(a, _)| *a).collect();
+        let ids: Vec<AgentId> = self.sessions.line();
         for (i, id) in ids.into_iter().enumerate() {
             self.engine.set_queue_place(id, Some(i + 1));
         }
@@ -41,9 +38,7 @@ impl Actor {
 
     /// The agent no longer wants a start (closed, archived).
     pub(super) fn stop_waiting(&mut self, agent: AgentId) {
-        let before = self.waiting.len();
-        self.waiting.retain(|(a, _)| *a != agent);
-        if self.waiting.len() != before {
+        if self.sessions.leave_line(agent) {
             self.engine.set_waiting_for_slot(agent, None);
             self.number_queue();
         }
@@ -52,8 +47,8 @@ impl Actor {
     /// Starts the oldest waiting agents while slots are free; whether any started.
     pub(super) fn fill_slots(&mut self) -> bool {
         let mut started = false;
-        while self.slots.len() < self.limits.max_live_agents {
-            let Some((agent, resume)) = self.waiting.pop_front() else {
+        while self.sessions.live() < self.limits.max_live_agents {
+            let Some((agent, resume)) = self.sessions.next_in_line() else {
                 break;
             };
             // Only an agent still waiting for its session: one archived or stopped meanwhile
@@ -71,13 +66,12 @@ impl Actor {
         if started {
             self.number_queue();
         }
-        if let Some((next, _)) = self.waiting.front() {
-            let next = *next;
+        if let Some(next) = self.sessions.first_in_line() {
             if let Some(idle) = self.quietest_idle() {
                 tracing::info!(agent = %idle, waiting = %next, "closing an idle session for a waiting start");
                 let limit = self.limits.max_live_agents;
                 if let Ok(message) = self.engine.close_to_make_room(idle, next, limit) {
-                    let _ = self.events.send(Event::ClosedForRoom {
+                    self.out.send(Event::ClosedForRoom {
                         agent_id: idle,
                         message,
                     });
@@ -93,17 +87,14 @@ impl Actor {
     /// (The agent no longer shown may be the room a waiting start needs: the `apply` after
     /// every command fills slots.)
     pub(super) fn set_shown(&mut self, window: String, agent: Option<AgentId>) {
-        match agent {
-            Some(a) => self.shown.insert(window, a),
-            None => self.shown.remove(&window),
-        };
+        self.sessions.set_shown(window, agent);
     }
 
     /// The live idle agent with nothing pending that has been quiet the longest.
     fn quietest_idle(&self) -> Option<AgentId> {
-        self.slots
-            .keys()
-            .filter_map(|id| self.engine.agent(*id))
+        self.sessions
+            .live_agents()
+            .filter_map(|id| self.engine.agent(id))
             .filter(|a| {
                 a.session == SessionState::Live
                     && a.record.last_status == Status::Idle
@@ -111,7 +102,7 @@ impl Actor {
                     && a.pending_permission.is_none()
                     && a.record.held_turn.is_none()
                     && self.engine.inbox(a.record.id).is_none_or(|q| q.is_empty())
-                    && !self.shown.values().any(|s| *s == a.record.id)
+                    && !self.sessions.is_shown(a.record.id)
             })
             .min_by_key(|a| (a.record.last_activity_at, a.record.id))
             .map(|a| a.record.id)

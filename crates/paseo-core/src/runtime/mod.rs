@@ -11,22 +11,29 @@
 
 mod actor;
 mod apply;
+mod boot;
+mod broadcast;
 mod changes;
 mod checkout;
 mod cmd;
+mod command;
 mod create;
+mod durable;
 pub mod events;
+mod gate;
 mod handle;
+mod hold;
+mod internal;
+mod lifecycle;
 pub mod limits;
 mod live;
-mod news;
 #[cfg(test)]
 mod notice_crash_tests;
-mod notice_order;
 mod persist;
 pub mod policy;
 mod removal;
 mod searches;
+mod sessions;
 mod timeline;
 mod wait;
 pub mod window;
@@ -44,13 +51,15 @@ use crate::store::{StoreError, WriteError};
 use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::WorkspaceError;
 
-pub use changes::{AgentChanges, AgentDiff, CHANGES_CONCURRENCY, CHANGES_WAIT};
+pub use changes::{AgentChanges, AgentDiff};
 pub use checkout::CheckoutAgent;
+pub use command::Attention;
 pub use events::{
     AgentSnapshot, AgentSummary, Event, FleetCounts, FleetSnapshot, TrackSnapshot,
     WorkspaceSnapshot,
 };
-pub use handle::{Attention, Prompted, RuntimeHandle};
+pub use gate::{CHANGES_CONCURRENCY, CHANGES_WAIT};
+pub use handle::{Prompted, RuntimeHandle};
 pub use policy::Caller;
 pub use wait::WaitResult;
 
@@ -319,7 +328,7 @@ impl Runtime {
         opts: RuntimeOptions,
         access: Option<Arc<dyn AgentAccess>>,
     ) -> Result<Runtime, RuntimeError> {
-        let (handle, task) = actor::start(opts, access).await?;
+        let (handle, task) = boot::start(opts, access).await?;
         Ok(Runtime { handle, task })
     }
 

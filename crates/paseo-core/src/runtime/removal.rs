@@ -3,9 +3,12 @@
 
 use std::path::Path;
 
-use super::actor::{Actor, Internal};
-use super::apply::CLOSE_WAIT;
-use crate::model::{AgentId, WorkspaceId, WorkspaceKind};
+use tokio::sync::{mpsc, watch};
+
+use super::durable::CLOSE_WAIT;
+use super::internal::Internal;
+use crate::model::{AgentId, WorkspaceId, WorkspaceRecord};
+use crate::store::Layout;
 use crate::workspaces;
 
 /// A worktree an autoArchive archived, removed once the sessions its archive closed (run as
@@ -18,81 +21,61 @@ pub(super) struct Pending {
     pub(super) show_on: Vec<AgentId>,
 }
 
-impl Actor {
-    /// Starts the removals decided during the last `apply`, whose effects have all run.
-    pub(super) fn start_removals(&mut self) {
-        for p in std::mem::take(&mut self.removals) {
-            self.remove_worktree_later(&p.workspace, &p.wait_for, &p.cause, p.show_on);
+/// Removes the worktree of `rec` once the processes of `closes` are gone, snapshotting what is
+/// left in it first (SPEC 15). `cause` names what was archived (for the snapshot commit's
+/// message); `show_on` are the agents whose timelines show a failure. A worktree that cannot be
+/// snapshotted or removed is kept and reported as [`Internal::WorktreeKept`]: its workspace
+/// comes back unarchived (so it stays visible and archiving it again retries), and the failure
+/// shows on those timelines and as a notice.
+pub(super) fn remove_later(
+    rec: WorkspaceRecord,
+    closes: Vec<watch::Receiver<bool>>,
+    layout: Layout,
+    tx: mpsc::UnboundedSender<Internal>,
+    cause: &str,
+    show_on: Vec<AgentId>,
+) {
+    let message = workspaces::worktree::snapshot_message(Path::new(&rec.cwd), cause);
+    tokio::spawn(async move {
+        let deadline = tokio::time::Instant::now() + CLOSE_WAIT;
+        for mut rx in closes {
+            let _ = tokio::time::timeout_at(deadline, rx.wait_for(|d| *d)).await;
         }
-    }
-
-    /// Removes an archived worktree workspace's directory once its agents' processes are gone,
-    /// snapshotting what is left in it first (SPEC 15). `cause` names what was archived (for
-    /// the snapshot commit's message); `show_on` are the agents whose timelines show a failure.
-    /// A worktree that cannot be snapshotted or removed is kept, its workspace comes back
-    /// unarchived (so it stays visible and archiving it again retries), and the failure shows
-    /// on those timelines and as a notice.
-    pub(super) fn remove_worktree_later(
-        &mut self,
-        ws: &WorkspaceId,
-        archived: &[AgentId],
-        cause: &str,
-        show_on: Vec<AgentId>,
-    ) {
-        let Some(rec) = self.engine.workspace(ws).cloned() else {
-            return;
-        };
-        if rec.kind != WorkspaceKind::Worktree {
-            return;
-        }
-        let closes: Vec<_> = archived
-            .iter()
-            .filter_map(|id| self.closing.get(id).cloned())
-            .collect();
-        let layout = self.layout.clone();
-        let tx = self.internal_tx.clone();
-        let message = workspaces::worktree::snapshot_message(Path::new(&rec.cwd), cause);
-        tokio::spawn(async move {
-            let deadline = tokio::time::Instant::now() + CLOSE_WAIT;
-            for mut rx in closes {
-                let _ = tokio::time::timeout_at(deadline, rx.wait_for(|d| *d)).await;
+        let repo = rec.repo.clone().unwrap_or_default();
+        let cwd = rec.cwd.clone();
+        let branch = rec.branch.clone();
+        let r = tokio::task::spawn_blocking(move || {
+            workspaces::worktree::snapshot_and_remove(
+                &layout,
+                &repo,
+                &cwd,
+                branch.as_deref(),
+                &message,
+            )
+        })
+        .await;
+        let failure = match r {
+            Ok(Ok(removed)) => {
+                tracing::info!(
+                    workspace = %rec.workspace_id,
+                    path = %rec.cwd,
+                    snapshot = ?removed.snapshot,
+                    trash = ?removed.trash,
+                    "worktree removed"
+                );
+                return;
             }
-            let repo = rec.repo.clone().unwrap_or_default();
-            let cwd = rec.cwd.clone();
-            let branch = rec.branch.clone();
-            let r = tokio::task::spawn_blocking(move || {
-                workspaces::worktree::snapshot_and_remove(
-                    &layout,
-                    &repo,
-                    &cwd,
-                    branch.as_deref(),
-                    &message,
-                )
-            })
-            .await;
-            let failure = match r {
-                Ok(Ok(removed)) => {
-                    tracing::info!(
-                        workspace = %rec.workspace_id,
-                        path = %rec.cwd,
-                        snapshot = ?removed.snapshot,
-                        trash = ?removed.trash,
-                        "worktree removed"
-                    );
-                    return;
-                }
-                Ok(Err(e)) => e.to_string(),
-                Err(e) => format!("the removal stopped: {e}"),
-            };
-            let _ = tx.send(Internal::WorktreeKept {
-                workspace: rec.workspace_id.clone(),
-                show_on,
-                message: format!(
-                    "The worktree {} was kept with everything in it: {failure}. Its workspace \
-                     stays open; archive it again to retry.",
-                    rec.cwd
-                ),
-            });
+            Ok(Err(e)) => e.to_string(),
+            Err(e) => format!("the removal stopped: {e}"),
+        };
+        let _ = tx.send(Internal::WorktreeKept {
+            workspace: rec.workspace_id.clone(),
+            show_on,
+            message: format!(
+                "The worktree {} was kept with everything in it: {failure}. Its workspace \
+                 stays open; archive it again to retry.",
+                rec.cwd
+            ),
         });
-    }
+    });
 }

@@ -1,13 +1,13 @@
 //! Each agent's timeline: numbered items, an in-memory tail, batched events, and pages served
 //! from the tail or read from disk.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
-use super::actor::Actor;
+use super::broadcast::Broadcast;
 use super::events::Event;
 use super::RuntimeError;
 use crate::model::{AgentId, NewItem, TimelineItem, Timestamp};
-use crate::store::timeline::PageReply;
+use crate::store::timeline::{PageReply, Timelines};
 use crate::store::Mark;
 
 /// In-memory timeline tail per agent: at most this many items…
@@ -16,7 +16,7 @@ const TAIL_ITEMS: usize = 2_000;
 const TAIL_BYTES: usize = 4 << 20;
 
 #[derive(Default)]
-pub(super) struct Tl {
+struct Tl {
     next_seq: u64,
     tail: VecDeque<TimelineItem>,
     tail_bytes: usize,
@@ -31,7 +31,20 @@ pub(crate) enum Page {
     Disk(PageReply),
 }
 
-impl Actor {
+/// The timelines of every agent: the store's files and the tails kept in memory.
+pub(super) struct Tails {
+    timelines: Timelines,
+    tl: HashMap<AgentId, Tl>,
+}
+
+impl Tails {
+    pub(super) fn new(timelines: Timelines) -> Tails {
+        Tails {
+            timelines,
+            tl: HashMap::new(),
+        }
+    }
+
     fn tl_state(&mut self, agent: AgentId) -> &mut Tl {
         let timelines = &self.timelines;
         self.tl.entry(agent).or_insert_with(|| Tl {
@@ -40,12 +53,9 @@ impl Actor {
         })
     }
 
-    pub(crate) fn push_item(&mut self, agent: AgentId, item: NewItem) {
-        let turn = self
-            .engine
-            .agent(agent)
-            .map(|a| a.record.turn_count)
-            .unwrap_or(0);
+    /// Numbers `item` as the next of `agent`'s timeline (in turn `turn`); it goes out with the
+    /// next [`Self::flush`].
+    pub(super) fn push(&mut self, agent: AgentId, turn: u64, item: NewItem) {
         let now = Timestamp::now();
         let tl = self.tl_state(agent);
         let it = item.numbered(tl.next_seq, turn, now);
@@ -61,14 +71,15 @@ impl Actor {
     }
 
     /// A mark set once what `agent`'s timeline has waiting now is on disk.
-    pub(super) fn timeline_mark(&mut self, agent: AgentId) -> Mark {
+    pub(super) fn mark(&mut self, agent: AgentId) -> Mark {
         self.tl_state(agent)
             .mark
             .get_or_insert_with(Mark::new)
             .clone()
     }
 
-    pub(super) fn flush_timeline_events(&mut self) {
+    /// Hands what every timeline has waiting to the store and tells the windows.
+    pub(super) fn flush(&mut self, out: &Broadcast) {
         for (agent, tl) in self.tl.iter_mut() {
             if tl.pending.is_empty() {
                 if let Some(m) = tl.mark.take() {
@@ -79,34 +90,35 @@ impl Actor {
             }
             let items = std::mem::take(&mut tl.pending);
             self.timelines.append_marked(*agent, &items, tl.mark.take());
-            let _ = self.events.send(Event::TimelineItems {
+            out.send(Event::TimelineItems {
                 agent_id: *agent,
                 items,
             });
         }
     }
 
-    pub(crate) fn flush_timeline(
-        &mut self,
-        agent: AgentId,
-    ) -> Result<tokio::sync::oneshot::Receiver<()>, RuntimeError> {
-        if self.engine.agent(agent).is_none() {
-            return Err(crate::engine::EngineError::UnknownAgent(agent).into());
-        }
-        self.flush_timeline_events();
-        Ok(self.timelines.flush_rx())
+    /// Fires once everything handed to the store so far is written.
+    pub(super) fn written_rx(&self) -> tokio::sync::oneshot::Receiver<()> {
+        self.timelines.flush_rx()
     }
 
-    pub(crate) fn timeline_page(
+    /// Waits until everything handed to the store is written.
+    pub(super) async fn written(&self) {
+        self.timelines.flush().await;
+    }
+
+    /// How many timelines cannot be written right now.
+    pub(super) fn failing(&self) -> usize {
+        self.timelines.failing()
+    }
+
+    /// Items `before` (0: the end), at most `limit`, after a [`Self::flush`].
+    pub(super) fn page(
         &mut self,
         agent: AgentId,
         before: u64,
         limit: usize,
     ) -> Result<Page, RuntimeError> {
-        if self.engine.agent(agent).is_none() {
-            return Err(crate::engine::EngineError::UnknownAgent(agent).into());
-        }
-        self.flush_timeline_events();
         let tl = self.tl_state(agent);
         let end = if before == 0 {
             tl.next_seq

@@ -18,7 +18,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde::{Serialize, Serializer};
 
 use super::actor::Actor;
-use super::cmd::Command;
+use super::command::Command;
 use super::{RuntimeError, RuntimeHandle};
 use crate::engine::usage::UsageRollups;
 use crate::engine::{AgentState, Engine};

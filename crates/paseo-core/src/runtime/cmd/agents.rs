@@ -2,11 +2,11 @@
 //! effects in the same actor step.
 
 use super::super::actor::Actor;
-use super::super::apply::Durable;
+use super::super::command::{Prepared, Target};
+use super::super::durable::Durable;
 use super::super::events::AgentSnapshot;
 use super::super::policy::{self, Caller, Placement, ReachCheck};
 use super::super::{CreateAgent, RuntimeError};
-use super::{Prepared, Target};
 use crate::engine::{EngineError, RestoreScope};
 use crate::model::{AgentId, Reach, WorkspaceId};
 use crate::providers::ProviderInfo;
@@ -299,9 +299,7 @@ impl Actor {
     }
 
     pub(super) fn deliver_pending(&mut self) {
-        if let Some(d) = self.deferred.as_mut() {
-            d.released = true;
-        }
+        self.persist.release_deferred();
         self.write_deferred(false);
         self.engine.deliver_pending();
         self.apply();

@@ -3,10 +3,12 @@
 use std::collections::BTreeSet;
 
 use super::super::actor::Actor;
+use super::super::broadcast;
+use super::super::command::Attention;
 use super::super::events::{
     AgentSnapshot, FleetCounts, FleetSnapshot, TrackSnapshot, WorkspaceSnapshot,
 };
-use super::super::handle::Attention;
+use super::super::timeline::Page;
 use super::super::RuntimeError;
 use crate::engine::{EngineError, ListFilter};
 use crate::model::{AgentId, Bucket};
@@ -19,7 +21,7 @@ impl Actor {
         let a = self.engine.agent(id).ok_or(EngineError::UnknownAgent(id))?;
         let mut s = AgentSnapshot::of(&self.engine, a);
         if s.record.has_parts_on_disk() {
-            let path = self.record_path(id, &a.record.cwd);
+            let path = self.persist.record_path(id, &a.record.cwd);
             crate::store::read_back(&mut s.record, &path)?;
             s.at_rest = false;
         }
@@ -41,11 +43,7 @@ impl Actor {
     }
 
     pub(crate) fn track(&self, parent: AgentId) -> TrackSnapshot {
-        TrackSnapshot {
-            parent_agent_id: parent,
-            members: self.engine.track(parent),
-            counts: self.engine.track_counts(parent),
-        }
+        broadcast::track(&self.engine, parent)
     }
 
     pub(super) fn snapshot(&self) -> FleetSnapshot {
@@ -81,8 +79,8 @@ impl Actor {
             tracks,
             providers: self.providers.infos(),
             counts: FleetCounts::of(e),
-            notices: self.notices.clone(),
-            quarantined: self.quarantined.clone(),
+            notices: self.out.notices().to_vec(),
+            quarantined: self.out.quarantined().to_vec(),
             mcp_url: self.access.as_ref().and_then(|a| a.url()),
             containment: self.containment.info(),
             agents,
@@ -100,8 +98,8 @@ impl Actor {
             })
             .map(|a| AgentSnapshot::of(e, a))
             .collect();
-        let timelines = self.timelines.failing();
-        let storage = match self.writer.failing() {
+        let timelines = self.tails.failing();
+        let storage = match self.persist.writer().failing() {
             Some((n, first)) => Some(format!(
                 "{} file(s) of the data root cannot be written: {first}",
                 n + timelines
@@ -163,5 +161,29 @@ impl Actor {
             .map(|a| AgentSnapshot::of(e, a))
             .collect();
         (page, total)
+    }
+
+    pub(super) fn flush_timeline(
+        &mut self,
+        agent: AgentId,
+    ) -> Result<tokio::sync::oneshot::Receiver<()>, RuntimeError> {
+        if self.engine.agent(agent).is_none() {
+            return Err(EngineError::UnknownAgent(agent).into());
+        }
+        self.tails.flush(&self.out);
+        Ok(self.tails.written_rx())
+    }
+
+    pub(super) fn timeline_page(
+        &mut self,
+        agent: AgentId,
+        before: u64,
+        limit: usize,
+    ) -> Result<Page, RuntimeError> {
+        if self.engine.agent(agent).is_none() {
+            return Err(EngineError::UnknownAgent(agent).into());
+        }
+        self.tails.flush(&self.out);
+        self.tails.page(agent, before, limit)
     }
 }

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::super::actor::Actor;
-use super::super::apply::Durable;
+use super::super::durable::Durable;
 use super::super::events::WorkspaceSnapshot;
 use super::super::RuntimeError;
 use crate::model::{

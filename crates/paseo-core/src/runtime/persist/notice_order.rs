@@ -4,19 +4,22 @@
 //! stops owing the notice can land, and a received notice's timeline item before the inbox that
 //! no longer holds it. Writes outside the ledger keep no order between paths.
 
-use super::actor::Actor;
-use crate::engine::NoticeOrder;
+use super::Persistence;
+use crate::engine::{Engine, NoticeOrder};
 use crate::model::{AgentId, AgentRecord, Notice};
 use crate::store::{self, Gate, Layout, Mark, Ticket};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-impl Actor {
+impl Persistence {
     /// Writes the inboxes that changed; an inbox that gave a notice to its agent's turn waits
-    /// for the timeline item showing it received. Returns each inbox's ticket.
-    pub(super) fn persist_inboxes(
+    /// for the timeline item showing it received (`mark`: set once what an agent's timeline has
+    /// waiting now is on disk). Returns each inbox's ticket.
+    pub(in super::super) fn write_inboxes(
         &mut self,
+        engine: &Engine,
         inboxes: &FxHashSet<AgentId>,
         order: &[NoticeOrder],
+        mark: &mut dyn FnMut(AgentId) -> Mark,
     ) -> FxHashMap<AgentId, Ticket> {
         let mut tickets = FxHashMap::default();
         for id in inboxes {
@@ -25,10 +28,10 @@ impl Actor {
                 .iter()
                 .any(|o| matches!(o, NoticeOrder::Delivered { target } if target == id));
             if delivered {
-                let mark = self.timeline_mark(*id);
+                let mark = mark(*id);
                 self.writer.hold(path.clone(), vec![Gate::Mark(mark)]);
             }
-            let t = match self.engine.inbox(*id) {
+            let t = match engine.inbox(*id) {
                 Some(q) if !q.is_empty() => {
                     let v: Vec<_> = q.iter().cloned().collect();
                     match store::encode_inbox(&v) {
@@ -49,10 +52,12 @@ impl Actor {
 
     /// Holds the record of every child that stopped owing a notice behind the write that now
     /// holds it, whenever that record is written (now, or later as a load repair).
-    pub(super) fn hold_notice_owers(
+    pub(in super::super) fn hold_notice_owers(
         &mut self,
+        engine: &Engine,
         order: &[NoticeOrder],
         inboxes: &FxHashMap<AgentId, Ticket>,
+        mark: &mut dyn FnMut(AgentId) -> Mark,
     ) {
         for o in order {
             let (child, gate) = match o {
@@ -65,12 +70,10 @@ impl Actor {
                         (*child, Gate::Mark(Mark::new()))
                     }
                 },
-                NoticeOrder::Recorded { child, target } => {
-                    (*child, Gate::Mark(self.timeline_mark(*target)))
-                }
+                NoticeOrder::Recorded { child, target } => (*child, Gate::Mark(mark(*target))),
                 NoticeOrder::Delivered { .. } => continue,
             };
-            let Some(a) = self.engine.agent(child) else {
+            let Some(a) = engine.agent(child) else {
                 continue;
             };
             let path = self.record_path(child, &a.record.cwd);
@@ -82,7 +85,7 @@ impl Actor {
 /// The notices the timelines of the agents concerned show as received: the targets of records
 /// still owing a notice and the agents with queued notices, a handful after a crash and none
 /// after a clean quit, so a load of 100,000 agents reads no timeline it does not need.
-pub(super) async fn received_at_load(
+pub(in super::super) async fn received_at_load(
     layout: &Layout,
     records: &[Box<AgentRecord>],
     inboxes: &[(AgentId, Vec<Notice>)],
