@@ -55,8 +55,55 @@ pub struct CreatedWorktree {
     /// The repository it was made from.
     pub repo: RepoInfo,
     /// What it branched off: recorded at creation for a new branch; for an existing branch
-    /// checked out, the best guess (see [`super::changes::find_base`]), if any.
+    /// checked out, the best guess ([`guess_base`]), if any.
     pub base: Option<BaseRef>,
+}
+
+/// A sensible base for a branch whose base was not recorded, in the checkout `top`: the first
+/// local branch other than its own among origin's default branch, `init.defaultBranch`, the
+/// branch of the repository's main checkout, `main` and `master`; the commit is its merge base
+/// with HEAD. `None` when no candidate shares history with HEAD.
+pub fn guess_base(top: &Path) -> Result<Option<BaseRef>, gitcli::GitError> {
+    let own = gitcli::current_branch(top)?;
+    let mut candidates: Vec<String> = Vec::new();
+    if let Some(r) = Cmd::git(top)
+        .args([
+            "symbolic-ref",
+            "--quiet",
+            "--short",
+            "refs/remotes/origin/HEAD",
+        ])
+        .query()?
+    {
+        candidates.extend(r.strip_prefix("origin/").map(str::to_string));
+    }
+    candidates.extend(
+        Cmd::git(top)
+            .args(["config", "--get", "init.defaultBranch"])
+            .query()?,
+    );
+    // `git worktree list` names the main checkout first.
+    candidates.extend(gitcli::worktrees(top)?.into_iter().next().and_then(|w| w.1));
+    candidates.extend(["main".to_string(), "master".to_string()]);
+    let head = gitcli::resolve(top, "HEAD")?;
+    for c in candidates {
+        if Some(&c) == own.as_ref() || c.starts_with('-') {
+            continue;
+        }
+        let (Some(tip), Some(head)) = (
+            gitcli::resolve(top, &format!("refs/heads/{c}"))?,
+            head.as_deref(),
+        ) else {
+            continue;
+        };
+        if let Some(commit) = Cmd::git(top).args(["merge-base", head, &tip]).query()? {
+            return Ok(Some(BaseRef {
+                branch: Some(c),
+                commit,
+            }));
+        }
+    }
+    Ok(None)
 }
 
 /// A stable short hash (FNV-1a 64) of the repository path: the folder that groups its
@@ -245,7 +292,7 @@ pub fn create(
             };
             Some(BaseRef { branch, commit })
         }
-        WorktreeTarget::CheckoutBranch { .. } => super::changes::find_base(&path).ok(),
+        WorktreeTarget::CheckoutBranch { .. } => guess_base(&path).ok().flatten(),
     };
     Ok(CreatedWorktree {
         path,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::workspaces::gitcli::{self, Cmd};
-use crate::workspaces::worktree::BaseRef;
+use crate::workspaces::worktree::{self, BaseRef};
 
 // ---------------------------------------------------------------------- what to compare
 
@@ -20,56 +20,10 @@ pub fn compare_for(ws: &WorkspaceRecord) -> Compare {
     }
 }
 
-/// A sensible base for a branch whose base was not recorded: the first local branch other than
-/// its own among origin's default branch, `init.defaultBranch`, the branch of the repository's
-/// main checkout, `main` and `master`; the commit is its merge base with HEAD.
+/// A sensible base for a branch whose base was not recorded ([`worktree::guess_base`]).
 pub fn find_base(dir: &Path) -> Result<BaseRef, ChangesError> {
     let top = top(dir)?;
-    let own = gitcli::current_branch(&top)?;
-    let mut candidates: Vec<String> = Vec::new();
-    if let Some(r) = Cmd::git(&top)
-        .args([
-            "symbolic-ref",
-            "--quiet",
-            "--short",
-            "refs/remotes/origin/HEAD",
-        ])
-        .query()?
-    {
-        candidates.extend(r.strip_prefix("origin/").map(str::to_string));
-    }
-    candidates.extend(
-        Cmd::git(&top)
-            .args(["config", "--get", "init.defaultBranch"])
-            .query()?,
-    );
-    // `git worktree list` names the main checkout first.
-    candidates.extend(
-        gitcli::worktrees(&top)?
-            .into_iter()
-            .next()
-            .and_then(|w| w.1),
-    );
-    candidates.extend(["main".to_string(), "master".to_string()]);
-    let head = gitcli::resolve(&top, "HEAD")?;
-    for c in candidates {
-        if Some(&c) == own.as_ref() || c.starts_with('-') {
-            continue;
-        }
-        let (Some(tip), Some(head)) = (
-            gitcli::resolve(&top, &format!("refs/heads/{c}"))?,
-            head.as_deref(),
-        ) else {
-            continue;
-        };
-        if let Some(commit) = merge_base(&top, head, &tip)? {
-            return Ok(BaseRef {
-                branch: Some(c),
-                commit,
-            });
-        }
-    }
-    Err(ChangesError::NoBase {
+    worktree::guess_base(&top)?.ok_or_else(|| ChangesError::NoBase {
         path: dir.display().to_string(),
     })
 }
