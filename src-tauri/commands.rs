@@ -114,7 +114,7 @@ pub fn app_info<R: Runtime>(app: AppHandle<R>, state: State<'_, AppState>) -> Ap
             .unwrap_or_else(|| state.created_at())
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         counts,
-        counts_line: counts.summary(),
+        counts_line: counts.line(),
         mcp_url,
     }
 }

@@ -121,7 +121,7 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
     tauri::async_runtime::spawn(async move {
         let mut rx = rt.subscribe();
         if let Ok(c) = rt.counts().await {
-            set_counts(&app, c.into());
+            set_counts(&app, c);
         }
         loop {
             match rx.recv().await {
@@ -129,7 +129,7 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
                     use paseo_core::runtime::Event;
                     match &event {
                         Event::CountsChanged { counts } => {
-                            set_counts(&app, (*counts).into());
+                            set_counts(&app, *counts);
                             tray::refresh(&app);
                         }
                         Event::AgentUpdated { .. } | Event::AgentArchived { .. } => {
@@ -146,7 +146,7 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
                     let _ = app.emit("paseo://resync", n);
                     tray::refresh(&app);
                     if let Ok(c) = rt.counts().await {
-                        set_counts(&app, c.into());
+                        set_counts(&app, c);
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
