@@ -47,7 +47,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
         Err(error) => {
             // Prefer the backend's own words ("the data root … is in use … (pid N)") over
             // Tauri's plugin-initialisation wrapper.
-            let taken = refusal.lock().ok().and_then(|mut slot| slot.take());
+            let taken = refusal.lock().ok().and_then(|mut refused| refused.take());
             eprintln!(
                 "paseo-desktop: {}",
                 taken.unwrap_or_else(|| error.to_string())
@@ -100,8 +100,8 @@ fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugi
                     Ok(())
                 }
                 Err(error) => {
-                    if let Ok(mut slot) = refusal.lock() {
-                        *slot = Some(error.to_string());
+                    if let Ok(mut refused) = refusal.lock() {
+                        *refused = Some(error.to_string());
                     }
                     Err(error.into())
                 }

@@ -202,7 +202,7 @@ fn detail(text: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The live side
+// The running side: events in, notifications out
 
 /// What one window reports: whether it has focus and which agent's tab it shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

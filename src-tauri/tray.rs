@@ -106,7 +106,7 @@ pub struct TrayModel {
 impl TrayModel {
     /// The model for a fleet with `counts` (the runtime's, over every agent) whose agents
     /// include `agents`. `agents` may hold any agents: those without an entry are skipped, so the
-    /// live code passes only the candidates.
+    /// updater passes only the candidates.
     pub fn of(counts: &FleetCounts, agents: &[AgentSnapshot]) -> TrayModel {
         let mut listed: Vec<(Alert, &AgentSnapshot)> = agents
             .iter()
@@ -167,7 +167,7 @@ impl TrayModel {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The live tray
+// The tray on screen
 
 /// Position of the agents section in the menu (entries, "and N more", and a separator when
 /// there is something to separate): after the counts line and its separator.

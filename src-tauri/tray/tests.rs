@@ -298,7 +298,7 @@ fn a_finished_root_alone_shows_attention_even_while_others_run() {
         .collect();
     let mut all: Vec<&AgentSnapshot> = busy.iter().collect();
     all.push(&docs);
-    let model = TrayModel::of(&counts(&all), &[docs.clone()]);
+    let model = TrayModel::of(&counts(&all), std::slice::from_ref(&docs));
     assert_eq!(model.state, TrayState::Alert(Alert::Finished));
     assert_eq!(model.counts_line, "4 running · 0 need you · 5 total");
 }
@@ -346,7 +346,7 @@ fn ampersands_reach_the_menu_literally() {
 
 #[test]
 fn models_compare_equal_when_nothing_shown_changed() {
-    // The live tray skips re-rendering on equal models (a timeline burst changes nothing here).
+    // The tray on screen skips re-rendering on equal models (a timeline burst changes nothing here).
     let a = agent("lead").failed(1);
     let one = TrayModel::of(&counts(&[&a]), std::slice::from_ref(&a));
     let two = TrayModel::of(&counts(&[&a]), &[a]);
