@@ -7,7 +7,8 @@
 //! What to notify is decided by [`plan`], a pure function of agent snapshots before and after a
 //! burst of changes, the settings (config.json `notifications`) and the agents being watched.
 //! Which agents get a notification is the core's alert rule (`paseo_core::model::attention`,
-//! each snapshot's `alert`), the one the tray lists, so the two never disagree. Sending is [`dbus`]'s job (freedesktop notifications on the session bus).
+//! each snapshot's `alert`), the one the tray lists, so the two never disagree. Sending is
+//! [`dbus`]'s job (freedesktop notifications on the session bus).
 
 use crate::tray;
 use paseo_core::config::NotificationsConfig;
@@ -97,8 +98,9 @@ fn wanted(kind: Alert, settings: &NotificationsConfig) -> bool {
 
 /// What to show for a burst of changes: `before` holds the agents' previous snapshots (an agent
 /// missing there is new), `after` the changed agents as they are now. An agent is notified when
-/// it newly needs the user, failed or finished (by the tray's rule), the settings ask for that
-/// kind, and it is not in `watched` (its tab shown in a focused window). `None`: nothing to show.
+/// it newly needs the user, failed or finished (its snapshot's `alert`, which the tray lists by
+/// too), the settings ask for that kind, and it is not in `watched` (its tab shown in a focused
+/// window). `None`: nothing to show.
 pub fn plan(
     before: &[AgentSnapshot],
     after: &[AgentSnapshot],
@@ -312,8 +314,8 @@ where
     // Subscribed before the first snapshot: a change in between is seen twice, never missed
     // (and `plan` sends an occurrence once).
     let mut rx = runtime.subscribe();
-    // Only agents that may need the user can have an occurrence (the tray's query): the whole
-    // fleet's snapshots would be built for nothing (hundreds of MB at 100,000 agents).
+    // Only agents with an alert can have an occurrence (the runtime's query, the tray's too): the
+    // whole fleet's snapshots would be built for nothing (hundreds of MB at 100,000 agents).
     let Ok(found) = runtime.attention().await else {
         return;
     };

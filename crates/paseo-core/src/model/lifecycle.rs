@@ -7,7 +7,7 @@
 //! | initializing → idle | the provider session is ready |
 //! | idle / error → running | a turn starts |
 //! | running → idle | the turn ends (completed or canceled) |
-//! | any → error | the turn fails, the session cannot start, the process dies; and (SPEC 14, 15) a held start denied or a record that cannot be written, a closed agent's too |
+//! | any → error | a turn fails, the session cannot start, the process dies; a denied held start or a failed write (SPEC 14, 15), a closed agent's too |
 //! | any → closed | the runtime is closed (archive, quit, stop, an interruption found at load) |
 //! | idle / error / closed → initializing | the agent is used again: its session starts (or resumes) |
 //!

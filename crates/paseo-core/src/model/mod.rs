@@ -2,9 +2,12 @@
 //! one status rule. Every layer (engine, store, runtime, providers, MCP, the shell) speaks these
 //! nouns; this module depends on none of them.
 //!
-//! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`labels`], [`workspace`]
-//! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`power`] and [`held`] (SPEC 14),
-//! [`notice`] (finish notices), [`usage`] (tokens and cost), [`status`] (buckets and who needs you), [`attention`] (status words and who alerts the user), [`lifecycle`] (SPEC 2's transitions) and [`tally`] (the counts line). Everything is re-exported here, so
+//! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record),
+//! [`labels`], [`workspace`] (workspaces and projects), [`timeline`], [`turn`], [`permission`]
+//! (a tool's request or a held start), [`provider`] (provider kinds), [`power`] and [`held`]
+//! (SPEC 14), [`notice`] (finish notices), [`usage`] (tokens and cost), [`lifecycle`] (SPEC 2's
+//! transitions), [`status`] (buckets and who needs you), [`attention`] (status words and which
+//! agents alert the user) and [`tally`] (the counts line). Everything is re-exported here, so
 //! `crate::model::X` names any of them.
 
 pub mod agent;
