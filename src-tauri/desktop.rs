@@ -47,7 +47,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
         Err(error) => {
             // Prefer the backend's own words ("the data root … is in use … (pid N)") over
             // Tauri's plugin-initialisation wrapper.
-            let taken = refusal.lock().ok().and_then(|mut slot| slot.take());
+            let taken = refusal.lock().ok().and_then(|mut refused| refused.take());
             eprintln!(
                 "paseo-desktop: {}",
                 taken.unwrap_or_else(|| error.to_string())
@@ -100,8 +100,8 @@ fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugi
                     Ok(())
                 }
                 Err(error) => {
-                    if let Ok(mut slot) = refusal.lock() {
-                        *slot = Some(error.to_string());
+                    if let Ok(mut refused) = refusal.lock() {
+                        *refused = Some(error.to_string());
                     }
                     Err(error.into())
                 }
@@ -121,7 +121,7 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
     tauri::async_runtime::spawn(async move {
         let mut rx = rt.subscribe();
         if let Ok(c) = rt.counts().await {
-            set_counts(&app, c.into());
+            set_counts(&app, c);
         }
         loop {
             match rx.recv().await {
@@ -129,7 +129,7 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
                     use paseo_core::runtime::Event;
                     match &event {
                         Event::CountsChanged { counts } => {
-                            set_counts(&app, (*counts).into());
+                            set_counts(&app, *counts);
                             tray::refresh(&app);
                         }
                         Event::AgentUpdated { .. } | Event::AgentArchived { .. } => {
@@ -146,7 +146,7 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
                     let _ = app.emit("paseo://resync", n);
                     tray::refresh(&app);
                     if let Ok(c) = rt.counts().await {
-                        set_counts(&app, c.into());
+                        set_counts(&app, c);
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,

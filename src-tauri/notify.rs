@@ -6,13 +6,13 @@
 //!
 //! What to notify is decided by [`plan`], a pure function of agent snapshots before and after a
 //! burst of changes, the settings (config.json `notifications`) and the agents being watched.
-//! Which agents get a notification follows the tray's rule ([`tray::attention_of`]), so the two
-//! never disagree. Sending is [`dbus`]'s job (freedesktop notifications on the session bus).
+//! Which agents get a notification is the core's alert rule (`paseo_core::model::attention`,
+//! each snapshot's `alert`), the one the tray lists, so the two never disagree. Sending is
+//! [`dbus`]'s job (freedesktop notifications on the session bus).
 
 use crate::tray;
 use paseo_core::config::NotificationsConfig;
-use paseo_core::model::power::HELD_REQUEST_PREFIX;
-use paseo_core::model::{AgentId, Bucket};
+use paseo_core::model::{AgentId, Alert, APPROVE_START};
 use paseo_core::runtime::{AgentSnapshot, Event, RuntimeHandle};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -48,15 +48,6 @@ pub enum NotifyError {
 // ---------------------------------------------------------------------------------------------
 // The decision (pure)
 
-/// Why an agent is notified, most urgent first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
-    Permission,
-    Failed,
-    Finished,
-    SubagentFinished,
-}
-
 /// One notification to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Note {
@@ -71,7 +62,7 @@ pub struct Note {
 }
 
 /// What an agent was last notified for (or would have been), per agent.
-type Occurrence = (Kind, String);
+type Occurrence = (Alert, String);
 
 /// Why `agent` would be notified now, with what tells this occurrence from the previous one
 /// (the request id, or when attention was raised), so one event is never sent twice.
@@ -83,39 +74,29 @@ fn occurrence(agent: &AgentSnapshot) -> Option<Occurrence> {
             .map(|t| t.millis().to_string())
             .unwrap_or_default()
     };
-    let kind = match tray::attention_of(agent) {
-        Some(tray::Attention::Permission) => {
-            let request = agent.pending_permission.as_ref()?;
-            return Some((Kind::Permission, request.request_id.clone()));
-        }
-        Some(tray::Attention::Failed) => Kind::Failed,
-        Some(tray::Attention::Finished) => Kind::Finished,
-        None if !agent.record.is_archived()
-            && agent.parent_agent_id.is_some()
-            && agent.bucket == Bucket::Attention
-            && !agent.needs_you =>
-        {
-            Kind::SubagentFinished
-        }
-        None => return None,
-    };
+    let kind = agent.alert?;
+    if kind == Alert::Permission {
+        let request = agent.pending_permission.as_ref()?;
+        return Some((kind, request.request_id.clone()));
+    }
     Some((kind, when()))
 }
 
-fn wanted(kind: Kind, settings: &NotificationsConfig) -> bool {
+fn wanted(kind: Alert, settings: &NotificationsConfig) -> bool {
     settings.enabled
         && match kind {
-            Kind::Permission => settings.permission,
-            Kind::Failed => settings.error,
-            Kind::Finished => settings.finished,
-            Kind::SubagentFinished => settings.subagent_finished,
+            Alert::Permission => settings.permission,
+            Alert::Failed => settings.error,
+            Alert::Finished => settings.finished,
+            Alert::SubagentFinished => settings.subagent_finished,
         }
 }
 
 /// What to show for a burst of changes: `before` holds the agents' previous snapshots (an agent
 /// missing there is new), `after` the changed agents as they are now. An agent is notified when
-/// it newly needs the user, failed or finished (by the tray's rule), the settings ask for that
-/// kind, and it is not in `watched` (its tab shown in a focused window). `None`: nothing to show.
+/// it newly needs the user, failed or finished (its snapshot's `alert`, which the tray lists by
+/// too), the settings ask for that kind, and it is not in `watched` (its tab shown in a focused
+/// window). `None`: nothing to show.
 pub fn plan(
     before: &[AgentSnapshot],
     after: &[AgentSnapshot],
@@ -136,7 +117,7 @@ fn plan_since(
     settings: &NotificationsConfig,
     watched: &HashSet<AgentId>,
 ) -> Option<Note> {
-    let mut events: Vec<(Kind, &AgentSnapshot)> = Vec::new();
+    let mut events: Vec<(Alert, &AgentSnapshot)> = Vec::new();
     let mut seen = HashSet::new();
     for agent in after {
         if !seen.insert(agent.id()) || watched.contains(&agent.id()) {
@@ -165,9 +146,9 @@ fn plan_since(
     let n = events.len();
     let summary = if events.iter().all(|(kind, _)| *kind == first_kind) {
         match first_kind {
-            Kind::Permission => format!("{n} agents need permission"),
-            Kind::Failed => format!("{n} agents failed"),
-            Kind::Finished | Kind::SubagentFinished => format!("{n} agents finished"),
+            Alert::Permission => format!("{n} agents need permission"),
+            Alert::Failed => format!("{n} agents failed"),
+            Alert::Finished | Alert::SubagentFinished => format!("{n} agents finished"),
         }
     } else {
         format!("{n} agents need you")
@@ -190,20 +171,18 @@ fn plan_since(
 
 /// The reason in UI.md's status language: "needs permission to run Bash", "failed: exit 3",
 /// "finished".
-fn reason(kind: Kind, agent: &AgentSnapshot) -> String {
+fn reason(kind: Alert, agent: &AgentSnapshot) -> String {
     match kind {
-        Kind::Permission => match &agent.pending_permission {
-            Some(p) if p.request_id.starts_with(HELD_REQUEST_PREFIX) => {
-                "needs you: approve start".to_string()
-            }
+        Alert::Permission => match &agent.pending_permission {
+            Some(p) if p.is_held_start() => APPROVE_START.to_string(),
             Some(p) => format!("needs permission to run {}", detail(&p.tool_name)),
             None => "needs permission".to_string(),
         },
-        Kind::Failed => match agent.record.last_error.as_deref().map(detail) {
+        Alert::Failed => match agent.record.last_error.as_deref().map(detail) {
             Some(error) if !error.is_empty() => format!("failed: {error}"),
             _ => "failed".to_string(),
         },
-        Kind::Finished | Kind::SubagentFinished => "finished".to_string(),
+        Alert::Finished | Alert::SubagentFinished => "finished".to_string(),
     }
 }
 
@@ -221,7 +200,7 @@ fn detail(text: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The live side
+// The running side: events in, notifications out
 
 /// What one window reports: whether it has focus and which agent's tab it shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -327,8 +306,8 @@ where
     // Subscribed before the first snapshot: a change in between is seen twice, never missed
     // (and `plan` sends an occurrence once).
     let mut rx = runtime.subscribe();
-    // Only agents that may need the user can have an occurrence (the tray's query): the whole
-    // fleet's snapshots would be built for nothing (hundreds of MB at 100,000 agents).
+    // Only agents with an alert can have an occurrence (the runtime's query, the tray's too): the
+    // whole fleet's snapshots would be built for nothing (hundreds of MB at 100,000 agents).
     let Ok(found) = runtime.attention().await else {
         return;
     };

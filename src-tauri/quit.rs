@@ -88,7 +88,9 @@ async fn running<R: Runtime>(app: &AppHandle<R>) -> Vec<Running> {
             let kind = kinds.iter().find(|p| p.id == a.record.provider.as_str());
             let title = a.record.title.trim();
             Running {
-                resumes: kind.is_some_and(|p| p.kind == "claude" || p.kind == "codex"),
+                resumes: kind
+                    .and_then(|p| paseo_core::model::ProviderKind::parse(&p.kind))
+                    .is_some_and(|k| k.resumes()),
                 title: if title.is_empty() {
                     a.record.id.to_string()
                 } else {

@@ -5,54 +5,12 @@ use chrono::{DateTime, Utc};
 use paseo_core::runtime::RuntimeHandle;
 use paseo_headless::backend::Backend;
 use paseo_headless::cli::Mode;
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-/// How many agents are in each state, as the tray's first menu line and the UI show them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FleetCounts {
-    pub running: usize,
-    /// Waiting for a live slot (SPEC 14): not running, said apart when there are any.
-    pub queued: usize,
-    pub needs_you: usize,
-    pub total: usize,
-}
-
-impl From<paseo_core::runtime::FleetCounts> for FleetCounts {
-    fn from(c: paseo_core::runtime::FleetCounts) -> Self {
-        FleetCounts {
-            running: c.running,
-            queued: c.queued,
-            needs_you: c.needs_you,
-            total: c.agents,
-        }
-    }
-}
-
-/// " · N queued" when starts wait for a live slot, else nothing (the usual line unchanged).
-pub fn queued_part(queued: usize) -> String {
-    if queued == 0 {
-        String::new()
-    } else {
-        format!(" · {queued} queued")
-    }
-}
-
-impl FleetCounts {
-    /// One line, the same wording everywhere (tray menu, tooltip, track header).
-    pub fn summary(&self) -> String {
-        format!(
-            "{} running{} · {} need{} you · {} total",
-            self.running,
-            queued_part(self.queued),
-            self.needs_you,
-            if self.needs_you == 1 { "s" } else { "" },
-            self.total
-        )
-    }
-}
+/// The fleet's counts the tray and the app's info show: the core's one counts type, whose
+/// `line()` the status bar says too.
+pub use paseo_core::model::FleetCounts;
 
 /// Managed by the Tauri app (`app.manage`); commands get it as `State<'_, AppState>`.
 pub struct AppState {
@@ -123,32 +81,4 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn summary_reads_naturally() {
-        assert_eq!(
-            FleetCounts::default().summary(),
-            "0 running · 0 need you · 0 total"
-        );
-        let counts = FleetCounts {
-            running: 2,
-            needs_you: 1,
-            total: 5,
-            ..Default::default()
-        };
-        assert_eq!(counts.summary(), "2 running · 1 needs you · 5 total");
-        let waiting = FleetCounts {
-            queued: 3,
-            ..counts
-        };
-        assert_eq!(
-            waiting.summary(),
-            "2 running · 3 queued · 1 needs you · 5 total"
-        );
-    }
 }

@@ -6,25 +6,20 @@
 //! rules are tested without a display; [`Tray`] only renders it. The model is rebuilt from
 //! runtime events, coalesced: at most one rebuild per [`COALESCE`], never one per timeline item.
 //!
-//! Which agents get an entry (most urgent first, newest first within a group, at most
-//! [`MAX_ENTRIES`], then an "and N more" line), from what the one status rule
-//! ([`paseo_core::model::status`]) says of each agent (its bucket, whether it needs you) and
-//! whether it is a root agent; the tray keeps no copy of the rule:
-//! - `◉ title — needs permission`: bucket `needs_input`, a pending permission request (any agent,
-//!   subagents too: only the user can answer it);
-//! - `✕ title — failed`: any other agent that needs you, i.e. an error the user has not seen (any
-//!   agent: what the "needs you" count counts, so that count always has entries to click);
-//! - `✓ title — finished`: a root agent in bucket `attention`, whose finished turn the user has
-//!   not seen (and that is not running again). A subagent's finish goes to its parent (finish
-//!   notice) and its track, not here.
+//! Which agents get an entry: those whose snapshot carries an alert the tray lists (the core's
+//! one rule, `paseo_core::model::attention`: a pending permission or held start, an unseen error,
+//! a root agent's unseen finish), most urgent first, newest first within a group, at most
+//! [`MAX_ENTRIES`], then an "and N more" line. Each entry reads `glyph title — words`, e.g.
+//! `◉ kid-2 — needs permission`. The first menu line is the fleet's counts line, the status
+//! bar's (`FleetCounts::line`); the tray spells neither rule nor line itself.
 //!
-//! Archived agents never appear. Opening the agent in the UI marks it seen, which removes the
-//! entry. The icon follows the same rules: the most urgent entry's colour (amber, red, green as in
-//! UI.md's status language), else blue while any agent runs, else grey.
+//! Opening the agent in the UI marks it seen, which removes the entry. The icon follows the same
+//! order: the most urgent entry's colour (amber, red, green as in UI.md's status language), else
+//! blue while any agent runs, else grey.
 
 use crate::quit;
-use paseo_core::model::{AgentId, Bucket};
-use paseo_core::runtime::{AgentSnapshot, FleetCounts, RuntimeHandle};
+use paseo_core::model::{AgentId, Alert, FleetCounts};
+use paseo_core::runtime::{AgentSnapshot, RuntimeHandle};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -55,70 +50,9 @@ const AGENT_PREFIX: &str = "agent:";
 // ---------------------------------------------------------------------------------------------
 // The model (pure)
 
-/// Why an agent needs the user, most urgent first (the order of SPEC 6's buckets).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Attention {
-    Permission,
-    Failed,
-    Finished,
-}
-
-impl Attention {
-    /// The glyph and words of UI.md's status language (never colour alone).
-    fn glyph(self) -> &'static str {
-        match self {
-            Attention::Permission => "◉",
-            Attention::Failed => "✕",
-            Attention::Finished => "✓",
-        }
-    }
-
-    fn words(self) -> &'static str {
-        match self {
-            Attention::Permission => "needs permission",
-            Attention::Failed => "failed",
-            Attention::Finished => "finished",
-        }
-    }
-}
-
-/// An entry's words: a turn the app held for the user's approval (SPEC 14) says so.
-fn words(why: Attention, agent: &AgentSnapshot) -> &'static str {
-    let held = agent.pending_permission.as_ref().is_some_and(|p| {
-        p.request_id
-            .starts_with(paseo_core::model::power::HELD_REQUEST_PREFIX)
-    });
-    if why == Attention::Permission && held {
-        "needs you: approve start"
-    } else {
-        why.words()
-    }
-}
-
-/// Which entry an agent gets, from the status rule's answers and whether it is a root agent.
-fn classify(archived: bool, is_root: bool, bucket: Bucket, needs_you: bool) -> Option<Attention> {
-    if archived {
-        return None;
-    }
-    match bucket {
-        Bucket::NeedsInput => Some(Attention::Permission),
-        // What needs the user besides a pending permission is an unseen error.
-        _ if needs_you => Some(Attention::Failed),
-        Bucket::Attention if is_root => Some(Attention::Finished),
-        // A stale permission reason (its request went away with the process) is `done`:
-        // nothing is left to answer.
-        _ => None,
-    }
-}
-
-/// Whether (and why) `agent` gets a tray entry.
-pub fn attention_of(agent: &AgentSnapshot) -> Option<Attention> {
-    classify(
-        agent.record.is_archived(),
-        agent.parent_agent_id.is_none(),
-        agent.bucket,
-        agent.needs_you,
-    )
+/// The tray entry `agent` gets, if any: its alert, when the tray lists that kind.
+pub fn entry_of(agent: &AgentSnapshot) -> Option<Alert> {
+    agent.alert.filter(|alert| alert.in_tray())
 }
 
 /// Which icon the tray shows.
@@ -126,8 +60,8 @@ pub fn attention_of(agent: &AgentSnapshot) -> Option<Attention> {
 pub enum TrayState {
     Idle,
     Running,
-    /// Something needs the user; the most urgent reason picks the colour.
-    Attention(Attention),
+    /// Something calls for the user; the most urgent alert picks the colour.
+    Alert(Alert),
 }
 
 impl TrayState {
@@ -135,13 +69,11 @@ impl TrayState {
         match self {
             TrayState::Idle => tauri::include_image!("icons/tray-idle.png"),
             TrayState::Running => tauri::include_image!("icons/tray-running.png"),
-            TrayState::Attention(Attention::Permission) => {
+            TrayState::Alert(Alert::Permission) => {
                 tauri::include_image!("icons/tray-needs-input.png")
             }
-            TrayState::Attention(Attention::Failed) => {
-                tauri::include_image!("icons/tray-failed.png")
-            }
-            TrayState::Attention(Attention::Finished) => {
+            TrayState::Alert(Alert::Failed) => tauri::include_image!("icons/tray-failed.png"),
+            TrayState::Alert(Alert::Finished | Alert::SubagentFinished) => {
                 tauri::include_image!("icons/tray-finished.png")
             }
         }
@@ -152,7 +84,7 @@ impl TrayState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub agent_id: AgentId,
-    pub attention: Attention,
+    pub alert: Alert,
     /// What the user reads, e.g. `✕ lead — failed`.
     pub label: String,
 }
@@ -172,13 +104,13 @@ pub struct TrayModel {
 }
 
 impl TrayModel {
-    /// The model for a fleet with `counts` (the runtime's, over every unarchived agent) whose
-    /// agents include `agents`. `agents` may hold any agents: those without a reason to be in
-    /// the menu are skipped, so the live code passes only the candidates.
+    /// The model for a fleet with `counts` (the runtime's, over every agent) whose agents
+    /// include `agents`. `agents` may hold any agents: those without an entry are skipped, so the
+    /// updater passes only the candidates.
     pub fn of(counts: &FleetCounts, agents: &[AgentSnapshot]) -> TrayModel {
-        let mut listed: Vec<(Attention, &AgentSnapshot)> = agents
+        let mut listed: Vec<(Alert, &AgentSnapshot)> = agents
             .iter()
-            .filter_map(|agent| attention_of(agent).map(|why| (why, agent)))
+            .filter_map(|agent| entry_of(agent).map(|why| (why, agent)))
             .collect();
         listed.sort_by(|(a_why, a), (b_why, b)| {
             let when =
@@ -188,13 +120,9 @@ impl TrayModel {
                 .then_with(|| when(b).cmp(&when(a)))
                 .then_with(|| a.id().cmp(&b.id()))
         });
-        let finished = listed
-            .iter()
-            .filter(|(why, _)| *why == Attention::Finished)
-            .count();
         let state = match listed.first() {
-            Some((why, _)) => TrayState::Attention(*why),
-            None if counts.running > 0 => TrayState::Running,
+            Some((why, _)) => TrayState::Alert(*why),
+            None if counts.tally.running > 0 => TrayState::Running,
             None => TrayState::Idle,
         };
         let more = listed.len().saturating_sub(MAX_ENTRIES);
@@ -203,16 +131,16 @@ impl TrayModel {
             .take(MAX_ENTRIES)
             .map(|(why, agent)| Entry {
                 agent_id: agent.id(),
-                attention: why,
+                alert: why,
                 label: format!(
                     "{} {} — {}",
                     why.glyph(),
                     display_title(agent),
-                    words(why, agent)
+                    why.words(agent.pending_permission.as_ref())
                 ),
             })
             .collect();
-        let counts_line = counts_line(counts, finished);
+        let counts_line = counts.line();
         TrayModel {
             state,
             tooltip: format!("Paseo — {counts_line}"),
@@ -225,8 +153,8 @@ impl TrayModel {
 
     /// With the app's own problem first: the icon says failed unless a permission waits.
     pub fn with_storage(mut self, problem: Option<String>) -> TrayModel {
-        if problem.is_some() && self.state != TrayState::Attention(Attention::Permission) {
-            self.state = TrayState::Attention(Attention::Failed);
+        if problem.is_some() && self.state != TrayState::Alert(Alert::Permission) {
+            self.state = TrayState::Alert(Alert::Failed);
         }
         self.storage = problem;
         self
@@ -239,7 +167,7 @@ impl TrayModel {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The live tray
+// The tray on screen
 
 /// Position of the agents section in the menu (entries, "and N more", and a separator when
 /// there is something to separate): after the counts line and its separator.
@@ -450,7 +378,7 @@ pub fn spawn_updater<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
                     let entries = found
                         .agents
                         .into_iter()
-                        .filter(|agent| attention_of(agent).is_some())
+                        .filter(|agent| entry_of(agent).is_some())
                         .collect::<Vec<_>>();
                     (found.counts, entries, found.storage)
                 }
@@ -563,7 +491,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 mod text;
 pub use text::display_title;
-use text::{counts_line, menu_text, more_label};
+use text::{menu_text, more_label};
 
 #[cfg(test)]
 pub(crate) mod tests;

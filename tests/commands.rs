@@ -1,6 +1,7 @@
 //! The app's commands through Tauri's mock runtime, with the real config and ACL
 //! (`generate_context!(test = true)`): what the webview gets back, and what it may not call.
 
+use paseo_core::model::Bucket;
 use paseo_desktop::state::{AppState, FleetCounts};
 use paseo_headless::cli::Mode;
 use serde_json::{json, Value};
@@ -75,9 +76,11 @@ fn app_info_reports_the_data_root_version_and_a_stopped_backend() {
         json!(dir.path().join("logs").display().to_string())
     );
     assert_eq!(info["backend"], json!("stopped"));
+    assert_eq!(info["counts"]["tally"]["total"], json!(0));
+    assert_eq!(info["counts"]["archived"], json!(0));
     assert_eq!(
-        info["counts"],
-        json!({"running": 0, "queued": 0, "needsYou": 0, "total": 0})
+        info["countsLine"],
+        json!("0 running · 0 need you · 0 total")
     );
     chrono::DateTime::parse_from_rfc3339(info["startedAt"].as_str().unwrap()).unwrap();
 }
@@ -92,12 +95,20 @@ fn app_info_follows_the_backend_and_the_counts() {
             .unwrap();
     let started = backend.started_at();
     state.attach_backend(backend);
-    state.set_counts(FleetCounts {
-        running: 3,
-        queued: 0,
-        needs_you: 1,
-        total: 7,
-    });
+    let mut counts = FleetCounts::default();
+    for b in [
+        Bucket::Running,
+        Bucket::Running,
+        Bucket::Running,
+        Bucket::NeedsInput,
+    ] {
+        counts.add(b, false);
+    }
+    for b in [Bucket::Done, Bucket::Attention, Bucket::Done] {
+        counts.add(b, false);
+    }
+    counts.add(Bucket::Failed, true);
+    state.set_counts(counts);
     let info = invoke(&main, "window", json!({"action": {"kind": "appInfo"}})).unwrap();
     assert_eq!(info["backend"], json!("running"));
     assert_eq!(

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{mcp_call, stdout_of, Answer, Harness, TrayMenu, TIMEOUT};
+use common::{mcp_call, stdout_of, tid, Answer, Harness, TrayMenu, TIMEOUT};
 use serde_json::json;
 
 /// Waits until the tray menu reads exactly `entries` (the counts line, then the agents that need
@@ -73,15 +73,12 @@ async fn the_tray_lists_agents_that_need_the_user_and_opens_them_in_the_window()
 
     let broken = h.mcp_create_shell("broken", "exit 3");
     let docs = h.mcp_create_shell("docs", "echo done");
-    wait_for_menu(
-        &tray,
-        &[
-            "0 running · 1 needs you · 1 finished · 2 total",
-            "✕ broken — failed",
-            "✓ docs — finished",
-        ],
-    )
-    .await;
+    // The first line is the status bar's line: an unseen failure has its entry, and both lines
+    // count it as failed (its row's word), never one "needs you" where the other says "failed".
+    let line = "0 running · 0 need you · 1 failed · 2 total";
+    wait_for_menu(&tray, &[line, "✕ broken — failed", "✓ docs — finished"]).await;
+    app.wait_for_text(&tid("status-line"), |t| t.ends_with(line))
+        .await;
     // The most urgent reason colours the icon: an unseen failure is red.
     wait_for_icon(&tray, "failed", FAILED).await;
 
@@ -96,19 +93,14 @@ async fn the_tray_lists_agents_that_need_the_user_and_opens_them_in_the_window()
     ))
     .await;
     // Seen now: its entry leaves the menu live, and the icon turns to the next reason.
-    wait_for_menu(
-        &tray,
-        &[
-            "0 running · 0 need you · 1 finished · 2 total",
-            "✓ docs — finished",
-        ],
-    )
-    .await;
+    wait_for_menu(&tray, &[line, "✓ docs — finished"]).await;
     wait_for_icon(&tray, "finished", FINISHED).await;
 
     tray.click("✓ docs — finished").await;
-    wait_for_menu(&tray, &["0 running · 0 need you · 2 total"]).await;
+    wait_for_menu(&tray, &[line]).await;
     wait_for_icon(&tray, "idle", IDLE).await;
+    app.wait_for_text(&tid("status-line"), |t| t.ends_with(line))
+        .await;
     app.wait_for(&format!(
         "[data-testid=\"agent-pane\"][data-agent-id=\"{docs}\"]"
     ))

@@ -6,7 +6,7 @@
 // each time (callers read it and let it go), so the page keeps no object per agent.
 
 /** Fields that hold one of few strings (a provider, a status, a workspace…): a number each. */
-const SHARED = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason'];
+const SHARED = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason', 'statusWord'];
 
 /** Instants, in epoch milliseconds. */
 const INSTANTS = ['createdAt', 'updatedAt', 'lastActivityAt'];

@@ -32,28 +32,14 @@ export function agentLook(agent) {
   return canceled ? 'canceled' : bucket;
 }
 
-/** The word for an agent: its bucket, or its literal state when there is nothing to flag. */
+/**
+ * The word for an agent ("starting", "queued · 3rd", "needs you: approve start", "canceled"…):
+ * the backend words it by its status rule (paseo-core's model/attention.rs) and sends it as the
+ * agent's `statusWord`; the UI never recomputes it.
+ */
 export function agentLabel(agent) {
-  const bucket = agentBucket(agent);
-  // Its start waits for one of the maxLiveAgents slots (SPEC 14): its place in line.
-  if (bucket === 'queued') return agent.queuePlace ? `queued · ${ordinal(agent.queuePlace)}` : 'queued';
-  if (agent.status === 'initializing' && bucket === 'running') return 'starting';
-  if (bucket === 'done') {
-    if (agentLook(agent) === 'canceled') return 'canceled';
-    return agent.status === 'closed' ? 'closed' : 'idle';
-  }
-  // A turn the app held for the user's approval (SPEC 14).
-  if (bucket === 'needs_input' && String(agent.pendingPermission?.requestId ?? '').startsWith('paseo-held-')) {
-    return 'needs you: approve start';
-  }
-  return BUCKETS[bucket].label;
-}
-
-/** 1st, 2nd, 3rd, 4th, … 11th, 12th, 13th, 21st. */
-export function ordinal(n) {
-  const tens = n % 100;
-  const suffix = tens >= 11 && tens <= 13 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' }[n % 10] ?? 'th');
-  return `${n}${suffix}`;
+  const word = agent.statusWord;
+  return typeof word === 'string' && word ? word : BUCKETS[agentBucket(agent)].label;
 }
 
 export function isActive(agent) {

@@ -10,7 +10,7 @@ import { Cards, Tracks } from './cards.js';
  * whole snapshot is cut down to them. The rest (config, last message, last error…) is fetched
  * for the few agents a pane shows (`fleet.details`).
  */
-const CARD = ['id', 'title', 'provider', 'status', 'parentAgentId', 'workspaceId', 'cwd', 'bucket', 'power',
+const CARD = ['id', 'title', 'provider', 'status', 'parentAgentId', 'workspaceId', 'cwd', 'bucket', 'statusWord', 'power',
   'requiresAttention', 'attentionReason', 'createdAt', 'updatedAt', 'lastActivityAt', 'pendingPermission',
   'waitingForSlot', 'queuePlace', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount', 'unconfined'];
 

@@ -174,7 +174,7 @@ fn app_info<R: Runtime>(app: &AppHandle<R>, state: &AppState) -> AppInfo {
             .unwrap_or_else(|| state.created_at())
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         counts,
-        counts_line: counts.summary(),
+        counts_line: counts.line(),
         mcp_url,
     }
 }

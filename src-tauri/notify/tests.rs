@@ -1,16 +1,26 @@
 //! What to notify, decided from snapshots without a bus.
 
 use super::*;
-use paseo_core::model::{bucket, needs_you, AttentionReason, PermissionRequest, Status};
+use paseo_core::model::{
+    alert, bucket, needs_you, status_word, AttentionReason, PermissionRequest, Status,
+};
 use serde_json::json;
 
 // The snapshot builders are the tray's: one idle root shell agent, times from one base.
 use crate::tray::tests::{agent, at};
 
+/// What the runtime sends for the record as it now stands: the core's rules' answers.
 fn restated(mut a: AgentSnapshot) -> AgentSnapshot {
-    let pending = a.pending_permission.is_some();
-    a.bucket = bucket(&a.record, pending);
-    a.needs_you = needs_you(&a.record, pending);
+    let pending = a.pending_permission.as_ref();
+    a.bucket = bucket(&a.record, pending.is_some());
+    a.needs_you = needs_you(&a.record, pending.is_some());
+    a.status_word = status_word(&a.record, a.bucket, pending, None).into_owned();
+    a.alert = alert(
+        a.record.is_archived(),
+        a.parent_agent_id.is_none(),
+        a.bucket,
+        a.needs_you,
+    );
     a
 }
 
@@ -46,6 +56,7 @@ fn finished(mut a: AgentSnapshot, minute: i64) -> AgentSnapshot {
 fn asking(mut a: AgentSnapshot, request: &str, tool: &str, minute: i64) -> AgentSnapshot {
     a.pending_permission = Some(PermissionRequest {
         request_id: request.into(),
+        kind: paseo_core::model::PermissionKind::Tool,
         tool_name: tool.into(),
         input: json!({}),
         description: None,
@@ -63,7 +74,7 @@ fn seen(mut a: AgentSnapshot) -> AgentSnapshot {
 
 fn child_of(mut a: AgentSnapshot, parent: &AgentSnapshot) -> AgentSnapshot {
     a.parent_agent_id = Some(parent.id());
-    a
+    restated(a)
 }
 
 fn defaults() -> NotificationsConfig {
@@ -108,12 +119,10 @@ fn permissions_name_the_tool_and_each_request_once() {
     assert_eq!(one(&b, &b.clone()), None);
     let c = asking(b.clone(), "r2", "Write", 2);
     assert_eq!(one(&b, &c).unwrap().body, "needs permission to run Write");
-    let held = asking(
-        a.clone(),
-        &format!("{HELD_REQUEST_PREFIX}x"),
-        "create_agent",
-        3,
-    );
+    let mut held = asking(a.clone(), "h1", "create_agent", 3);
+    if let Some(p) = held.pending_permission.as_mut() {
+        p.kind = paseo_core::model::PermissionKind::HeldStart;
+    }
     assert_eq!(one(&a, &held).unwrap().body, "needs you: approve start");
 }
 
@@ -223,6 +232,7 @@ fn new_agents_count_archived_and_quiet_ones_do_not() {
     assert!(plan(&[], std::slice::from_ref(&fresh), &defaults(), &none()).is_some());
     let mut gone = fresh.clone();
     gone.record.archived_at = Some(at(2));
+    let gone = restated(gone);
     assert_eq!(plan(&[], &[gone], &defaults(), &none()), None);
     let idle = agent("idle");
     assert_eq!(one(&idle, &running(idle.clone())), None);

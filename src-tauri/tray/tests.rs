@@ -3,8 +3,8 @@
 use super::*;
 use paseo_core::model::power::Power;
 use paseo_core::model::{
-    bucket, needs_you, AgentRecord, AttentionReason, PermissionRequest, Status, Timestamp,
-    PARENT_LABEL,
+    alert, bucket, needs_you, status_word, AgentRecord, AttentionReason, Bucket, PermissionKind,
+    PermissionRequest, Status, Timestamp, PARENT_LABEL,
 };
 use serde_json::json;
 
@@ -36,6 +36,8 @@ pub(crate) fn agent(title: &str) -> AgentSnapshot {
         queued_notices: 0,
         bucket: Bucket::Done,
         needs_you: false,
+        status_word: "idle".into(),
+        alert: None,
         power: Power::Full,
         unconfined: false,
         waiting_for_slot: None,
@@ -80,6 +82,7 @@ impl Make for AgentSnapshot {
     fn asking(mut self, minute: i64) -> Self {
         self.pending_permission = Some(PermissionRequest {
             request_id: "r1".into(),
+            kind: PermissionKind::Tool,
             tool_name: "Bash".into(),
             input: json!({"command": "rm -rf build"}),
             description: None,
@@ -93,27 +96,34 @@ impl Make for AgentSnapshot {
         self.record
             .labels
             .insert(PARENT_LABEL.to_string(), parent.id().to_string());
-        self
+        self.restated()
     }
     fn archived(mut self) -> Self {
         self.record.archived_at = Some(at(100));
-        self
+        self.restated()
     }
     fn restated(mut self) -> Self {
-        let pending = self.pending_permission.is_some();
-        self.bucket = bucket(&self.record, pending);
-        self.needs_you = needs_you(&self.record, pending);
+        let pending = self.pending_permission.as_ref();
+        self.bucket = bucket(&self.record, pending.is_some());
+        self.needs_you = needs_you(&self.record, pending.is_some());
+        self.status_word = status_word(&self.record, self.bucket, pending, None).into_owned();
+        self.alert = alert(
+            self.record.is_archived(),
+            self.parent_agent_id.is_none(),
+            self.bucket,
+            self.needs_you,
+        );
         self
     }
 }
 
-fn counts(running: usize, needs_you: usize, agents: usize) -> FleetCounts {
-    FleetCounts {
-        running,
-        needs_you,
-        agents,
-        ..FleetCounts::default()
+/// The fleet's counts as the runtime counts them (`FleetCounts::of`): each agent by its bucket.
+fn counts(fleet: &[&AgentSnapshot]) -> FleetCounts {
+    let mut c = FleetCounts::default();
+    for a in fleet {
+        c.add(a.bucket, a.record.is_archived());
     }
+    c
 }
 
 fn labels(model: &TrayModel) -> Vec<&str> {
@@ -134,7 +144,8 @@ fn an_empty_fleet_is_idle_with_only_the_counts_line() {
 fn running_agents_make_the_icon_running_and_list_nothing() {
     let a = agent("build").status(Status::Running);
     let b = agent("boot").status(Status::Initializing);
-    let model = TrayModel::of(&counts(2, 0, 3), &[a, b, agent("idle one")]);
+    let idle = agent("idle one");
+    let model = TrayModel::of(&counts(&[&a, &b, &idle]), &[a.clone(), b.clone(), idle]);
     assert_eq!(model.state, TrayState::Running);
     assert!(model.entries.is_empty());
     assert_eq!(model.counts_line, "2 running · 0 need you · 3 total");
@@ -145,7 +156,8 @@ fn permissions_errors_and_finished_roots_are_listed_most_urgent_first() {
     let lead = agent("lead").failed(5);
     let kid = agent("kid-2").child_of(&lead).asking(1);
     let docs = agent("docs").finished(9);
-    let model = TrayModel::of(&counts(1, 2, 3), &[docs.clone(), lead.clone(), kid.clone()]);
+    let fleet = counts(&[&lead, &kid, &docs]);
+    let model = TrayModel::of(&fleet, &[docs.clone(), lead.clone(), kid.clone()]);
     assert_eq!(
         labels(&model),
         [
@@ -156,22 +168,64 @@ fn permissions_errors_and_finished_roots_are_listed_most_urgent_first() {
     );
     let ids: Vec<AgentId> = model.entries.iter().map(|e| e.agent_id).collect();
     assert_eq!(ids, [kid.id(), lead.id(), docs.id()]);
-    let why: Vec<Attention> = model.entries.iter().map(|e| e.attention).collect();
-    assert_eq!(
-        why,
-        [
-            Attention::Permission,
-            Attention::Failed,
-            Attention::Finished
-        ]
-    );
+    let why: Vec<Alert> = model.entries.iter().map(|e| e.alert).collect();
+    assert_eq!(why, [Alert::Permission, Alert::Failed, Alert::Finished]);
     // Needs input is the most urgent: its colour wins, even over running agents.
-    assert_eq!(model.state, TrayState::Attention(Attention::Permission));
+    assert_eq!(model.state, TrayState::Alert(Alert::Permission));
+    // The line is the status bar's: the failed agent counts as failed there and here.
     assert_eq!(
         model.counts_line,
-        "1 running · 2 need you · 1 finished · 3 total"
+        "0 running · 1 needs you · 1 failed · 3 total"
     );
     assert_eq!(model.tooltip, format!("Paseo — {}", model.counts_line));
+}
+
+/// The tray's first line and the status bar's line are one line: the status bar shows the
+/// parts of `counts.tally.line` the runtime sends (ui/components/counts-line.js joins their texts
+/// with " · "), the tray `FleetCounts::line`. An unseen error "needs you" (it has a tray entry)
+/// but its row says "failed", and both lines count it as failed.
+#[test]
+fn the_tray_and_the_status_bar_say_the_same_line() {
+    let lead = agent("lead");
+    let broken = agent("broken").failed(2);
+    let seen = agent("seen").status(Status::Error);
+    let asks = agent("asks").child_of(&lead).asking(3);
+    let mut held = agent("held").child_of(&lead);
+    held.pending_permission = Some(PermissionRequest {
+        kind: PermissionKind::HeldStart,
+        ..PermissionRequest::tool("h1", "Run a shell agent with full power", json!({}))
+    });
+    let held = held.attention(AttentionReason::Permission, 4);
+    let busy = agent("busy").status(Status::Running);
+    let done = agent("done").finished(5);
+    let gone = agent("gone").failed(1).archived();
+    let all = [&lead, &broken, &seen, &asks, &held, &busy, &done, &gone];
+    let fleet = counts(&all);
+    let owned: Vec<AgentSnapshot> = all.iter().map(|a| (*a).clone()).collect();
+    let model = TrayModel::of(&fleet, &owned);
+    let sent = serde_json::to_value(fleet).unwrap();
+    let status_bar: Vec<&str> = sent["tally"]["line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(model.counts_line, status_bar.join(" · "));
+    assert_eq!(
+        model.counts_line,
+        "1 running · 2 need you · 2 failed · 7 total"
+    );
+    // Each "needs you" and "failed" of the line has its entry; the held one says why.
+    assert_eq!(
+        labels(&model),
+        [
+            "◉ held — needs you: approve start",
+            "◉ asks — needs permission",
+            "✕ broken — failed",
+            "✓ done — finished"
+        ]
+    );
+    assert_eq!(held.status_word, paseo_core::model::APPROVE_START);
 }
 
 #[test]
@@ -179,12 +233,13 @@ fn within_a_reason_the_newest_comes_first() {
     let old = agent("old").failed(1);
     let new = agent("new").failed(7);
     let mid = agent("mid").failed(4);
-    let model = TrayModel::of(&counts(0, 3, 3), &[old, new, mid]);
+    let fleet = counts(&[&old, &new, &mid]);
+    let model = TrayModel::of(&fleet, &[old, new, mid]);
     assert_eq!(
         labels(&model),
         ["✕ new — failed", "✕ mid — failed", "✕ old — failed"]
     );
-    assert_eq!(model.state, TrayState::Attention(Attention::Failed));
+    assert_eq!(model.state, TrayState::Alert(Alert::Failed));
 }
 
 #[test]
@@ -215,8 +270,9 @@ fn what_needs_nobody_is_left_out() {
         ),
     ];
     for (what, snapshot) in cases {
-        assert_eq!(attention_of(&snapshot), None, "{what}");
-        let model = TrayModel::of(&counts(0, 0, 2), &[lead.clone(), snapshot]);
+        assert_eq!(entry_of(&snapshot), None, "{what}");
+        let fleet = counts(&[&lead]);
+        let model = TrayModel::of(&fleet, &[lead.clone(), snapshot]);
         assert!(model.entries.is_empty(), "{what}: {:?}", model.entries);
         assert_eq!(model.state, TrayState::Idle, "{what}");
     }
@@ -227,22 +283,24 @@ fn subagents_that_fail_or_ask_are_listed() {
     let lead = agent("lead");
     let failed = agent("kid-1").child_of(&lead).failed(2);
     let asking = agent("kid-2").child_of(&lead).asking(3);
-    assert_eq!(attention_of(&failed), Some(Attention::Failed));
-    assert_eq!(attention_of(&asking), Some(Attention::Permission));
+    assert_eq!(entry_of(&failed), Some(Alert::Failed));
+    assert_eq!(entry_of(&asking), Some(Alert::Permission));
     // A failed root still shows failed after it was closed (e.g. across a restart).
     let closed = agent("closed").failed(1).status(Status::Closed);
-    assert_eq!(attention_of(&closed), Some(Attention::Failed));
+    assert_eq!(entry_of(&closed), Some(Alert::Failed));
 }
 
 #[test]
 fn a_finished_root_alone_shows_attention_even_while_others_run() {
     let docs = agent("docs").finished(3);
-    let model = TrayModel::of(&counts(4, 0, 5), &[docs]);
-    assert_eq!(model.state, TrayState::Attention(Attention::Finished));
-    assert_eq!(
-        model.counts_line,
-        "4 running · 0 need you · 1 finished · 5 total"
-    );
+    let busy: Vec<AgentSnapshot> = (0..4)
+        .map(|i| agent(&format!("busy-{i}")).status(Status::Running))
+        .collect();
+    let mut all: Vec<&AgentSnapshot> = busy.iter().collect();
+    all.push(&docs);
+    let model = TrayModel::of(&counts(&all), std::slice::from_ref(&docs));
+    assert_eq!(model.state, TrayState::Alert(Alert::Finished));
+    assert_eq!(model.counts_line, "4 running · 0 need you · 5 total");
 }
 
 #[test]
@@ -251,19 +309,15 @@ fn the_list_is_capped_with_an_and_more_line() {
         .map(|i| agent(&format!("done-{i:02}")).finished(i))
         .collect();
     agents.push(agent("asks").asking(0));
-    let model = TrayModel::of(&counts(1, 1, 13), &agents);
+    let fleet = counts(&agents.iter().collect::<Vec<_>>());
+    let model = TrayModel::of(&fleet, &agents);
     assert_eq!(model.entries.len(), MAX_ENTRIES);
     assert_eq!(model.more, 13 - MAX_ENTRIES);
     // The urgent one is never the one cut off.
     assert_eq!(model.entries[0].label, "◉ asks — needs permission");
     assert_eq!(model.entries[1].label, "✓ done-11 — finished");
-    assert_eq!(model.state, TrayState::Attention(Attention::Permission));
-    // Every finished root counts, shown or not.
-    assert!(
-        model.counts_line.contains("12 finished"),
-        "{}",
-        model.counts_line
-    );
+    assert_eq!(model.state, TrayState::Alert(Alert::Permission));
+    assert_eq!(model.counts_line, "0 running · 1 needs you · 13 total");
     assert_eq!(more_label(model.more), "and 3 more…");
 }
 
@@ -292,10 +346,10 @@ fn ampersands_reach_the_menu_literally() {
 
 #[test]
 fn models_compare_equal_when_nothing_shown_changed() {
-    // The live tray skips re-rendering on equal models (a timeline burst changes nothing here).
+    // The tray on screen skips re-rendering on equal models (a timeline burst changes nothing here).
     let a = agent("lead").failed(1);
-    let one = TrayModel::of(&counts(0, 1, 1), std::slice::from_ref(&a));
-    let two = TrayModel::of(&counts(0, 1, 1), &[a]);
+    let one = TrayModel::of(&counts(&[&a]), std::slice::from_ref(&a));
+    let two = TrayModel::of(&counts(&[&a]), &[a]);
     assert_eq!(one, two);
 }
 
@@ -305,7 +359,7 @@ fn models_compare_equal_when_nothing_shown_changed() {
 fn a_storage_problem_is_an_entry_and_turns_the_icon_to_failed() {
     let counts = FleetCounts::default();
     let m = TrayModel::of(&counts, &[]).with_storage(Some("1 file(s) cannot be written".into()));
-    assert_eq!(m.state, TrayState::Attention(Attention::Failed));
+    assert_eq!(m.state, TrayState::Alert(Alert::Failed));
     assert_eq!(m.storage.as_deref(), Some("1 file(s) cannot be written"));
     let m = TrayModel::of(&counts, &[]).with_storage(None);
     assert_eq!(m.state, TrayState::Idle);

@@ -1,24 +1,7 @@
-//! The tray menu's words: the counts line, agent titles cut to one short line, menu labels.
+//! The tray menu's words: agent titles cut to one short line, menu labels.
 
 use super::MAX_TITLE_CHARS;
-use paseo_core::runtime::{AgentSnapshot, FleetCounts};
-
-/// The shared counts wording (see [`crate::state::FleetCounts::summary`]), plus the unseen
-/// finished root agents when there are any: they have entries but are not "needs you".
-pub(super) fn counts_line(counts: &FleetCounts, finished: usize) -> String {
-    let c = crate::state::FleetCounts::from(*counts);
-    if finished == 0 {
-        return c.summary();
-    }
-    format!(
-        "{} running{} · {} need{} you · {finished} finished · {} total",
-        c.running,
-        crate::state::queued_part(c.queued),
-        c.needs_you,
-        if c.needs_you == 1 { "s" } else { "" },
-        c.total
-    )
-}
+use paseo_core::runtime::AgentSnapshot;
 
 /// The agent's title on one short line; the provider's name when it has none.
 pub fn display_title(agent: &AgentSnapshot) -> String {

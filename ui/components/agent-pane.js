@@ -261,7 +261,7 @@ function errorShown(model, message) {
 
 /** A turn held by the app (SPEC 14), not a provider's question. */
 function isHeld(p) {
-  return typeof p.requestId === 'string' && p.requestId.startsWith('paseo-held-');
+  return p.kind === 'heldStart';
 }
 
 /** Why the app held the turn (SPEC 14): each way it has more power than the agent that asked. */

@@ -50,34 +50,7 @@ pub enum ConfigError {
     },
 }
 
-/// What kind of agent a provider runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ProviderKind {
-    Shell,
-    Command,
-    Claude,
-    Codex,
-}
-
-impl ProviderKind {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ProviderKind::Shell => "shell",
-            ProviderKind::Command => "command",
-            ProviderKind::Claude => "claude",
-            ProviderKind::Codex => "codex",
-        }
-    }
-    fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "shell" => ProviderKind::Shell,
-            "command" => ProviderKind::Command,
-            "claude" => ProviderKind::Claude,
-            "codex" => ProviderKind::Codex,
-            _ => return None,
-        })
-    }
-}
+pub use crate::model::ProviderKind;
 
 /// One provider's settings after validation.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -324,14 +324,18 @@ async fn queued_agents_have_their_own_bucket_place_and_counts() {
     })
     .await;
     assert_eq!(snap.bucket, Bucket::Queued);
+    assert_eq!(snap.status_word, "queued · 4th");
     for (i, id) in kids[1..].iter().enumerate() {
         let k = h.get(*id).await.unwrap();
         assert_eq!((k.bucket, k.queue_place), (Bucket::Queued, Some(i + 1)));
         assert_eq!(k.status, Status::Initializing);
+        // The word its row shows, computed once in the core (the window only renders it).
+        let place = ["1st", "2nd", "3rd", "4th"][i];
+        assert_eq!(k.status_word, format!("queued · {place}"));
     }
     assert_eq!(h.get(kids[0]).await.unwrap().bucket, Bucket::Running);
     let counts = h.counts().await.unwrap();
-    assert_eq!((counts.running, counts.queued), (2, 4));
+    assert_eq!((counts.tally.running, counts.tally.queued), (2, 4));
     let fleet = h.snapshot().await.unwrap();
     let track = fleet
         .tracks

@@ -307,6 +307,7 @@ impl Harness {
                 if let Some(id) = self.pick(a) {
                     let r = PermissionRequest {
                         request_id: format!("r{}", self.clock),
+                        kind: paseo_core::model::PermissionKind::Tool,
                         tool_name: "Bash".into(),
                         input: serde_json::json!({}),
                         description: None,

@@ -5,8 +5,19 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{AgentState, Engine, TrackCounts};
-use crate::model::{AgentId, Bucket, Timestamp, WorkspaceId};
+use super::{AgentState, Engine};
+use crate::model::{AgentId, Alert, Bucket, FleetCounts, Tally, Timestamp, WorkspaceId};
+
+impl FleetCounts {
+    /// The fleet's counts, by the one status rule.
+    pub fn of(engine: &Engine) -> FleetCounts {
+        let mut c = FleetCounts::default();
+        for a in engine.agents() {
+            c.add(a.bucket(), a.record.is_archived());
+        }
+        c
+    }
+}
 
 impl Engine {
     /// Whether `id` sits below `ancestor` in the parent chain (labels, archived or not).
@@ -25,8 +36,8 @@ impl Engine {
         false
     }
 
-    /// The live parent: the labelled parent if it exists and is not archived.
-    pub fn live_parent(&self, id: AgentId) -> Option<AgentId> {
+    /// The labelled parent if it exists and is not archived (the parent whose track it is in).
+    pub fn unarchived_parent(&self, id: AgentId) -> Option<AgentId> {
         let a = self.agents.get(&id)?;
         let p = a.parent?;
         let pa = self.agents.get(&p)?;
@@ -48,8 +59,19 @@ impl Engine {
             .unwrap_or_default()
     }
 
-    pub fn track_counts(&self, parent: AgentId) -> TrackCounts {
-        let mut c = TrackCounts::default();
+    /// Whether (and why) the agent alerts the user ([`crate::model::attention`]): whether it is
+    /// a root agent is the parent it shows.
+    pub fn alert_of(&self, a: &AgentState) -> Option<Alert> {
+        crate::model::alert(
+            a.record.is_archived(),
+            self.existing_parent(a).is_none(),
+            a.bucket(),
+            a.needs_you(),
+        )
+    }
+
+    pub fn track_counts(&self, parent: AgentId) -> Tally {
+        let mut c = Tally::default();
         for id in self.track(parent) {
             if let Some(a) = self.agents.get(&id) {
                 c.add(a.bucket());
@@ -121,7 +143,7 @@ impl Engine {
     pub(super) fn compute_root(&self, id: AgentId) -> AgentId {
         let mut cur = id;
         let mut seen = HashSet::new();
-        while let Some(p) = self.live_parent(cur) {
+        while let Some(p) = self.unarchived_parent(cur) {
             if !seen.insert(p) {
                 break;
             }
@@ -132,7 +154,7 @@ impl Engine {
 
     /// The root through the parent's cached root (the parent's must be current).
     pub(super) fn root_from_parent(&self, id: AgentId) -> AgentId {
-        match self.live_parent(id) {
+        match self.unarchived_parent(id) {
             Some(p) => self.agents.get(&p).map(|pa| pa.root).unwrap_or(p),
             None => id,
         }
@@ -186,7 +208,7 @@ impl Engine {
         if a.record.is_archived() {
             return None;
         }
-        if self.live_parent(id).is_none() {
+        if self.unarchived_parent(id).is_none() {
             return a.record.workspace_id.clone().map(|w| (w, a.bucket()));
         }
         // A queued subagent runs nothing yet: like any that does not run, it stays in its

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{clear_attention, Effect, Engine, EngineError, ListFilter, SessionState};
+use super::{clear_attention, step, Effect, Engine, EngineError, ListFilter, SessionState};
 use crate::model::{AgentId, AttentionReason, BatchId, Status, WorkspaceId, WorkspaceRecord};
 use rustc_hash::FxHashMap;
 
@@ -59,7 +59,7 @@ impl Engine {
             .collect()
     }
 
-    /// Whether any live descendant of `id` is running or starting (no cycle followed).
+    /// Whether any unarchived descendant of `id` is running or starting (no cycle followed).
     fn runs_below(&self, id: AgentId) -> bool {
         let mut seen = HashSet::from([id]);
         let mut stack = vec![id];
@@ -101,7 +101,7 @@ impl Engine {
             a.record.updated_at = now;
             a.record.archive_batch_id = Some(batch.clone());
             // The runtime is closed: any → closed.
-            a.record.last_status = Status::Closed;
+            step(&mut a.record, Status::Closed);
             clear_attention(&mut a.record);
             let had_session = a.session != SessionState::None;
             // A held turn ends with the archive, never run: its caller hears "archived" like
@@ -370,7 +370,7 @@ impl Engine {
             a.record.archived_at = None;
             a.record.archive_batch_id = None;
             a.record.updated_at = now;
-            a.record.last_status = Status::Closed;
+            step(&mut a.record, Status::Closed);
             // A held turn ends with its archive (its caller was told "archived"); one an earlier
             // version archived along is not brought back to be run unannounced.
             if a.record.held_turn.take().is_some() {

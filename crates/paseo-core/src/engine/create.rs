@@ -26,7 +26,7 @@ impl Engine {
             .into_iter()
             .flatten()
         {
-            self.live(other)?;
+            self.unarchived(other)?;
         }
         let now = self.now();
         let mut labels = new.labels;
@@ -130,7 +130,7 @@ impl Engine {
     /// Removes the parent label only: nothing stops, moves or restarts. Returns the former
     /// parent.
     pub fn detach(&mut self, id: AgentId) -> Result<AgentId, EngineError> {
-        let a = self.live_mut(id)?;
+        let a = self.unarchived_mut(id)?;
         let Some(parent) = a.parent else {
             return Err(EngineError::NotASubagent(id));
         };
@@ -165,7 +165,7 @@ impl Engine {
         check: bool,
     ) -> Result<(), EngineError> {
         let refuse = |why: String| EngineError::NotReattachable { id, parent, why };
-        let a = self.live(id)?;
+        let a = self.unarchived(id)?;
         if a.parent.is_some() {
             return Err(refuse("it already has a parent".into()));
         }
@@ -174,7 +174,7 @@ impl Engine {
                 "only the agent that created it can take it back".into(),
             ));
         }
-        let p = self.live(parent)?;
+        let p = self.unarchived(parent)?;
         // The parent must not sit in the agent's own subtree: that would make a cycle.
         let mut cur = Some(parent);
         let mut hops = 0usize;

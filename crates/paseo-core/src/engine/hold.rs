@@ -58,7 +58,7 @@ impl Engine {
         request_id: &str,
         allow: bool,
     ) -> Result<bool, EngineError> {
-        let a = self.live_mut(id)?;
+        let a = self.unarchived_mut(id)?;
         if a.record
             .held_turn
             .as_ref()

@@ -2,7 +2,7 @@
 //! file needs: duplicate ids, self and cyclic parent links, cascades an archive left half done,
 //! statuses that cannot be true after a restart, and finish notices that armed turns still owe.
 
-use super::{set_error, AgentState, Engine, LoadReport, SessionState, INTERRUPTED};
+use super::{set_error, step, AgentState, Engine, LoadReport, SessionState, INTERRUPTED};
 use crate::model::{
     AgentId, AgentRecord, AttentionReason, BatchId, Bucket, Notice, NotifyArm, ProjectRecord,
     Status, Timestamp, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
@@ -231,7 +231,7 @@ impl Engine {
                     self.out.agents.insert(*id);
                 }
                 Status::Running | Status::Initializing | Status::Idle => {
-                    r.last_status = Status::Closed;
+                    step(r, Status::Closed);
                     r.updated_at = now;
                     if archived {
                         r.requires_attention = false;
@@ -291,7 +291,8 @@ impl Engine {
     /// time later).
     fn build_indexes(&mut self, ids: &[AgentId], tree: &Tree, facts: Vec<Facts>) {
         // A live parent: one that exists and is not archived; an archived agent has no track.
-        let live_parent = |i: usize| tree.parent_of(i).filter(|&p| !tree.archived[p] && p != i);
+        let unarchived_parent =
+            |i: usize| tree.parent_of(i).filter(|&p| !tree.archived[p] && p != i);
         let mut tracks: Vec<Vec<(Timestamp, AgentId)>> = vec![Vec::new(); ids.len()];
         let mut batches: FxHashMap<BatchId, Vec<usize>> = FxHashMap::default();
         for (i, id) in ids.iter().enumerate() {
@@ -335,7 +336,7 @@ impl Engine {
                 }
                 path.push(cur);
                 // Cycles were cut above; the length bound only guards against a bug there.
-                match live_parent(cur) {
+                match unarchived_parent(cur) {
                     Some(p) if path.len() <= ids.len() => cur = p,
                     _ => break cur,
                 }
@@ -350,7 +351,7 @@ impl Engine {
             let f = &facts[i];
             let contribution = if tree.archived[i] {
                 None
-            } else if live_parent(i).is_none() {
+            } else if unarchived_parent(i).is_none() {
                 f.workspace.clone().map(|w| (w, f.bucket))
             } else if f.active {
                 facts[top].workspace.clone().map(|w| (w, Bucket::Running))

@@ -142,7 +142,7 @@ pub struct AgentState {
     pub queue_place: Option<usize>,
     /// What it changed on disk, as last counted by the runtime (never stored).
     pub changes: Option<Box<crate::model::ChangeCounts>>,
-    /// The top of its live parent chain (itself for a root agent).
+    /// The top of its unarchived parent chain (itself for a root agent).
     root: AgentId,
     /// The bucket it contributes, and where (SPEC 6).
     contribution: Option<(WorkspaceId, Bucket)>,
@@ -261,9 +261,6 @@ pub enum Effect {
         agent: AgentId,
     },
 }
-
-/// Counts shown in a track header: its members by the word their rows show, with the line.
-pub type TrackCounts = crate::model::Tally;
 
 /// A new agent, already validated at the boundary (paths resolved, provider available).
 #[derive(Clone, Debug)]
@@ -478,7 +475,7 @@ impl Engine {
     }
 
     /// An unarchived agent.
-    fn live(&self, id: AgentId) -> Result<&AgentState, EngineError> {
+    fn unarchived(&self, id: AgentId) -> Result<&AgentState, EngineError> {
         let a = self.agents.get(&id).ok_or(EngineError::UnknownAgent(id))?;
         if a.record.is_archived() {
             return Err(EngineError::Archived(id));
@@ -487,7 +484,7 @@ impl Engine {
     }
 
     /// An unarchived agent, to change.
-    fn live_mut(&mut self, id: AgentId) -> Result<&mut AgentState, EngineError> {
+    fn unarchived_mut(&mut self, id: AgentId) -> Result<&mut AgentState, EngineError> {
         let a = self
             .agents
             .get_mut(&id)
@@ -498,18 +495,16 @@ impl Engine {
         Ok(a)
     }
 
-    /// A running agent, for an event only a running turn may have (a transition to `to`).
-    fn running_mut(
-        &mut self,
-        id: AgentId,
-        to: &'static str,
-    ) -> Result<&mut AgentState, EngineError> {
+    /// A running agent, for an event only a running turn may have, which takes it to `to`
+    /// (`running` itself for one that keeps the turn going, e.g. a permission request).
+    fn running_mut(&mut self, id: AgentId, to: Status) -> Result<&mut AgentState, EngineError> {
         let a = self.get_mut(id)?;
-        if a.record.last_status != Status::Running {
+        let from = a.record.last_status;
+        if from != Status::Running || !from.can_go(to) {
             return Err(EngineError::InvalidTransition {
                 id,
-                from: a.record.last_status.as_str(),
-                to,
+                from: from.as_str(),
+                to: to.as_str(),
             });
         }
         Ok(a)
@@ -522,7 +517,7 @@ impl Engine {
             a.record.updated_at = now;
         }
         self.out.agents.insert(id);
-        if let Some(p) = self.live_parent(id) {
+        if let Some(p) = self.unarchived_parent(id) {
             self.out.tracks.insert(p);
         }
         self.refresh(id);
@@ -543,9 +538,23 @@ fn require_attention(r: &mut AgentRecord, reason: AttentionReason, now: Timestam
     r.attention_timestamp = Some(now);
 }
 
+/// Moves an agent to `to`: every status change of the engine is a step of SPEC 2's table
+/// ([`Status::can_go`]). Checked in every build the tests run; a release build still records
+/// the step (the record must say what happened, e.g. that a process died), never a stale status.
+fn step(r: &mut AgentRecord, to: Status) {
+    debug_assert!(
+        r.last_status.can_go(to),
+        "agent {}: {} → {} is not in SPEC 2's table",
+        r.id,
+        r.last_status.as_str(),
+        to.as_str()
+    );
+    r.last_status = to;
+}
+
 /// Entering `error`: the message is kept and the user's attention required.
 fn set_error(r: &mut AgentRecord, message: &str, now: Timestamp) {
-    r.last_status = Status::Error;
+    step(r, Status::Error);
     r.last_error = Some(message.to_string());
     require_attention(r, AttentionReason::Error, now);
 }

@@ -4,7 +4,7 @@
 use super::hold::{keep_held, take_turn_arm};
 use super::pending::{answered, withdraw_pending};
 use super::{require_attention, Effect, Engine, EngineError};
-use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, PermissionRequest};
+use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, PermissionRequest, Status};
 
 impl Engine {
     /// A pending permission: the agent stays running and needs the user (`permission`). An armed
@@ -15,7 +15,7 @@ impl Engine {
         req: PermissionRequest,
     ) -> Result<(), EngineError> {
         let now = self.now();
-        let a = self.running_mut(id, "permission")?;
+        let a = self.running_mut(id, Status::Running)?;
         let text = format!("Permission requested: {}", req.tool_name);
         let mut item = NewItem::new(ItemKind::Permission, text);
         item.call_id = Some(req.request_id.clone());
@@ -48,7 +48,7 @@ impl Engine {
             return Ok(());
         }
         let now = self.now();
-        let a = self.live_mut(id)?;
+        let a = self.unarchived_mut(id)?;
         match &a.pending_permission {
             Some(p) if p.request_id == request_id => {}
             _ => return Err(EngineError::NoSuchPermission(id, request_id.to_string())),

@@ -3,17 +3,17 @@
 //! shutdown.
 
 use super::hold::{keep_held, take_turn_arm};
-use super::{clear_attention, set_error, Effect, Engine, EngineError, SessionState};
+use super::{clear_attention, set_error, step, Effect, Engine, EngineError, SessionState};
 use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, NotifyArm, Status};
 
 impl Engine {
     /// The provider session is ready: initializing → idle, then whatever was waiting runs.
     pub fn session_ready(&mut self, id: AgentId) -> Result<(), EngineError> {
-        let a = self.live_mut(id)?;
+        let a = self.unarchived_mut(id)?;
         a.session = SessionState::Live;
         match a.record.last_status {
             Status::Initializing => {
-                a.record.last_status = Status::Idle;
+                step(&mut a.record, Status::Idle);
                 self.touch(id);
             }
             // A late or repeated ready changes nothing else.
@@ -26,7 +26,7 @@ impl Engine {
     /// The session could not start: initializing → error, the waiting input is dropped.
     pub fn session_failed(&mut self, id: AgentId, message: &str) -> Result<(), EngineError> {
         let now = self.now();
-        let a = self.live_mut(id)?;
+        let a = self.unarchived_mut(id)?;
         a.session = SessionState::None;
         let queued = a.queued.take();
         // Only a turn that was waiting for this session owes its notice; a held turn still
@@ -129,7 +129,7 @@ impl Engine {
         }
         // Any → closed (SPEC 2), an error included: what failed stays in `lastError`, and an
         // unseen failure keeps its attention.
-        a.record.last_status = Status::Closed;
+        step(&mut a.record, Status::Closed);
         let arm = if was == Status::Running || queued.is_some() {
             take_turn_arm(a)
         } else {
@@ -205,7 +205,7 @@ impl Engine {
             return;
         };
         a.session = SessionState::Starting;
-        a.record.last_status = Status::Initializing;
+        step(&mut a.record, Status::Initializing);
         let resume = a
             .record
             .persistence
@@ -250,7 +250,7 @@ impl Engine {
                 a.queue_place = None;
             }
             self.out.agents.insert(id);
-            if let Some(p) = self.live_parent(id) {
+            if let Some(p) = self.unarchived_parent(id) {
                 self.out.tracks.insert(p);
             }
             // Queued is its own bucket (SPEC 14): its workspace's activity moves with it.
@@ -266,7 +266,7 @@ impl Engine {
         if a.queue_place != place {
             a.queue_place = place;
             self.out.agents.insert(id);
-            if let Some(p) = self.live_parent(id) {
+            if let Some(p) = self.unarchived_parent(id) {
                 self.out.tracks.insert(p);
             }
         }
@@ -281,7 +281,7 @@ impl Engine {
         if a.changes.as_deref() != counts.as_ref() {
             a.changes = counts.map(Box::new);
             self.out.agents.insert(id);
-            if let Some(p) = self.live_parent(id) {
+            if let Some(p) = self.unarchived_parent(id) {
                 self.out.tracks.insert(p);
             }
         }

@@ -4,7 +4,7 @@
 
 use super::hold::{keep_held, take_turn_arm, Ending};
 use super::{
-    clear_attention, clear_attention_unless_permission, require_attention, set_error, Effect,
+    clear_attention, clear_attention_unless_permission, require_attention, set_error, step, Effect,
     Engine, EngineError, Queued, SessionState,
 };
 use crate::model::{
@@ -76,7 +76,7 @@ impl Engine {
         };
         a.record.turn_count += 1;
         let turn = a.record.turn_count;
-        a.record.last_status = Status::Running;
+        step(&mut a.record, Status::Running);
         a.record.last_error = None;
         a.record.last_message = None;
         a.record.last_message_on_disk = false;
@@ -109,8 +109,8 @@ impl Engine {
     pub fn turn_ended(&mut self, id: AgentId, outcome: TurnOutcome) -> Result<(), EngineError> {
         let now = self.now();
         let to = match outcome {
-            TurnOutcome::Failed { .. } => "error",
-            _ => "idle",
+            TurnOutcome::Failed { .. } => Status::Error,
+            _ => Status::Idle,
         };
         let a = self.running_mut(id, to)?;
         a.pending_permission = None;
@@ -130,7 +130,7 @@ impl Engine {
                 self.report_failure_shown(id, message, full, arm);
             }
             ended @ (TurnOutcome::Completed | TurnOutcome::Canceled) => {
-                a.record.last_status = Status::Idle;
+                step(&mut a.record, Status::Idle);
                 let reason = if ended == TurnOutcome::Canceled {
                     AttentionReason::Canceled
                 } else {
@@ -160,7 +160,7 @@ impl Engine {
     /// denial would end it but `canceled` (its caller hears that, autoArchive applies).
     /// Returns whether a turn was running.
     pub fn cancel(&mut self, id: AgentId) -> Result<bool, EngineError> {
-        self.live_mut(id)?;
+        self.unarchived_mut(id)?;
         self.end_held(id, Ending::Canceled);
         let a = self.get_mut(id)?;
         if a.record.is_archived() {
@@ -204,7 +204,7 @@ impl Engine {
     /// closed agent with no process resumes its session now, so it is ready when the prompt
     /// comes. Anything else is left as it is. Returns whether a session was started.
     pub fn wake(&mut self, id: AgentId) -> Result<bool, EngineError> {
-        let a = self.live_mut(id)?;
+        let a = self.unarchived_mut(id)?;
         if a.record.last_status != Status::Closed || a.session != SessionState::None {
             return Ok(false);
         }
@@ -227,7 +227,7 @@ impl Engine {
 }
 
 impl Engine {
-    /// The agent a new turn is for, when it can take one (and whoever it notifies is live),
+    /// The agent a new turn is for, when it can take one (and whoever it notifies is unarchived),
     /// with the time of the request.
     pub(super) fn turn_target(
         &mut self,
@@ -235,10 +235,10 @@ impl Engine {
         notify: Option<AgentId>,
     ) -> Result<(crate::model::Timestamp, &mut super::AgentState), EngineError> {
         if let Some(n) = notify {
-            self.live(n)?;
+            self.unarchived(n)?;
         }
         let now = self.now();
-        let a = self.live_mut(id)?;
+        let a = self.unarchived_mut(id)?;
         refuse_if_busy(a)?;
         Ok((now, a))
     }

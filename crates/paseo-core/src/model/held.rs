@@ -5,10 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::agent::AgentConfig;
+use super::config::AgentConfig;
 use super::ids::AgentId;
-use super::permission::PermissionRequest;
-use super::power::{Power, HELD_REQUEST_PREFIX};
+use super::permission::{PermissionKind, PermissionRequest, HELD_REQUEST_PREFIX};
+use super::power::Power;
 
 /// Where a new agent's (or a prompted agent's) cwd stands against its caller's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +165,7 @@ impl HeldTurn {
         let why: Vec<String> = reasons.iter().map(HoldReason::describe).collect();
         PermissionRequest {
             request_id: self.request_id.clone(),
+            kind: PermissionKind::HeldStart,
             tool_name,
             input: serde_json::json!({
                 "provider": provider,
@@ -267,6 +268,7 @@ mod tests {
             .because(vec![HoldReason::WiderMode]);
         let r = h.request("shell", &cfg(), "/work/app");
         assert_eq!(r.request_id, h.request_id);
+        assert!(r.is_held_start());
         assert_eq!(r.input["provider"], "shell");
         assert_eq!(r.input["mode"], "default");
         assert_eq!(r.input["cwd"], "/work/app");
@@ -354,6 +356,7 @@ mod tests {
         let h = rec.held_turn.as_deref().unwrap();
         assert_eq!(h.prompt, "make");
         let r = h.request(&rec.provider, &rec.config, &rec.cwd);
+        assert!(r.is_held_start());
         assert_eq!(r.input["cwd"], "/home/me/src/app");
         assert_eq!(r.input["reasons"][0]["kind"], "mode");
         let back = serde_json::to_value(&rec).unwrap();

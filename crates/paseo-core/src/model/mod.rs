@@ -2,21 +2,27 @@
 //! one status rule. Every layer (engine, store, runtime, providers, MCP, the shell) speaks these
 //! nouns; this module depends on none of them.
 //!
-//! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record), [`labels`], [`workspace`]
-//! (workspaces and projects), [`timeline`], [`turn`], [`permission`], [`power`] and [`held`] (SPEC 14),
-//! [`notice`] (finish notices), [`usage`] (tokens and cost), [`status`] (buckets and who needs you) and [`tally`] (the counts line). Everything is re-exported here, so
+//! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record),
+//! [`labels`], [`workspace`] (workspaces and projects), [`timeline`], [`turn`], [`permission`]
+//! (a tool's request or a held start), [`provider`] (provider kinds), [`power`] and [`held`]
+//! (SPEC 14), [`notice`] (finish notices), [`usage`] (tokens and cost), [`lifecycle`] (SPEC 2's
+//! transitions), [`status`] (buckets and who needs you), [`attention`] (status words and which
+//! agents alert the user) and [`tally`] (the counts line). Everything is re-exported here, so
 //! `crate::model::X` names any of them. The compact representations some of them are held in
 //! (instants, unknown fields, packed labels) are gathered in [`compact`], with their reason.
 
 pub mod agent;
+pub mod attention;
 pub mod compact;
 pub mod config;
 pub mod held;
 pub mod ids;
 pub mod labels;
+pub mod lifecycle;
 pub mod notice;
 pub mod permission;
 pub mod power;
+pub mod provider;
 pub mod status;
 pub mod tally;
 pub mod timeline;
@@ -27,14 +33,17 @@ pub mod workspace;
 pub use agent::{
     AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
 };
+pub use attention::{alert, status_word, Alert, APPROVE_START};
 pub use held::{hold_reasons, HeldTurn, Hold, HoldReason, Reach, Standing};
 pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};
 pub use labels::Labels;
+pub use lifecycle::Transition;
 pub use notice::Notice;
-pub use permission::PermissionRequest;
+pub use permission::{PermissionKind, PermissionRequest};
 pub use power::{power, Power, ProviderTrust};
+pub use provider::ProviderKind;
 pub use status::{bucket, needs_you, Bucket};
-pub use tally::Tally;
+pub use tally::{FleetCounts, Tally};
 pub use timeline::{ItemKind, NewItem, StyledRun, TermColor, TermStyle, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
 pub use usage::{LastRun, RecordUsage, TurnUsage, Usage};

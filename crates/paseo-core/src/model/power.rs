@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::agent::AgentConfig;
+use super::config::AgentConfig;
+use super::provider::ProviderKind;
 
 /// What an agent may do without the user. Ordered: `Asks < Full`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -24,9 +25,6 @@ impl Power {
         }
     }
 }
-
-/// How a held turn's permission request id starts (the UI and the tray word it differently).
-pub const HELD_REQUEST_PREFIX: &str = "paseo-held-";
 
 /// The Claude Code mode that acts without asking.
 pub const CLAUDE_FULL_MODE: &str = "bypassPermissions";
@@ -47,8 +45,9 @@ pub const CODEX_ASKING_MODE: &str = "on-request";
 /// CLI act without asking whatever the agent's mode says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProviderTrust {
-    /// `shell`, `command`, `claude` or `codex`.
-    pub kind: String,
+    /// `None`: a kind the rule does not know (a provider the configuration does not define, a
+    /// test's stand-in), so `full`.
+    pub kind: Option<ProviderKind>,
     /// The configured argv prefix, then the configured environment's values.
     pub launch: Vec<String>,
     /// Configured `unconfined` (SPEC 16): its agents run outside the sandbox.
@@ -60,16 +59,16 @@ impl ProviderTrust {
     /// permissions. The engine asks the rule for the power of every agent in every snapshot, and
     /// an empty launch costs no words to split.
     pub fn reduced(mut self) -> Self {
-        if !launch_bypasses(&self.kind, &self.launch) {
+        if !launch_bypasses(self.kind, &self.launch) {
             self.launch = Vec::new();
         }
         self
     }
 
     /// A provider of `kind` launched as the app launches it by default.
-    pub fn of_kind(kind: &str) -> Self {
+    pub fn of_kind(kind: ProviderKind) -> Self {
         ProviderTrust {
-            kind: kind.to_string(),
+            kind: Some(kind),
             ..Default::default()
         }
     }
@@ -84,9 +83,9 @@ impl ProviderTrust {
 /// so nothing unknown is ever trusted to ask.
 pub fn power(provider: &ProviderTrust, config: &AgentConfig) -> Power {
     let mode = config.mode.as_deref().filter(|m| !m.is_empty());
-    let full = match provider.kind.as_str() {
-        "claude" => matches!(mode, Some(CLAUDE_FULL_MODE | CLAUDE_AUTO_MODE)),
-        "codex" => {
+    let full = match provider.kind {
+        Some(ProviderKind::Claude) => matches!(mode, Some(CLAUDE_FULL_MODE | CLAUDE_AUTO_MODE)),
+        Some(ProviderKind::Codex) => {
             let sandbox = config.extra.get("sandbox").and_then(Value::as_str);
             let mode = mode.unwrap_or(CODEX_ASKING_MODE);
             (mode == CODEX_FULL_MODE && sandbox != Some("read-only"))
@@ -94,7 +93,7 @@ pub fn power(provider: &ProviderTrust, config: &AgentConfig) -> Power {
         }
         _ => return Power::Full,
     };
-    if full || launch_bypasses(&provider.kind, &provider.launch) {
+    if full || launch_bypasses(provider.kind, &provider.launch) {
         Power::Full
     } else {
         Power::Asks
@@ -106,7 +105,7 @@ pub fn power(provider: &ProviderTrust, config: &AgentConfig) -> Power {
 /// spaces too, so `sh -c "claude --dangerously-skip-permissions \"$@\""` counts). Options
 /// whose effect cannot be seen from here (Claude's `--settings`, a Codex `--profile`) count
 /// too. The flags are the pinned CLIs' (Claude Code 2.1.332, Codex 0.171.0).
-fn launch_bypasses(kind: &str, launch: &[String]) -> bool {
+fn launch_bypasses(kind: Option<ProviderKind>, launch: &[String]) -> bool {
     let words: Vec<&str> = launch
         .iter()
         .flat_map(|a| a.split_whitespace())
@@ -123,7 +122,7 @@ fn launch_bypasses(kind: &str, launch: &[String]) -> bool {
         })
     };
     match kind {
-        "claude" => {
+        Some(ProviderKind::Claude) => {
             words.iter().any(|w| {
                 matches!(
                     *w,
@@ -144,7 +143,7 @@ fn launch_bypasses(kind: &str, launch: &[String]) -> bool {
                                 .any(|v| v.contains("Bash")))
                 })
         }
-        "codex" => {
+        Some(ProviderKind::Codex) => {
             // `-c key=value` overrides, however quoted or spaced.
             let overrides = launch.iter().any(|a| {
                 let kv: String = a
@@ -189,6 +188,14 @@ mod tests {
         c
     }
 
+    /// The rule's reading of a provider of the kind named `kind` (none for an unknown name).
+    fn trust(kind: &str) -> ProviderTrust {
+        ProviderTrust {
+            kind: ProviderKind::parse(kind),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn the_rule() {
         use Power::*;
@@ -221,7 +228,7 @@ mod tests {
         ];
         for (kind, mode, sandbox, want) in cases {
             assert_eq!(
-                power(&ProviderTrust::of_kind(kind), &cfg(mode, sandbox)),
+                power(&trust(kind), &cfg(mode, sandbox)),
                 want,
                 "{kind} {mode:?} {sandbox:?}"
             );
@@ -338,7 +345,7 @@ mod tests {
         ];
         for (kind, launch, want) in cases {
             let p = ProviderTrust {
-                kind: kind.to_string(),
+                kind: ProviderKind::parse(kind),
                 launch: launch.iter().map(|s| s.to_string()).collect(),
                 unconfined: false,
             };
@@ -346,7 +353,7 @@ mod tests {
         }
         // An environment value is read like an argument (a wrapper taking its flags from it).
         let p = ProviderTrust {
-            kind: "claude".into(),
+            kind: Some(ProviderKind::Claude),
             launch: vec!["my-claude".into(), "--dangerously-skip-permissions".into()],
             unconfined: false,
         };
@@ -354,7 +361,7 @@ mod tests {
         // Reduced, it says the same.
         assert_eq!(power(&p.clone().reduced(), &cfg(Some("plan"), None)), Full);
         let plain = ProviderTrust {
-            kind: "claude".into(),
+            kind: Some(ProviderKind::Claude),
             launch: vec!["/opt/wrap".into(), "claude".into()],
             unconfined: true,
         }

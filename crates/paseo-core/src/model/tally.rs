@@ -109,6 +109,33 @@ impl Serialize for Tally {
     }
 }
 
+/// The whole fleet: its unarchived agents by the word their rows show (the status bar's and the
+/// tray's line, [`FleetCounts::line`]), and how many are archived. The one counts type of the
+/// app: a track or a workspace counts its rows with a [`Tally`] the same way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetCounts {
+    pub tally: Tally,
+    pub archived: usize,
+}
+
+impl FleetCounts {
+    /// Counts one agent whose row shows `bucket`; an archived one only as archived.
+    pub fn add(&mut self, bucket: Bucket, archived: bool) {
+        if archived {
+            self.archived += 1;
+        } else {
+            self.tally.add(bucket);
+        }
+    }
+
+    /// The line every view of the whole fleet shows: the status bar, the tray's first menu line
+    /// and its tooltip, the app's info.
+    pub fn line(&self) -> String {
+        self.tally.line()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +174,19 @@ mod tests {
             json["line"][1],
             serde_json::json!({"kind": "needs_input", "count": 1, "text": "1 needs you"})
         );
+    }
+
+    #[test]
+    fn the_fleet_counts_its_unarchived_rows_and_says_their_line() {
+        let mut f = FleetCounts::default();
+        f.add(Bucket::Failed, false);
+        f.add(Bucket::NeedsInput, false);
+        f.add(Bucket::Attention, false);
+        f.add(Bucket::NeedsInput, true);
+        assert_eq!(f.archived, 1);
+        assert_eq!(f.line(), "0 running · 1 needs you · 1 failed · 3 total");
+        let json = serde_json::to_value(f).unwrap();
+        assert_eq!(json["archived"], 1);
+        assert_eq!(json["tally"]["line"][2]["text"], "1 failed");
     }
 }

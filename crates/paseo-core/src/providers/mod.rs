@@ -414,7 +414,7 @@ impl ProviderRegistry {
                     })
                     .unwrap_or_default();
                 let trust = crate::model::ProviderTrust {
-                    kind: i.kind.clone(),
+                    kind: crate::model::ProviderKind::parse(&i.kind),
                     launch,
                     unconfined: config.is_some_and(|c| c.unconfined),
                 };

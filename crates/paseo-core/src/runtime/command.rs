@@ -26,7 +26,7 @@ use crate::workspaces::RepoInfo;
 #[derive(Clone, Debug, Default)]
 pub struct Attention {
     pub counts: FleetCounts,
-    /// Unarchived agents that need the user or whose bucket asks for attention.
+    /// The agents that alert the user (`model::attention`): their tray entries and notifications.
     pub agents: Vec<AgentSnapshot>,
     /// Files of the data root that cannot be written right now (a full disk): the app itself
     /// needs the user (SPEC 15).

@@ -3,10 +3,11 @@
 use serde::Serialize;
 
 use crate::engine::usage::UsageRollups;
-use crate::engine::{AgentState, Engine, TrackCounts};
+use crate::engine::{AgentState, Engine};
+pub use crate::model::FleetCounts;
 use crate::model::{
-    AgentId, AgentRecord, Bucket, PermissionRequest, Power, ProjectRecord, Status, TimelineItem,
-    Usage, WorkspaceRecord,
+    AgentId, AgentRecord, Alert, Bucket, PermissionRequest, Power, ProjectRecord, Status, Tally,
+    TimelineItem, Usage, WorkspaceRecord,
 };
 use crate::providers::ProviderInfo;
 use crate::store::Quarantined;
@@ -33,6 +34,13 @@ pub struct AgentSnapshot {
     pub bucket: Bucket,
     /// Whether it needs the user (a pending permission or an unseen error), by the same rule.
     pub needs_you: bool,
+    /// The word its tab, track row and header show ("starting", "queued · 3rd", "needs you:
+    /// approve start"…), by [`crate::model::attention`]; the window renders it as it is.
+    pub status_word: String,
+    /// Whether (and why) it alerts the user: its tray entry and desktop notification, by
+    /// [`crate::model::attention`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alert: Option<Alert>,
     /// `full` (acts without asking) or `asks` (SPEC 14), by the one power rule.
     pub power: Power,
     /// It runs outside the sandbox (SPEC 16): the user chose so for it or its provider, or
@@ -81,6 +89,14 @@ impl AgentSnapshot {
             queued_notices: engine.inbox(a.record.id).map(|q| q.len()).unwrap_or(0),
             bucket: a.bucket(),
             needs_you: a.needs_you(),
+            status_word: crate::model::status_word(
+                &a.record,
+                a.bucket(),
+                a.pending_permission.as_deref(),
+                a.queue_place,
+            )
+            .into_owned(),
+            alert: engine.alert_of(a),
             power: engine.power_of(a),
             unconfined: !engine.contained(a),
             waiting_for_slot: a.waiting_for_slot,
@@ -200,59 +216,7 @@ pub struct TrackSnapshot {
     pub parent_agent_id: AgentId,
     /// Unarchived children, oldest first.
     pub members: Vec<AgentId>,
-    pub counts: TrackCounts,
-}
-
-/// Fleet-wide counts for the tray and the status line, by the one status rule.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FleetCounts {
-    /// Unarchived agents.
-    pub agents: usize,
-    /// Initializing or running (the status: one waiting for permission is running too), not
-    /// queued.
-    pub running: usize,
-    /// Waiting for a live slot (SPEC 14): created, not running yet.
-    pub queued: usize,
-    /// Agents that need the user: a pending permission, or an error the user has not seen yet.
-    pub needs_you: usize,
-    /// In the `failed` bucket: the error state, seen or not.
-    pub failed: usize,
-    /// In the `attention` bucket without needing the user: a finished turn the user has not
-    /// seen yet.
-    pub finished_unseen: usize,
-    pub archived: usize,
-    /// The unarchived agents by the word their rows show, and the status bar's line.
-    pub tally: crate::model::Tally,
-}
-
-impl FleetCounts {
-    pub fn of(engine: &Engine) -> FleetCounts {
-        let mut c = FleetCounts::default();
-        for a in engine.agents() {
-            if a.record.is_archived() {
-                c.archived += 1;
-                continue;
-            }
-            c.agents += 1;
-            c.tally.add(a.bucket());
-            if a.is_queued() {
-                c.queued += 1;
-            } else if a.status().is_active() {
-                c.running += 1;
-            }
-            let needs_you = a.needs_you();
-            if needs_you {
-                c.needs_you += 1;
-            }
-            match a.bucket() {
-                Bucket::Failed => c.failed += 1,
-                Bucket::Attention if !needs_you => c.finished_unseen += 1,
-                _ => {}
-            }
-        }
-        c
-    }
+    pub counts: Tally,
 }
 
 /// Everything a window needs at start; events keep it current afterwards. In process the agents
@@ -333,6 +297,7 @@ mod tests {
             id,
             PermissionRequest {
                 request_id: "r".into(),
+                kind: crate::model::PermissionKind::Tool,
                 tool_name: "Bash".into(),
                 input: serde_json::json!({}),
                 description: None,
@@ -343,8 +308,10 @@ mod tests {
         let json = serde_json::to_value(AgentSnapshot::of(&e, e.agent(id).unwrap())).unwrap();
         assert_eq!(json["bucket"], "needs_input");
         assert_eq!(json["needsYou"], true);
+        assert_eq!(json["statusWord"], "needs you");
+        assert_eq!(json["alert"], "permission");
         let c = FleetCounts::of(&e);
-        assert_eq!((c.agents, c.running, c.needs_you), (1, 1, 1));
+        assert_eq!(c.line(), "0 running · 1 needs you · 1 total");
 
         e.answer_permission(id, "r", true).unwrap();
         e.turn_ended(id, crate::model::TurnOutcome::Completed)
@@ -352,8 +319,10 @@ mod tests {
         let json = serde_json::to_value(AgentSnapshot::of(&e, e.agent(id).unwrap())).unwrap();
         assert_eq!(json["bucket"], "attention");
         assert_eq!(json["needsYou"], false);
+        assert_eq!(json["statusWord"], "finished");
+        assert_eq!(json["alert"], "finished");
         let c = FleetCounts::of(&e);
-        assert_eq!((c.running, c.needs_you, c.finished_unseen), (0, 0, 1));
+        assert_eq!(c.line(), "0 running · 0 need you · 1 total");
         e.prompt(id, "again".into(), TurnOrigin::User, None)
             .unwrap();
         assert_eq!(

@@ -13,6 +13,7 @@
 //! is read, so the cards come as columns — an array per field, the ids and titles each one string
 //! — that `ui/cards.js` keeps as typed arrays and slices ([`Cards`]).
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use serde::{Serialize, Serializer};
@@ -92,8 +93,10 @@ struct Fleet<'a> {
     usage: UsageRollups,
     agents: Vec<&'a AgentState>,
     place: FxHashMap<AgentId, u32>,
-    strings: Vec<&'a str>,
-    string_place: HashMap<&'a str, u32>,
+    /// Borrowed from the records, but for the status words the model words from a place in line
+    /// ("queued · 3rd").
+    strings: Vec<Cow<'a, str>>,
+    string_place: HashMap<Cow<'a, str>, u32>,
 }
 
 impl<'a> Fleet<'a> {
@@ -124,9 +127,12 @@ impl<'a> Fleet<'a> {
                 engine.power_of(a).as_str(),
                 r.attention_reason.map_or("", |x| x.as_str()),
             ];
-            for s in shared {
-                if !fleet.string_place.contains_key(s) {
-                    fleet.string_place.insert(s, fleet.strings.len() as u32);
+            let word = status_word(a);
+            for s in shared.into_iter().map(Cow::Borrowed).chain([word]) {
+                if !fleet.string_place.contains_key(&s) {
+                    fleet
+                        .string_place
+                        .insert(s.clone(), fleet.strings.len() as u32);
                     fleet.strings.push(s);
                 }
             }
@@ -186,7 +192,7 @@ impl Serialize for Cards<'_, '_> {
         let mut ids = String::with_capacity(n * 36);
         let mut titles = String::new();
         let mut title_ends = Vec::with_capacity(n);
-        let mut shared: [Vec<u32>; 7] = Default::default();
+        let mut shared: [Vec<u32>; 8] = Default::default();
         let mut parent = Vec::with_capacity(n);
         let mut parent_ids = std::collections::BTreeMap::new();
         let (mut created, mut updated, mut active) = (
@@ -211,6 +217,7 @@ impl Serialize for Cards<'_, '_> {
                 Some(a.bucket().as_str()),
                 Some(e.power_of(a).as_str()),
                 r.attention_reason.map(|x| x.as_str()),
+                Some(&*status_word(a)),
             ];
             for (column, value) in shared.iter_mut().zip(values) {
                 column.push(f.shared(value));
@@ -231,8 +238,8 @@ impl Serialize for Cards<'_, '_> {
                 rare.push((i, extra));
             }
         }
-        let [provider, status, workspace, cwd, bucket, power, attention] = shared;
-        let mut m = s.serialize_map(Some(17))?;
+        let [provider, status, workspace, cwd, bucket, power, attention, word] = shared;
+        let mut m = s.serialize_map(Some(18))?;
         m.serialize_entry("count", &n)?;
         m.serialize_entry("ids", &ids)?;
         m.serialize_entry("titles", &titles)?;
@@ -244,6 +251,7 @@ impl Serialize for Cards<'_, '_> {
         m.serialize_entry("bucket", &bucket)?;
         m.serialize_entry("power", &power)?;
         m.serialize_entry("attentionReason", &attention)?;
+        m.serialize_entry("statusWord", &word)?;
         m.serialize_entry("parent", &parent)?;
         m.serialize_entry("parentIds", &parent_ids)?;
         m.serialize_entry("createdAt", &created)?;
@@ -291,9 +299,19 @@ impl Serialize for Tracks<'_, '_> {
     }
 }
 
+/// The word the agent's rows show ([`crate::model::attention`]).
+fn status_word(a: &AgentState) -> Cow<'static, str> {
+    crate::model::status_word(
+        &a.record,
+        a.bucket(),
+        a.pending_permission.as_deref(),
+        a.queue_place,
+    )
+}
+
 #[derive(Serialize)]
 struct WindowSnapshot<'f, 'a> {
-    strings: &'f [&'a str],
+    strings: &'f [Cow<'a, str>],
     #[serde(flatten)]
     fleet: super::FleetSnapshot<Cards<'f, 'a>, Tracks<'f, 'a>>,
 }

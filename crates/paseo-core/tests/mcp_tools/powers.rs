@@ -3,7 +3,6 @@
 //! request on the agent that would run it, and nothing of it runs before the user allows it.
 
 use super::*;
-use paseo_core::model::power::HELD_REQUEST_PREFIX;
 use paseo_core::model::Power;
 use paseo_core::providers::TurnInput;
 
@@ -99,7 +98,7 @@ async fn an_asking_agent_cannot_start_a_full_turn_until_the_user_allows_it() {
     assert!(!ran(&h, kid, "kid ran"), "nothing of a held turn runs");
     assert_eq!(s.power, Power::Full);
     let req = s.pending_permission.clone().expect("a permission request");
-    assert!(req.request_id.starts_with(HELD_REQUEST_PREFIX));
+    assert!(req.is_held_start());
     let shown = serde_json::to_string(&req.input).unwrap();
     for what in ["script", &s.record.cwd, "ok kid ran"] {
         assert!(shown.contains(what), "the request shows {what}: {shown}");

@@ -116,6 +116,7 @@ impl Provider for Scripted {
                         "perm" => {
                             sink.send(ProviderEvent::Permission(PermissionRequest {
                                 request_id: "p1".into(),
+                                kind: paseo_core::model::PermissionKind::Tool,
                                 tool_name: "Bash".into(),
                                 input: serde_json::json!({"command": "rm -rf /tmp/x"}),
                                 description: None,

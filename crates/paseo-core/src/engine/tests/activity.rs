@@ -88,7 +88,7 @@ fn a_tracks_counts_are_the_words_of_its_rows_and_stay_when_seen() {
     f.e.turn_ended(finished, TurnOutcome::Completed).unwrap();
     assert_eq!(
         f.e.track_counts(p),
-        TrackCounts {
+        crate::model::Tally {
             running: 0,
             queued: 0,
             needs_you: 1,

@@ -76,10 +76,10 @@ fn subagent_joins_its_parents_track_oldest_first_and_detach_removes_only_the_lab
     assert_eq!(f.e.track(p), vec![a, b]);
     assert_eq!(
         f.e.track_counts(p),
-        TrackCounts {
+        crate::model::Tally {
             running: 1,
             total: 2,
-            ..TrackCounts::default()
+            ..crate::model::Tally::default()
         }
     );
     let _ = f.e.take_outcome();
@@ -122,7 +122,11 @@ fn may_mutate_covers_self_descendants_and_created_agents() {
 fn reattach_undoes_a_detach_only_when_it_narrows_power() {
     let mut f = Fx::new();
     f.e.set_providers(
-        [("claude".to_string(), ProviderTrust::of_kind("claude"))].into(),
+        [(
+            "claude".to_string(),
+            ProviderTrust::of_kind(crate::model::ProviderKind::Claude),
+        )]
+        .into(),
         false,
     );
     let p = f.idle(None, "w1");

@@ -27,7 +27,7 @@ fn held(f: &mut Fx) -> (AgentId, AgentId, String) {
 #[test]
 fn a_held_turn_runs_nothing_and_needs_the_user() {
     let mut f = Fx::new();
-    let (parent, kid, request) = held(&mut f);
+    let (parent, kid, _) = held(&mut f);
     let o = f.e.take_outcome();
     assert!(effects(&o).is_empty(), "nothing runs: {:?}", effects(&o));
     let a = f.e.agent(kid).unwrap();
@@ -38,7 +38,7 @@ fn a_held_turn_runs_nothing_and_needs_the_user() {
     assert_eq!(req.input["prompt"], "touch /tmp/x");
     assert_eq!(req.input["provider"], "claude");
     assert_eq!(req.input["cwd"], "/src/w1");
-    assert!(request.starts_with("paseo-held-"));
+    assert!(req.is_held_start());
     // The parent's track shows a member that needs the user.
     assert_eq!(f.e.track_counts(parent).needs_you, 1);
     // Another prompt waits for the answer; so does another held turn.

@@ -12,7 +12,7 @@ mod session;
 mod turn;
 mod usage;
 
-use super::{Effect, Engine, EngineError, NewAgent, Outcome, TrackCounts, INTERRUPTED};
+use super::{Effect, Engine, EngineError, NewAgent, Outcome, INTERRUPTED};
 use crate::model::{
     AgentId, AgentRecord, AttentionReason, Bucket, ItemKind, PermissionRequest, ProjectId,
     ProjectRecord, Status, Timestamp, TurnInput, TurnOrigin, TurnOutcome, WorkspaceId,
@@ -35,6 +35,7 @@ fn ws(id: &str) -> WorkspaceRecord {
 fn permission(request_id: &str) -> PermissionRequest {
     PermissionRequest {
         request_id: request_id.into(),
+        kind: crate::model::PermissionKind::Tool,
         tool_name: "Bash".into(),
         input: serde_json::json!({"command": "ls"}),
         description: None,

@@ -353,6 +353,7 @@ impl ClaudeStream {
                 step.events
                     .push(ProviderEvent::Permission(PermissionRequest {
                         request_id: request_id.to_string(),
+                        kind: crate::model::PermissionKind::Tool,
                         tool_name: req
                             .get("tool_name")
                             .and_then(Value::as_str)

@@ -413,6 +413,7 @@ impl CodexStream {
         step.events
             .push(ProviderEvent::Permission(PermissionRequest {
                 request_id,
+                kind: crate::model::PermissionKind::Tool,
                 tool_name: tool.to_string(),
                 input: params.clone(),
                 description,

@@ -11,7 +11,7 @@ use super::super::events::{
 use super::super::timeline::Page;
 use super::super::RuntimeError;
 use crate::engine::{EngineError, ListFilter};
-use crate::model::{AgentId, Bucket};
+use crate::model::AgentId;
 
 impl Actor {
     /// One agent's whole snapshot: its system prompt and last message read back from its record
@@ -87,15 +87,12 @@ impl Actor {
         }
     }
 
-    /// Unarchived agents whose bucket or state may ask for the user, with the counts.
+    /// The agents that alert the user ([`crate::model::attention`]), with the counts.
     pub(super) fn attention(&self) -> Attention {
         let e = &self.engine;
         let agents = e
             .agents()
-            .filter(|a| !a.record.is_archived())
-            .filter(|a| {
-                a.needs_you() || matches!(a.bucket(), Bucket::NeedsInput | Bucket::Attention)
-            })
+            .filter(|a| e.alert_of(a).is_some())
             .map(|a| AgentSnapshot::of(e, a))
             .collect();
         let timelines = self.tails.failing();

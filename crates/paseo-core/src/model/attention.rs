@@ -1,0 +1,287 @@
+//! What an agent's row says, and which agents alert the user and why: both derived here,
+//! once, from the one status rule ([`super::status`]), and shipped as values; the tray, desktop
+//! notifications, the runtime's query and the window only render them.
+//!
+//! **The status word** (UI.md's status language): the bucket's word, refined where the state says
+//! more: "starting" (initializing), "queued · 3rd" (its place for a live slot, SPEC 14), "needs
+//! you: approve start" (a held start, SPEC 14), and for an agent with nothing to flag its literal
+//! state: "idle", "closed" or "canceled" (an unseen canceled turn).
+//!
+//! **Alerts** (which agents deserve the user's attention), most urgent first:
+//! - [`Alert::Permission`]: bucket `needs_input`, a pending permission request or held start (any
+//!   agent, subagents too: only the user can answer it);
+//! - [`Alert::Failed`]: any other agent that needs you, i.e. an error the user has not seen;
+//! - [`Alert::Finished`]: a root agent in bucket `attention`, a finished turn the user has not seen
+//!   (and that is not running again);
+//! - [`Alert::SubagentFinished`]: the same of a subagent. Its finish goes to its parent (a finish
+//!   notice) and its track, so it has no tray entry; a desktop notification only when the user
+//!   asks for it.
+//!
+//! Archived agents never alert.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+
+use super::agent::{AgentRecord, AttentionReason, Status};
+use super::permission::PermissionRequest;
+use super::status::Bucket;
+
+/// The word of a held start (SPEC 14), wherever it is shown.
+pub const APPROVE_START: &str = "needs you: approve start";
+
+/// Why an agent alerts the user, most urgent first (the order of SPEC 6's buckets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Alert {
+    Permission,
+    Failed,
+    Finished,
+    SubagentFinished,
+}
+
+impl Alert {
+    /// Whether the tray lists it (see the module's doc).
+    pub fn in_tray(self) -> bool {
+        self != Alert::SubagentFinished
+    }
+
+    /// The glyph of UI.md's status language (never colour alone).
+    pub fn glyph(self) -> &'static str {
+        match self {
+            Alert::Permission => "◉",
+            Alert::Failed => "✕",
+            Alert::Finished | Alert::SubagentFinished => "✓",
+        }
+    }
+
+    /// Its words, short: a held start says so.
+    pub fn words(self, pending: Option<&PermissionRequest>) -> &'static str {
+        match self {
+            Alert::Permission if pending.is_some_and(PermissionRequest::is_held_start) => {
+                APPROVE_START
+            }
+            Alert::Permission => "needs permission",
+            Alert::Failed => "failed",
+            Alert::Finished | Alert::SubagentFinished => "finished",
+        }
+    }
+}
+
+/// Whether (and why) an agent alerts the user, from what the status rule says of it
+/// (`bucket`, `needs_you`), whether it is archived and whether it is a root agent.
+pub fn alert(archived: bool, root: bool, bucket: Bucket, needs_you: bool) -> Option<Alert> {
+    if archived {
+        return None;
+    }
+    match bucket {
+        Bucket::NeedsInput => Some(Alert::Permission),
+        // What needs the user besides a pending permission is an unseen error.
+        _ if needs_you => Some(Alert::Failed),
+        Bucket::Attention if root => Some(Alert::Finished),
+        Bucket::Attention => Some(Alert::SubagentFinished),
+        // A stale permission reason (its request went away with the process) is `done`:
+        // nothing is left to answer.
+        _ => None,
+    }
+}
+
+/// The bucket's own word (what a workspace row or a count says).
+pub fn bucket_word(bucket: Bucket) -> &'static str {
+    match bucket {
+        Bucket::NeedsInput => "needs you",
+        Bucket::Failed => "failed",
+        Bucket::Running => "running",
+        Bucket::Attention => "finished",
+        Bucket::Queued => "queued",
+        Bucket::Done => "idle",
+    }
+}
+
+/// An unseen canceled turn: `done` wherever buckets count, but it did not finish, so its row
+/// says "canceled" (and the window gives it its own glyph).
+pub fn canceled_unseen(record: &AgentRecord) -> bool {
+    record.requires_attention && record.attention_reason == Some(AttentionReason::Canceled)
+}
+
+/// The word an agent's row, tab and header show (see the module's doc). `bucket` is its own
+/// bucket (the engine's, queued included), `queue_place` its place for a live slot.
+pub fn status_word(
+    record: &AgentRecord,
+    bucket: Bucket,
+    pending: Option<&PermissionRequest>,
+    queue_place: Option<usize>,
+) -> Cow<'static, str> {
+    match bucket {
+        Bucket::Queued => match queue_place {
+            Some(n) if n > 0 => Cow::Owned(format!("queued · {}", ordinal(n))),
+            _ => Cow::Borrowed("queued"),
+        },
+        Bucket::Running if record.last_status == Status::Initializing => Cow::Borrowed("starting"),
+        Bucket::Done if canceled_unseen(record) => Cow::Borrowed("canceled"),
+        Bucket::Done if record.last_status == Status::Closed => Cow::Borrowed("closed"),
+        Bucket::NeedsInput if pending.is_some_and(PermissionRequest::is_held_start) => {
+            Cow::Borrowed(APPROVE_START)
+        }
+        b => Cow::Borrowed(bucket_word(b)),
+    }
+}
+
+/// 1st, 2nd, 3rd, 4th, … 11th, 12th, 13th, 21st.
+pub fn ordinal(n: usize) -> String {
+    let suffix = match (n % 100, n % 10) {
+        (11..=13, _) => "th",
+        (_, 1) => "st",
+        (_, 2) => "nd",
+        (_, 3) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ids::{AgentId, Timestamp};
+    use crate::model::permission::PermissionKind;
+    use crate::model::status::{bucket, needs_you};
+
+    fn record(status: Status, attention: Option<AttentionReason>) -> AgentRecord {
+        let mut r = AgentRecord::new(
+            AgentId::new(),
+            "shell".into(),
+            "/".into(),
+            status,
+            Timestamp::from_millis(0),
+        );
+        r.requires_attention = attention.is_some();
+        r.attention_reason = attention;
+        r
+    }
+
+    fn request(kind: PermissionKind) -> PermissionRequest {
+        PermissionRequest {
+            kind,
+            ..PermissionRequest::tool("r", "Bash", serde_json::json!({}))
+        }
+    }
+
+    #[test]
+    fn the_alert_table() {
+        use Alert as C;
+        use AttentionReason::{Canceled, Error as Err, Finished, Permission as Perm};
+        use Status as S;
+        // (status, attention, pending, archived, root) → call
+        let table = [
+            (
+                (S::Running, Some(Perm), true, false, false),
+                Some(C::Permission),
+            ),
+            (
+                (S::Running, Some(Perm), true, false, true),
+                Some(C::Permission),
+            ),
+            ((S::Error, Some(Err), false, false, false), Some(C::Failed)),
+            // An interruption found at load: it needs you, so it reads failed.
+            ((S::Closed, Some(Err), false, false, true), Some(C::Failed)),
+            ((S::Running, Some(Err), false, false, true), Some(C::Failed)),
+            (
+                (S::Idle, Some(Finished), false, false, true),
+                Some(C::Finished),
+            ),
+            (
+                (S::Idle, Some(Finished), false, false, false),
+                Some(C::SubagentFinished),
+            ),
+            // Seen, running again, canceled, stale, archived: no alert.
+            ((S::Error, None, false, false, true), None),
+            ((S::Running, Some(Finished), false, false, true), None),
+            ((S::Idle, Some(Canceled), false, false, true), None),
+            ((S::Idle, Some(Perm), false, false, true), None),
+            ((S::Error, Some(Err), false, true, true), None),
+            ((S::Running, Some(Perm), true, true, true), None),
+        ];
+        for ((status, attention, pending, archived, root), want) in table {
+            let r = record(status, attention);
+            let got = alert(archived, root, bucket(&r, pending), needs_you(&r, pending));
+            assert_eq!(
+                got, want,
+                "{status:?} {attention:?} pending={pending} root={root}"
+            );
+        }
+        assert!([C::Permission, C::Failed, C::Finished]
+            .iter()
+            .all(|c| c.in_tray()));
+        assert!(!C::SubagentFinished.in_tray());
+        assert!(C::Permission < C::Failed && C::Failed < C::Finished);
+    }
+
+    #[test]
+    fn a_held_start_is_worded_once() {
+        let held = request(PermissionKind::HeldStart);
+        let tool = request(PermissionKind::Tool);
+        assert_eq!(Alert::Permission.words(Some(&held)), APPROVE_START);
+        assert_eq!(Alert::Permission.words(Some(&tool)), "needs permission");
+        let r = record(Status::Idle, Some(AttentionReason::Permission));
+        assert_eq!(
+            status_word(&r, Bucket::NeedsInput, Some(&held), None),
+            APPROVE_START
+        );
+        assert_eq!(
+            status_word(&r, Bucket::NeedsInput, Some(&tool), None),
+            "needs you"
+        );
+    }
+
+    #[test]
+    fn the_status_words() {
+        use Status as S;
+        let word = |status, attention, b, place| {
+            status_word(&record(status, attention), b, None, place).into_owned()
+        };
+        assert_eq!(
+            word(S::Initializing, None, Bucket::Running, None),
+            "starting"
+        );
+        assert_eq!(word(S::Running, None, Bucket::Running, None), "running");
+        assert_eq!(
+            word(S::Initializing, None, Bucket::Queued, Some(3)),
+            "queued · 3rd"
+        );
+        assert_eq!(word(S::Initializing, None, Bucket::Queued, None), "queued");
+        assert_eq!(
+            word(S::Idle, Some(AttentionReason::Canceled), Bucket::Done, None),
+            "canceled"
+        );
+        assert_eq!(word(S::Closed, None, Bucket::Done, None), "closed");
+        assert_eq!(word(S::Idle, None, Bucket::Done, None), "idle");
+        assert_eq!(
+            word(
+                S::Idle,
+                Some(AttentionReason::Finished),
+                Bucket::Attention,
+                None
+            ),
+            "finished"
+        );
+        assert_eq!(
+            word(S::Error, Some(AttentionReason::Error), Bucket::Failed, None),
+            "failed"
+        );
+    }
+
+    #[test]
+    fn ordinals() {
+        let said: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112]
+            .into_iter()
+            .map(ordinal)
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd",
+                "101st", "111th", "112th"
+            ]
+        );
+    }
+}
