@@ -38,20 +38,6 @@ function duration(fromIso, toIso) {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** The child's text as the backend escapes it inside a notice, unescaped. */
-function unescapeNotice(text) {
-  return text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-}
-
-/** A finish notice in a timeline written before notices were structured (text only). */
-function parseNotice(text) {
-  const m = /^<paseo-notice\b([^>]*)>\n?([\s\S]*?)\n?<\/paseo-notice>\s*$/.exec(text);
-  if (!m) return null;
-  const attrs = {};
-  for (const [, key, value] of m[1].matchAll(/([\w-]+)="([^"]*)"/g)) attrs[key] = unescapeNotice(value);
-  return { agentId: attrs['agent-id'], title: attrs.title, outcome: attrs.outcome, body: unescapeNotice(m[2]) };
-}
-
 function item(kind, it, who, ...body) {
   return h('div', {
     class: `item k-${kind}`,
@@ -108,12 +94,6 @@ function clamped(body, text) {
   return h('div', { class: 'body-wrap' }, body, more);
 }
 
-/** The one-line finish notice a shell parent records: `title (id) outcome[: error]`. */
-function parseSummary(text) {
-  const m = /^([\s\S]*?) \(([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\) ([a-z][a-z ]*?)(?:: ([\s\S]*))?$/.exec(text);
-  return m ? { title: m[1], agentId: m[2], outcome: m[3], body: m[4] ?? '' } : null;
-}
-
 const OUTCOME_CLASS = { completed: 's-attention', failed: 's-failed', canceled: 's-done' };
 
 /**
@@ -135,27 +115,9 @@ function renderNotice(it, n, ctx) {
     n.excerpt ? quote('notice-excerpt', 'its last message', n.excerpt) : null));
 }
 
+/** A system item: a finish notice from its fields (older text-only ones get theirs from the backend), else its text. */
 function renderSystem(it, ctx) {
   if (it.notice && typeof it.notice === 'object') return renderNotice(it, it.notice, ctx);
-  const summary = parseSummary(it.text || '');
-  if (summary) {
-    const link = ctx.canOpen(summary.agentId)
-      ? h('button', { class: 'link', type: 'button', title: summary.agentId, onclick: () => ctx.open(summary.agentId), 'aria-label': `Open ${summary.title}` }, summary.title)
-      : h('b', { title: summary.agentId }, summary.title);
-    return item('system finish', it, 'ℹ', h('div', { class: 'body' },
-      link, ' ', h('span', { class: OUTCOME_CLASS[summary.outcome] ?? '' }, summary.outcome),
-      summary.body ? h('span', { class: 'muted' }, `: ${summary.body}`) : null));
-  }
-  const notice = parseNotice(it.text || '');
-  if (notice) {
-    const name = notice.title || 'agent';
-    const link = notice.agentId && ctx.canOpen(notice.agentId)
-      ? h('button', { class: 'link', type: 'button', onclick: () => ctx.open(notice.agentId), 'aria-label': `Open ${name}` }, name)
-      : h('b', {}, name);
-    return item('system finish', it, 'ℹ', h('div', { class: 'body' },
-      h('div', {}, link, ` ${String(notice.outcome || '').replace(/_/g, ' ')}`),
-      h('details', { class: 'notice-body' }, h('summary', {}, 'details'), h('pre', { class: 'mono' }, notice.body))));
-  }
   return item('system', it, 'ℹ', h('div', { class: 'body text' }, it.text));
 }
 

@@ -96,6 +96,81 @@ impl Notice {
     }
 }
 
+/// A finish notice in a timeline written before notices were structured, read from its text:
+/// the wrapped form a prompt-reading parent received (`<paseo-notice …>…</paseo-notice>`) or
+/// the one line a shell parent recorded (`title (id) outcome[: error]`). `None` for any other
+/// text. The window then renders every notice from its fields alone.
+pub fn legacy(text: &str, ts: Timestamp) -> Option<Notice> {
+    legacy_wrapped(text, ts).or_else(|| legacy_summary(text, ts))
+}
+
+fn legacy_wrapped(text: &str, ts: Timestamp) -> Option<Notice> {
+    let rest = text.trim_end().strip_prefix("<paseo-notice ")?;
+    let rest = rest.strip_suffix("</paseo-notice>")?;
+    let (head, body) = rest.split_once('>')?;
+    let mut attrs = std::collections::BTreeMap::new();
+    let mut h = head;
+    while let Some((key, after)) = h.split_once("=\"") {
+        let (value, next) = after.split_once('"')?;
+        attrs.insert(key.trim(), unescape(value));
+        h = next;
+    }
+    let body = body.strip_prefix('\n').unwrap_or(body);
+    let body = body.strip_suffix('\n').unwrap_or(body);
+    Some(Notice {
+        id: attrs.get("id").cloned().unwrap_or_default(),
+        child_id: attrs.get("agent-id")?.parse().ok()?,
+        child_title: attrs.get("title").cloned().unwrap_or_default(),
+        outcome: attrs.get("outcome").cloned().unwrap_or_default(),
+        error: None,
+        excerpt: unescape(body),
+        created_at: ts,
+    })
+}
+
+fn legacy_summary(text: &str, ts: Timestamp) -> Option<Notice> {
+    // The title may itself hold " (": the id is the first 36-character agent id in brackets
+    // followed by the outcome.
+    let mut from = 0;
+    while let Some(i) = text[from..].find(" (").map(|i| i + from) {
+        from = i + 2;
+        let Some(id) = text.get(i + 2..i + 38) else {
+            break;
+        };
+        let (Ok(child_id), Some(rest)) = (id.parse::<AgentId>(), text[i + 38..].strip_prefix(") "))
+        else {
+            continue;
+        };
+        let (outcome, error) = match rest.split_once(": ") {
+            Some((o, e)) => (o, Some(e.to_string())),
+            None => (rest, None),
+        };
+        let words = outcome.starts_with(|c: char| c.is_ascii_lowercase())
+            && outcome.chars().all(|c| c.is_ascii_lowercase() || c == ' ');
+        if !words {
+            continue;
+        }
+        return Some(Notice {
+            id: String::new(),
+            child_id,
+            child_title: text[..i].to_string(),
+            outcome: outcome.replace(' ', "_"),
+            error,
+            excerpt: String::new(),
+            created_at: ts,
+        });
+    }
+    None
+}
+
+/// The inverse of [`text`] and [`attr`]'s escaping.
+fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
 /// Appends `heading` and then every line of the child's `s`, escaped, behind "> " (nothing when
 /// `s` is empty). Every character a reader may take for a line break starts a quoted line.
 fn quoted(body: &mut String, heading: &str, s: &str) {
@@ -147,6 +222,61 @@ pub fn excerpt(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_notice_written_as_text_before_notices_were_structured_reads_as_one() {
+        let ts = Timestamp::from_millis(0);
+        let id = AgentId::new();
+        let n = Notice::new(
+            "arm-1",
+            id,
+            "kid <a> & \"b\" (1)",
+            "needs_permission",
+            None,
+            Some("a < b"),
+            ts,
+        );
+        let w = legacy(&n.wrapped(), ts).expect("the wrapped form");
+        assert_eq!(
+            (
+                w.id.as_str(),
+                w.child_id,
+                w.child_title.as_str(),
+                w.outcome.as_str()
+            ),
+            ("arm-1", id, n.child_title.as_str(), "needs_permission")
+        );
+        assert!(w.excerpt.contains("> a < b"), "{}", w.excerpt);
+        let failed = Notice::new(
+            "",
+            id,
+            "kid (x)",
+            "failed",
+            Some("boom: it broke".into()),
+            None,
+            ts,
+        );
+        let s = legacy(&failed.summary(), ts).expect("the shell parent's line");
+        assert_eq!(
+            (
+                s.child_id,
+                s.child_title.as_str(),
+                s.outcome.as_str(),
+                s.error.as_deref()
+            ),
+            (id, "kid (x)", "failed", Some("boom: it broke"))
+        );
+        let p = legacy(&n.summary(), ts).expect("two-word outcome");
+        assert_eq!(p.outcome, "needs_permission");
+        for other in [
+            "hello",
+            "Closed to make room for 'X' (live-agent limit 3, config.json limits.maxLiveAgents)",
+            &format!("x ({id}) Completed"),
+            "<paseo-notice id=\"a\" agent-id=\"not-an-id\">x</paseo-notice>",
+        ] {
+            assert_eq!(legacy(other, ts), None, "{other}");
+        }
+    }
 
     #[test]
     fn notice_names_child_and_outcome_and_bounds_excerpt() {

@@ -126,6 +126,17 @@ pub struct NewItem {
     pub notice: Option<Box<Notice>>,
 }
 
+impl TimelineItem {
+    /// A system item written before finish notices were structured gets its notice's fields
+    /// from its text ([`super::notice::legacy`]), so every reader shows notices from fields.
+    pub fn with_legacy_notice(mut self) -> Self {
+        if self.kind == ItemKind::System && self.notice.is_none() {
+            self.notice = super::notice::legacy(&self.text, self.ts).map(Box::new);
+        }
+        self
+    }
+}
+
 impl NewItem {
     pub fn new(kind: ItemKind, text: impl Into<String>) -> Self {
         NewItem {

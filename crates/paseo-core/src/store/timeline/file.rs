@@ -375,6 +375,7 @@ fn read_from(path: &Path, off: u64, before: u64, limit: usize) -> io::Result<Vec
         }
         match serde_json::from_slice::<TimelineItem>(line.trim_ascii_end()) {
             Ok(it) => {
+                let it = it.with_legacy_notice();
                 if out.len() == limit {
                     out.pop_front();
                 }

@@ -439,6 +439,33 @@ mod tests {
         assert_eq!(mode(&layout.timelines_dir()), 0o700);
     }
 
+    /// A finish notice written as text, before notices were structured, pages back with its
+    /// fields: the window renders notices from fields only, never parsing text.
+    #[tokio::test]
+    async fn an_old_text_notice_pages_back_with_its_fields() {
+        let d = tempfile::tempdir().unwrap();
+        let layout = Layout::new(d.path());
+        let a = AgentId::new();
+        let kid = AgentId::new();
+        fs::create_dir_all(layout.timelines_dir()).unwrap();
+        let old = serde_json::json!({"seq": 1, "ts": "2026-01-01T00:00:00Z", "kind": "system",
+            "text": format!("<paseo-notice id=\"arm-old\" agent-id=\"{kid}\" title=\"k &lt;1&gt;\" outcome=\"completed\">\nAgent {kid} completed.\n</paseo-notice>"),
+            "turn": 1});
+        let plain = serde_json::json!({"seq": 2, "ts": "2026-01-01T00:00:01Z", "kind": "system",
+            "text": "Closed to make room", "turn": 0});
+        fs::write(layout.timeline_path(a), format!("{old}\n{plain}\n")).unwrap();
+        let t = Timelines::start(layout.clone());
+        assert_eq!(t.recover(a), 2);
+        let page = t.page(a, 0, 10).await.unwrap();
+        let n = page[0].notice.as_deref().expect("the old notice's fields");
+        assert_eq!((n.child_id, n.child_title.as_str()), (kid, "k <1>"));
+        assert_eq!(
+            (n.id.as_str(), n.outcome.as_str()),
+            ("arm-old", "completed")
+        );
+        assert!(page[1].notice.is_none());
+    }
+
     #[tokio::test]
     async fn appends_then_pages_back_from_any_point() {
         let d = tempfile::tempdir().unwrap();
