@@ -308,7 +308,7 @@ where
     let mut rx = runtime.subscribe();
     // Only agents with an alert can have an occurrence (the runtime's query, the tray's too): the
     // whole fleet's snapshots would be built for nothing (hundreds of MB at 100,000 agents).
-    let Ok(found) = runtime.attention().await else {
+    let Ok(found) = runtime.alerts().await else {
         return;
     };
     let mut known: HashMap<AgentId, Occurrence> = found
@@ -355,7 +355,7 @@ where
         if lagged {
             // Missed changes: compare every agent that may need the user now; the others have
             // nothing to be notified for any more.
-            match runtime.attention().await {
+            match runtime.alerts().await {
                 Ok(found) => {
                     let now: HashSet<AgentId> = found.agents.iter().map(|a| a.id()).collect();
                     known.retain(|id, _| now.contains(id));

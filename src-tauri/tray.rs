@@ -373,7 +373,7 @@ pub fn spawn_updater<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
     tauri::async_runtime::spawn(async move {
         loop {
             wake.notified().await;
-            let (counts, candidates, storage) = match runtime.attention().await {
+            let (counts, candidates, storage) = match runtime.alerts().await {
                 Ok(found) => {
                     let entries = found
                         .agents

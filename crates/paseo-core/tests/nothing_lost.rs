@@ -382,7 +382,7 @@ async fn a_full_disk_fails_the_flooding_agent_visibly_and_writes_recover() {
         let other = tempfile::tempdir().unwrap();
         let _ = h.add_workspace(other.path().display().to_string()).await;
         others.push(other);
-        let storage = h.attention().await.unwrap().storage;
+        let storage = h.alerts().await.unwrap().storage;
         if storage
             .as_deref()
             .is_some_and(|s| s.contains("cannot be written"))
@@ -409,7 +409,7 @@ async fn a_full_disk_fails_the_flooding_agent_visibly_and_writes_recover() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while let Some(s) = h.attention().await.unwrap().storage {
+    while let Some(s) = h.alerts().await.unwrap().storage {
         assert!(
             std::time::Instant::now() < deadline,
             "never cleared once writes land: {s}"

@@ -24,7 +24,7 @@ use crate::workspaces::RepoInfo;
 
 /// The fleet's counts and the agents that may need the user, from one consistent view.
 #[derive(Clone, Debug, Default)]
-pub struct Attention {
+pub struct Alerts {
     pub counts: FleetCounts,
     /// The agents that alert the user (`model::attention`): their tray entries and notifications.
     pub agents: Vec<AgentSnapshot>,
@@ -117,7 +117,7 @@ pub(crate) enum Command {
     WindowSnapshot(Reply<String>),
     Counts(Reply<FleetCounts>),
     /// Counts plus the agents that may need the user, from one consistent view (the tray).
-    Attention(Reply<Attention>),
+    Alerts(Reply<Alerts>),
     GetAgent {
         id: AgentId,
         reply: Reply<AgentSnapshot>,

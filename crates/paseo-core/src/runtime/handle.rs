@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::command::{Attention, Command, Reply};
+use super::command::{Alerts, Command, Reply};
 use super::events::{AgentSnapshot, Event, FleetCounts, FleetSnapshot, WorkspaceSnapshot};
 use super::policy::{self, Caller};
 use super::timeline::Page;
@@ -117,8 +117,8 @@ impl RuntimeHandle {
     }
 
     /// The counts and the agents that may need the user (what the tray shows).
-    pub async fn attention(&self) -> Result<Attention, RuntimeError> {
-        self.ask(Command::Attention).await
+    pub async fn alerts(&self) -> Result<Alerts, RuntimeError> {
+        self.ask(Command::Alerts).await
     }
 
     pub async fn get(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {

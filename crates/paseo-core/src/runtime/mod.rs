@@ -53,7 +53,7 @@ use crate::workspaces::WorkspaceError;
 
 pub use changes::{AgentChanges, AgentDiff};
 pub use checkout::CheckoutAgent;
-pub use command::Attention;
+pub use command::Alerts;
 pub use events::{
     AgentSnapshot, AgentSummary, Event, FleetCounts, FleetSnapshot, TrackSnapshot,
     WorkspaceSnapshot,

@@ -22,7 +22,7 @@ impl Actor {
             Command::Snapshot(r) => answer(r, Ok(self.snapshot())),
             Command::WindowSnapshot(r) => answer(r, self.window_snapshot()),
             Command::Counts(r) => answer(r, Ok(FleetCounts::of(&self.engine))),
-            Command::Attention(r) => answer(r, Ok(self.attention())),
+            Command::Alerts(r) => answer(r, Ok(self.alerts())),
             Command::GetAgent { id, reply } => answer(reply, self.snap(id)),
             Command::Workplace { id, reply } => answer(reply, self.workplace(id)),
             Command::CountChanges { id, reply } => {

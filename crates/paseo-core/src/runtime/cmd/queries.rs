@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use super::super::actor::Actor;
 use super::super::broadcast;
-use super::super::command::Attention;
+use super::super::command::Alerts;
 use super::super::events::{
     AgentSnapshot, FleetCounts, FleetSnapshot, TrackSnapshot, WorkspaceSnapshot,
 };
@@ -88,7 +88,7 @@ impl Actor {
     }
 
     /// The agents that alert the user ([`crate::model::attention`]), with the counts.
-    pub(super) fn attention(&self) -> Attention {
+    pub(super) fn alerts(&self) -> Alerts {
         let e = &self.engine;
         let agents = e
             .agents()
@@ -106,7 +106,7 @@ impl Actor {
             )),
             None => None,
         };
-        Attention {
+        Alerts {
             counts: FleetCounts::of(e),
             agents,
             storage,
