@@ -78,7 +78,9 @@ export async function fleetSnapshot() {
   const snap = await request('fleetSnapshot');
   snap.agents = Cards.fromColumns(snap.agents, snap.strings);
   snap.trackCounts = [];
-  snap.tracks = Tracks.fromColumns(snap.agents, snap.tracks, (id, counts) => snap.trackCounts.push([id, counts]));
+  snap.tracks = Tracks.fromColumns(snap.agents, snap.tracks, (id, counts) =>
+    snap.trackCounts.push([id, counts]),
+  );
   delete snap.strings;
   return snap;
 }
@@ -99,9 +101,14 @@ function workspaceOf(form) {
   if (form.worktree && !form.workspaceId && !directory) {
     return { kind: 'worktree', repo: (form.worktree.repo ?? '').trim(), target: form.worktree.target };
   }
-  if (form.workspaceId && !directory && !form.worktree) return { kind: 'existing', workspaceId: form.workspaceId };
+  if (form.workspaceId && !directory && !form.worktree)
+    return { kind: 'existing', workspaceId: form.workspaceId };
   if (directory && !form.workspaceId && !form.worktree) return { kind: 'directory', path: directory };
-  throw new BackendError('invalid', 'workspace: choose a workspace, a directory or a new worktree', 'workspace');
+  throw new BackendError(
+    'invalid',
+    'workspace: choose a workspace, a directory or a new worktree',
+    'workspace',
+  );
 }
 
 /**
@@ -275,8 +282,13 @@ export function confirm(title, message, action) {
 
 /** The native folder picker (starting in `from` when given); resolves to the chosen path or null. */
 export async function pickFolder(title, from) {
-  const chosen = await tauri().dialog.open({ directory: true, multiple: false, title, defaultPath: from || undefined });
-  return Array.isArray(chosen) ? chosen[0] ?? null : chosen ?? null;
+  const chosen = await tauri().dialog.open({
+    directory: true,
+    multiple: false,
+    title,
+    defaultPath: from || undefined,
+  });
+  return Array.isArray(chosen) ? (chosen[0] ?? null) : (chosen ?? null);
 }
 
 /** Tells the app whether this window has focus and which agent's tab it shows (no desktop notification for that agent then). */

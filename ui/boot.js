@@ -16,7 +16,7 @@ import { loadArchived } from './gestures/archived.js';
 export async function boot() {
   window.addEventListener('pagehide', () => layout.flush());
   invalidate('status', 'pane');
-  layout.setSaveErrorHandler((error) => addError('Could not save this window\'s layout', error));
+  layout.setSaveErrorHandler((error) => addError("Could not save this window's layout", error));
   try {
     ui.info = await backend.appInfo();
     showVersion(ui.info.version);
@@ -39,7 +39,12 @@ export async function boot() {
     const raced = early;
     early = null;
     for (const ev of raced) applyEvent(ev, { guard: true });
-    if (raced.some((ev) => ev.type === 'workspaceUpdated' || ev.type === 'trackChanged' || ev.type === 'countsChanged')) resyncSoon(500);
+    if (
+      raced.some(
+        (ev) => ev.type === 'workspaceUpdated' || ev.type === 'trackChanged' || ev.type === 'countsChanged',
+      )
+    )
+      resyncSoon(500);
     if (layout.prune()) layout.save();
     ui.backend = { kind: 'ready' };
     if (layout.layout.archivedOpen) loadArchived();

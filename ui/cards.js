@@ -6,13 +6,33 @@
 // each time (callers read it and let it go), so the page keeps no object per agent.
 
 /** Fields that hold one of few strings (a provider, a status, a workspace…): a number each. */
-const SHARED = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason', 'statusWord'];
+const SHARED = [
+  'provider',
+  'status',
+  'workspaceId',
+  'cwd',
+  'bucket',
+  'power',
+  'attentionReason',
+  'statusWord',
+];
 
 /** Instants, in epoch milliseconds. */
 const INSTANTS = ['createdAt', 'updatedAt', 'lastActivityAt'];
 
 /** Fields most agents lack, kept in an object of their own for those that have any. */
-const RARE = ['requiresAttention', 'pendingPermission', 'waitingForSlot', 'queuePlace', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount', 'unconfined'];
+const RARE = [
+  'requiresAttention',
+  'pendingPermission',
+  'waitingForSlot',
+  'queuePlace',
+  'changes',
+  'usage',
+  'treeUsage',
+  'lastRun',
+  'turnCount',
+  'unconfined',
+];
 
 /** A slot's parent, when it has none (NONE) or one whose id is not a slot (kept as its string). */
 const NONE = -1;
@@ -479,7 +499,10 @@ export class Tracks {
     const p = this.cards.slotOf(parentId);
     const slots = p >= 0 ? this.bySlot[p] : undefined;
     if (!slots) return;
-    this.byId.set(parentId, Array.from(slots, (slot) => this.cards.ids.get(slot)));
+    this.byId.set(
+      parentId,
+      Array.from(slots, (slot) => this.cards.ids.get(slot)),
+    );
     delete this.bySlot[p];
   }
 

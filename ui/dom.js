@@ -18,7 +18,9 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 function flatten(children) {
-  return children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false)
+  return children
+    .flat(Infinity)
+    .filter((c) => c !== null && c !== undefined && c !== false)
     .map((c) => (c instanceof Node ? c : document.createTextNode(String(c))));
 }
 
@@ -45,7 +47,9 @@ export function setText(el, text) {
 
 /** The last path element, for showing directories by name. */
 export function basename(path) {
-  const parts = String(path || '').split(/[\\/]+/).filter(Boolean);
+  const parts = String(path || '')
+    .split(/[\\/]+/)
+    .filter(Boolean);
   return parts.length ? parts[parts.length - 1] : String(path || '/');
 }
 
@@ -54,7 +58,12 @@ export function basename(path) {
 const DATE = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'numeric', day: 'numeric' });
 const TIME = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: 'numeric', second: 'numeric' });
 const DATE_TIME = new Intl.DateTimeFormat(undefined, {
-  year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+  year: 'numeric',
+  month: 'numeric',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: 'numeric',
+  second: 'numeric',
 });
 
 function formatted(format, iso) {

@@ -30,10 +30,22 @@ function redrawFor(change) {
       const { agent, old } = change;
       if (layout.groupOf(agent.id)) invalidate('tabs');
       if (ui.view === 'home') invalidate('pane');
-      if (ui.view === 'agent' && (agent.id === active || agent.parentAgentId === active || old?.parentAgentId === active || agent.id === fleet.agents.get(active)?.parentAgentId)) {
+      if (
+        ui.view === 'agent' &&
+        (agent.id === active ||
+          agent.parentAgentId === active ||
+          old?.parentAgentId === active ||
+          agent.id === fleet.agents.get(active)?.parentAgentId)
+      ) {
         invalidate('pane');
       }
-      if (agent.id === active && agent.requiresAttention && ui.view === 'agent' && document.visibilityState === 'visible' && document.hasFocus()) {
+      if (
+        agent.id === active &&
+        agent.requiresAttention &&
+        ui.view === 'agent' &&
+        document.visibilityState === 'visible' &&
+        document.hasFocus()
+      ) {
         seen(agent);
       }
       return;
@@ -54,7 +66,8 @@ function redrawFor(change) {
       return;
     case 'workspace':
       // A first workspace (or the selected one archived): select one.
-      if ((!layout.layout.selected || !fleet.workspaces.has(layout.layout.selected)) && layout.prune()) layout.save();
+      if ((!layout.layout.selected || !fleet.workspaces.has(layout.layout.selected)) && layout.prune())
+        layout.save();
       invalidate('sidebar');
       if (ui.view !== 'welcome') invalidate('pane', 'tabs');
       else invalidate('pane');

@@ -18,14 +18,24 @@ function onKey(e) {
   const ctrl = e.ctrlKey || e.metaKey;
   if (!ctrl) return;
   const key = e.code;
-  if (key === 'KeyN' && e.shiftKey) { e.preventDefault(); newWindow(); }
-  else if (key === 'KeyN') { e.preventDefault(); showForm(); }
-  else if (key === 'KeyW') {
+  if (key === 'KeyN' && e.shiftKey) {
     e.preventDefault();
-    if (ui.formOpen) { closeForm(); return; }
+    newWindow();
+  } else if (key === 'KeyN') {
+    e.preventDefault();
+    showForm();
+  } else if (key === 'KeyW') {
+    e.preventDefault();
+    if (ui.formOpen) {
+      closeForm();
+      return;
+    }
     // The read-only view covers the active tab: closing acts on what is shown, never on the
     // hidden tab (whose close could archive it).
-    if (ui.readOnly) { closeArchived(); return; }
+    if (ui.readOnly) {
+      closeArchived();
+      return;
+    }
     const id = layout.activeAgentId();
     if (id) closeTab(id);
   } else if (key === 'Tab' || key === 'PageDown' || key === 'PageUp') {

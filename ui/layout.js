@@ -59,7 +59,11 @@ export function prune() {
       changed = true;
     }
   }
-  if (layout.selected && !fleet.workspaces.has(layout.selected) && !(layout.groups[layout.selected]?.tabs.length)) {
+  if (
+    layout.selected &&
+    !fleet.workspaces.has(layout.selected) &&
+    !layout.groups[layout.selected]?.tabs.length
+  ) {
     layout.selected = null;
     changed = true;
   }
@@ -89,7 +93,7 @@ export function currentGroup() {
 }
 
 export function activeAgentId() {
-  return layout.selected ? layout.groups[layout.selected]?.active ?? null : null;
+  return layout.selected ? (layout.groups[layout.selected]?.active ?? null) : null;
 }
 
 /** Opens `agentId` as a tab of workspace group `ws` (appended), makes it active, selects `ws`. */

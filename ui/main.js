@@ -26,7 +26,10 @@ mountViews({
   select: tabs.selectWorkspace,
   renameWorkspace: workspaces.renameWorkspace,
   removeWorkspace: workspaces.removeWorkspace,
-  toggleProject: (id) => { layout.toggleIn('collapsedProjects', id); invalidate('sidebar'); },
+  toggleProject: (id) => {
+    layout.toggleIn('collapsedProjects', id);
+    invalidate('sidebar');
+  },
   // Agents, the new-agent form and the app menu.
   newAgent: agents.showForm,
   createAgent: agents.createAgent,
@@ -43,7 +46,10 @@ mountViews({
   detach: agents.detach,
   archiveChild: archive.archiveChild,
   archiveFinished: archive.archiveFinished,
-  toggleTrack: (id) => { layout.toggleIn('collapsedTracks', id); invalidate('pane'); },
+  toggleTrack: (id) => {
+    layout.toggleIn('collapsedTracks', id);
+    invalidate('pane');
+  },
   isTrackCollapsed: (id) => layout.layout.collapsedTracks.includes(id),
   // The Changes view.
   changes,

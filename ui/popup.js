@@ -25,7 +25,11 @@ export function popupOf(anchor) {
  * `focus`: what gets the focus (the first item unless given); `align`: 'left' or 'right';
  * `place`: 'below', 'above' or 'auto' (below unless there is no room).
  */
-export function showPopup(anchor, el, { items = [], focus = items[0], align = 'left', place = 'below', gap = 4 } = {}) {
+export function showPopup(
+  anchor,
+  el,
+  { items = [], focus = items[0], align = 'left', place = 'below', gap = 4 } = {},
+) {
   closePopup();
   el.addEventListener('keydown', (e) => {
     if (e.key === 'Escape') {
@@ -40,7 +44,8 @@ export function showPopup(anchor, el, { items = [], focus = items[0], align = 'l
   });
   document.body.append(el);
   const box = anchor.getBoundingClientRect();
-  const above = place === 'above' || (place === 'auto' && window.innerHeight - box.bottom < el.offsetHeight + 2 * gap);
+  const above =
+    place === 'above' || (place === 'auto' && window.innerHeight - box.bottom < el.offsetHeight + 2 * gap);
   if (above) el.style.bottom = `${Math.max(8, window.innerHeight - box.top + gap)}px`;
   else el.style.top = `${box.bottom + gap}px`;
   const left = align === 'right' ? box.right - el.offsetWidth : box.left;

@@ -15,7 +15,9 @@ export function reportPresence() {
   if (key === last) return;
   last = key;
   // A failed report is tried again at the next change.
-  backend.windowPresence(focused, agentId).catch(() => { last = ''; });
+  backend.windowPresence(focused, agentId).catch(() => {
+    last = '';
+  });
 }
 
 export function followPresence() {

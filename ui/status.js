@@ -54,7 +54,16 @@ export function workspaceLabel(bucket) {
 /** A glyph element for a bucket; the word goes in its accessible name. */
 export function glyph(bucket, label) {
   const b = LOOKS[bucket] ? bucket : 'done';
-  return h('span', { class: `glyph s-${b}`, role: 'img', 'aria-label': label ?? LOOKS[b].label, title: label ?? LOOKS[b].label }, LOOKS[b].glyph);
+  return h(
+    'span',
+    {
+      class: `glyph s-${b}`,
+      role: 'img',
+      'aria-label': label ?? LOOKS[b].label,
+      title: label ?? LOOKS[b].label,
+    },
+    LOOKS[b].glyph,
+  );
 }
 
 /** Updates a glyph element made by `glyph` in place. */
@@ -93,7 +102,7 @@ export function setPower(el, power) {
 }
 
 const REACH_TITLES = {
-  contained: 'Contained: writes only its own folder and reads nothing of your secrets or of Paseo\'s data',
+  contained: "Contained: writes only its own folder and reads nothing of your secrets or of Paseo's data",
   unconfined: 'Unconfined: runs with your whole reach (your choice, or containment is off)',
 };
 

@@ -10,9 +10,32 @@ import { Cards, Tracks } from './cards.js';
  * whole snapshot is cut down to them. The rest (config, last message, last error…) is fetched
  * for the few agents a pane shows (`fleet.details`).
  */
-const CARD = ['id', 'title', 'provider', 'status', 'parentAgentId', 'workspaceId', 'cwd', 'bucket', 'statusWord', 'power',
-  'requiresAttention', 'attentionReason', 'createdAt', 'updatedAt', 'lastActivityAt', 'pendingPermission',
-  'waitingForSlot', 'queuePlace', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount', 'unconfined'];
+const CARD = [
+  'id',
+  'title',
+  'provider',
+  'status',
+  'parentAgentId',
+  'workspaceId',
+  'cwd',
+  'bucket',
+  'statusWord',
+  'power',
+  'requiresAttention',
+  'attentionReason',
+  'createdAt',
+  'updatedAt',
+  'lastActivityAt',
+  'pendingPermission',
+  'waitingForSlot',
+  'queuePlace',
+  'changes',
+  'usage',
+  'treeUsage',
+  'lastRun',
+  'turnCount',
+  'unconfined',
+];
 
 /** How many agents' whole snapshots a window keeps (the panes shown last). */
 const DETAILS_KEPT = 8;
@@ -61,7 +84,15 @@ export const fleet = {
    */
   trackCounts: new Keyed(),
   providers: [],
-  counts: { agents: 0, running: 0, needsYou: 0, failed: 0, finishedUnseen: 0, archived: 0, tally: quietCounts(0) },
+  counts: {
+    agents: 0,
+    running: 0,
+    needsYou: 0,
+    failed: 0,
+    finishedUnseen: 0,
+    archived: 0,
+    tally: quietCounts(0),
+  },
   /** {id, level, message} shown until dismissed. */
   notices: [],
   /** The latest passing news for the status bar ({id, message, agentId}), or null. */
@@ -165,7 +196,8 @@ export function applyEvent(ev, { guard = false } = {}) {
       const old = fleet.agents.get(agent.id);
       if (guard && old && old.updatedAt > agent.updatedAt) return;
       fleet.agents.set(agent.id, agent);
-      if (fleet.details.has(agent.id)) fleet.details.set(agent.id, withParts(ev.agent, fleet.details.get(agent.id)));
+      if (fleet.details.has(agent.id))
+        fleet.details.set(agent.id, withParts(ev.agent, fleet.details.get(agent.id)));
       emit({ kind: 'agent', agent, old });
       return;
     }
@@ -351,7 +383,11 @@ export function trackOf(parentId) {
  */
 function quietCounts(total) {
   return {
-    running: 0, queued: 0, needsYou: 0, failed: 0, total,
+    running: 0,
+    queued: 0,
+    needsYou: 0,
+    failed: 0,
+    total,
     line: [
       { kind: 'running', count: 0, text: '0 running' },
       { kind: 'needs_input', count: 0, text: '0 need you' },
@@ -374,7 +410,8 @@ export function unfinishedBecause(agent) {
   if (agent.status === 'running') return 'running';
   if (agent.status === 'initializing') return 'starting';
   if (needsYou(agent)) return 'needs you';
-  if (descendants(agent.id).some((d) => d.status === 'running' || d.status === 'initializing')) return 'a subagent running';
+  if (descendants(agent.id).some((d) => d.status === 'running' || d.status === 'initializing'))
+    return 'a subagent running';
   return null;
 }
 

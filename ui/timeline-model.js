@@ -105,7 +105,8 @@ export class TimelineModel {
     if (this.atStart || !this.loaded) return Promise.resolve(0);
     if (this.loadingOlder) return this.loadingOlder;
     const before = this.firstSeq || null;
-    this.loadingOlder = backend.timeline(this.agentId, before, limit)
+    this.loadingOlder = backend
+      .timeline(this.agentId, before, limit)
       .then((page) => {
         const older = before ? page.filter((item) => item.seq < before) : page;
         if (older.length && before && older[older.length - 1].seq !== before - 1) {

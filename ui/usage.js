@@ -38,16 +38,24 @@ export function usageText(u) {
 export function usageTitle(u, what) {
   if (!hasUsage(u)) return '';
   const n = (x) => (Number(x) || 0).toLocaleString('en-US');
-  const cost = u.costUsd != null ? `, $${Number(u.costUsd).toFixed(4)} as the CLI reported it` : ', no cost reported';
-  return `${what}: ${n(u.inputTokens)} input, ${n(u.outputTokens)} output, ${n(u.cacheReadTokens)} cache read, `
-    + `${n(u.cacheWriteTokens)} cache write tokens over ${n(u.turns)} turn${u.turns === 1 ? '' : 's'}${cost}`;
+  const cost =
+    u.costUsd != null ? `, $${Number(u.costUsd).toFixed(4)} as the CLI reported it` : ', no cost reported';
+  return (
+    `${what}: ${n(u.inputTokens)} input, ${n(u.outputTokens)} output, ${n(u.cacheReadTokens)} cache read, ` +
+    `${n(u.cacheWriteTokens)} cache write tokens over ${n(u.turns)} turn${u.turns === 1 ? '' : 's'}${cost}`
+  );
 }
 
 /** "1.2s · exit 0" for a shell or command agent's last turn, '' before its first. */
 export function runText(run) {
   if (!run) return '';
   const ms = Number(run.wallMs) || 0;
-  const time = ms < 1000 ? `${ms}ms` : ms < 60000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.floor(ms / 60000)}m ${Math.round((ms % 60000) / 1000)}s`;
+  const time =
+    ms < 1000
+      ? `${ms}ms`
+      : ms < 60000
+        ? `${(ms / 1000).toFixed(1)}s`
+        : `${Math.floor(ms / 60000)}m ${Math.round((ms % 60000) / 1000)}s`;
   return `${time} · ${run.exitCode == null ? 'killed by a signal' : `exit ${run.exitCode}`}`;
 }
 
@@ -61,9 +69,11 @@ export function agentUsage(agent) {
   if (hasUsage(own) || hasUsage(tree)) {
     const withTree = hasUsage(tree) && (tree.turns ?? 0) !== (own?.turns ?? 0);
     const text = [usageText(own) || 'no usage yet', withTree ? `with subagents ${usageText(tree)}` : null]
-      .filter(Boolean).join(' — ');
+      .filter(Boolean)
+      .join(' — ');
     const title = [usageTitle(own, 'This agent'), withTree ? usageTitle(tree, 'With its subagents') : null]
-      .filter(Boolean).join('\n');
+      .filter(Boolean)
+      .join('\n');
     return { text, title };
   }
   const run = runText(agent?.lastRun);

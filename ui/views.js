@@ -45,12 +45,19 @@ export function mountViews(actions) {
   sidebar = new Sidebar($('sidebar'), actions);
   tabStrip = new TabStrip($('tab-strip'), actions);
   pane = new AgentPane(actions, () => invalidate('timeline'));
-  form = new NewAgentForm({ create: actions.createAgent, cancel: actions.closeForm, pickFolder: actions.pickFolder });
+  form = new NewAgentForm({
+    create: actions.createAgent,
+    cancel: actions.closeForm,
+    pickFolder: actions.pickFolder,
+  });
   const home = new WorkspaceHome(actions);
   archivedView = new ArchivedView(actions, () => invalidate('timeline'));
 
   register('sidebar', () => {
-    sidebar.render({ selected: layout.layout.selected, collapsedProjects: new Set(layout.layout.collapsedProjects) });
+    sidebar.render({
+      selected: layout.layout.selected,
+      collapsedProjects: new Set(layout.layout.collapsedProjects),
+    });
   });
   register('archived', () => {
     ui.archived.open = layout.layout.archivedOpen;
@@ -59,7 +66,13 @@ export function mountViews(actions) {
   });
   register('tabs', () => {
     const g = layout.currentGroup();
-    tabStrip.render({ workspaceId: layout.layout.selected, tabs: g.tabs, active: g.active, formOpen: ui.formOpen, readOnly: !!ui.readOnly });
+    tabStrip.render({
+      workspaceId: layout.layout.selected,
+      tabs: g.tabs,
+      active: g.active,
+      formOpen: ui.formOpen,
+      readOnly: !!ui.readOnly,
+    });
   });
   register('pane', () => {
     const view = currentView();
@@ -79,7 +92,11 @@ export function mountViews(actions) {
       const id = layout.activeAgentId();
       pane.render(fleet.agents.get(id), timelines.modelFor(id));
     } else if (view === 'archived') {
-      archivedView.render(ui.readOnly, timelines.modelFor(ui.readOnly.id), ui.archived.busy.has(ui.readOnly.id));
+      archivedView.render(
+        ui.readOnly,
+        timelines.modelFor(ui.readOnly.id),
+        ui.archived.busy.has(ui.readOnly.id),
+      );
     } else if (view === 'home') {
       home.render(layout.layout.selected ?? fleet.workspaces.keys().next().value);
     }
@@ -90,7 +107,17 @@ export function mountViews(actions) {
   });
   register('notices', () => renderNotices($('notices')));
   register('status', () => {
-    if (ui.backend.kind === 'ready') renderStatus($('status-bar'), { kind: 'ready', info: ui.info, counts: fleet.counts, mcpUrl: fleet.mcpUrl, containment: fleet.containment, said: fleet.said, open: actions.open, agents: () => [...fleet.agents.values()] });
+    if (ui.backend.kind === 'ready')
+      renderStatus($('status-bar'), {
+        kind: 'ready',
+        info: ui.info,
+        counts: fleet.counts,
+        mcpUrl: fleet.mcpUrl,
+        containment: fleet.containment,
+        said: fleet.said,
+        open: actions.open,
+        agents: () => [...fleet.agents.values()],
+      });
     else renderStatus($('status-bar'), ui.backend);
   });
 }
@@ -130,9 +157,14 @@ export function focusForm() {
 
 /** Replaces the pane region with what went wrong when the backend did not answer at start-up. */
 export function showBackendError(message) {
-  region.replaceChildren(h('div', { class: 'welcome' },
-    h('h1', {}, 'The backend did not answer'),
-    h('p', { class: 'error', dataset: { testid: 'backend-error' } }, message)));
+  region.replaceChildren(
+    h(
+      'div',
+      { class: 'welcome' },
+      h('h1', {}, 'The backend did not answer'),
+      h('p', { class: 'error', dataset: { testid: 'backend-error' } }, message),
+    ),
+  );
   ui.view = 'error';
   invalidate('status');
   flush();

@@ -3,7 +3,17 @@
 // composer, and the composer. One pane is reused for whichever agent tab is active.
 import { h, setAttr, setText } from '../dom.js';
 import { detailOf, fleet, providerInfo, providerLabel, workspaceName } from '../store.js';
-import { agentBucket, agentLabel, agentLook, agentName, glyph, reachOf, setPower, setReach, updateGlyph } from '../status.js';
+import {
+  agentBucket,
+  agentLabel,
+  agentLook,
+  agentName,
+  glyph,
+  reachOf,
+  setPower,
+  setReach,
+  updateGlyph,
+} from '../status.js';
 import { TimelineView, toolSummary } from './timeline.js';
 import { TrackView } from './track.js';
 import { Composer } from './composer.js';
@@ -36,7 +46,12 @@ export class AgentPane {
     this.reach = h('span', { class: 'power-tag reach-tag', dataset: { testid: 'agent-reach' } });
     this.statusWord = h('span', { class: 'status-word', dataset: { testid: 'agent-status' } });
     // How long the running turn has run, ticking (the last run's time is shown once it ends).
-    this.elapsed = h('span', { class: 'meta elapsed', dataset: { testid: 'agent-elapsed' }, title: 'How long this turn has been running', hidden: true });
+    this.elapsed = h('span', {
+      class: 'meta elapsed',
+      dataset: { testid: 'agent-elapsed' },
+      title: 'How long this turn has been running',
+      hidden: true,
+    });
     this.runningSince = null;
     this.ticker = null;
     // Right-to-left outside, left-to-right inside: a path too long loses its start (the
@@ -46,7 +61,9 @@ export class AgentPane {
     this.workspace = h('span', { class: 'meta', dataset: { testid: 'agent-workspace' } });
     this.usage = h('span', { class: 'meta usage', dataset: { testid: 'agent-usage' } });
     this.parent = h('button', {
-      class: 'link parent-link', type: 'button', dataset: { testid: 'parent-link' },
+      class: 'link parent-link',
+      type: 'button',
+      dataset: { testid: 'parent-link' },
       onclick: () => {
         const id = fleet.agents.get(this.agentId)?.parentAgentId;
         if (id) this.actions.open(id, { here: true });
@@ -54,23 +71,48 @@ export class AgentPane {
     });
     // Timeline or Changes (what the agent changed on disk) in the pane's body.
     this.showChanges = false;
-    this.changesToggle = h('button', {
-      class: 'small ghost changes-toggle', type: 'button', 'aria-pressed': 'false',
-      dataset: { testid: 'changes-toggle' }, title: 'Show what changed on disk where this agent works (its own worktree, or the shared folder)',
-      onclick: () => this.setChanges(!this.showChanges),
-    }, 'Changes');
+    this.changesToggle = h(
+      'button',
+      {
+        class: 'small ghost changes-toggle',
+        type: 'button',
+        'aria-pressed': 'false',
+        dataset: { testid: 'changes-toggle' },
+        title: 'Show what changed on disk where this agent works (its own worktree, or the shared folder)',
+        onclick: () => this.setChanges(!this.showChanges),
+      },
+      'Changes',
+    );
     this.changes = new ChangesView(actions.changes);
     this.changes.el.hidden = true;
-    this.header = h('header', { class: 'agent-header' },
-      h('div', { class: 'line' }, this.glyph, this.title, this.provider, this.power, this.reach, h('span', { class: 'status-pill' }, this.statusWord), this.elapsed,
-        h('span', { class: 'spacer' }), this.changesToggle, this.parent),
-      h('div', { class: 'line sub' }, this.cwd, this.workspace, this.usage));
+    this.header = h(
+      'header',
+      { class: 'agent-header' },
+      h(
+        'div',
+        { class: 'line' },
+        this.glyph,
+        this.title,
+        this.provider,
+        this.power,
+        this.reach,
+        h('span', { class: 'status-pill' }, this.statusWord),
+        this.elapsed,
+        h('span', { class: 'spacer' }),
+        this.changesToggle,
+        this.parent,
+      ),
+      h('div', { class: 'line sub' }, this.cwd, this.workspace, this.usage),
+    );
     this.lastError = h('div', { class: 'agent-error', role: 'status', dataset: { testid: 'agent-error' } });
-    this.timeline = new TimelineView({
-      open: (id) => this.actions.open(id, { here: true }),
-      canOpen: (id) => fleet.agents.has(id),
-      commands: () => providerInfo(fleet.agents.get(this.agentId)?.provider)?.kind === 'shell',
-    }, invalidateTimeline);
+    this.timeline = new TimelineView(
+      {
+        open: (id) => this.actions.open(id, { here: true }),
+        canOpen: (id) => fleet.agents.has(id),
+        commands: () => providerInfo(fleet.agents.get(this.agentId)?.provider)?.kind === 'shell',
+      },
+      invalidateTimeline,
+    );
     this.find = new FindBar(() => this.agentId, this.timeline);
     this.permission = h('div', { class: 'permission', role: 'alert', dataset: { testid: 'permission' } });
     this.track = new TrackView({
@@ -81,8 +123,18 @@ export class AgentPane {
       toggle: (id) => this.actions.toggleTrack(id),
     });
     this.composer = new Composer({ send: actions.send, interrupt: actions.interrupt });
-    this.el = h('section', { class: 'agent-pane', dataset: { testid: 'agent-pane' } },
-      this.header, this.lastError, this.find.el, this.timeline.wrap, this.changes.el, this.permission, this.track.el, this.composer.el);
+    this.el = h(
+      'section',
+      { class: 'agent-pane', dataset: { testid: 'agent-pane' } },
+      this.header,
+      this.lastError,
+      this.find.el,
+      this.timeline.wrap,
+      this.changes.el,
+      this.permission,
+      this.track.el,
+      this.composer.el,
+    );
   }
 
   /** Shows the Changes view (true) or the timeline (false). */
@@ -155,9 +207,14 @@ export class AgentPane {
     // SPEC 5, or by a quit) and when it resumes, until its next prompt clears it (SPEC 2):
     // still flagged here, though its status is no longer `error`.
     const last = detail?.lastError ?? '';
-    const error = agent.status === 'error'
-      ? (last && !errorShown(model, last) ? last : '')
-      : (last && agent.status !== 'running' ? `Its last turn failed: ${last}` : '');
+    const error =
+      agent.status === 'error'
+        ? last && !errorShown(model, last)
+          ? last
+          : ''
+        : last && agent.status !== 'running'
+          ? `Its last turn failed: ${last}`
+          : '';
     setText(this.lastError, error);
     this.lastError.hidden = !error;
 
@@ -218,14 +275,36 @@ export class AgentPane {
     };
     this.permission.replaceChildren(
       glyph('needs_input', 'needs you'),
-      isHeld(p) ? heldText(agent, p) : h('div', { class: 'perm-text' },
-        h('div', {}, h('b', {}, agentName(agent)), ' asks to use ', h('code', {}, p.toolName)),
-        p.description ? h('div', { class: 'muted' }, p.description) : null,
-        h('code', { class: 'perm-input mono' }, toolSummary(p.input)),
-        h('div', { class: 'perm-error error' })),
-      h('div', { class: 'perm-actions' },
-        h('button', { class: 'primary', type: 'button', dataset: { testid: 'permission-allow' }, onclick: answer(true) }, 'Allow'),
-        h('button', { type: 'button', dataset: { testid: 'permission-deny' }, onclick: answer(false) }, 'Deny')));
+      isHeld(p)
+        ? heldText(agent, p)
+        : h(
+            'div',
+            { class: 'perm-text' },
+            h('div', {}, h('b', {}, agentName(agent)), ' asks to use ', h('code', {}, p.toolName)),
+            p.description ? h('div', { class: 'muted' }, p.description) : null,
+            h('code', { class: 'perm-input mono' }, toolSummary(p.input)),
+            h('div', { class: 'perm-error error' }),
+          ),
+      h(
+        'div',
+        { class: 'perm-actions' },
+        h(
+          'button',
+          {
+            class: 'primary',
+            type: 'button',
+            dataset: { testid: 'permission-allow' },
+            onclick: answer(true),
+          },
+          'Allow',
+        ),
+        h(
+          'button',
+          { type: 'button', dataset: { testid: 'permission-deny' }, onclick: answer(false) },
+          'Deny',
+        ),
+      ),
+    );
   }
 
   /** Ctrl+F: the find bar, on the timeline. */
@@ -267,24 +346,40 @@ function isHeld(p) {
 /** Why the app held the turn (SPEC 14): each way it has more power than the agent that asked. */
 function heldWhy(reasons) {
   const list = Array.isArray(reasons) && reasons.length ? reasons : [{ kind: 'mode' }];
-  return list.map((r) => {
-    if (r.kind === 'reach') return `It would work in ${r.cwd}, outside ${r.callerCwd}, where the agent that asked may write.`;
-    if (r.kind === 'unconfined') return 'It would run unconfined (outside the sandbox), while the agent that asked is contained.';
-    return 'It acts without asking, while the agent that asked asks first.';
-  }).join(' ');
+  return list
+    .map((r) => {
+      if (r.kind === 'reach')
+        return `It would work in ${r.cwd}, outside ${r.callerCwd}, where the agent that asked may write.`;
+      if (r.kind === 'unconfined')
+        return 'It would run unconfined (outside the sandbox), while the agent that asked is contained.';
+      return 'It acts without asking, while the agent that asked asks first.';
+    })
+    .join(' ');
 }
 
 /** "‹lead› wants to start a ‹shell› agent in ‹cwd›", provider and mode, why, the whole prompt. */
 function heldText(agent, p) {
   const input = p.input || {};
   const caller = fleet.agents.get(input.caller);
-  return h('div', { class: 'perm-text', dataset: { testid: 'permission-held' } },
-    h('div', {},
-      h('b', {}, caller ? agentName(caller) : 'An agent'), ' wants to start a ',
-      h('b', {}, providerLabel(input.provider)), ' agent in ', h('code', {}, input.cwd || agent.cwd)),
-    h('div', { class: 'muted' },
-      `${providerLabel(input.provider)} · mode ${input.mode || 'default'} · ${heldWhy(input.reasons)} `
-      + 'Nothing runs until you allow it.'),
+  return h(
+    'div',
+    { class: 'perm-text', dataset: { testid: 'permission-held' } },
+    h(
+      'div',
+      {},
+      h('b', {}, caller ? agentName(caller) : 'An agent'),
+      ' wants to start a ',
+      h('b', {}, providerLabel(input.provider)),
+      ' agent in ',
+      h('code', {}, input.cwd || agent.cwd),
+    ),
+    h(
+      'div',
+      { class: 'muted' },
+      `${providerLabel(input.provider)} · mode ${input.mode || 'default'} · ${heldWhy(input.reasons)} ` +
+        'Nothing runs until you allow it.',
+    ),
     h('pre', { class: 'perm-prompt mono', dataset: { testid: 'permission-prompt' } }, input.prompt ?? ''),
-    h('div', { class: 'perm-error error' }));
+    h('div', { class: 'perm-error error' }),
+  );
 }

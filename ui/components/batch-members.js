@@ -27,7 +27,12 @@ export function openMembers(anchor, batch, actions, busy) {
   const byId = new Map(batch.members.map((m) => [m.id, m]));
   const depth = (m) => {
     let d = 0;
-    for (let cur = m; cur.parentAgentId && ids.has(cur.parentAgentId) && d < batch.members.length; cur = byId.get(cur.parentAgentId)) d++;
+    for (
+      let cur = m;
+      cur.parentAgentId && ids.has(cur.parentAgentId) && d < batch.members.length;
+      cur = byId.get(cur.parentAgentId)
+    )
+      d++;
     return d;
   };
   const members = [batch.head, ...batch.members.filter((m) => m.id !== batch.head.id)];
@@ -35,30 +40,66 @@ export function openMembers(anchor, batch, actions, busy) {
   const row = (m) => {
     const name = agentName(m);
     const kids = below(m);
-    const li = h('li', { dataset: { testid: 'archived-member', agentId: m.id } },
-      h('button', {
-        class: 'link member-name', type: 'button', dataset: { testid: 'archived-member-open', agentId: m.id },
-        title: `Open “${name}” read-only`, onclick: () => { closeMembers(); actions.openArchived(m.id); },
-      }, name),
-      h('span', { class: 'muted member-meta' }, ` · ${providerLabel(m.provider)} · `,
-        h('span', { class: statusWord(m) === 'failed' ? 'member-failed' : null }, statusWord(m))),
+    const li = h(
+      'li',
+      { dataset: { testid: 'archived-member', agentId: m.id } },
+      h(
+        'button',
+        {
+          class: 'link member-name',
+          type: 'button',
+          dataset: { testid: 'archived-member-open', agentId: m.id },
+          title: `Open “${name}” read-only`,
+          onclick: () => {
+            closeMembers();
+            actions.openArchived(m.id);
+          },
+        },
+        name,
+      ),
+      h(
+        'span',
+        { class: 'muted member-meta' },
+        ` · ${providerLabel(m.provider)} · `,
+        h('span', { class: statusWord(m) === 'failed' ? 'member-failed' : null }, statusWord(m)),
+      ),
       h('span', { class: 'spacer' }),
-      h('button', {
-        class: 'small ghost', type: 'button', dataset: { testid: 'archived-member-restore', agentId: m.id },
-        disabled: busy?.has(m.id) ?? false,
-        title: kids ? `Restore “${name}” and what was archived below it` : `Restore “${name}” only`,
-        'aria-label': `Restore ${name}${kids ? ' and what was archived below it' : ''}`,
-        onclick: () => { closeMembers(); actions.restoreMember(m.id); },
-      }, 'Restore'));
+      h(
+        'button',
+        {
+          class: 'small ghost',
+          type: 'button',
+          dataset: { testid: 'archived-member-restore', agentId: m.id },
+          disabled: busy?.has(m.id) ?? false,
+          title: kids ? `Restore “${name}” and what was archived below it` : `Restore “${name}” only`,
+          'aria-label': `Restore ${name}${kids ? ' and what was archived below it' : ''}`,
+          onclick: () => {
+            closeMembers();
+            actions.restoreMember(m.id);
+          },
+        },
+        'Restore',
+      ),
+    );
     // Set through the CSSOM: the app's CSP allows no inline style attributes.
     li.style.paddingLeft = `${Math.min(depth(m), 6) * 12}px`;
     return li;
   };
-  const el = h('div', {
-    class: 'menu batch-members', role: 'dialog', 'aria-label': 'Archived together', dataset: { testid: 'archived-members' },
-  },
-  h('div', { class: 'menu-title muted' }, `Archived together (${members.length})`),
-  h('ul', {}, members.map(row)),
-  h('div', { class: 'muted member-note' }, 'Restore here brings back one agent with what was archived below it; the others stay archived. The list\'s Restore brings back all of them.'));
+  const el = h(
+    'div',
+    {
+      class: 'menu batch-members',
+      role: 'dialog',
+      'aria-label': 'Archived together',
+      dataset: { testid: 'archived-members' },
+    },
+    h('div', { class: 'menu-title muted' }, `Archived together (${members.length})`),
+    h('ul', {}, members.map(row)),
+    h(
+      'div',
+      { class: 'muted member-note' },
+      "Restore here brings back one agent with what was archived below it; the others stay archived. The list's Restore brings back all of them.",
+    ),
+  );
   showPopup(anchor, el, { place: 'above' });
 }

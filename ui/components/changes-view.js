@@ -18,7 +18,10 @@ export function scopeLine(d) {
     return { kind: 'own', text: `Changes in this agent's own worktree (${branch}) ${since}`, title: d.root };
   }
   const others = (d.checkoutAgents ?? []).length - 1;
-  const who = others > 0 ? `, shared with ${others === 1 ? '1 other agent' : `${others} other agents`} working here` : ', whoever made them';
+  const who =
+    others > 0
+      ? `, shared with ${others === 1 ? '1 other agent' : `${others} other agents`} working here`
+      : ', whoever made them';
   return {
     kind: 'shared',
     text: `Changes in this folder since HEAD (${branch})${who}`,
@@ -38,24 +41,110 @@ export class ChangesView {
     this.summary = h('span', { class: 'changes-summary', dataset: { testid: 'changes-summary' } });
     // What the list is (SPEC 15): a shared folder's changes are everyone's, not this agent's.
     this.scope = h('div', { class: 'changes-scope', dataset: { testid: 'changes-scope' } });
-    this.commit = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-commit' }, onclick: () => this.run('commit') }, 'Commit all');
-    this.merge = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-merge' }, onclick: () => this.run('merge') }, 'Merge');
-    this.discard = h('button', { class: 'small danger', type: 'button', dataset: { testid: 'changes-discard' }, onclick: () => this.run('discard') }, 'Discard');
-    this.open = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-open' }, title: 'Open the selected file (or the folder) in your editor ($VISUAL)', onclick: () => this.run('open') }, 'Open in editor');
-    this.pr = h('button', { class: 'small', type: 'button', dataset: { testid: 'changes-pr' }, onclick: () => this.run('pr') }, 'Create pull request');
-    this.refresh = h('button', { class: 'small ghost', type: 'button', title: 'Refresh', 'aria-label': 'Refresh the changes', dataset: { testid: 'changes-refresh' }, onclick: () => this.reload() }, '↻');
+    this.commit = h(
+      'button',
+      {
+        class: 'small',
+        type: 'button',
+        dataset: { testid: 'changes-commit' },
+        onclick: () => this.run('commit'),
+      },
+      'Commit all',
+    );
+    this.merge = h(
+      'button',
+      {
+        class: 'small',
+        type: 'button',
+        dataset: { testid: 'changes-merge' },
+        onclick: () => this.run('merge'),
+      },
+      'Merge',
+    );
+    this.discard = h(
+      'button',
+      {
+        class: 'small danger',
+        type: 'button',
+        dataset: { testid: 'changes-discard' },
+        onclick: () => this.run('discard'),
+      },
+      'Discard',
+    );
+    this.open = h(
+      'button',
+      {
+        class: 'small',
+        type: 'button',
+        dataset: { testid: 'changes-open' },
+        title: 'Open the selected file (or the folder) in your editor ($VISUAL)',
+        onclick: () => this.run('open'),
+      },
+      'Open in editor',
+    );
+    this.pr = h(
+      'button',
+      { class: 'small', type: 'button', dataset: { testid: 'changes-pr' }, onclick: () => this.run('pr') },
+      'Create pull request',
+    );
+    this.refresh = h(
+      'button',
+      {
+        class: 'small ghost',
+        type: 'button',
+        title: 'Refresh',
+        'aria-label': 'Refresh the changes',
+        dataset: { testid: 'changes-refresh' },
+        onclick: () => this.reload(),
+      },
+      '↻',
+    );
     this.message = h('textarea', {
-      class: 'changes-message mono', rows: '2', spellcheck: 'false', 'aria-label': 'Commit message', placeholder: 'Commit message',
+      class: 'changes-message mono',
+      rows: '2',
+      spellcheck: 'false',
+      'aria-label': 'Commit message',
+      placeholder: 'Commit message',
       dataset: { testid: 'changes-message' },
     });
-    this.result = h('div', { class: 'changes-result', role: 'status', dataset: { testid: 'changes-result' } });
-    this.error = h('div', { class: 'changes-error error', role: 'alert', dataset: { testid: 'changes-error' } });
-    this.files = h('ul', { class: 'changes-files', role: 'listbox', 'aria-label': 'Changed files', dataset: { testid: 'changes-files' } });
+    this.result = h('div', {
+      class: 'changes-result',
+      role: 'status',
+      dataset: { testid: 'changes-result' },
+    });
+    this.error = h('div', {
+      class: 'changes-error error',
+      role: 'alert',
+      dataset: { testid: 'changes-error' },
+    });
+    this.files = h('ul', {
+      class: 'changes-files',
+      role: 'listbox',
+      'aria-label': 'Changed files',
+      dataset: { testid: 'changes-files' },
+    });
     this.diff = h('div', { class: 'changes-diff mono', tabindex: '0', dataset: { testid: 'changes-diff' } });
-    this.el = h('div', { class: 'changes-view', dataset: { testid: 'changes-view' } },
-      h('div', { class: 'changes-bar' }, this.summary, h('span', { class: 'spacer' }), this.refresh, this.open, this.commit, this.merge, this.pr, this.discard),
-      this.scope, this.message, this.result, this.error,
-      h('div', { class: 'changes-body' }, this.files, this.diff));
+    this.el = h(
+      'div',
+      { class: 'changes-view', dataset: { testid: 'changes-view' } },
+      h(
+        'div',
+        { class: 'changes-bar' },
+        this.summary,
+        h('span', { class: 'spacer' }),
+        this.refresh,
+        this.open,
+        this.commit,
+        this.merge,
+        this.pr,
+        this.discard,
+      ),
+      this.scope,
+      this.message,
+      this.result,
+      this.error,
+      h('div', { class: 'changes-body' }, this.files, this.diff),
+    );
   }
 
   /** Shows `agentId`'s changes, loaded afresh (the files may have changed while hidden). */
@@ -89,7 +178,7 @@ export class ChangesView {
       setText(this.error, '');
       this.renderList();
       const still = data.files.find((f) => f.path === this.selected);
-      this.select(still ? still.path : data.files[0]?.path ?? null);
+      this.select(still ? still.path : (data.files[0]?.path ?? null));
     } catch (error) {
       if (this.loading !== mine) return;
       this.data = null;
@@ -120,7 +209,8 @@ export class ChangesView {
       const s = await this.actions.prStatus(id);
       if (this.agentId !== id) return;
       this.pr.disabled = s.state !== 'ready';
-      this.pr.title = s.state === 'ready' ? 'Push the branch and open a pull request with gh' : `Unavailable: ${s.reason}`;
+      this.pr.title =
+        s.state === 'ready' ? 'Push the branch and open a pull request with gh' : `Unavailable: ${s.reason}`;
       this.pr.dataset.unavailable = s.state === 'ready' ? '' : s.reason;
     } catch (error) {
       this.pr.title = `Unavailable: ${error.message}`;
@@ -131,25 +221,53 @@ export class ChangesView {
     const d = this.data;
     const t = d.totals;
     const against = d.baseBranch ? `against ${d.baseBranch}` : 'against HEAD';
-    setText(this.summary, t.files === 0
-      ? `No changes ${against}`
-      : `${t.files} file${t.files === 1 ? '' : 's'} · +${t.additions} −${t.deletions}${t.binary ? ` · ${t.binary} binary` : ''} ${against}`);
+    setText(
+      this.summary,
+      t.files === 0
+        ? `No changes ${against}`
+        : `${t.files} file${t.files === 1 ? '' : 's'} · +${t.additions} −${t.deletions}${t.binary ? ` · ${t.binary} binary` : ''} ${against}`,
+    );
     const scope = scopeLine(d);
     setText(this.scope, scope.text);
     this.scope.title = scope.title;
     this.scope.dataset.kind = scope.kind;
     this.merge.textContent = d.baseBranch ? `Merge into ${d.baseBranch}` : 'Merge';
     this.setButtons(t.files > 0, Boolean(d.baseBranch) && d.workspaceKind === 'worktree');
-    this.files.replaceChildren(...d.files.map((f) => h('li', {
-      class: 'changes-file', role: 'option', tabindex: '0',
-      dataset: { testid: 'changes-file', path: f.path, status: f.status },
-      onclick: () => this.select(f.path),
-      onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.select(f.path); } },
-    },
-    h('span', { class: `file-status st-${f.status}`, title: STATUS[f.status] }, f.status),
-    h('span', { class: 'file-path', title: f.oldPath ? `${f.oldPath} → ${f.path}` : f.path }, f.oldPath ? `${f.oldPath} → ${f.path}` : f.path),
-    f.binary ? h('span', { class: 'file-counts muted' }, 'binary')
-      : h('span', { class: 'file-counts' }, h('span', { class: 'add' }, `+${f.additions}`), ' ', h('span', { class: 'del' }, `−${f.deletions}`)))));
+    this.files.replaceChildren(
+      ...d.files.map((f) =>
+        h(
+          'li',
+          {
+            class: 'changes-file',
+            role: 'option',
+            tabindex: '0',
+            dataset: { testid: 'changes-file', path: f.path, status: f.status },
+            onclick: () => this.select(f.path),
+            onkeydown: (e) => {
+              if (e.key === 'Enter' || e.key === ' ') {
+                e.preventDefault();
+                this.select(f.path);
+              }
+            },
+          },
+          h('span', { class: `file-status st-${f.status}`, title: STATUS[f.status] }, f.status),
+          h(
+            'span',
+            { class: 'file-path', title: f.oldPath ? `${f.oldPath} → ${f.path}` : f.path },
+            f.oldPath ? `${f.oldPath} → ${f.path}` : f.path,
+          ),
+          f.binary
+            ? h('span', { class: 'file-counts muted' }, 'binary')
+            : h(
+                'span',
+                { class: 'file-counts' },
+                h('span', { class: 'add' }, `+${f.additions}`),
+                ' ',
+                h('span', { class: 'del' }, `−${f.deletions}`),
+              ),
+        ),
+      ),
+    );
   }
 
   async select(path) {
@@ -167,28 +285,63 @@ export class ChangesView {
       const d = await this.actions.diff(id, path, offset);
       if (this.agentId !== id || this.selected !== path) return;
       this.diff.querySelector('.diff-more')?.remove();
-      if (offset === 0) this.diff.append(h('div', { class: 'diff-file' }, d.file.oldPath ? `${d.file.oldPath} → ${d.file.path}` : d.file.path));
+      if (offset === 0)
+        this.diff.append(
+          h(
+            'div',
+            { class: 'diff-file' },
+            d.file.oldPath ? `${d.file.oldPath} → ${d.file.path}` : d.file.path,
+          ),
+        );
       if (d.binary) {
         this.diff.append(h('div', { class: 'muted' }, 'Binary file: no line diff.'));
         return;
       }
-      if (d.totalLines === 0) this.diff.append(h('div', { class: 'muted' }, d.file.status === 'R' ? 'Renamed without changes.' : 'No line changes.'));
+      if (d.totalLines === 0)
+        this.diff.append(
+          h(
+            'div',
+            { class: 'muted' },
+            d.file.status === 'R' ? 'Renamed without changes.' : 'No line changes.',
+          ),
+        );
       const frag = document.createDocumentFragment();
       for (const hunk of d.hunks) {
-        frag.append(h('div', { class: 'diff-hunk' }, `@@ −${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@ ${hunk.section}`));
+        frag.append(
+          h(
+            'div',
+            { class: 'diff-hunk' },
+            `@@ −${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@ ${hunk.section}`,
+          ),
+        );
         for (const l of hunk.lines) {
           const mark = l.kind === 'add' ? '+' : l.kind === 'remove' ? '−' : ' ';
-          frag.append(h('div', { class: `diff-line ${l.kind}` },
-            h('span', { class: 'ln' }, l.oldLine ?? ''), h('span', { class: 'ln' }, l.newLine ?? ''),
-            h('span', { class: 'mark' }, mark), h('span', { class: 'text' }, l.text)));
+          frag.append(
+            h(
+              'div',
+              { class: `diff-line ${l.kind}` },
+              h('span', { class: 'ln' }, l.oldLine ?? ''),
+              h('span', { class: 'ln' }, l.newLine ?? ''),
+              h('span', { class: 'mark' }, mark),
+              h('span', { class: 'text' }, l.text),
+            ),
+          );
         }
       }
       this.diff.append(frag);
       if (d.nextOffset != null) {
-        this.diff.append(h('button', {
-          class: 'small diff-more', type: 'button', dataset: { testid: 'changes-more' },
-          onclick: () => this.page(path, d.nextOffset),
-        }, `Show more (${d.totalLines - d.nextOffset} more lines)`));
+        this.diff.append(
+          h(
+            'button',
+            {
+              class: 'small diff-more',
+              type: 'button',
+              dataset: { testid: 'changes-more' },
+              onclick: () => this.page(path, d.nextOffset),
+            },
+            `Show more (${d.totalLines - d.nextOffset} more lines)`,
+          ),
+        );
       }
     } catch (error) {
       setText(this.error, error.message);
@@ -205,10 +358,13 @@ export class ChangesView {
     try {
       let line = null;
       if (what === 'commit') {
-        line = await this.actions.commitAll(id, this.message.value.trim() || this.actions.commitMessage(id), d);
+        line = await this.actions.commitAll(
+          id,
+          this.message.value.trim() || this.actions.commitMessage(id),
+          d,
+        );
         if (line) this.message.value = this.actions.commitMessage(id);
-      }
-      else if (what === 'merge') line = await this.actions.merge(id, d.branch, d.baseBranch, d);
+      } else if (what === 'merge') line = await this.actions.merge(id, d.branch, d.baseBranch, d);
       else if (what === 'open') line = await this.actions.openInEditor(id, this.selected);
       else if (what === 'pr') line = await this.actions.createPr(id, d.branch, d.baseBranch);
       else line = await this.actions.discard(id, d.totals.files, d);

@@ -7,7 +7,8 @@ import { providerInfo } from '../store.js';
 
 // What a shell agent really does with a prompt (providers/shell.rs): a script run by a new
 // shell in the agent's folder, so nothing carries over between prompts.
-const SHELL_HINT = 'Each prompt runs in a fresh shell in the agent\'s folder: cd and export do not carry over, and stdin is empty.';
+const SHELL_HINT =
+  "Each prompt runs in a fresh shell in the agent's folder: cd and export do not carry over, and stdin is empty.";
 
 const drafts = new Map();
 
@@ -19,29 +20,67 @@ export class Composer {
     this.sending = false;
     this.stopping = false;
     this.input = h('textarea', {
-      class: 'composer-input', rows: '1', spellcheck: 'false',
+      class: 'composer-input',
+      rows: '1',
+      spellcheck: 'false',
       dataset: { testid: 'composer-input' },
       oninput: () => this.onInput(),
       onkeydown: (e) => this.onKey(e),
     });
-    this.send = h('button', {
-      class: 'primary', type: 'button', dataset: { testid: 'composer-send' },
-      title: 'Send (Enter)', onclick: () => this.submit(),
-    }, 'Send');
-    this.stop = h('button', {
-      type: 'button', dataset: { testid: 'composer-interrupt' },
-      title: 'Stop the running turn (Esc)', onclick: () => this.interrupt(),
-    }, 'Stop');
+    this.send = h(
+      'button',
+      {
+        class: 'primary',
+        type: 'button',
+        dataset: { testid: 'composer-send' },
+        title: 'Send (Enter)',
+        onclick: () => this.submit(),
+      },
+      'Send',
+    );
+    this.stop = h(
+      'button',
+      {
+        type: 'button',
+        dataset: { testid: 'composer-interrupt' },
+        title: 'Stop the running turn (Esc)',
+        onclick: () => this.interrupt(),
+      },
+      'Stop',
+    );
     this.error = h('div', { class: 'composer-error', role: 'alert', dataset: { testid: 'composer-error' } });
     this.hint = h('div', { class: 'composer-hint', dataset: { testid: 'composer-hint' } });
     // Enter while a turn runs sends nothing: this says why, and offers Stop.
     this.busyText = h('span', {});
-    this.busyNote = h('div', { class: 'composer-busy', role: 'status', hidden: true, dataset: { testid: 'composer-busy' } },
-      this.busyText, ' ',
-      h('button', { class: 'link', type: 'button', dataset: { testid: 'composer-busy-stop' }, onclick: () => this.interrupt() }, 'Stop the turn'));
-    this.el = h('div', { class: 'composer' },
-      h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-actions' }, this.send, this.stop)),
-      this.busyNote, this.error, this.hint);
+    this.busyNote = h(
+      'div',
+      { class: 'composer-busy', role: 'status', hidden: true, dataset: { testid: 'composer-busy' } },
+      this.busyText,
+      ' ',
+      h(
+        'button',
+        {
+          class: 'link',
+          type: 'button',
+          dataset: { testid: 'composer-busy-stop' },
+          onclick: () => this.interrupt(),
+        },
+        'Stop the turn',
+      ),
+    );
+    this.el = h(
+      'div',
+      { class: 'composer' },
+      h(
+        'div',
+        { class: 'composer-row' },
+        this.input,
+        h('div', { class: 'composer-actions' }, this.send, this.stop),
+      ),
+      this.busyNote,
+      this.error,
+      this.hint,
+    );
     // Panes change width with the window, the sidebar and split layouts.
     new ResizeObserver(() => this.fitPlaceholder()).observe(this.input);
   }
@@ -78,8 +117,13 @@ export class Composer {
     this.placeholderFor = `${this.busy}|${name}`;
     const texts = this.busy
       ? [`${name} is working… (Esc to stop)`, `${name} is working…`, 'Working… (Esc to stop)', 'Working…']
-      : [`Send to ${name}…  (Enter to send, Shift+Enter for a new line)`, `Send to ${name}…  (Enter to send)`,
-        `Send to ${name}…`, 'Send a prompt…  (Enter to send)', 'Send a prompt…'];
+      : [
+          `Send to ${name}…  (Enter to send, Shift+Enter for a new line)`,
+          `Send to ${name}…  (Enter to send)`,
+          `Send to ${name}…`,
+          'Send a prompt…  (Enter to send)',
+          'Send a prompt…',
+        ];
     setAttr(this.input, 'placeholder', firstThatFits(this.input, texts));
   }
 
@@ -122,9 +166,12 @@ export class Composer {
     const text = this.input.value;
     if (agent && this.busy && text.trim() !== '') {
       // Kept, not queued: the user decides whether to stop the turn or wait for it.
-      setText(this.busyText, agent.status === 'initializing'
-        ? `Not sent: ${agentName(agent)} is still starting. Your draft is kept; send it once it is ready.`
-        : `Not sent: ${agentName(agent)} is still working. Your draft is kept; send it when the turn ends.`);
+      setText(
+        this.busyText,
+        agent.status === 'initializing'
+          ? `Not sent: ${agentName(agent)} is still starting. Your draft is kept; send it once it is ready.`
+          : `Not sent: ${agentName(agent)} is still working. Your draft is kept; send it when the turn ends.`,
+      );
       this.busyNote.lastChild.hidden = agent.status !== 'running';
       this.busyNote.hidden = false;
       return;

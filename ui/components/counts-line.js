@@ -15,14 +15,34 @@ function openList(anchor, heading, agents, pick) {
     closePopup();
     return;
   }
-  const buttons = agents.map((a) => h('button', {
-    type: 'button', role: 'menuitem', dataset: { testid: 'count-list-item', agentId: a.id },
-    onclick: () => { closePopup(); pick(a.id); },
-  }, glyph(agentLook(a), agentLabel(a)), h('span', { class: 'count-list-name' }, agentName(a)),
-  h('span', { class: 'muted' }, agentLabel(a))));
-  const el = h('div', {
-    class: 'menu count-list', role: 'menu', 'aria-label': heading, dataset: { testid: 'count-list' },
-  }, h('div', { class: 'menu-title muted' }, heading), buttons);
+  const buttons = agents.map((a) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        role: 'menuitem',
+        dataset: { testid: 'count-list-item', agentId: a.id },
+        onclick: () => {
+          closePopup();
+          pick(a.id);
+        },
+      },
+      glyph(agentLook(a), agentLabel(a)),
+      h('span', { class: 'count-list-name' }, agentName(a)),
+      h('span', { class: 'muted' }, agentLabel(a)),
+    ),
+  );
+  const el = h(
+    'div',
+    {
+      class: 'menu count-list',
+      role: 'menu',
+      'aria-label': heading,
+      dataset: { testid: 'count-list' },
+    },
+    h('div', { class: 'menu-title muted' }, heading),
+    buttons,
+  );
   // Above the anchor when there is no room below (the status bar and the track sit low).
   showPopup(anchor, el, { items: buttons, place: 'auto' });
 }
@@ -36,12 +56,21 @@ export function countsLine(parts, agentsOf, pick) {
   for (const p of parts) {
     if (out.length) out.push(' · ');
     if (LINKS.has(p.kind) && p.count > 0) {
-      out.push(h('button', {
-        class: 'count-link', type: 'button', 'aria-haspopup': 'menu', 'aria-expanded': 'false',
-        title: `Show the agents counted: ${p.text}`,
-        dataset: { testid: 'count-link', kind: p.kind },
-        onclick: (e) => openList(e.currentTarget, p.text, agentsOf(p.kind), pick),
-      }, p.text));
+      out.push(
+        h(
+          'button',
+          {
+            class: 'count-link',
+            type: 'button',
+            'aria-haspopup': 'menu',
+            'aria-expanded': 'false',
+            title: `Show the agents counted: ${p.text}`,
+            dataset: { testid: 'count-link', kind: p.kind },
+            onclick: (e) => openList(e.currentTarget, p.text, agentsOf(p.kind), pick),
+          },
+          p.text,
+        ),
+      );
     } else {
       out.push(p.text);
     }

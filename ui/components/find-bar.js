@@ -18,21 +18,51 @@ export class FindBar {
     this.at = { hit: -1, k: 0 };
     this.generation = 0;
     this.input = h('input', {
-      type: 'search', class: 'find-input', placeholder: 'Find in the timeline', 'aria-label': 'Find in the timeline',
-      spellcheck: 'false', autocomplete: 'off', dataset: { testid: 'find-input' },
+      type: 'search',
+      class: 'find-input',
+      placeholder: 'Find in the timeline',
+      'aria-label': 'Find in the timeline',
+      spellcheck: 'false',
+      autocomplete: 'off',
+      dataset: { testid: 'find-input' },
       oninput: () => this.schedule(),
       onkeydown: (e) => {
-        if (e.key === 'Enter') { e.preventDefault(); this.step(e.shiftKey ? -1 : 1); }
-        if (e.key === 'Escape') { e.preventDefault(); this.close(); this.timeline.el.focus(); }
+        if (e.key === 'Enter') {
+          e.preventDefault();
+          this.step(e.shiftKey ? -1 : 1);
+        }
+        if (e.key === 'Escape') {
+          e.preventDefault();
+          this.close();
+          this.timeline.el.focus();
+        }
       },
     });
     this.count = h('span', { class: 'find-count muted', role: 'status', dataset: { testid: 'find-count' } });
-    const button = (label, testid, text, onclick) => h('button', { class: 'small ghost', type: 'button', title: label, 'aria-label': label, dataset: { testid }, onclick }, text);
+    const button = (label, testid, text, onclick) =>
+      h(
+        'button',
+        {
+          class: 'small ghost',
+          type: 'button',
+          title: label,
+          'aria-label': label,
+          dataset: { testid },
+          onclick,
+        },
+        text,
+      );
     this.prev = button('Previous match (Shift+Enter)', 'find-prev', '↑', () => this.step(-1));
     this.next = button('Next match (Enter)', 'find-next', '↓', () => this.step(1));
-    this.el = h('div', { class: 'find-bar', role: 'search', hidden: true, dataset: { testid: 'find-bar' } },
-      this.input, this.count, this.prev, this.next,
-      button('Close (Esc)', 'find-close', '×', () => this.close()));
+    this.el = h(
+      'div',
+      { class: 'find-bar', role: 'search', hidden: true, dataset: { testid: 'find-bar' } },
+      this.input,
+      this.count,
+      this.prev,
+      this.next,
+      button('Close (Esc)', 'find-close', '×', () => this.close()),
+    );
     timeline.decorate = (seq, el) => this.mark(seq, el);
   }
 
@@ -131,8 +161,14 @@ export class FindBar {
     if (!hits.length) return;
     let { hit, k } = this.at;
     k += dir;
-    if (k >= (hits[hit]?.count ?? 0)) { hit = (hit + 1) % hits.length; k = 0; }
-    if (k < 0) { hit = (hit - 1 + hits.length) % hits.length; k = hits[hit].count - 1; }
+    if (k >= (hits[hit]?.count ?? 0)) {
+      hit = (hit + 1) % hits.length;
+      k = 0;
+    }
+    if (k < 0) {
+      hit = (hit - 1 + hits.length) % hits.length;
+      k = hits[hit].count - 1;
+    }
     await this.go(hit, k);
   }
 
@@ -168,7 +204,8 @@ function highlight(el, query) {
   unmark(el);
   const needle = query.toLowerCase();
   const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT, {
-    acceptNode: (n) => (n.parentElement?.closest('.who') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    acceptNode: (n) =>
+      n.parentElement?.closest('.who') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
   });
   const nodes = [];
   for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n);

@@ -15,18 +15,35 @@ export function openMenu(anchor, items) {
   }
   const buttons = items.map((item) => {
     const toggle = typeof item.checked === 'boolean';
-    return h('button', {
-      type: 'button', role: toggle ? 'menuitemcheckbox' : 'menuitem', dataset: { testid: item.testid },
-      'aria-checked': toggle ? String(item.checked) : undefined,
-      onclick: () => { closeMenu(); item.run(); },
-    }, h('span', {}, item.label), toggle ? h('span', { class: 'menu-check' }, item.checked ? '✓ on' : 'off') : null,
-    item.shortcut ? h('kbd', {}, item.shortcut) : null);
+    return h(
+      'button',
+      {
+        type: 'button',
+        role: toggle ? 'menuitemcheckbox' : 'menuitem',
+        dataset: { testid: item.testid },
+        'aria-checked': toggle ? String(item.checked) : undefined,
+        onclick: () => {
+          closeMenu();
+          item.run();
+        },
+      },
+      h('span', {}, item.label),
+      toggle ? h('span', { class: 'menu-check' }, item.checked ? '✓ on' : 'off') : null,
+      item.shortcut ? h('kbd', {}, item.shortcut) : null,
+    );
   });
-  const el = h('div', {
-    class: 'menu', role: 'menu', 'aria-label': 'Paseo menu', dataset: { testid: 'menu' },
-  }, buttons,
-  h('div', { class: 'menu-sep', role: 'separator' }),
-  h('div', { class: 'menu-title muted' }, 'Keyboard'),
-  shortcutList());
+  const el = h(
+    'div',
+    {
+      class: 'menu',
+      role: 'menu',
+      'aria-label': 'Paseo menu',
+      dataset: { testid: 'menu' },
+    },
+    buttons,
+    h('div', { class: 'menu-sep', role: 'separator' }),
+    h('div', { class: 'menu-title muted' }, 'Keyboard'),
+    shortcutList(),
+  );
   showPopup(anchor, el, { items: buttons });
 }

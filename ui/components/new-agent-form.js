@@ -23,79 +23,189 @@ export class NewAgentForm {
     const providers = [...fleet.providers].sort((a, b) => Number(b.available) - Number(a.available));
     const preferred = providers.find((p) => p.available) ?? null;
     this.providerInputs = [];
-    const providerList = h('div', { class: 'providers', role: 'radiogroup', 'aria-label': 'Provider' },
+    const providerList = h(
+      'div',
+      { class: 'providers', role: 'radiogroup', 'aria-label': 'Provider' },
       providers.map((p) => {
         const input = h('input', {
-          type: 'radio', name: 'provider', value: p.id, disabled: !p.available,
-          checked: preferred?.id === p.id, dataset: { testid: 'new-agent-provider-input' },
+          type: 'radio',
+          name: 'provider',
+          value: p.id,
+          disabled: !p.available,
+          checked: preferred?.id === p.id,
+          dataset: { testid: 'new-agent-provider-input' },
           onchange: () => this.onProvider(),
         });
         this.providerInputs.push(input);
-        return h('label', {
-          class: `provider-option${p.available ? '' : ' unavailable'}`,
-          dataset: { testid: 'provider-option', provider: p.id, available: String(p.available) },
-          title: p.available ? '' : p.reason ?? 'unavailable',
-        },
-        input,
-        h('span', { class: 'provider-label' }, p.label),
-        h('span', { class: 'provider-kind muted' }, p.kind === 'shell' ? 'built in' : p.kind),
-        p.available ? null : h('span', { class: 'provider-reason', dataset: { testid: 'provider-reason' } }, p.reason ?? 'unavailable'));
-      }));
+        return h(
+          'label',
+          {
+            class: `provider-option${p.available ? '' : ' unavailable'}`,
+            dataset: { testid: 'provider-option', provider: p.id, available: String(p.available) },
+            title: p.available ? '' : (p.reason ?? 'unavailable'),
+          },
+          input,
+          h('span', { class: 'provider-label' }, p.label),
+          h('span', { class: 'provider-kind muted' }, p.kind === 'shell' ? 'built in' : p.kind),
+          p.available
+            ? null
+            : h(
+                'span',
+                { class: 'provider-reason', dataset: { testid: 'provider-reason' } },
+                p.reason ?? 'unavailable',
+              ),
+        );
+      }),
+    );
 
     this.models = h('datalist', { id: 'new-agent-models' });
-    this.model = h('input', { type: 'text', list: 'new-agent-models', placeholder: 'default', dataset: { testid: 'new-agent-model' }, autocomplete: 'off', spellcheck: 'false' });
+    this.model = h('input', {
+      type: 'text',
+      list: 'new-agent-models',
+      placeholder: 'default',
+      dataset: { testid: 'new-agent-model' },
+      autocomplete: 'off',
+      spellcheck: 'false',
+    });
 
-    const workspaces = [...fleet.workspaces.values()].sort((a, b) => workspaceName(a).localeCompare(workspaceName(b)));
-    this.workspace = h('select', { dataset: { testid: 'new-agent-workspace' }, onchange: () => this.onWorkspace() },
-      workspaces.map((w) => h('option', { value: w.workspaceId, selected: w.workspaceId === workspaceId }, `${workspaceName(w)} — ${w.cwd}`)),
-      h('option', { value: OTHER, selected: workspaces.length === 0 }, 'Another directory…'));
+    const workspaces = [...fleet.workspaces.values()].sort((a, b) =>
+      workspaceName(a).localeCompare(workspaceName(b)),
+    );
+    this.workspace = h(
+      'select',
+      { dataset: { testid: 'new-agent-workspace' }, onchange: () => this.onWorkspace() },
+      workspaces.map((w) =>
+        h(
+          'option',
+          { value: w.workspaceId, selected: w.workspaceId === workspaceId },
+          `${workspaceName(w)} — ${w.cwd}`,
+        ),
+      ),
+      h('option', { value: OTHER, selected: workspaces.length === 0 }, 'Another directory…'),
+    );
     this.directory = h('input', {
-      type: 'text', placeholder: '/path/to/a/directory', dataset: { testid: 'new-agent-directory' }, spellcheck: 'false', autocomplete: 'off',
+      type: 'text',
+      placeholder: '/path/to/a/directory',
+      dataset: { testid: 'new-agent-directory' },
+      spellcheck: 'false',
+      autocomplete: 'off',
       oninput: () => this.onWorkspace(),
     });
-    this.directoryRow = h('div', { class: 'inline' }, this.directory,
-      h('button', { type: 'button', dataset: { testid: 'new-agent-browse' }, onclick: () => this.browse() }, 'Browse…'));
-    this.title = h('input', { type: 'text', placeholder: 'e.g. lead, review, docs', maxlength: '200', dataset: { testid: 'new-agent-title' } });
-    this.prompt = h('textarea', { rows: '4', placeholder: 'What should it do first? (optional)', dataset: { testid: 'new-agent-prompt' } });
+    this.directoryRow = h(
+      'div',
+      { class: 'inline' },
+      this.directory,
+      h(
+        'button',
+        { type: 'button', dataset: { testid: 'new-agent-browse' }, onclick: () => this.browse() },
+        'Browse…',
+      ),
+    );
+    this.title = h('input', {
+      type: 'text',
+      placeholder: 'e.g. lead, review, docs',
+      maxlength: '200',
+      dataset: { testid: 'new-agent-title' },
+    });
+    this.prompt = h('textarea', {
+      rows: '4',
+      placeholder: 'What should it do first? (optional)',
+      dataset: { testid: 'new-agent-prompt' },
+    });
     this.worktree = new WorktreeFields(() => this.onWorktree());
     this.autoArchive = h('input', { type: 'checkbox', dataset: { testid: 'new-agent-auto-archive' } });
     this.autoArchiveLabel = h('span', {});
     // Containment off for this one agent (SPEC 16): the user's choice, with what it means.
     this.unconfined = h('input', {
-      type: 'checkbox', dataset: { testid: 'new-agent-unconfined' },
-      onchange: () => { this.unconfinedWarning.hidden = !this.unconfined.checked; },
-    });
-    this.unconfinedWarning = h('div', { class: 'hint warning', dataset: { testid: 'new-agent-unconfined-warning' }, hidden: true },
-      'It will run with your whole reach: it can read your SSH keys and other secrets, write anywhere you can, and read Paseo\'s own data, including the token that drives the app.');
-    this.error = h('div', { class: 'form-error', role: 'alert', id: 'new-agent-error', dataset: { testid: 'new-agent-error' } });
-    this.submit = h('button', { class: 'primary', type: 'submit', dataset: { testid: 'new-agent-submit' } }, 'Create agent');
-
-    const field = (label, control, hint) => h('label', { class: 'field' },
-      h('span', { class: 'field-label' }, label), control, hint ? h('span', { class: 'hint muted' }, hint) : null);
-
-    this.form = h('form', {
-      class: 'new-agent-form', dataset: { testid: 'new-agent-form' }, 'aria-label': 'New agent',
-      onsubmit: (e) => { e.preventDefault(); this.create(); },
-      // The user is fixing what was refused: the message goes with the first change.
-      oninput: () => this.clearError(),
-      onchange: () => this.clearError(),
-      onkeydown: (e) => {
-        if (e.key === 'Escape') { e.preventDefault(); this.actions.cancel(); }
-        if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); this.create(); }
+      type: 'checkbox',
+      dataset: { testid: 'new-agent-unconfined' },
+      onchange: () => {
+        this.unconfinedWarning.hidden = !this.unconfined.checked;
       },
-    },
-    h('h1', {}, 'New agent'),
-    h('fieldset', { class: 'field' }, h('legend', { class: 'field-label' }, 'Provider'), providerList),
-    field('Model', h('span', {}, this.model, this.models)),
-    h('div', { class: 'field' }, h('span', { class: 'field-label' }, 'Where'), this.workspace, this.directoryRow, this.worktree.el),
-    field('Title', this.title),
-    field('First prompt', this.prompt, 'Ctrl+Enter creates the agent'),
-    h('label', { class: 'check' }, this.autoArchive, this.autoArchiveLabel),
-    h('label', { class: 'check' }, this.unconfined, h('span', {}, 'Unconfined: run it outside its sandbox')),
-    this.unconfinedWarning,
-    this.error,
-    this.actionsRow = h('div', { class: 'form-actions' }, this.submit,
-      h('button', { type: 'button', dataset: { testid: 'new-agent-cancel' }, onclick: () => this.actions.cancel() }, 'Cancel')));
+    });
+    this.unconfinedWarning = h(
+      'div',
+      { class: 'hint warning', dataset: { testid: 'new-agent-unconfined-warning' }, hidden: true },
+      "It will run with your whole reach: it can read your SSH keys and other secrets, write anywhere you can, and read Paseo's own data, including the token that drives the app.",
+    );
+    this.error = h('div', {
+      class: 'form-error',
+      role: 'alert',
+      id: 'new-agent-error',
+      dataset: { testid: 'new-agent-error' },
+    });
+    this.submit = h(
+      'button',
+      { class: 'primary', type: 'submit', dataset: { testid: 'new-agent-submit' } },
+      'Create agent',
+    );
+
+    const field = (label, control, hint) =>
+      h(
+        'label',
+        { class: 'field' },
+        h('span', { class: 'field-label' }, label),
+        control,
+        hint ? h('span', { class: 'hint muted' }, hint) : null,
+      );
+
+    this.form = h(
+      'form',
+      {
+        class: 'new-agent-form',
+        dataset: { testid: 'new-agent-form' },
+        'aria-label': 'New agent',
+        onsubmit: (e) => {
+          e.preventDefault();
+          this.create();
+        },
+        // The user is fixing what was refused: the message goes with the first change.
+        oninput: () => this.clearError(),
+        onchange: () => this.clearError(),
+        onkeydown: (e) => {
+          if (e.key === 'Escape') {
+            e.preventDefault();
+            this.actions.cancel();
+          }
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            this.create();
+          }
+        },
+      },
+      h('h1', {}, 'New agent'),
+      h('fieldset', { class: 'field' }, h('legend', { class: 'field-label' }, 'Provider'), providerList),
+      field('Model', h('span', {}, this.model, this.models)),
+      h(
+        'div',
+        { class: 'field' },
+        h('span', { class: 'field-label' }, 'Where'),
+        this.workspace,
+        this.directoryRow,
+        this.worktree.el,
+      ),
+      field('Title', this.title),
+      field('First prompt', this.prompt, 'Ctrl+Enter creates the agent'),
+      h('label', { class: 'check' }, this.autoArchive, this.autoArchiveLabel),
+      h(
+        'label',
+        { class: 'check' },
+        this.unconfined,
+        h('span', {}, 'Unconfined: run it outside its sandbox'),
+      ),
+      this.unconfinedWarning,
+      this.error,
+      (this.actionsRow = h(
+        'div',
+        { class: 'form-actions' },
+        this.submit,
+        h(
+          'button',
+          { type: 'button', dataset: { testid: 'new-agent-cancel' }, onclick: () => this.actions.cancel() },
+          'Cancel',
+        ),
+      )),
+    );
     this.el.replaceChildren(this.form);
     this.onProvider();
     this.onWorkspace();
@@ -107,7 +217,9 @@ export class NewAgentForm {
    * no models), so Ctrl+N then typing fills the form; the provider is one Shift+Tab away.
    */
   focus() {
-    const first = [...this.form.querySelectorAll('input[type="text"], textarea')].find((el) => !el.disabled && el.offsetParent !== null);
+    const first = [...this.form.querySelectorAll('input[type="text"], textarea')].find(
+      (el) => !el.disabled && el.offsetParent !== null,
+    );
     (first ?? this.title)?.focus();
   }
 
@@ -129,21 +241,29 @@ export class NewAgentForm {
     this.worktree.setRepo(cwd);
     // A folder the app knows is not in a git repository cannot have a worktree; a typed path
     // the app does not know yet is checked by the backend when the form is sent.
-    const known = other ? [...fleet.workspaces.values()].find((w) => w.cwd === cwd) : fleet.workspaces.get(this.workspace.value);
-    this.worktree.setUnavailable(known?.kind === 'directory' ? 'needs a git repository: this folder is not in one' : null);
+    const known = other
+      ? [...fleet.workspaces.values()].find((w) => w.cwd === cwd)
+      : fleet.workspaces.get(this.workspace.value);
+    this.worktree.setUnavailable(
+      known?.kind === 'directory' ? 'needs a git repository: this folder is not in one' : null,
+    );
     this.onWorktree?.();
   }
 
   onWorktree() {
-    setText(this.autoArchiveLabel, this.worktree.enabled
-      ? 'Archive it when its first turn ends, and remove its new worktree (the branch is kept)'
-      : 'Archive it when its first turn ends');
+    setText(
+      this.autoArchiveLabel,
+      this.worktree.enabled
+        ? 'Archive it when its first turn ends, and remove its new worktree (the branch is kept)'
+        : 'Archive it when its first turn ends',
+    );
   }
 
   clearError() {
     setText(this.error, '');
     // Back to its place above the buttons, for errors that belong to no one field.
-    if (this.error.parentNode !== this.form || this.error.nextSibling !== this.actionsRow) this.form.insertBefore(this.error, this.actionsRow);
+    if (this.error.parentNode !== this.form || this.error.nextSibling !== this.actionsRow)
+      this.form.insertBefore(this.error, this.actionsRow);
     for (const el of this.form.querySelectorAll('[aria-invalid]')) {
       el.removeAttribute('aria-invalid');
       el.removeAttribute('aria-describedby');
@@ -158,7 +278,10 @@ export class NewAgentForm {
     setText(this.error, message);
     if (control) {
       // Under the control's own row (the directory's row holds Browse… too).
-      const anchor = control === this.directory ? this.directoryRow : control.closest('.sub-field, .worktree-row') ?? control;
+      const anchor =
+        control === this.directory
+          ? this.directoryRow
+          : (control.closest('.sub-field, .worktree-row') ?? control);
       anchor.after(this.error);
       control.setAttribute('aria-invalid', 'true');
       control.setAttribute('aria-describedby', 'new-agent-error');
@@ -207,7 +330,7 @@ export class NewAgentForm {
       }
       // The repository is where the chosen workspace or directory is; nothing is registered
       // for it: the worktree becomes the agent's workspace.
-      const repo = other ? directory : fleet.workspaces.get(this.workspace.value)?.cwd ?? '';
+      const repo = other ? directory : (fleet.workspaces.get(this.workspace.value)?.cwd ?? '');
       form.worktree = { repo, target };
     } else if (other) form.directory = directory;
     else form.workspaceId = this.workspace.value;
@@ -216,9 +339,12 @@ export class NewAgentForm {
     try {
       await this.actions.create(form);
     } catch (error) {
-      const [control, message] = this.worktree.explain(error)
-        ?? (error.field === 'workspace.source.repo' ? [where, error.message.replace(/^workspace\.source\.repo: /, 'Repository: ')]
-          : DIRECTORY_FIELDS.has(error.field) && other ? [this.directory, error.message.replace(/^(workspace\.source\.)?path: /, 'Directory: ')]
+      const [control, message] =
+        this.worktree.explain(error) ??
+        (error.field === 'workspace.source.repo'
+          ? [where, error.message.replace(/^workspace\.source\.repo: /, 'Repository: ')]
+          : DIRECTORY_FIELDS.has(error.field) && other
+            ? [this.directory, error.message.replace(/^(workspace\.source\.)?path: /, 'Directory: ')]
             : [null, error.message]);
       this.fail(message, control);
     } finally {

@@ -19,6 +19,9 @@ export const SHORTCUTS = [
 
 /** The shortcuts as a definition list, for a menu. */
 export function shortcutList() {
-  return h('dl', { class: 'shortcuts', dataset: { testid: 'shortcuts' } },
-    SHORTCUTS.map(([keys, what]) => [h('dt', {}, h('kbd', {}, keys)), h('dd', {}, what)]));
+  return h(
+    'dl',
+    { class: 'shortcuts', dataset: { testid: 'shortcuts' } },
+    SHORTCUTS.map(([keys, what]) => [h('dt', {}, h('kbd', {}, keys)), h('dd', {}, what)]),
+  );
 }

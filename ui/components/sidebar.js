@@ -22,24 +22,48 @@ export class Sidebar {
     this.el = el;
     this.actions = actions;
     this.version = h('span', { class: 'muted version', dataset: { testid: 'app-version' } });
-    this.menuButton = h('button', {
-      class: 'icon ghost', type: 'button', 'aria-label': 'Menu', 'aria-haspopup': 'menu', title: 'Menu',
-      dataset: { testid: 'app-menu' }, onclick: (e) => actions.menu(e.currentTarget),
-    }, '☰');
+    this.menuButton = h(
+      'button',
+      {
+        class: 'icon ghost',
+        type: 'button',
+        'aria-label': 'Menu',
+        'aria-haspopup': 'menu',
+        title: 'Menu',
+        dataset: { testid: 'app-menu' },
+        onclick: (e) => actions.menu(e.currentTarget),
+      },
+      '☰',
+    );
     this.projects = h('div', { class: 'projects', role: 'tree', 'aria-label': 'Workspaces' });
     this.empty = h('p', { class: 'muted sidebar-empty' }, 'No workspaces yet.');
-    this.archivedToggle = h('button', {
-      class: 'archived-toggle', type: 'button', 'aria-expanded': 'false', dataset: { testid: 'archived-toggle' },
-      onclick: () => actions.toggleArchived(),
-    }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '▸'), h('span', {}, 'Archived'), h('span', { class: 'count muted' }));
+    this.archivedToggle = h(
+      'button',
+      {
+        class: 'archived-toggle',
+        type: 'button',
+        'aria-expanded': 'false',
+        dataset: { testid: 'archived-toggle' },
+        onclick: () => actions.toggleArchived(),
+      },
+      h('span', { class: 'chev', 'aria-hidden': 'true' }, '▸'),
+      h('span', {}, 'Archived'),
+      h('span', { class: 'count muted' }),
+    );
     this.archivedRows = h('ul', { class: 'archived-rows', 'aria-label': 'Archived agents' });
-    this.archivedList = h('div', { class: 'archived-list', dataset: { testid: 'archived-list' } }, this.archivedRows);
+    this.archivedList = h(
+      'div',
+      { class: 'archived-list', dataset: { testid: 'archived-list' } },
+      this.archivedRows,
+    );
     this.archivedList.addEventListener('scroll', () => this.renderArchivedRows(), { passive: true });
     /** The batches shown and the restores under way. */
     this.batches = [];
     this.restoring = null;
     this.archivedWindow = new RowWindow(this.archivedRows, {
-      rowPx: ARCH_ROW_PX, overscan: OVERSCAN, create: (id) => this.createArchived(id),
+      rowPx: ARCH_ROW_PX,
+      overscan: OVERSCAN,
+      create: (id) => this.createArchived(id),
       update: (el, i) => {
         setAttr(el, 'aria-posinset', String(i + 1));
         setAttr(el, 'aria-setsize', String(this.batches.length));
@@ -48,21 +72,47 @@ export class Sidebar {
     });
     this.archivedEmpty = h('p', { class: 'muted archived-empty' }, 'Nothing archived.');
     this.archivedMore = h('button', {
-      class: 'small ghost archived-more', type: 'button', dataset: { testid: 'archived-more' },
+      class: 'small ghost archived-more',
+      type: 'button',
+      dataset: { testid: 'archived-more' },
       onclick: () => actions.moreArchived(),
     });
     el.replaceChildren(
-      h('header', { class: 'sidebar-head' },
+      h(
+        'header',
+        { class: 'sidebar-head' },
         h('img', { class: 'mark', src: 'assets/paseo.svg', alt: '' }),
         h('span', { class: 'product' }, 'Paseo'),
         this.version,
         h('span', { class: 'spacer' }),
-        this.menuButton),
-      h('div', { class: 'sidebar-actions' },
-        h('button', { class: 'ghost wide', type: 'button', dataset: { testid: 'add-workspace' }, onclick: () => actions.addWorkspace(), title: 'Choose a folder to work in' },
-          h('span', { 'aria-hidden': 'true' }, '+ '), 'Add a workspace')),
+        this.menuButton,
+      ),
+      h(
+        'div',
+        { class: 'sidebar-actions' },
+        h(
+          'button',
+          {
+            class: 'ghost wide',
+            type: 'button',
+            dataset: { testid: 'add-workspace' },
+            onclick: () => actions.addWorkspace(),
+            title: 'Choose a folder to work in',
+          },
+          h('span', { 'aria-hidden': 'true' }, '+ '),
+          'Add a workspace',
+        ),
+      ),
       h('div', { class: 'sidebar-scroll' }, this.projects, this.empty),
-      h('section', { class: 'archived' }, this.archivedToggle, this.archivedList, this.archivedMore, this.archivedEmpty));
+      h(
+        'section',
+        { class: 'archived' },
+        this.archivedToggle,
+        this.archivedList,
+        this.archivedMore,
+        this.archivedEmpty,
+      ),
+    );
   }
 
   setVersion(version) {
@@ -77,13 +127,23 @@ export class Sidebar {
       if (!list) groups.set(ws.projectId, (list = []));
       list.push(ws);
     }
-    const projects = [...groups.keys()].map((id) => ({
-      id,
-      name: projectName(id, groups.get(id)),
-      workspaces: groups.get(id).sort((a, b) => workspaceName(a).localeCompare(workspaceName(b)) || a.cwd.localeCompare(b.cwd)),
-    })).sort((a, b) => a.name.localeCompare(b.name));
+    const projects = [...groups.keys()]
+      .map((id) => ({
+        id,
+        name: projectName(id, groups.get(id)),
+        workspaces: groups
+          .get(id)
+          .sort((a, b) => workspaceName(a).localeCompare(workspaceName(b)) || a.cwd.localeCompare(b.cwd)),
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name));
     this.empty.hidden = projects.length > 0;
-    reconcile(this.projects, projects, (p) => p.id, (p) => this.createProject(p.id), (el, p) => this.updateProject(el, p, view));
+    reconcile(
+      this.projects,
+      projects,
+      (p) => p.id,
+      (p) => this.createProject(p.id),
+      (el, p) => this.updateProject(el, p, view),
+    );
   }
 
   createProject(id) {
@@ -93,9 +153,25 @@ export class Sidebar {
     const g = glyph('done');
     const word = h('span', { class: 'ws-word' });
     const status = h('span', { class: 'project-status', dataset: { testid: 'project-status' } }, g, word);
-    const toggle = h('button', { class: 'project-toggle', type: 'button', dataset: { testid: 'project-toggle' }, onclick: () => this.actions.toggleProject(id) }, chev, name, status);
+    const toggle = h(
+      'button',
+      {
+        class: 'project-toggle',
+        type: 'button',
+        dataset: { testid: 'project-toggle' },
+        onclick: () => this.actions.toggleProject(id),
+      },
+      chev,
+      name,
+      status,
+    );
     const list = h('div', { class: 'workspaces', role: 'group' });
-    const el = h('div', { class: 'project', role: 'treeitem', dataset: { testid: 'project', projectId: id } }, toggle, list);
+    const el = h(
+      'div',
+      { class: 'project', role: 'treeitem', dataset: { testid: 'project', projectId: id } },
+      toggle,
+      list,
+    );
     el._parts = { chev, name, toggle, list, status, g, word };
     return el;
   }
@@ -114,10 +190,20 @@ export class Sidebar {
       setText(word, bucket === 'done' ? '' : workspaceLabel(bucket));
       word.className = `ws-word s-${bucket}`;
     }
-    setAttr(toggle, 'title', collapsed && bucket !== 'done' ? `${p.key ?? p.name}\n${workspaceLabel(bucket)}` : (p.key ?? ''));
+    setAttr(
+      toggle,
+      'title',
+      collapsed && bucket !== 'done' ? `${p.key ?? p.name}\n${workspaceLabel(bucket)}` : (p.key ?? ''),
+    );
     setAttr(el, 'aria-expanded', collapsed ? 'false' : 'true');
     list.hidden = collapsed;
-    reconcile(list, collapsed ? [] : p.workspaces, (w) => w.workspaceId, (w) => this.createWorkspace(w.workspaceId), (row, w) => this.updateWorkspace(row, w, view));
+    reconcile(
+      list,
+      collapsed ? [] : p.workspaces,
+      (w) => w.workspaceId,
+      (w) => this.createWorkspace(w.workspaceId),
+      (row, w) => this.updateWorkspace(row, w, view),
+    );
   }
 
   createWorkspace(id) {
@@ -125,10 +211,19 @@ export class Sidebar {
     const name = h('span', { class: 'ws-name' });
     const sub = h('span', { class: 'ws-sub muted' });
     const word = h('span', { class: 'ws-word' });
-    const el = h('button', {
-      class: 'workspace-row', type: 'button', dataset: { testid: 'workspace-row', workspaceId: id },
-      onclick: () => this.actions.select(id),
-    }, g, name, sub, word);
+    const el = h(
+      'button',
+      {
+        class: 'workspace-row',
+        type: 'button',
+        dataset: { testid: 'workspace-row', workspaceId: id },
+        onclick: () => this.actions.select(id),
+      },
+      g,
+      name,
+      sub,
+      word,
+    );
     el._parts = { g, name, sub, word };
     return el;
   }
@@ -140,22 +235,39 @@ export class Sidebar {
     updateGlyph(g, bucket ?? 'done', label);
     if (!bucket) g.classList.add('s-none');
     setText(name, workspaceName(ws));
-    const kind = ws.kind === 'worktree' ? `⎇ ${ws.branch ?? 'worktree'}` : (ws.branch && ws.branch !== workspaceName(ws) ? ws.branch : '');
+    const kind =
+      ws.kind === 'worktree'
+        ? `⎇ ${ws.branch ?? 'worktree'}`
+        : ws.branch && ws.branch !== workspaceName(ws)
+          ? ws.branch
+          : '';
     setText(sub, kind);
     // The word shows when something is going on: what needs you or failed as counted (the core's
     // line, paseo-core model/tally.rs), else the bucket's word; the tooltip has the whole line.
     const line = ws.tally?.line ?? [];
-    const urgent = line.filter((p) => (p.kind === 'needs_input' || p.kind === 'failed') && p.count > 0).map((p) => p.text).join(' · ');
+    const urgent = line
+      .filter((p) => (p.kind === 'needs_input' || p.kind === 'failed') && p.count > 0)
+      .map((p) => p.text)
+      .join(' · ');
     setText(word, urgent || (bucket && bucket !== 'done' ? label : ''));
     word.className = `ws-word s-${bucket ?? 'none'}`;
     setAttr(el, 'data-status', bucket ?? 'none');
-    const branch = ws.branch ? `branch ${ws.branch}` : (ws.kind === 'worktree' ? 'worktree' : 'not a git branch');
-    setAttr(el, 'title', `${workspaceName(ws)} · ${branch}\n${ws.cwd}\n${label}${line.length ? ` (${line.map((p) => p.text).join(' · ')})` : ''}`);
+    const branch = ws.branch
+      ? `branch ${ws.branch}`
+      : ws.kind === 'worktree'
+        ? 'worktree'
+        : 'not a git branch';
+    setAttr(
+      el,
+      'title',
+      `${workspaceName(ws)} · ${branch}\n${ws.cwd}\n${label}${line.length ? ` (${line.map((p) => p.text).join(' · ')})` : ''}`,
+    );
     setAttr(el, 'aria-label', `${workspaceName(ws)}, ${label}`);
     const selected = ws.workspaceId === view.selected;
     setAttr(el, 'aria-current', selected ? 'true' : null);
     // Newly selected (from a tab, the home, a link): brought into view in a long list.
-    if (selected && !el.classList.contains('selected')) requestAnimationFrame(() => el.scrollIntoView({ block: 'nearest' }));
+    if (selected && !el.classList.contains('selected'))
+      requestAnimationFrame(() => el.scrollIntoView({ block: 'nearest' }));
     el.classList.toggle('selected', selected);
   }
 
@@ -169,9 +281,12 @@ export class Sidebar {
     const left = archived.total - archived.loaded.length;
     this.archivedMore.hidden = !archived.open || !(left > 0);
     if (!archived.open) return;
-    setText(this.archivedMore, archived.loadingMore
-      ? 'Loading…'
-      : `Show more (${archived.loaded.length.toLocaleString('en-US')} of ${archived.total.toLocaleString('en-US')} shown)`);
+    setText(
+      this.archivedMore,
+      archived.loadingMore
+        ? 'Loading…'
+        : `Show more (${archived.loaded.length.toLocaleString('en-US')} of ${archived.total.toLocaleString('en-US')} shown)`,
+    );
     this.archivedMore.disabled = archived.loadingMore ?? false;
     this.batches = archived.batches ?? [];
     this.restoring = archived.busy;
@@ -182,25 +297,50 @@ export class Sidebar {
 
   /** Puts the archived rows in view (plus a margin) in the DOM, at their places; drops the others. */
   renderArchivedRows() {
-    this.archivedWindow.render(this.batches.length, (i) => this.batches[i].head.id,
-      this.archivedList.scrollTop, this.archivedList.clientHeight, 12);
+    this.archivedWindow.render(
+      this.batches.length,
+      (i) => this.batches[i].head.id,
+      this.archivedList.scrollTop,
+      this.archivedList.clientHeight,
+      12,
+    );
   }
 
   createArchived(id) {
     // The name opens the agent read-only (its timeline from disk, and Restore).
     const name = h('button', {
-      class: 'arch-name link', type: 'button', dataset: { testid: 'archived-open', agentId: id },
+      class: 'arch-name link',
+      type: 'button',
+      dataset: { testid: 'archived-open', agentId: id },
       onclick: () => this.actions.openArchived(id),
     });
     // "+ N more": lists who else this gesture archived.
     const more = h('button', {
-      class: 'arch-more', type: 'button', dataset: { testid: 'archived-members-toggle' },
-      onclick: (e) => { const b = this.batches.find((x) => x.head.id === id); if (b) openMembers(e.currentTarget, b, this.actions, this.restoring); },
+      class: 'arch-more',
+      type: 'button',
+      dataset: { testid: 'archived-members-toggle' },
+      onclick: (e) => {
+        const b = this.batches.find((x) => x.head.id === id);
+        if (b) openMembers(e.currentTarget, b, this.actions, this.restoring);
+      },
     });
     const when = h('span', { class: 'arch-when muted' });
-    const restore = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'restore', agentId: id }, onclick: () => this.actions.restore(id) }, 'Restore');
-    const el = h('li', { class: 'archived-row', dataset: { testid: 'archived-row', agentId: id } },
-      h('div', { class: 'arch-main' }, name, more), h('div', { class: 'arch-meta' }, when, restore));
+    const restore = h(
+      'button',
+      {
+        class: 'small ghost',
+        type: 'button',
+        dataset: { testid: 'restore', agentId: id },
+        onclick: () => this.actions.restore(id),
+      },
+      'Restore',
+    );
+    const el = h(
+      'li',
+      { class: 'archived-row', dataset: { testid: 'archived-row', agentId: id } },
+      h('div', { class: 'arch-main' }, name, more),
+      h('div', { class: 'arch-meta' }, when, restore),
+    );
     el._parts = { name, more, when, restore };
     return el;
   }

@@ -10,23 +10,49 @@ export function renderStatus(el, state) {
     return;
   }
   if (state.kind === 'error') {
-    mount(el, h('span', { class: 'error', dataset: { testid: 'status-line' } }, `Backend unavailable: ${state.message}`));
+    mount(
+      el,
+      h(
+        'span',
+        { class: 'error', dataset: { testid: 'status-line' } },
+        `Backend unavailable: ${state.message}`,
+      ),
+    );
     return;
   }
   const { info, counts } = state;
   // The fleet's line as the backend words it (paseo-core model/tally.rs); its "needs you" and
   // "failed" list those agents.
-  const line = countsLine(counts.tally.line, (kind) => state.agents().filter((a) => agentBucket(a) === kind), state.open);
-  mount(el,
-    h('span', { dataset: { testid: 'status-line' } },
+  const line = countsLine(
+    counts.tally.line,
+    (kind) => state.agents().filter((a) => agentBucket(a) === kind),
+    state.open,
+  );
+  mount(
+    el,
+    h(
+      'span',
+      { dataset: { testid: 'status-line' } },
       h('span', { class: `dot ${info.backend}`, 'aria-hidden': 'true' }, '●'),
-      ` Backend ${info.backend} · pid ${info.pid} · `, line),
+      ` Backend ${info.backend} · pid ${info.pid} · `,
+      line,
+    ),
     saidNote(state.said, state.open),
-    h('span', { class: 'muted status-right' },
+    h(
+      'span',
+      { class: 'muted status-right' },
       containmentNote(state.containment),
-      state.mcpUrl ? h('span', { title: 'Where agents reach the paseo MCP server', dataset: { testid: 'mcp-url' } }, `MCP ${state.mcpUrl.replace(/^https?:\/\//, '')}`) : null,
+      state.mcpUrl
+        ? h(
+            'span',
+            { title: 'Where agents reach the paseo MCP server', dataset: { testid: 'mcp-url' } },
+            `MCP ${state.mcpUrl.replace(/^https?:\/\//, '')}`,
+          )
+        : null,
       // Passing news needs the room more than the version (also in the sidebar's header).
-      state.said ? null : h('span', {}, `${info.product} ${info.version}`)));
+      state.said ? null : h('span', {}, `${info.product} ${info.version}`),
+    ),
+  );
 }
 
 /**
@@ -36,11 +62,26 @@ export function renderStatus(el, state) {
 function containmentNote(c) {
   if (!c) return null;
   if (c.state === 'on') {
-    return h('span', { class: 'muted containment-ok', title: c.message, dataset: { testid: 'containment-status', state: c.state } },
-      `Contained · ${c.engine}`);
+    return h(
+      'span',
+      {
+        class: 'muted containment-ok',
+        title: c.message,
+        dataset: { testid: 'containment-status', state: c.state },
+      },
+      `Contained · ${c.engine}`,
+    );
   }
   const word = c.state === 'off' ? 'Containment off' : 'Containment unavailable';
-  return h('span', { class: 'containment-warning', title: c.message, dataset: { testid: 'containment-status', state: c.state } }, word);
+  return h(
+    'span',
+    {
+      class: 'containment-warning',
+      title: c.message,
+      dataset: { testid: 'containment-status', state: c.state },
+    },
+    word,
+  );
 }
 
 /**
@@ -50,9 +91,15 @@ function containmentNote(c) {
  */
 function saidNote(said, open) {
   if (!said) return null;
-  return h('button', {
-    class: 'status-said', type: 'button', title: `${said.message}. It resumes when you use it: open it.`,
-    dataset: { testid: 'status-said', agentId: said.agentId },
-    onclick: () => open?.(said.agentId),
-  }, said.message);
+  return h(
+    'button',
+    {
+      class: 'status-said',
+      type: 'button',
+      title: `${said.message}. It resumes when you use it: open it.`,
+      dataset: { testid: 'status-said', agentId: said.agentId },
+      onclick: () => open?.(said.agentId),
+    },
+    said.message,
+  );
 }

@@ -12,34 +12,86 @@ export class TabStrip {
   constructor(el, actions) {
     this.el = el;
     this.actions = actions;
-    this.home = h('div', {
-      class: 'tab home', role: 'tab', tabindex: '0', dataset: { testid: 'tab-home' },
-      onclick: () => actions.home(),
-      onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); actions.home(); } },
-    }, h('span', { class: 'glyph home-glyph', 'aria-hidden': 'true' }, '⌂'), h('span', { class: 'tab-title' }));
+    this.home = h(
+      'div',
+      {
+        class: 'tab home',
+        role: 'tab',
+        tabindex: '0',
+        dataset: { testid: 'tab-home' },
+        onclick: () => actions.home(),
+        onkeydown: (e) => {
+          if (e.key === 'Enter' || e.key === ' ') {
+            e.preventDefault();
+            actions.home();
+          }
+        },
+      },
+      h('span', { class: 'glyph home-glyph', 'aria-hidden': 'true' }, '⌂'),
+      h('span', { class: 'tab-title' }),
+    );
     this.tabs = h('div', { class: 'tabs', onscroll: () => this.updateOverflow() });
-    const arrow = (dir, label) => h('button', {
-      class: `tab-scroll tab-scroll-${dir < 0 ? 'left' : 'right'}`, type: 'button', tabindex: '-1', hidden: true,
-      title: label, 'aria-label': label, dataset: { testid: dir < 0 ? 'tabs-scroll-left' : 'tabs-scroll-right' },
-      onclick: () => this.tabs.scrollBy({ left: dir * Math.max(120, this.tabs.clientWidth * 0.7), behavior: 'smooth' }),
-    }, dir < 0 ? '‹' : '›');
+    const arrow = (dir, label) =>
+      h(
+        'button',
+        {
+          class: `tab-scroll tab-scroll-${dir < 0 ? 'left' : 'right'}`,
+          type: 'button',
+          tabindex: '-1',
+          hidden: true,
+          title: label,
+          'aria-label': label,
+          dataset: { testid: dir < 0 ? 'tabs-scroll-left' : 'tabs-scroll-right' },
+          onclick: () =>
+            this.tabs.scrollBy({
+              left: dir * Math.max(120, this.tabs.clientWidth * 0.7),
+              behavior: 'smooth',
+            }),
+        },
+        dir < 0 ? '‹' : '›',
+      );
     this.left = arrow(-1, 'Scroll the tabs left');
     this.right = arrow(1, 'Scroll the tabs right');
-    this.more = h('button', {
-      class: 'tab-more', type: 'button', hidden: true, title: 'All tabs', 'aria-label': 'All tabs',
-      'aria-haspopup': 'menu', 'aria-expanded': 'false', dataset: { testid: 'tabs-overflow' },
-      onclick: () => openTabList(this.more, this.list, (id) => (id ? actions.activate(id) : actions.home())),
-    }, '⌄');
-    this.form = h('div', { class: 'tab form-tab', role: 'tab', 'aria-selected': 'true', dataset: { testid: 'tab-new-agent' } },
-      h('span', { class: 'glyph', 'aria-hidden': 'true' }, '+'), h('span', { class: 'tab-title' }, 'New agent'));
-    this.plus = h('button', {
-      class: 'tab-plus', type: 'button', title: 'New agent (Ctrl+N)', 'aria-label': 'New agent',
-      dataset: { testid: 'new-agent' }, onclick: () => actions.newAgent(),
-    }, '+');
+    this.more = h(
+      'button',
+      {
+        class: 'tab-more',
+        type: 'button',
+        hidden: true,
+        title: 'All tabs',
+        'aria-label': 'All tabs',
+        'aria-haspopup': 'menu',
+        'aria-expanded': 'false',
+        dataset: { testid: 'tabs-overflow' },
+        onclick: () =>
+          openTabList(this.more, this.list, (id) => (id ? actions.activate(id) : actions.home())),
+      },
+      '⌄',
+    );
+    this.form = h(
+      'div',
+      { class: 'tab form-tab', role: 'tab', 'aria-selected': 'true', dataset: { testid: 'tab-new-agent' } },
+      h('span', { class: 'glyph', 'aria-hidden': 'true' }, '+'),
+      h('span', { class: 'tab-title' }, 'New agent'),
+    );
+    this.plus = h(
+      'button',
+      {
+        class: 'tab-plus',
+        type: 'button',
+        title: 'New agent (Ctrl+N)',
+        'aria-label': 'New agent',
+        dataset: { testid: 'new-agent' },
+        onclick: () => actions.newAgent(),
+      },
+      '+',
+    );
     this.el.replaceChildren(this.home, this.left, this.tabs, this.right, this.form, this.more, this.plus);
     this.list = [];
     // A narrower window must not hide the active tab.
-    new ResizeObserver(() => (this.shown ? this.reveal(this.shown) : this.updateOverflow())).observe(this.tabs);
+    new ResizeObserver(() => (this.shown ? this.reveal(this.shown) : this.updateOverflow())).observe(
+      this.tabs,
+    );
     // Arrow keys move the focus along the tabs (Enter or Space then opens one).
     this.el.addEventListener('keydown', (e) => {
       if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
@@ -67,11 +119,33 @@ export class TabStrip {
     this.form.classList.toggle('active', view.formOpen);
 
     const agents = view.tabs.map((id) => fleet.agents.get(id)).filter(Boolean);
-    reconcile(this.tabs, agents, (a) => a.id, (a) => this.create(a.id), (el, a) => this.update(el, a, !covered && a.id === view.active));
+    reconcile(
+      this.tabs,
+      agents,
+      (a) => a.id,
+      (a) => this.create(a.id),
+      (el, a) => this.update(el, a, !covered && a.id === view.active),
+    );
     // What the overflow menu lists: every tab in the order shown, the home tab first.
     this.list = [
-      ...(view.workspaceId ? [{ id: null, name: ws ? workspaceName(ws) : 'Workspace', look: 'home', label: 'its agents', active: homeActive }] : []),
-      ...agents.map((a) => ({ id: a.id, name: agentName(a), look: agentLook(a), label: agentLabel(a), active: !covered && a.id === view.active })),
+      ...(view.workspaceId
+        ? [
+            {
+              id: null,
+              name: ws ? workspaceName(ws) : 'Workspace',
+              look: 'home',
+              label: 'its agents',
+              active: homeActive,
+            },
+          ]
+        : []),
+      ...agents.map((a) => ({
+        id: a.id,
+        name: agentName(a),
+        look: agentLook(a),
+        label: agentLabel(a),
+        active: !covered && a.id === view.active,
+      })),
     ];
     const active = !covered && view.active;
     if (active !== this.shown) {
@@ -95,19 +169,49 @@ export class TabStrip {
   create(id) {
     const g = glyph('done');
     const title = h('span', { class: 'tab-title' });
-    const close = h('button', {
-      class: 'tab-close', type: 'button', tabindex: '-1', dataset: { testid: 'tab-close' },
-      onclick: (e) => { e.stopPropagation(); this.actions.close(id); },
-    }, '×');
-    const el = h('div', {
-      class: 'tab', role: 'tab', tabindex: '0', dataset: { testid: 'tab', agentId: id },
-      onclick: () => this.actions.activate(id),
-      onauxclick: (e) => { if (e.button === 1) { e.preventDefault(); this.actions.close(id); } },
-      onkeydown: (e) => {
-        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.actions.activate(id); }
-        if (e.key === 'Delete') { e.preventDefault(); this.actions.close(id); }
+    const close = h(
+      'button',
+      {
+        class: 'tab-close',
+        type: 'button',
+        tabindex: '-1',
+        dataset: { testid: 'tab-close' },
+        onclick: (e) => {
+          e.stopPropagation();
+          this.actions.close(id);
+        },
       },
-    }, g, title, close);
+      '×',
+    );
+    const el = h(
+      'div',
+      {
+        class: 'tab',
+        role: 'tab',
+        tabindex: '0',
+        dataset: { testid: 'tab', agentId: id },
+        onclick: () => this.actions.activate(id),
+        onauxclick: (e) => {
+          if (e.button === 1) {
+            e.preventDefault();
+            this.actions.close(id);
+          }
+        },
+        onkeydown: (e) => {
+          if (e.key === 'Enter' || e.key === ' ') {
+            e.preventDefault();
+            this.actions.activate(id);
+          }
+          if (e.key === 'Delete') {
+            e.preventDefault();
+            this.actions.close(id);
+          }
+        },
+      },
+      g,
+      title,
+      close,
+    );
     el._parts = { g, title, close };
     return el;
   }
@@ -128,7 +232,11 @@ export class TabStrip {
     close.classList.toggle('archives', !agent.parentAgentId);
     const closeWhat = agent.parentAgentId ? `Close the tab of ${name}` : `Archive ${name}`;
     setAttr(close, 'aria-label', closeWhat);
-    setAttr(close, 'title', agent.parentAgentId ? 'Close tab (the subagent keeps running)' : 'Close and archive (Ctrl+W)');
+    setAttr(
+      close,
+      'title',
+      agent.parentAgentId ? 'Close tab (the subagent keeps running)' : 'Close and archive (Ctrl+W)',
+    );
   }
 
   /** Scrolls the agent's tab into view within the strip (the pinned parts never move). */
@@ -138,7 +246,8 @@ export class TabStrip {
     const t = this.tabs;
     const left = el.offsetLeft - t.offsetLeft;
     if (left < t.scrollLeft) t.scrollLeft = left;
-    else if (left + el.offsetWidth > t.scrollLeft + t.clientWidth) t.scrollLeft = left + el.offsetWidth - t.clientWidth;
+    else if (left + el.offsetWidth > t.scrollLeft + t.clientWidth)
+      t.scrollLeft = left + el.offsetWidth - t.clientWidth;
     this.updateOverflow();
   }
 }

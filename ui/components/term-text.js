@@ -47,8 +47,16 @@ function styled(text, run) {
 }
 
 function isPlain(run) {
-  return run.fg == null && run.bg == null && !run.bold && !run.dim && !run.italic
-    && !run.underline && !run.inverse && !run.strike;
+  return (
+    run.fg == null &&
+    run.bg == null &&
+    !run.bold &&
+    !run.dim &&
+    !run.italic &&
+    !run.underline &&
+    !run.inverse &&
+    !run.strike
+  );
 }
 
 /** The children of an output item's body: text nodes and styled spans. */

@@ -13,7 +13,17 @@ const MAX_NODES = 1500;
 const STEP = 100;
 const EDGE_PX = 160;
 
-const TOOL_ARG_KEYS = ['command', 'cmd', 'file_path', 'path', 'pattern', 'url', 'query', 'description', 'prompt'];
+const TOOL_ARG_KEYS = [
+  'command',
+  'cmd',
+  'file_path',
+  'path',
+  'pattern',
+  'url',
+  'query',
+  'description',
+  'prompt',
+];
 
 /** The one-line summary of a tool call's input. */
 export function toolSummary(input) {
@@ -39,42 +49,84 @@ function duration(fromIso, toIso) {
 }
 
 function item(kind, it, who, ...body) {
-  return h('div', {
-    class: `item k-${kind}`,
-    dataset: { testid: 'timeline-item', kind: it.kind, seq: String(it.seq) },
-  }, h('div', { class: 'who', title: timeText(it.ts) }, who), ...body);
+  return h(
+    'div',
+    {
+      class: `item k-${kind}`,
+      dataset: { testid: 'timeline-item', kind: it.kind, seq: String(it.seq) },
+    },
+    h('div', { class: 'who', title: timeText(it.ts) }, who),
+    ...body,
+  );
 }
 
 function renderItem(it, prev, ctx) {
   switch (it.kind) {
     case 'user':
       // A shell agent's prompts are commands: monospace, like its output.
-      return item('user', it, 'you', clamped(h('div', { class: `body text${ctx.commands() ? ' mono' : ''}` }, it.text), it.text));
+      return item(
+        'user',
+        it,
+        'you',
+        clamped(h('div', { class: `body text${ctx.commands() ? ' mono' : ''}` }, it.text), it.text),
+      );
     case 'assistant':
       return item('assistant', it, 'assistant', h('div', { class: 'body text' }, it.text));
     case 'reasoning':
       return item('reasoning', it, 'thinking', h('div', { class: 'body text' }, it.text));
     case 'output': {
       const stream = it.stream === 'stderr' ? 'stderr' : 'stdout';
-      const continues = prev && prev.kind === 'output' && (prev.stream === 'stderr' ? 'stderr' : 'stdout') === stream && prev.turn === it.turn;
-      const el = item(`output ${stream}`, it, continues ? '' : stream, h('pre', { class: 'body mono' }, termText(it.text, it.runs)));
+      const continues =
+        prev &&
+        prev.kind === 'output' &&
+        (prev.stream === 'stderr' ? 'stderr' : 'stdout') === stream &&
+        prev.turn === it.turn;
+      const el = item(
+        `output ${stream}`,
+        it,
+        continues ? '' : stream,
+        h('pre', { class: 'body mono' }, termText(it.text, it.runs)),
+      );
       if (continues) el.classList.add('cont');
       return el;
     }
     case 'error':
-      return item('error', it, 'error', h('div', { class: 'body text' }, h('span', { class: 'mark', 'aria-hidden': 'true' }, '⚠ '), it.text));
+      return item(
+        'error',
+        it,
+        'error',
+        h('div', { class: 'body text' }, h('span', { class: 'mark', 'aria-hidden': 'true' }, '⚠ '), it.text),
+      );
     case 'system':
       return renderSystem(it, ctx);
     case 'permission':
-      return item('permission', it, 'permission', h('div', { class: 'body text' },
-        it.text, it.input ? h('code', { class: 'perm-input' }, ` ${toolSummary(it.input)}`) : null));
+      return item(
+        'permission',
+        it,
+        'permission',
+        h(
+          'div',
+          { class: 'body text' },
+          it.text,
+          it.input ? h('code', { class: 'perm-input' }, ` ${toolSummary(it.input)}`) : null,
+        ),
+      );
     case 'tool_call':
       return renderToolCall(it);
     case 'tool_result':
     default: {
-      const summary = h('summary', {}, h('span', { class: 'tool-name' }, it.kind === 'tool_result' ? 'result' : it.kind),
-        h('span', { class: 'tool-arg' }, oneLine(it.text || '')));
-      return item('tool', it, '', h('details', { class: 'body tool' }, summary, h('pre', { class: 'mono tool-out' }, it.text)));
+      const summary = h(
+        'summary',
+        {},
+        h('span', { class: 'tool-name' }, it.kind === 'tool_result' ? 'result' : it.kind),
+        h('span', { class: 'tool-arg' }, oneLine(it.text || '')),
+      );
+      return item(
+        'tool',
+        it,
+        '',
+        h('details', { class: 'body tool' }, summary, h('pre', { class: 'mono tool-out' }, it.text)),
+      );
     }
   }
 }
@@ -103,16 +155,49 @@ const OUTCOME_CLASS = { completed: 's-attention', failed: 's-failed', canceled: 
  */
 function renderNotice(it, n, ctx) {
   const name = n.childTitle || 'agent';
-  const link = n.childId && ctx.canOpen(n.childId)
-    ? h('button', { class: 'link', type: 'button', title: n.childId, onclick: () => ctx.open(n.childId), 'aria-label': `Open ${name}` }, name)
-    : h('b', { title: n.childId ?? '' }, name);
-  const quote = (testid, label, text) => h('figure', { class: 'notice-quote', dataset: { testid } },
-    h('figcaption', {}, label), h('blockquote', {}, text));
-  return item('system finish', it, 'ℹ', h('div', { class: 'body', dataset: { testid: 'timeline-notice' } },
-    h('div', { class: 'notice-head' }, link, ' ',
-      h('span', { class: OUTCOME_CLASS[n.outcome] ?? '', dataset: { testid: 'notice-outcome' } }, String(n.outcome || '').replace(/_/g, ' '))),
-    n.error ? quote('notice-error', 'its error', n.error) : null,
-    n.excerpt ? quote('notice-excerpt', 'its last message', n.excerpt) : null));
+  const link =
+    n.childId && ctx.canOpen(n.childId)
+      ? h(
+          'button',
+          {
+            class: 'link',
+            type: 'button',
+            title: n.childId,
+            onclick: () => ctx.open(n.childId),
+            'aria-label': `Open ${name}`,
+          },
+          name,
+        )
+      : h('b', { title: n.childId ?? '' }, name);
+  const quote = (testid, label, text) =>
+    h(
+      'figure',
+      { class: 'notice-quote', dataset: { testid } },
+      h('figcaption', {}, label),
+      h('blockquote', {}, text),
+    );
+  return item(
+    'system finish',
+    it,
+    'ℹ',
+    h(
+      'div',
+      { class: 'body', dataset: { testid: 'timeline-notice' } },
+      h(
+        'div',
+        { class: 'notice-head' },
+        link,
+        ' ',
+        h(
+          'span',
+          { class: OUTCOME_CLASS[n.outcome] ?? '', dataset: { testid: 'notice-outcome' } },
+          String(n.outcome || '').replace(/_/g, ' '),
+        ),
+      ),
+      n.error ? quote('notice-error', 'its error', n.error) : null,
+      n.excerpt ? quote('notice-excerpt', 'its last message', n.excerpt) : null,
+    ),
+  );
 }
 
 /** A system item: a finish notice from its fields (older text-only ones get theirs from the backend), else its text. */
@@ -125,13 +210,19 @@ function renderToolCall(it) {
   const status = h('span', {});
   setToolStatus(status, 'pending', '…', 'running');
   const out = h('pre', { class: 'mono tool-out', hidden: true });
-  const details = h('details', { class: 'body tool' },
-    h('summary', {},
+  const details = h(
+    'details',
+    { class: 'body tool' },
+    h(
+      'summary',
+      {},
       h('span', { class: 'tool-name' }, it.toolName || 'tool'),
       h('span', { class: 'tool-arg' }, toolSummary(it.input)),
-      status),
+      status,
+    ),
     h('pre', { class: 'mono tool-in' }, JSON.stringify(it.input ?? {}, null, 2)),
-    out);
+    out,
+  );
   const el = item('tool', it, '', details);
   el._tool = { status, out, ts: it.ts };
   return el;
@@ -161,8 +252,12 @@ function markAwaiting(callEl, on) {
 function fillToolResult(callEl, it) {
   const { status, out, ts } = callEl._tool;
   const took = duration(ts, it.ts);
-  setToolStatus(status, it.isError ? 'failed' : 'ok', `${it.isError ? '✗' : '✓'}${took ? ` ${took}` : ''}`,
-    it.isError ? 'failed' : 'done');
+  setToolStatus(
+    status,
+    it.isError ? 'failed' : 'ok',
+    `${it.isError ? '✗' : '✓'}${took ? ` ${took}` : ''}`,
+    it.isError ? 'failed' : 'done',
+  );
   out.textContent = it.text || '';
   out.hidden = !it.text;
   callEl.dataset.result = it.isError ? 'error' : 'ok';
@@ -176,16 +271,38 @@ export class TimelineView {
     this.invalidate = invalidate;
     this.status = h('div', { class: 'timeline-status', dataset: { testid: 'timeline-status' } });
     this.list = h('div', { class: 'timeline-list' });
-    this.jump = h('button', { class: 'jump-latest', type: 'button', hidden: true, onclick: () => this.toLatest(), dataset: { testid: 'timeline-latest' } }, '↓ Latest');
-    this.el = h('div', { class: 'timeline', role: 'log', 'aria-label': 'Timeline', tabindex: '0', dataset: { testid: 'timeline' } },
-      this.status, this.list);
+    this.jump = h(
+      'button',
+      {
+        class: 'jump-latest',
+        type: 'button',
+        hidden: true,
+        onclick: () => this.toLatest(),
+        dataset: { testid: 'timeline-latest' },
+      },
+      '↓ Latest',
+    );
+    this.el = h(
+      'div',
+      {
+        class: 'timeline',
+        role: 'log',
+        'aria-label': 'Timeline',
+        tabindex: '0',
+        dataset: { testid: 'timeline' },
+      },
+      this.status,
+      this.list,
+    );
     this.wrap = h('div', { class: 'timeline-wrap' }, this.el, this.jump);
     this.model = null;
     this.onModel = () => this.invalidate();
     this.el.addEventListener('scroll', () => this.onScroll(), { passive: true });
     // Only the user leaves the tail: layout changes (items appended, trimmed, a status line
     // shown) also fire scroll events, sometimes after more items arrived.
-    const touched = () => { this.userAt = performance.now(); };
+    const touched = () => {
+      this.userAt = performance.now();
+    };
     for (const type of ['wheel', 'pointerdown', 'keydown', 'touchstart']) {
       this.el.addEventListener(type, touched, { passive: true });
     }
@@ -231,15 +348,23 @@ export class TimelineView {
       return;
     }
     if (m.items.length === 0) {
-      this.setStatus(m.error ? `Could not load the timeline: ${m.error.message}` : 'Nothing here yet. Send a prompt to start a turn.');
+      this.setStatus(
+        m.error
+          ? `Could not load the timeline: ${m.error.message}`
+          : 'Nothing here yet. Send a prompt to start a turn.',
+      );
       return;
     }
     // The status line sits above the items: set it before scrolling, so the scroll position
     // is computed on the final layout.
     const atStart = this.nodes.size > 0 && this.first <= m.firstSeq && m.atStart;
-    this.setStatus(atStart || (this.nodes.size === 0 && m.atStart && m.items.length <= FOLLOW_WINDOW)
-      ? 'Start of the timeline'
-      : (m.loadingOlder ? 'Loading older items…' : ''));
+    this.setStatus(
+      atStart || (this.nodes.size === 0 && m.atStart && m.items.length <= FOLLOW_WINDOW)
+        ? 'Start of the timeline'
+        : m.loadingOlder
+          ? 'Loading older items…'
+          : '',
+    );
     if (this.nodes.size === 0 || this.last < m.firstSeq || this.first > m.lastSeq) {
       // First render, or the model moved on past the window (it dropped what we showed).
       this.reset();
@@ -340,7 +465,8 @@ export class TimelineView {
     const m = this.model;
     if (!m || !this.nodes.size) return;
     const el = this.el;
-    if (this.follow && (Math.abs(el.scrollTop - this.autoTop) < 2 || performance.now() - this.userAt > 1000)) return;
+    if (this.follow && (Math.abs(el.scrollTop - this.autoTop) < 2 || performance.now() - this.userAt > 1000))
+      return;
     const nearBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
     if (nearBottom && this.last < m.lastSeq) {
       const to = Math.min(m.lastSeq, this.last + STEP);

@@ -12,18 +12,48 @@ export const TOAST_MS = 10_000;
 export class Toast {
   constructor(host) {
     this.text = h('span', { class: 'toast-text', dataset: { testid: 'toast-text' } });
-    this.undo = h('button', { class: 'small toast-undo', type: 'button', title: 'Undo (Ctrl+Z)', dataset: { testid: 'toast-undo' }, onclick: () => this.runUndo() }, 'Undo');
-    this.close = h('button', {
-      class: 'icon ghost toast-close', type: 'button', 'aria-label': 'Dismiss', title: 'Dismiss',
-      dataset: { testid: 'toast-dismiss' }, onclick: () => this.hide(),
-    }, '×');
-    this.el = h('div', { class: 'toast', role: 'status', 'aria-live': 'polite', dataset: { testid: 'toast' }, hidden: true },
-      this.text, this.undo, this.close);
+    this.undo = h(
+      'button',
+      {
+        class: 'small toast-undo',
+        type: 'button',
+        title: 'Undo (Ctrl+Z)',
+        dataset: { testid: 'toast-undo' },
+        onclick: () => this.runUndo(),
+      },
+      'Undo',
+    );
+    this.close = h(
+      'button',
+      {
+        class: 'icon ghost toast-close',
+        type: 'button',
+        'aria-label': 'Dismiss',
+        title: 'Dismiss',
+        dataset: { testid: 'toast-dismiss' },
+        onclick: () => this.hide(),
+      },
+      '×',
+    );
+    this.el = h(
+      'div',
+      { class: 'toast', role: 'status', 'aria-live': 'polite', dataset: { testid: 'toast' }, hidden: true },
+      this.text,
+      this.undo,
+      this.close,
+    );
     this.el.addEventListener('mouseenter', () => this.pause());
     this.el.addEventListener('mouseleave', () => this.resume());
     this.el.addEventListener('focusin', () => this.pause());
-    this.el.addEventListener('focusout', (e) => { if (!this.el.contains(e.relatedTarget)) this.resume(); });
-    this.el.addEventListener('keydown', (e) => { if (e.key === 'Escape') { e.preventDefault(); this.hide(); } });
+    this.el.addEventListener('focusout', (e) => {
+      if (!this.el.contains(e.relatedTarget)) this.resume();
+    });
+    this.el.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        this.hide();
+      }
+    });
     host.append(this.el);
     this.timer = 0;
     this.current = null;

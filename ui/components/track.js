@@ -5,7 +5,18 @@
 import { h, mount, setAttr, setText, RowWindow } from '../dom.js';
 import { countsLine } from './counts-line.js';
 import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
-import { agentBucket, agentLabel, agentLook, agentName, changesText, glyph, reachOf, setPower, setReach, updateGlyph } from '../status.js';
+import {
+  agentBucket,
+  agentLabel,
+  agentLook,
+  agentName,
+  changesText,
+  glyph,
+  reachOf,
+  setPower,
+  setReach,
+  updateGlyph,
+} from '../status.js';
 import { agentUsage, treeUsageText } from '../usage.js';
 
 const ROW_PX = 28;
@@ -17,24 +28,50 @@ export class TrackView {
     this.actions = actions;
     this.parentId = null;
     this.collapsed = false;
-    this.toggle = h('button', {
-      class: 'track-toggle', type: 'button', 'aria-expanded': 'true',
-      dataset: { testid: 'track-toggle' },
-      onclick: () => this.actions.toggle(this.parentId),
-    }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '▾'), h('span', {}, 'Subagents'));
+    this.toggle = h(
+      'button',
+      {
+        class: 'track-toggle',
+        type: 'button',
+        'aria-expanded': 'true',
+        dataset: { testid: 'track-toggle' },
+        onclick: () => this.actions.toggle(this.parentId),
+      },
+      h('span', { class: 'chev', 'aria-hidden': 'true' }, '▾'),
+      h('span', {}, 'Subagents'),
+    );
     this.counts = h('span', { class: 'track-counts', dataset: { testid: 'track-counts' } });
-    this.finished = h('button', {
-      class: 'small', type: 'button', dataset: { testid: 'track-archive-finished' },
-      title: 'Archive every subagent that is not running',
-      onclick: () => this.actions.archiveFinished(this.parentId),
-    }, 'Archive finished');
+    this.finished = h(
+      'button',
+      {
+        class: 'small',
+        type: 'button',
+        dataset: { testid: 'track-archive-finished' },
+        title: 'Archive every subagent that is not running',
+        onclick: () => this.actions.archiveFinished(this.parentId),
+      },
+      'Archive finished',
+    );
     this.spacer = h('div', { class: 'track-spacer' });
     this.body = h('div', { class: 'track-body', role: 'list', 'aria-label': 'Subagents' }, this.spacer);
-    this.el = h('section', { class: 'track', 'aria-label': 'Subagents', dataset: { testid: 'track' } },
-      h('div', { class: 'track-head' }, this.toggle, this.counts, h('span', { class: 'spacer' }), this.finished),
-      this.body);
+    this.el = h(
+      'section',
+      { class: 'track', 'aria-label': 'Subagents', dataset: { testid: 'track' } },
+      h(
+        'div',
+        { class: 'track-head' },
+        this.toggle,
+        this.counts,
+        h('span', { class: 'spacer' }),
+        this.finished,
+      ),
+      this.body,
+    );
     this.window = new RowWindow(this.spacer, {
-      rowPx: ROW_PX, overscan: OVERSCAN, create: (id) => this.createRow(id), elementOf: (row) => row.el,
+      rowPx: ROW_PX,
+      overscan: OVERSCAN,
+      create: (id) => this.createRow(id),
+      elementOf: (row) => row.el,
       update: (row, i) => this.updateRow(row, fleet.agents.get(this.members[i])),
     });
     this.body.addEventListener('scroll', () => this.renderRows(), { passive: true });
@@ -62,11 +99,23 @@ export class TrackView {
     // Rebuilt only when the words change: a link keeps its focus while rows update.
     if (this.counts.dataset.line !== key) {
       this.counts.dataset.line = key;
-      mount(this.counts, countsLine(line, (kind) => this.members.map((id) => fleet.agents.get(id)).filter((a) => a && agentBucket(a) === kind), this.actions.open));
+      mount(
+        this.counts,
+        countsLine(
+          line,
+          (kind) =>
+            this.members.map((id) => fleet.agents.get(id)).filter((a) => a && agentBucket(a) === kind),
+          this.actions.open,
+        ),
+      );
     }
     const finishedCount = this.members.reduce((n, id) => n + (isFinished(fleet.agents.get(id)) ? 1 : 0), 0);
     this.finished.disabled = finishedCount === 0;
-    setAttr(this.finished, 'aria-label', `Archive ${finishedCount} finished subagent${finishedCount === 1 ? '' : 's'}`);
+    setAttr(
+      this.finished,
+      'aria-label',
+      `Archive ${finishedCount} finished subagent${finishedCount === 1 ? '' : 's'}`,
+    );
     this.body.hidden = collapsed;
     this.el.classList.toggle('collapsed', collapsed);
     if (!collapsed) {
@@ -77,7 +126,13 @@ export class TrackView {
 
   renderRows() {
     if (this.collapsed || this.el.hidden) return;
-    this.window.render(this.members.length, (i) => this.members[i], this.body.scrollTop, this.body.clientHeight, 10);
+    this.window.render(
+      this.members.length,
+      (i) => this.members[i],
+      this.body.scrollTop,
+      this.body.clientHeight,
+      10,
+    );
   }
 
   createRow(id) {
@@ -87,15 +142,59 @@ export class TrackView {
     const power = h('span', { class: 'power-tag', dataset: { testid: 'track-power' } });
     const reach = h('span', { class: 'power-tag reach-tag', dataset: { testid: 'track-reach' } });
     const status = h('span', { class: 'row-status' });
-    const changes = h('span', { class: 'row-changes mono', dataset: { testid: 'track-changes' }, title: 'Files changed on disk, lines added and removed' });
+    const changes = h('span', {
+      class: 'row-changes mono',
+      dataset: { testid: 'track-changes' },
+      title: 'Files changed on disk, lines added and removed',
+    });
     const usage = h('span', { class: 'row-usage', dataset: { testid: 'track-usage' } });
-    const open = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'track-open' }, onclick: () => this.actions.open(id) }, 'Open');
-    const detach = h('button', { class: 'small ghost', type: 'button', dataset: { testid: 'track-detach' }, onclick: () => this.actions.detach(id) }, 'Detach');
-    const archive = h('button', { class: 'small ghost icon danger', type: 'button', dataset: { testid: 'track-archive' }, onclick: () => this.actions.archive(id) }, '×');
-    const el = h('div', {
-      class: 'track-row', role: 'listitem', dataset: { testid: 'track-row', agentId: id },
-      ondblclick: () => this.actions.open(id),
-    }, g, title, provider, h('span', { class: 'row-power' }, power, reach), status, changes, usage, h('span', { class: 'row-actions' }, open, detach, archive));
+    const open = h(
+      'button',
+      {
+        class: 'small ghost',
+        type: 'button',
+        dataset: { testid: 'track-open' },
+        onclick: () => this.actions.open(id),
+      },
+      'Open',
+    );
+    const detach = h(
+      'button',
+      {
+        class: 'small ghost',
+        type: 'button',
+        dataset: { testid: 'track-detach' },
+        onclick: () => this.actions.detach(id),
+      },
+      'Detach',
+    );
+    const archive = h(
+      'button',
+      {
+        class: 'small ghost icon danger',
+        type: 'button',
+        dataset: { testid: 'track-archive' },
+        onclick: () => this.actions.archive(id),
+      },
+      '×',
+    );
+    const el = h(
+      'div',
+      {
+        class: 'track-row',
+        role: 'listitem',
+        dataset: { testid: 'track-row', agentId: id },
+        ondblclick: () => this.actions.open(id),
+      },
+      g,
+      title,
+      provider,
+      h('span', { class: 'row-power' }, power, reach),
+      status,
+      changes,
+      usage,
+      h('span', { class: 'row-actions' }, open, detach, archive),
+    );
     return { el, g, title, provider, power, reach, status, changes, usage, open, detach, archive };
   }
 

@@ -10,7 +10,17 @@ import { countsLine } from './counts-line.js';
 const ROW_PX = 32;
 const OVERSCAN = 10;
 import { fleet, rootsIn, descendants, providerLabel, workspaceName } from '../store.js';
-import { BUCKETS, agentBucket, agentLabel, agentLook, agentName, changesText, glyph, updateGlyph, workspaceLabel } from '../status.js';
+import {
+  BUCKETS,
+  agentBucket,
+  agentLabel,
+  agentLook,
+  agentName,
+  changesText,
+  glyph,
+  updateGlyph,
+  workspaceLabel,
+} from '../status.js';
 
 /** Buckets, most urgent first (SPEC 6), for the status sort and the roll-ups. */
 const URGENCY = ['needs_input', 'failed', 'running', 'attention', 'queued', 'done'];
@@ -39,11 +49,22 @@ export class WorkspaceHome {
     // Renaming happens in place: the title becomes a field; Enter (or leaving it) saves, Esc
     // cancels. An empty name gives the workspace its branch or folder name back.
     this.nameInput = h('input', {
-      class: 'ws-name-input', type: 'text', maxlength: '100', hidden: true, 'aria-label': 'Workspace name',
+      class: 'ws-name-input',
+      type: 'text',
+      maxlength: '100',
+      hidden: true,
+      'aria-label': 'Workspace name',
       dataset: { testid: 'workspace-name-input' },
       onkeydown: (e) => {
-        if (e.key === 'Enter') { e.preventDefault(); this.finishRename(true); }
-        if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); this.finishRename(false); }
+        if (e.key === 'Enter') {
+          e.preventDefault();
+          this.finishRename(true);
+        }
+        if (e.key === 'Escape') {
+          e.preventDefault();
+          e.stopPropagation();
+          this.finishRename(false);
+        }
       },
       onblur: () => this.finishRename(true),
     });
@@ -55,27 +76,89 @@ export class WorkspaceHome {
     this.list = h('div', { class: 'ws-agents', role: 'list', 'aria-label': 'Agents in this workspace' });
     this.empty = h('p', { class: 'muted', dataset: { testid: 'home-empty' } }, 'No agents here yet.');
     const redo = () => this.render(this.wsId);
-    this.search = h('input', { type: 'search', placeholder: 'Search titles', 'aria-label': 'Search agent titles', dataset: { testid: 'home-search' }, spellcheck: 'false', oninput: redo });
-    this.filter = h('select', { 'aria-label': 'Show', dataset: { testid: 'home-filter' }, onchange: redo },
+    this.search = h('input', {
+      type: 'search',
+      placeholder: 'Search titles',
+      'aria-label': 'Search agent titles',
+      dataset: { testid: 'home-search' },
+      spellcheck: 'false',
+      oninput: redo,
+    });
+    this.filter = h(
+      'select',
+      { 'aria-label': 'Show', dataset: { testid: 'home-filter' }, onchange: redo },
       h('option', { value: '' }, 'All states'),
-      URGENCY.map((b) => h('option', { value: b }, BUCKETS[b].label)));
-    this.sort = h('select', { 'aria-label': 'Sort by', dataset: { testid: 'home-sort' }, onchange: redo },
+      URGENCY.map((b) => h('option', { value: b }, BUCKETS[b].label)),
+    );
+    this.sort = h(
+      'select',
+      { 'aria-label': 'Sort by', dataset: { testid: 'home-sort' }, onchange: redo },
       h('option', { value: 'activity' }, 'Recent activity'),
       h('option', { value: 'name' }, 'Name'),
-      h('option', { value: 'status' }, 'Status (most urgent first)'));
+      h('option', { value: 'status' }, 'Status (most urgent first)'),
+    );
     this.shown = h('span', { class: 'muted home-shown', dataset: { testid: 'home-shown' } });
     this.tools = h('div', { class: 'home-tools' }, this.search, this.filter, this.sort, this.shown);
-    this.el = h('div', { class: 'ws-home', dataset: { testid: 'workspace-home' } },
-      h('header', { class: 'ws-home-head' },
-        h('div', { class: 'ws-home-title' }, h('div', { class: 'line' }, this.title, this.nameInput, this.branch, this.state), this.cwd, this.counts, this.usage),
-        h('div', { class: 'ws-home-actions' },
-          h('button', { class: 'ghost', type: 'button', title: 'Give this workspace a name', dataset: { testid: 'workspace-rename' }, onclick: () => this.startRename() }, 'Rename'),
-          h('button', { class: 'ghost', type: 'button', title: 'Remove this workspace and archive its agents', dataset: { testid: 'workspace-remove' }, onclick: () => this.actions.removeWorkspace(this.wsId) }, 'Remove…'),
-          h('button', { class: 'primary', type: 'button', dataset: { testid: 'workspace-new-agent' }, onclick: () => this.actions.newAgent(this.wsId) }, 'New agent here'))),
-      this.tools, this.list, this.empty);
+    this.el = h(
+      'div',
+      { class: 'ws-home', dataset: { testid: 'workspace-home' } },
+      h(
+        'header',
+        { class: 'ws-home-head' },
+        h(
+          'div',
+          { class: 'ws-home-title' },
+          h('div', { class: 'line' }, this.title, this.nameInput, this.branch, this.state),
+          this.cwd,
+          this.counts,
+          this.usage,
+        ),
+        h(
+          'div',
+          { class: 'ws-home-actions' },
+          h(
+            'button',
+            {
+              class: 'ghost',
+              type: 'button',
+              title: 'Give this workspace a name',
+              dataset: { testid: 'workspace-rename' },
+              onclick: () => this.startRename(),
+            },
+            'Rename',
+          ),
+          h(
+            'button',
+            {
+              class: 'ghost',
+              type: 'button',
+              title: 'Remove this workspace and archive its agents',
+              dataset: { testid: 'workspace-remove' },
+              onclick: () => this.actions.removeWorkspace(this.wsId),
+            },
+            'Remove…',
+          ),
+          h(
+            'button',
+            {
+              class: 'primary',
+              type: 'button',
+              dataset: { testid: 'workspace-new-agent' },
+              onclick: () => this.actions.newAgent(this.wsId),
+            },
+            'New agent here',
+          ),
+        ),
+      ),
+      this.tools,
+      this.list,
+      this.empty,
+    );
     this.roots = [];
     this.window = new RowWindow(this.list, {
-      rowPx: ROW_PX, overscan: OVERSCAN, create: (id) => this.create(id),
+      rowPx: ROW_PX,
+      overscan: OVERSCAN,
+      create: (id) => this.create(id),
       update: (el, i) => this.update(el, fleet.agents.get(this.roots[i])),
     });
     this.el.addEventListener('scroll', () => this.renderRows(), { passive: true });
@@ -98,7 +181,10 @@ export class WorkspaceHome {
     const key = `${wsId}|${line.map((p) => p.text).join(' · ')}`;
     if (this.counts.dataset.line !== key) {
       this.counts.dataset.line = key;
-      mount(this.counts, countsLine(line, (kind) => rootsIn(wsId).filter((a) => agentBucket(a) === kind), this.actions.open));
+      mount(
+        this.counts,
+        countsLine(line, (kind) => rootsIn(wsId).filter((a) => agentBucket(a) === kind), this.actions.open),
+      );
     }
     const usage = usageText(ws?.usage);
     setText(this.usage, usage ? `All agents, archived included: ${usage}` : '');
@@ -112,7 +198,10 @@ export class WorkspaceHome {
     const roots = this.arrange(all);
     this.roots = roots.map((a) => a.id);
     const narrowed = roots.length !== all.length;
-    setText(this.shown, narrowed ? `${roots.length} of ${all.length}` : `${all.length} agent${all.length === 1 ? '' : 's'}`);
+    setText(
+      this.shown,
+      narrowed ? `${roots.length} of ${all.length}` : `${all.length} agent${all.length === 1 ? '' : 's'}`,
+    );
     this.tools.hidden = all.length === 0;
     setText(this.empty, narrowed ? 'No agent matches.' : 'No agents here yet.');
     this.empty.hidden = this.roots.length > 0;
@@ -124,11 +213,14 @@ export class WorkspaceHome {
   arrange(all) {
     const words = this.search.value.trim().toLowerCase();
     const only = this.filter.value;
-    const list = all.filter((a) => (!only || agentBucket(a) === only) && (!words || agentName(a).toLowerCase().includes(words)));
+    const list = all.filter(
+      (a) => (!only || agentBucket(a) === only) && (!words || agentName(a).toLowerCase().includes(words)),
+    );
     const by = this.sort.value;
     const recent = (a, b) => (activity(b) > activity(a) ? 1 : activity(b) < activity(a) ? -1 : 0);
     if (by === 'name') list.sort((a, b) => agentName(a).localeCompare(agentName(b)) || recent(a, b));
-    else if (by === 'status') list.sort((a, b) => URGENCY.indexOf(agentBucket(a)) - URGENCY.indexOf(agentBucket(b)) || recent(a, b));
+    else if (by === 'status')
+      list.sort((a, b) => URGENCY.indexOf(agentBucket(a)) - URGENCY.indexOf(agentBucket(b)) || recent(a, b));
     else list.sort(recent);
     return list;
   }
@@ -161,8 +253,13 @@ export class WorkspaceHome {
 
   /** Puts the rows in view (plus a margin) in the DOM, at their places; drops the others. */
   renderRows() {
-    this.window.render(this.roots.length, (i) => (fleet.agents.has(this.roots[i]) ? this.roots[i] : null),
-      this.el.scrollTop - this.list.offsetTop, this.el.clientHeight, 20);
+    this.window.render(
+      this.roots.length,
+      (i) => (fleet.agents.has(this.roots[i]) ? this.roots[i] : null),
+      this.el.scrollTop - this.list.offsetTop,
+      this.el.clientHeight,
+      20,
+    );
   }
 
   create(id) {
@@ -171,8 +268,21 @@ export class WorkspaceHome {
     const meta = h('span', { class: 'wa-meta muted' });
     const word = h('span', { class: 'wa-word' });
     const changes = h('span', { class: 'wa-changes mono', dataset: { testid: 'workspace-agent-changes' } });
-    const el = h('button', { class: 'ws-agent', type: 'button', role: 'listitem', dataset: { testid: 'workspace-agent', agentId: id }, onclick: () => this.actions.open(id) },
-      g, name, word, changes, meta);
+    const el = h(
+      'button',
+      {
+        class: 'ws-agent',
+        type: 'button',
+        role: 'listitem',
+        dataset: { testid: 'workspace-agent', agentId: id },
+        onclick: () => this.actions.open(id),
+      },
+      g,
+      name,
+      word,
+      changes,
+      meta,
+    );
     el._parts = { g, name, meta, word, changes };
     return el;
   }
@@ -186,8 +296,20 @@ export class WorkspaceHome {
     setText(name, agentName(agent));
     setText(word, label);
     word.className = `wa-word s-${agentLook(agent)}`;
-    const kids = descendants(agent.id).map((id) => (typeof id === 'string' ? fleet.agents.get(id) : id)).filter(Boolean);
-    setText(meta, [providerLabel(agent.provider), subagentsSummary(kids), treeUsageText(agent) || null, ago(agent.lastActivityAt || agent.createdAt)].filter(Boolean).join(' · '));
+    const kids = descendants(agent.id)
+      .map((id) => (typeof id === 'string' ? fleet.agents.get(id) : id))
+      .filter(Boolean);
+    setText(
+      meta,
+      [
+        providerLabel(agent.provider),
+        subagentsSummary(kids),
+        treeUsageText(agent) || null,
+        ago(agent.lastActivityAt || agent.createdAt),
+      ]
+        .filter(Boolean)
+        .join(' · '),
+    );
     setAttr(el, 'aria-label', `Open ${agentName(agent)}, ${label}`);
     setAttr(el, 'data-status', agent.status);
   }

@@ -15,37 +15,88 @@ export class WorktreeFields {
   /** onToggle(): the checkbox changed (the form relabels what autoArchive does). */
   constructor(onToggle) {
     this.toggle = h('input', {
-      type: 'checkbox', dataset: { testid: 'new-agent-worktree' },
+      type: 'checkbox',
+      dataset: { testid: 'new-agent-worktree' },
       'aria-controls': 'new-agent-worktree-fields',
-      onchange: () => { this.sync(); onToggle(); },
+      onchange: () => {
+        this.sync();
+        onToggle();
+      },
     });
-    const radio = (value, label, testid, checked) => h('label', { class: 'check' },
-      h('input', { type: 'radio', name: 'worktree-kind', value, checked, dataset: { testid }, onchange: () => this.sync() }),
-      h('span', {}, label));
-    this.kinds = h('div', { class: 'worktree-kinds', role: 'radiogroup', 'aria-label': 'Branch' },
+    const radio = (value, label, testid, checked) =>
+      h(
+        'label',
+        { class: 'check' },
+        h('input', {
+          type: 'radio',
+          name: 'worktree-kind',
+          value,
+          checked,
+          dataset: { testid },
+          onchange: () => this.sync(),
+        }),
+        h('span', {}, label),
+      );
+    this.kinds = h(
+      'div',
+      { class: 'worktree-kinds', role: 'radiogroup', 'aria-label': 'Branch' },
       radio('branch-off', 'New branch', 'new-agent-worktree-branch-off', true),
-      radio('checkout-branch', 'Existing branch', 'new-agent-worktree-checkout', false));
-    const text = (testid, placeholder, label) => h('input', {
-      type: 'text', placeholder, 'aria-label': label, dataset: { testid }, spellcheck: 'false', autocomplete: 'off', maxlength: '200',
-    });
+      radio('checkout-branch', 'Existing branch', 'new-agent-worktree-checkout', false),
+    );
+    const text = (testid, placeholder, label) =>
+      h('input', {
+        type: 'text',
+        placeholder,
+        'aria-label': label,
+        dataset: { testid },
+        spellcheck: 'false',
+        autocomplete: 'off',
+        maxlength: '200',
+      });
     this.controls = {
       newBranch: text('new-agent-worktree-new-branch', 'e.g. feat/login', 'New branch'),
       base: text('new-agent-worktree-base', 'the current branch', 'Base'),
-      branch: text('new-agent-worktree-branch', 'e.g. fix/typo (not checked out elsewhere)', 'Existing branch'),
+      branch: text(
+        'new-agent-worktree-branch',
+        'e.g. fix/typo (not checked out elsewhere)',
+        'Existing branch',
+      ),
     };
-    const sub = (label, control) => h('label', { class: 'sub-field' }, h('span', { class: 'muted' }, label), control);
-    this.branchOff = h('div', { class: 'worktree-row' },
-      sub('New branch', this.controls.newBranch), sub('from', this.controls.base));
+    const sub = (label, control) =>
+      h('label', { class: 'sub-field' }, h('span', { class: 'muted' }, label), control);
+    this.branchOff = h(
+      'div',
+      { class: 'worktree-row' },
+      sub('New branch', this.controls.newBranch),
+      sub('from', this.controls.base),
+    );
     this.checkout = h('div', { class: 'worktree-row' }, sub('Branch', this.controls.branch));
     this.repo = h('span', { class: 'worktree-repo', dataset: { testid: 'new-agent-worktree-repo' } });
-    this.fields = h('div', { class: 'worktree-fields', id: 'new-agent-worktree-fields', dataset: { testid: 'new-agent-worktree-fields' } },
-      this.kinds, this.branchOff, this.checkout,
-      h('span', { class: 'hint muted' }, 'A worktree of ', this.repo,
-        ', made in the data root’s worktrees folder. Removing it keeps the branch and commits any work left in it.'));
+    this.fields = h(
+      'div',
+      {
+        class: 'worktree-fields',
+        id: 'new-agent-worktree-fields',
+        dataset: { testid: 'new-agent-worktree-fields' },
+      },
+      this.kinds,
+      this.branchOff,
+      this.checkout,
+      h(
+        'span',
+        { class: 'hint muted' },
+        'A worktree of ',
+        this.repo,
+        ', made in the data root’s worktrees folder. Removing it keeps the branch and commits any work left in it.',
+      ),
+    );
     this.why = h('span', { class: 'hint muted', dataset: { testid: 'new-agent-worktree-why' } });
-    this.el = h('div', { class: 'worktree' },
+    this.el = h(
+      'div',
+      { class: 'worktree' },
       h('label', { class: 'check' }, this.toggle, h('span', {}, 'New worktree…'), this.why),
-      this.fields);
+      this.fields,
+    );
     this.sync();
   }
 
@@ -82,10 +133,18 @@ export class WorktreeFields {
   target() {
     const value = (key) => this.controls[key].value.trim();
     if (this.kind() === 'branch-off') {
-      if (!value('newBranch')) return { error: [this.controls.newBranch, 'New branch: give the new branch a name.'] };
-      return { target: { kind: 'branch-off', newBranch: value('newBranch'), ...(value('base') ? { base: value('base') } : {}) } };
+      if (!value('newBranch'))
+        return { error: [this.controls.newBranch, 'New branch: give the new branch a name.'] };
+      return {
+        target: {
+          kind: 'branch-off',
+          newBranch: value('newBranch'),
+          ...(value('base') ? { base: value('base') } : {}),
+        },
+      };
     }
-    if (!value('branch')) return { error: [this.controls.branch, 'Branch: name the existing branch to check out.'] };
+    if (!value('branch'))
+      return { error: [this.controls.branch, 'Branch: name the existing branch to check out.'] };
     return { target: { kind: 'checkout-branch', branch: value('branch') } };
   }
 

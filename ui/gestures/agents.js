@@ -105,15 +105,18 @@ export function stopTurn(id) {
 
 export async function showMenu(anchor) {
   const notifications = await notificationsItem();
-  openMenu(anchor, [
-    { label: 'New agent', shortcut: 'Ctrl+N', testid: 'menu-new-agent', run: () => showForm() },
-    { label: 'New window', shortcut: 'Ctrl+Shift+N', testid: 'menu-new-window', run: () => newWindow() },
-    { label: 'Add a workspace…', testid: 'menu-add-workspace', run: () => addWorkspace() },
-    notifications,
-    { label: 'Settings (config.json)', testid: 'menu-settings', run: () => openSettings() },
-    { label: 'About Paseo', testid: 'menu-about', run: () => showAbout(anchor) },
-    { label: 'Quit Paseo', testid: 'menu-quit', run: () => quit() },
-  ].filter(Boolean));
+  openMenu(
+    anchor,
+    [
+      { label: 'New agent', shortcut: 'Ctrl+N', testid: 'menu-new-agent', run: () => showForm() },
+      { label: 'New window', shortcut: 'Ctrl+Shift+N', testid: 'menu-new-window', run: () => newWindow() },
+      { label: 'Add a workspace…', testid: 'menu-add-workspace', run: () => addWorkspace() },
+      notifications,
+      { label: 'Settings (config.json)', testid: 'menu-settings', run: () => openSettings() },
+      { label: 'About Paseo', testid: 'menu-about', run: () => showAbout(anchor) },
+      { label: 'Quit Paseo', testid: 'menu-quit', run: () => quit() },
+    ].filter(Boolean),
+  );
 }
 
 /** Opens config.json with the system opener (SPEC 9's settings live there). */

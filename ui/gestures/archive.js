@@ -11,7 +11,12 @@ import * as undo from './undo.js';
 /** What archiving `agent` takes with it, in the numbers the dialogs name. */
 function reach(agent) {
   const kids = descendants(agent.id);
-  return { name: agentName(agent), running: isActive(agent), subagents: kids.length, runningSubagents: kids.filter(isActive).length };
+  return {
+    name: agentName(agent),
+    running: isActive(agent),
+    subagents: kids.length,
+    runningSubagents: kids.filter(isActive).length,
+  };
 }
 
 /**
@@ -31,7 +36,11 @@ async function confirmThenArchive({ key, heads, dialog, call, failure, said }) {
   try {
     const ask = dialog(heads.map(reach));
     if (ask) {
-      const ok = await backend.confirm(ask.title, `${ask.message}\n\nYou can restore ${ask.restores} from the archived list.`, ask.action ?? 'Archive');
+      const ok = await backend.confirm(
+        ask.title,
+        `${ask.message}\n\nYou can restore ${ask.restores} from the archived list.`,
+        ask.action ?? 'Archive',
+      );
       if (!ok) return;
     }
     const ids = await call();
@@ -51,7 +60,12 @@ export function archiveRoot(agent) {
     dialog: ([a]) => {
       if (a.running) {
         const subs = a.subagents > 0 ? ` and its ${plural(a.subagents, 'subagent')}` : ' and its subagents';
-        return { title: 'Archive running agent?', message: `“${a.name}” is still running. Archiving it will stop it${subs}.`, restores: 'it', action: 'Archive and stop' };
+        return {
+          title: 'Archive running agent?',
+          message: `“${a.name}” is still running. Archiving it will stop it${subs}.`,
+          restores: 'it',
+          action: 'Archive and stop',
+        };
       }
       if (a.runningSubagents === 0) return null;
       const n = a.runningSubagents;
@@ -78,8 +92,14 @@ export function archiveChild(id) {
       let message = `Archive “${a.name}”${a.subagents ? ` and its ${plural(a.subagents, 'subagent')}` : ''}?`;
       const n = a.runningSubagents;
       if (a.running) message += ' It is still running: archiving stops it.';
-      else if (n) message += ` ${plural(n, 'of them is', 'of them are')} still running: archiving stops ${n === 1 ? 'it' : 'them'}.`;
-      return { title: 'Archive subagent?', message, restores: 'it', action: a.running || n ? 'Archive and stop' : 'Archive' };
+      else if (n)
+        message += ` ${plural(n, 'of them is', 'of them are')} still running: archiving stops ${n === 1 ? 'it' : 'them'}.`;
+      return {
+        title: 'Archive subagent?',
+        message,
+        restores: 'it',
+        action: a.running || n ? 'Archive and stop' : 'Archive',
+      };
     },
     call: () => backend.archiveAgent(id),
     failure: `Could not archive “${agentName(agent)}”`,
@@ -110,7 +130,8 @@ export function finishedPlan(parentId) {
   }
   const nested = archive.reduce((n, kid) => n + descendants(kid.id).length, 0);
   let message = `Archive ${plural(archive.length, 'finished subagent')} of “${agentName(parent)}”: ${names(archive.map((k) => `“${agentName(k)}”`))}${nested ? `, with their ${plural(nested, 'own subagent')}` : ''}?`;
-  if (kept.length) message += `\n\nLeft as ${kept.length === 1 ? 'it is' : 'they are'}: ${names(kept.map((k) => `“${k.name}” (${k.why})`))}.`;
+  if (kept.length)
+    message += `\n\nLeft as ${kept.length === 1 ? 'it is' : 'they are'}: ${names(kept.map((k) => `“${k.name}” (${k.why})`))}.`;
   return { archive: archive.map((a) => a.id), kept, message };
 }
 
@@ -123,6 +144,7 @@ export function archiveFinished(parentId) {
     dialog: () => ({ title: 'Archive finished subagents?', message: plan.message, restores: 'them' }),
     call: () => backend.archiveFinished(parentId),
     failure: 'Could not archive the finished subagents',
-    said: (ids) => `${plural(ids.length, 'finished subagent')} of “${agentName(fleet.agents.get(parentId))}” archived`,
+    said: (ids) =>
+      `${plural(ids.length, 'finished subagent')} of “${agentName(fleet.agents.get(parentId))}” archived`,
   });
 }

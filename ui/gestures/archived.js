@@ -26,8 +26,11 @@ export async function restore(id, { member = false } = {}) {
     } catch (error) {
       if (error.code !== 'conflict' || !/parent/.test(error.message)) throw error;
       const name = agentName(ui.archived.loaded.find((a) => a.id === id));
-      const ok = await backend.confirm('Restore as a root agent?',
-        `The parent of “${name}” is still archived, so it cannot go back into its parent's track.\n\nRestore “${name}” as a root agent instead?`, 'Restore as root');
+      const ok = await backend.confirm(
+        'Restore as a root agent?',
+        `The parent of “${name}” is still archived, so it cannot go back into its parent's track.\n\nRestore “${name}” as a root agent instead?`,
+        'Restore as root',
+      );
       if (!ok) return;
       restored = await backend.restoreAgent(id, true, member);
     }
@@ -142,7 +145,11 @@ function batches(list) {
     const head = heads[0] ?? b.members[0];
     const byId = new Map(b.members.map((m) => [m.id, m]));
     const under = (m) => {
-      for (let cur = m, hops = 0; cur && hops <= b.members.length; cur = byId.get(cur.parentAgentId), hops++) {
+      for (
+        let cur = m, hops = 0;
+        cur && hops <= b.members.length;
+        cur = byId.get(cur.parentAgentId), hops++
+      ) {
         if (cur.parentAgentId === head.id) return true;
       }
       return false;

@@ -21,7 +21,11 @@ export function diff(agentId, path, offset = 0) {
 export function commitMessage(agentId) {
   const agent = detailOf(agentId) ?? fleet.agents.get(agentId);
   const title = agent ? agentName(agent) : 'agent';
-  const last = (agent?.lastMessage ?? '').trim().split('\n').find((l) => l.trim()) ?? '';
+  const last =
+    (agent?.lastMessage ?? '')
+      .trim()
+      .split('\n')
+      .find((l) => l.trim()) ?? '';
   return last ? `${title}\n\n${last.slice(0, 400)}` : title;
 }
 
@@ -37,9 +41,15 @@ export function commitTitle(changes) {
 export async function commitAll(agentId, message, changes) {
   const files = changes.totals.files;
   const where = changes.branch ? `branch ${changes.branch}` : 'a detached HEAD (no branch)';
-  const shared = changes.workspaceKind === 'worktree' ? "this agent's own worktree" : `${changes.root}, shared by every agent working there`;
-  const ok = await backend.confirm(commitTitle(changes),
-    `Commit ${files} changed file${files === 1 ? '' : 's'} (untracked ones included) to ${where} in ${shared}, with the message:\n\n${message}`, 'Commit');
+  const shared =
+    changes.workspaceKind === 'worktree'
+      ? "this agent's own worktree"
+      : `${changes.root}, shared by every agent working there`;
+  const ok = await backend.confirm(
+    commitTitle(changes),
+    `Commit ${files} changed file${files === 1 ? '' : 's'} (untracked ones included) to ${where} in ${shared}, with the message:\n\n${message}`,
+    'Commit',
+  );
   if (!ok) return null;
   const commit = await backend.commitAgentChanges(agentId, message);
   return `Committed ${commit.slice(0, 10)}.`;
@@ -52,26 +62,36 @@ export async function commitAll(agentId, message, changes) {
 export function stopsLine(agents, where) {
   const list = agents ?? [];
   if (list.length === 0) return '';
-  const names = list.slice(0, 5).map((a) => a.title || a.agentId).join(', ');
+  const names = list
+    .slice(0, 5)
+    .map((a) => a.title || a.agentId)
+    .join(', ');
   const more = list.length > 5 ? ` and ${list.length - 5} more` : '';
   const who = list.length === 1 ? 'the agent' : `all ${list.length} agents`;
   return `\n\nThis first stops ${who} working in ${where} (${names}${more}); ${list.length === 1 ? 'it stays' : 'they stay'} resumable.`;
 }
 
 export async function merge(agentId, branch, base, changes) {
-  const ok = await backend.confirm(`Merge into ${base}?`,
-    `Merge the agent's branch ${branch ?? ''} into ${base} (fast-forward when possible, else a merge commit). A conflict aborts the merge and changes nothing.${stopsLine(changes?.checkoutAgents, 'its worktree')}`, 'Merge');
+  const ok = await backend.confirm(
+    `Merge into ${base}?`,
+    `Merge the agent's branch ${branch ?? ''} into ${base} (fast-forward when possible, else a merge commit). A conflict aborts the merge and changes nothing.${stopsLine(changes?.checkoutAgents, 'its worktree')}`,
+    'Merge',
+  );
   if (!ok) return null;
   const m = await backend.mergeAgentChanges(agentId);
-  const how = m.kind === 'fast-forward' ? 'fast-forwarded' : m.kind === 'up-to-date' ? 'already up to date' : 'merged';
+  const how =
+    m.kind === 'fast-forward' ? 'fast-forwarded' : m.kind === 'up-to-date' ? 'already up to date' : 'merged';
   return `${m.baseBranch} ${how} at ${m.commit.slice(0, 10)}.`;
 }
 
 export async function discard(agentId, files, changes) {
   const root = changes?.root ?? 'the checkout';
   const what = changes?.workspaceKind === 'worktree' ? 'worktree' : 'repository';
-  const ok = await backend.confirm('Discard the changes?',
-    `Reset the whole ${what} at ${root} to HEAD: the uncommitted changes in ${files} file${files === 1 ? '' : 's'} and the new files go, whichever agent or person made them.${stopsLine(changes?.checkoutAgents, root)}\n\nThey are kept first in a snapshot commit (refs/paseo/discarded/…), so they can be brought back.`, 'Discard');
+  const ok = await backend.confirm(
+    'Discard the changes?',
+    `Reset the whole ${what} at ${root} to HEAD: the uncommitted changes in ${files} file${files === 1 ? '' : 's'} and the new files go, whichever agent or person made them.${stopsLine(changes?.checkoutAgents, root)}\n\nThey are kept first in a snapshot commit (refs/paseo/discarded/…), so they can be brought back.`,
+    'Discard',
+  );
   if (!ok) return null;
   const d = await backend.discardAgentChanges(agentId);
   return d ? `Discarded; kept in ${d.reference}.` : 'Nothing to discard.';
@@ -89,8 +109,11 @@ export function prStatus(agentId) {
 export async function createPr(agentId, branch, base) {
   const agent = detailOf(agentId) ?? fleet.agents.get(agentId);
   const title = agent ? agentName(agent) : 'Agent work';
-  const ok = await backend.confirm('Create pull request?',
-    `Push ${branch} and open a pull request into ${base} titled "${title}" with gh?`, 'Create pull request');
+  const ok = await backend.confirm(
+    'Create pull request?',
+    `Push ${branch} and open a pull request into ${base} titled "${title}" with gh?`,
+    'Create pull request',
+  );
   if (!ok) return null;
   const url = await backend.createPr(agentId, title, (agent?.lastMessage ?? '').slice(0, 4000));
   return `Pull request: ${url}`;

@@ -15,7 +15,9 @@ export async function notificationsItem() {
     label: 'Desktop notifications',
     testid: 'menu-notifications',
     checked: settings.enabled,
-    run: () => backend.setNotificationSettings({ ...settings, enabled: !settings.enabled })
-      .catch((error) => addError('Could not change the notification settings', error)),
+    run: () =>
+      backend
+        .setNotificationSettings({ ...settings, enabled: !settings.enabled })
+        .catch((error) => addError('Could not change the notification settings', error)),
   };
 }

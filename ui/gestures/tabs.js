@@ -12,9 +12,13 @@ import { archiveRoot } from './archive.js';
 
 /** Acknowledges a finished agent the user is looking at (a permission waits for its answer instead). */
 export function seen(agent) {
-  if (!agent?.requiresAttention || agent.attentionReason === 'permission' || ui.seenInFlight.has(agent.id)) return;
+  if (!agent?.requiresAttention || agent.attentionReason === 'permission' || ui.seenInFlight.has(agent.id))
+    return;
   ui.seenInFlight.add(agent.id);
-  backend.markSeen(agent.id).catch(() => {}).finally(() => ui.seenInFlight.delete(agent.id));
+  backend
+    .markSeen(agent.id)
+    .catch(() => {})
+    .finally(() => ui.seenInFlight.delete(agent.id));
 }
 
 /**
@@ -25,7 +29,10 @@ export function seen(agent) {
 export function wake(agent) {
   if (agent?.status !== 'closed' || ui.wakeInFlight.has(agent.id)) return;
   ui.wakeInFlight.add(agent.id);
-  backend.wakeAgent(agent.id).catch(() => {}).finally(() => ui.wakeInFlight.delete(agent.id));
+  backend
+    .wakeAgent(agent.id)
+    .catch(() => {})
+    .finally(() => ui.wakeInFlight.delete(agent.id));
 }
 
 /** The user looks at an agent: it is seen, and woken if it was closed (unless `wake` is false). */
@@ -47,7 +54,11 @@ export function openAgent(id, { here = false, wake: wakeIt = true } = {}) {
     return;
   }
   let ws = layout.groupOf(id);
-  if (!ws) ws = here && layout.layout.selected ? layout.layout.selected : (rootOf(agent)?.workspaceId ?? agent.workspaceId);
+  if (!ws)
+    ws =
+      here && layout.layout.selected
+        ? layout.layout.selected
+        : (rootOf(agent)?.workspaceId ?? agent.workspaceId);
   ui.formOpen = false;
   ui.readOnly = null;
   layout.openTab(ws, id);

@@ -27,7 +27,9 @@ export function tabPlaces(heads) {
   }
   const places = [];
   for (const [ws, g] of Object.entries(layout.layout.groups)) {
-    g.tabs.forEach((id, index) => { if (ids.has(id)) places.push({ ws, id, index, active: g.active === id }); });
+    g.tabs.forEach((id, index) => {
+      if (ids.has(id)) places.push({ ws, id, index, active: g.active === id });
+    });
   }
   return { places, selected: layout.layout.selected };
 }

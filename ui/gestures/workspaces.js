@@ -35,12 +35,17 @@ export async function removeWorkspace(wsId) {
   let message = total
     ? `Its ${plural(total, 'agent')} will be archived${running ? ` (${running} still running: archiving stops ${running === 1 ? 'it' : 'them'})` : ''}.`
     : 'It has no agents.';
-  if (ws.kind === 'worktree') message += ' Its worktree folder is removed; the branch is kept, with anything left in it committed.';
+  if (ws.kind === 'worktree')
+    message += ' Its worktree folder is removed; the branch is kept, with anything left in it committed.';
   if (total) message += '\n\nYou can restore the agents from the archived list.';
   // Held from the first click: a second click while the confirm is up must not ask again.
   ui.closing.add(key);
   try {
-    const ok = await backend.confirm('Remove workspace?', `Remove “${name}” (${ws.cwd})? ${message}`, 'Remove');
+    const ok = await backend.confirm(
+      'Remove workspace?',
+      `Remove “${name}” (${ws.cwd})? ${message}`,
+      'Remove',
+    );
     if (!ok) return;
     await backend.archiveWorkspace(wsId, true);
   } catch (error) {
