@@ -1,10 +1,11 @@
 //! The one API driven the way a remote host will (SPEC 17): each request is written as JSON,
-//! read back, run with `RuntimeHandle::call`, and its response written as JSON again. Real
-//! shell agents, a real git repository, the real runtime.
+//! read back, run with `RuntimeHandle::call`, and its response written as JSON again and read
+//! back into a `Response` as the host's client will. Real shell agents, a real git repository,
+//! the real runtime.
 
 use std::path::Path;
 
-use paseo_core::api::{ApiError, Caller, Request};
+use paseo_core::api::{ApiError, Caller, Request, Response};
 use paseo_core::runtime::RuntimeHandle;
 use serde_json::{json, Value};
 
@@ -12,6 +13,7 @@ mod support;
 use support::git::{git, init_repo, shell_runtime};
 
 /// One frame through the wire: JSON in, JSON out (`Err` is the `{code, message, field}` frame).
+/// The answer's frame is read back into a [`Response`] that writes the very same frame again.
 async fn frame(h: &RuntimeHandle, caller: Caller, request: Value) -> Result<Value, Value> {
     let text = serde_json::to_string(&request).unwrap();
     let request = match Request::from_json(&text) {
@@ -19,7 +21,13 @@ async fn frame(h: &RuntimeHandle, caller: Caller, request: Value) -> Result<Valu
         Err(e) => return Err(serde_json::to_value(e).unwrap()),
     };
     match h.call(caller, request).await {
-        Ok(response) => Ok(serde_json::from_str(&response.to_json().unwrap()).unwrap()),
+        Ok(response) => {
+            let sent = response.to_json().unwrap();
+            let read: Response =
+                serde_json::from_str(&sent).unwrap_or_else(|e| panic!("{e}: {sent}"));
+            assert_eq!(read.to_json().unwrap(), sent, "read back as it was sent");
+            Ok(serde_json::from_str(&sent).unwrap())
+        }
         Err(e) => Err(serde_json::to_value(ApiError::from(e)).unwrap()),
     }
 }
@@ -89,6 +97,17 @@ async fn a_host_drives_create_prompt_wait_archive_restore_through_frames() {
         text.contains("first-turn") && text.contains("second"),
         "{text}"
     );
+
+    // The window's snapshot and the agent's changes come back as frames too.
+    let window = user(&h, json!({"kind": "fleetSnapshot"})).await;
+    assert_eq!(window["kind"], "window");
+    assert!(
+        window["value"]["agents"].to_string().contains(&id),
+        "{window}"
+    );
+    let changes = user(&h, json!({"kind": "changes", "agentId": id})).await;
+    assert_eq!(changes["kind"], "changes", "{changes}");
+    assert_eq!(changes["value"]["agentId"], id.as_str());
 
     // Archive: the worktree goes (its branch stays); restore brings it back in one request.
     let archived = user(&h, json!({"kind": "archive", "agentId": id})).await;

@@ -8,6 +8,8 @@ mod dispatch;
 mod request;
 mod response;
 #[cfg(test)]
+mod response_tests;
+#[cfg(test)]
 mod tests;
 
 pub use crate::runtime::events::Event;

@@ -1,7 +1,7 @@
 //! What a request answers: `{"kind": "agent", "value": {…}}` on the wire, one kind per shape of
 //! answer, and `{code, message, field?}` ([`ApiError`]) when it fails.
 
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::config::NotificationsConfig;
 use crate::model::{AgentId, TimelineItem};
@@ -9,13 +9,16 @@ use crate::runtime::{AgentChanges, AgentDiff, AgentSnapshot, RuntimeError, Works
 use crate::store::timeline::search::TimelineSearch;
 use crate::workspaces::changes::{Discarded, GhStatus, Merged};
 
-/// One answer.
-#[derive(Clone, Debug, Serialize)]
+/// One answer. Reads back from the JSON it is sent as (a host's client, SPEC 17), `kind` first
+/// as every writer here puts it: a window snapshot is kept as the text it came as, and a text
+/// kept raw cannot be read once buffered behind a later `kind`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "value", rename_all = "camelCase")]
 pub enum Response {
     /// A window's snapshot, as the JSON text the runtime wrote (runtime/window.rs): sent as is,
-    /// never parsed and encoded again on the window's path ([`Response::to_json`]).
-    Window(#[serde(serialize_with = "raw_json")] String),
+    /// never parsed and encoded again on the window's path ([`Response::to_json`]). Read back
+    /// as the same text, unparsed: a client hands it on to its window as the runtime does.
+    Window(#[serde(serialize_with = "raw_json", deserialize_with = "raw_text")] String),
     /// One agent, as it is right after the request.
     Agent(Box<AgentSnapshot>),
     /// A page of agents and how many there are in all.
@@ -60,6 +63,11 @@ pub enum Response {
 fn raw_json<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(serde::ser::Error::custom)?;
     value.serialize(s)
+}
+
+fn raw_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+    Ok(raw.get().to_string())
 }
 
 impl Response {

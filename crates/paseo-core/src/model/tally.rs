@@ -7,7 +7,7 @@
 //! does: opening a failed agent clears its attention, not its bucket.
 
 use serde::ser::SerializeStruct;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::status::Bucket;
 
@@ -109,10 +109,33 @@ impl Serialize for Tally {
     }
 }
 
+/// Reads the numbers back; `line` is said again from them, never taken from the input.
+impl<'de> Deserialize<'de> for Tally {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Numbers {
+            running: usize,
+            queued: usize,
+            needs_you: usize,
+            failed: usize,
+            total: usize,
+        }
+        let n = Numbers::deserialize(d)?;
+        Ok(Tally {
+            running: n.running,
+            queued: n.queued,
+            needs_you: n.needs_you,
+            failed: n.failed,
+            total: n.total,
+        })
+    }
+}
+
 /// The whole fleet: its unarchived agents by the word their rows show (the status bar's and the
 /// tray's line, [`FleetCounts::line`]), and how many are archived. The one counts type of the
 /// app: a track or a workspace counts its rows with a [`Tally`] the same way.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FleetCounts {
     pub tally: Tally,

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::actor::Actor;
 use super::blocking;
@@ -22,7 +22,7 @@ use crate::workspaces::changes::{
 };
 
 /// An agent's changes: the files with their counts, and what they were compared with.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentChanges {
     pub agent_id: AgentId,
@@ -38,7 +38,7 @@ pub struct AgentChanges {
 }
 
 /// One file's diff in an agent's changes.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentDiff {
     pub agent_id: AgentId,

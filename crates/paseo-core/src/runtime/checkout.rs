@@ -7,13 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::{Engine, SessionState};
 use crate::model::AgentId;
 
 /// An agent working in a checkout, as the Changes view shows it before an action.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckoutAgent {
     pub agent_id: AgentId,

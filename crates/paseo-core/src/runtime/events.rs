@@ -1,6 +1,6 @@
 //! What the runtime tells every window: snapshots and events that carry enough to render from.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::usage::UsageRollups;
 use crate::engine::{AgentState, Engine};
@@ -13,7 +13,7 @@ use crate::providers::ProviderInfo;
 use crate::store::Quarantined;
 
 /// One agent as the UI and the MCP tools see it: the record's fields plus the live state.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSnapshot {
     #[serde(flatten)]
@@ -46,7 +46,7 @@ pub struct AgentSnapshot {
     /// It runs outside the sandbox (SPEC 16): the user chose so for it or its provider, or
     /// turned containment off; by the one rule, `Engine::contained`. What its header and track
     /// row say beside the power.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unconfined: bool,
     /// While its start waits for a live slot: the `maxLiveAgents` limit it waits behind.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -60,12 +60,12 @@ pub struct AgentSnapshot {
     pub changes: Option<crate::model::ChangeCounts>,
     /// Its usage plus its descendants', archived ones included (its own is the record's
     /// `usage`).
-    #[serde(skip_serializing_if = "Usage::is_empty")]
+    #[serde(default, skip_serializing_if = "Usage::is_empty")]
     pub tree_usage: Usage,
     /// Its system prompt and last message are in its record file, not in this snapshot (an agent
     /// loaded at rest; `get_agent` reads them back). Unchanged since: a window that has them
     /// from `get_agent` keeps them.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub at_rest: bool,
 }
 
@@ -116,6 +116,33 @@ impl AgentSnapshot {
     }
     pub fn id(&self) -> AgentId {
         self.record.id
+    }
+}
+
+/// Reads an [`Alert`] back from its word (a host's client, SPEC 17). Here rather than beside the
+/// attention rule, which only ever writes it; the match names every alert, so a new one does not
+/// compile until it can be read back too.
+impl<'de> Deserialize<'de> for Alert {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        fn word(a: Alert) -> &'static str {
+            match a {
+                Alert::Permission => "permission",
+                Alert::Failed => "failed",
+                Alert::Finished => "finished",
+                Alert::SubagentFinished => "subagentFinished",
+            }
+        }
+        const ALL: [Alert; 4] = [
+            Alert::Permission,
+            Alert::Failed,
+            Alert::Finished,
+            Alert::SubagentFinished,
+        ];
+        const WORDS: [&str; 4] = ["permission", "failed", "finished", "subagentFinished"];
+        let text = std::borrow::Cow::<str>::deserialize(d)?;
+        ALL.into_iter()
+            .find(|a| word(*a) == text)
+            .ok_or_else(|| serde::de::Error::unknown_variant(&text, &WORDS))
     }
 }
 
@@ -175,7 +202,7 @@ impl From<AgentSnapshot> for AgentSummary {
 }
 
 /// A workspace with its live activity.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceSnapshot {
     #[serde(flatten)]
@@ -188,7 +215,7 @@ pub struct WorkspaceSnapshot {
     /// show (SPEC 6: its root agents, and its running subagents).
     pub tally: crate::model::Tally,
     /// The usage of all its agents, archived ones included.
-    #[serde(skip_serializing_if = "Usage::is_empty")]
+    #[serde(default, skip_serializing_if = "Usage::is_empty")]
     pub usage: Usage,
 }
 
@@ -210,7 +237,7 @@ impl WorkspaceSnapshot {
 }
 
 /// A parent's track.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TrackSnapshot {
     pub parent_agent_id: AgentId,
@@ -240,7 +267,7 @@ pub struct FleetSnapshot<A = Vec<AgentSnapshot>, T = Vec<TrackSnapshot>> {
     pub containment: crate::sandbox::ContainmentInfo,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Event {
     /// An agent changed (created, status, attention, labels…). Archived agents come as

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::TimelineError;
 use crate::model::{AgentId, TimelineItem};
@@ -19,14 +19,14 @@ pub const MAX_HITS: usize = 5_000;
 pub const MAX_QUERY_CHARS: usize = 500;
 
 /// One item with matches: its seq and how many times the query occurs in its text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchHit {
     pub seq: u64,
     pub count: u32,
 }
 
 /// What a search found, oldest first.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TimelineSearch {
     pub hits: Vec<SearchHit>,
