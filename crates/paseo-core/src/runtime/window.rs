@@ -358,3 +358,93 @@ impl RuntimeHandle {
         self.ask(Command::WindowSnapshot).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::NewAgent;
+    use crate::model::TurnOutcome;
+    use crate::workspaces::directory_workspace_with;
+    use serde_json::{json, Value};
+    use std::path::Path;
+
+    /// One agent's field from the columns: a shared string's, or a rare one's.
+    fn field(snap: &Value, place: usize, key: &str) -> Value {
+        let cards = &snap["cards"];
+        if let Some(column) = cards[key].as_array() {
+            let at = column[place].as_u64().unwrap_or(0) as usize;
+            return if at == 0 {
+                Value::Null
+            } else {
+                snap["strings"][at - 1].clone()
+            };
+        }
+        let rare = cards["rare"].as_array().into_iter().flatten();
+        rare.filter(|r| r[0] == place)
+            .map(|r| r[1][key].clone())
+            .next()
+            .unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn cards_carry_the_look_and_needs_you_and_quiet_tracks_their_counts_by_size() {
+        let mut e = Engine::new();
+        let now = crate::model::Timestamp::now();
+        let (ws, project) = directory_workspace_with(Path::new("/src"), None, &[], now);
+        let workspace = ws.workspace_id.clone();
+        e.upsert_workspace(ws, project);
+        let mut make = |parent: Option<AgentId>| {
+            let id = e
+                .create(NewAgent {
+                    parent,
+                    initial_prompt: Some("ls".into()),
+                    ..NewAgent::new("shell", false, "/src", workspace.clone())
+                })
+                .unwrap();
+            e.session_ready(id).unwrap();
+            id
+        };
+        let (lead, other) = (make(None), make(None));
+        let canceled = make(Some(lead));
+        let failed = make(Some(lead));
+        let quiet = make(Some(other));
+        e.turn_ended(canceled, TurnOutcome::Canceled).unwrap();
+        let failure = TurnOutcome::Failed {
+            message: "boom".into(),
+            detail: None,
+        };
+        e.turn_ended(failed, failure).unwrap();
+        e.turn_ended(quiet, TurnOutcome::Completed).unwrap();
+        e.mark_seen(quiet).unwrap();
+
+        let fleet = Fleet::new(&e);
+        let place = |id: AgentId| fleet.place[&id] as usize;
+        let snap = json!({
+            "strings": &fleet.strings,
+            "cards": Cards(&fleet),
+            "tracks": Tracks(&fleet),
+        });
+        assert_eq!(field(&snap, place(canceled), "look"), "canceled");
+        assert_eq!(field(&snap, place(canceled), "bucket"), "done");
+        assert_eq!(field(&snap, place(failed), "look"), "failed");
+        assert_eq!(field(&snap, place(failed), "needsYou"), true);
+        assert_eq!(field(&snap, place(canceled), "needsYou"), Value::Null);
+        // The lead's track has a failed child: its counts are its own. The other's is quiet:
+        // its line comes once for its size (and for an empty track).
+        let tracks = &snap["tracks"];
+        assert_eq!(tracks["counts"].as_array().unwrap().len(), 1);
+        let quiet_line = |size: usize| {
+            let pairs = tracks["quiet"].as_array().unwrap();
+            let tally = pairs.iter().find(|p| p[0] == size).unwrap();
+            let parts = tally[1]["line"].as_array().unwrap();
+            parts
+                .iter()
+                .map(|p| p["text"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+                .join(" · ")
+        };
+        assert_eq!(quiet_line(1), "0 running · 0 need you · 1 total");
+        assert_eq!(quiet_line(0), "0 running · 0 need you · 0 total");
+        assert_eq!(tracks["quiet"].as_array().unwrap().len(), 2);
+    }
+}
