@@ -72,12 +72,14 @@ export function quitApp() {
  * show; instants in epoch milliseconds), workspaces, projects, tracks, providers, counts, notices.
  * The backend sends the cards and tracks as columns (paseo-core's runtime/window.rs); they come
  * back as a `Cards` and a `Tracks` (ui/cards.js), with `trackCounts` the counts of the tracks
- * with a member running or needing you: no object per agent is made or kept.
+ * with a member running or needing you and `quietCounts` [size, counts] of any other track's:
+ * no object per agent is made or kept.
  */
 export async function fleetSnapshot() {
   const snap = await request('fleetSnapshot');
   snap.agents = Cards.fromColumns(snap.agents, snap.strings);
   snap.trackCounts = [];
+  snap.quietCounts = snap.tracks.quiet;
   snap.tracks = Tracks.fromColumns(snap.agents, snap.tracks, (id, counts) =>
     snap.trackCounts.push([id, counts]),
   );

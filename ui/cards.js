@@ -15,6 +15,7 @@ const SHARED = [
   'power',
   'attentionReason',
   'statusWord',
+  'look',
 ];
 
 /** Instants, in epoch milliseconds. */
@@ -23,6 +24,7 @@ const INSTANTS = ['createdAt', 'updatedAt', 'lastActivityAt'];
 /** Fields most agents lack, kept in an object of their own for those that have any. */
 const RARE = [
   'requiresAttention',
+  'needsYou',
   'pendingPermission',
   'waitingForSlot',
   'queuePlace',

@@ -12,9 +12,9 @@ export const BUCKETS = {
   done: { glyph: '○', label: 'idle' },
 };
 
-// Not a bucket: how an idle agent whose last turn was canceled looks until it is seen. It is
-// `done` wherever buckets count (SPEC 6 has no "canceled" bucket) and grey like every idle
-// state (UI.md); only its glyph and word differ, so a canceled turn never reads "finished".
+// Not a bucket: how an idle agent whose last turn was canceled looks until it is seen
+// (paseo-core's model/attention.rs `look`). Grey like every idle state (UI.md); only its glyph
+// and word differ, so a canceled turn never reads "finished".
 const LOOKS = { ...BUCKETS, canceled: { glyph: '⊘', label: 'canceled' } };
 
 /**
@@ -25,11 +25,12 @@ export function agentBucket(agent) {
   return BUCKETS[agent.bucket] ? agent.bucket : 'done';
 }
 
-/** What an agent's glyph and colour show: its bucket, or `canceled` (see LOOKS). */
+/**
+ * What an agent's glyph and colour show: its bucket, or `canceled` (see LOOKS). The backend
+ * decides it (paseo-core's model/attention.rs `look`) and sends it as the agent's `look`.
+ */
 export function agentLook(agent) {
-  const bucket = agentBucket(agent);
-  const canceled = bucket === 'done' && agent.requiresAttention && agent.attentionReason === 'canceled';
-  return canceled ? 'canceled' : bucket;
+  return LOOKS[agent.look] ? agent.look : agentBucket(agent);
 }
 
 /**

@@ -20,8 +20,10 @@ const CARD = [
   'cwd',
   'bucket',
   'statusWord',
+  'look',
   'power',
   'requiresAttention',
+  'needsYou',
   'attentionReason',
   'createdAt',
   'updatedAt',
@@ -83,6 +85,11 @@ export const fleet = {
    * otherwise keep two more objects each (docs/scale.md).
    */
   trackCounts: new Keyed(),
+  /**
+   * size → the counts of a quiet track of that size (nothing running, queued, needing you or
+   * failed), as the backend words them (paseo-core model/tally.rs): one object per size.
+   */
+  quietCounts: new Map(),
   providers: [],
   counts: {
     agents: 0,
@@ -91,7 +98,8 @@ export const fleet = {
     failed: 0,
     finishedUnseen: 0,
     archived: 0,
-    tally: quietCounts(0),
+    // Nothing to say until the backend's first snapshot.
+    tally: { running: 0, queued: 0, needsYou: 0, failed: 0, total: 0, line: [] },
   },
   /** {id, level, message} shown until dismissed. */
   notices: [],
@@ -154,7 +162,10 @@ function keepTrack(track) {
   else fleet.tracks.delete(parent);
   const c = track.counts;
   if (c && (c.running || c.queued || c.needsYou || c.failed)) fleet.trackCounts.set(parent, c);
-  else fleet.trackCounts.delete(parent);
+  else {
+    fleet.trackCounts.delete(parent);
+    if (c) fleet.quietCounts.set(c.total, c);
+  }
   return parent;
 }
 
@@ -170,6 +181,7 @@ export function loadSnapshot(snap) {
   fleet.projects = new Map(snap.projects.map((p) => [p.projectId, p]));
   fleet.tracks = snap.tracks;
   fleet.trackCounts = new Keyed(snap.trackCounts);
+  fleet.quietCounts = new Map(snap.quietCounts);
   fleet.providers = snap.providers;
   fleet.counts = snap.counts;
   if (!fleet.loaded) {
@@ -372,34 +384,13 @@ function sharesOlder(w, ws) {
  */
 export function trackOf(parentId) {
   const members = fleet.tracks.get(parentId) ?? [];
-  const counts = fleet.trackCounts.get(parentId) ?? quietCounts(members.length);
+  // A quiet track's counts are its size's (the backend sends each size it has).
+  const counts = fleet.trackCounts.get(parentId) ?? fleet.quietCounts.get(members.length) ?? NO_COUNTS;
   return { parentAgentId: parentId, members, counts };
 }
 
-/**
- * A track with nothing running, queued, needing you or failed: the backend keeps no counts for
- * it (a big fleet's quiet tracks would cost an object each), and its line is the core's for
- * such a track (model/tally.rs `Tally::parts`, the words pinned by its tests).
- */
-function quietCounts(total) {
-  return {
-    running: 0,
-    queued: 0,
-    needsYou: 0,
-    failed: 0,
-    total,
-    line: [
-      { kind: 'running', count: 0, text: '0 running' },
-      { kind: 'needs_input', count: 0, text: '0 need you' },
-      { kind: 'total', count: total, text: `${total} total` },
-    ],
-  };
-}
-
-/** Whether an agent needs the user: the one rule of paseo-core's model/status.rs `needs_you`. */
-export function needsYou(agent) {
-  return agent.bucket === 'needs_input' || (agent.requiresAttention && agent.attentionReason === 'error');
-}
+/** Counts of a track the backend has not counted (none: its members came with their counts). */
+const NO_COUNTS = { running: 0, queued: 0, needsYou: 0, failed: 0, total: 0, line: [] };
 
 /**
  * Why "Archive finished" leaves a child alone, or null when it is finished (the backend's rule,
@@ -409,7 +400,7 @@ export function needsYou(agent) {
 export function unfinishedBecause(agent) {
   if (agent.status === 'running') return 'running';
   if (agent.status === 'initializing') return 'starting';
-  if (needsYou(agent)) return 'needs you';
+  if (agent.needsYou) return 'needs you';
   if (descendants(agent.id).some((d) => d.status === 'running' || d.status === 'initializing'))
     return 'a subagent running';
   return null;

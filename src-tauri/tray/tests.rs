@@ -37,6 +37,7 @@ pub(crate) fn agent(title: &str) -> AgentSnapshot {
         bucket: Bucket::Done,
         needs_you: false,
         status_word: "idle".into(),
+        look: "done".into(),
         alert: None,
         power: Power::Full,
         unconfined: false,
@@ -107,6 +108,7 @@ impl Make for AgentSnapshot {
         self.bucket = bucket(&self.record, pending.is_some());
         self.needs_you = needs_you(&self.record, pending.is_some());
         self.status_word = status_word(&self.record, self.bucket, pending, None).into_owned();
+        self.look = paseo_core::model::look(&self.record, self.bucket).into();
         self.alert = alert(
             self.record.is_archived(),
             self.parent_agent_id.is_none(),

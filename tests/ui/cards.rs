@@ -96,8 +96,8 @@ import('/cards.js').then(({ Cards, Tracks }) => {
   const at = new Map();
   const place = (v) => { if (v === undefined) return 0; if (!at.has(v)) at.set(v, strings.push(v) - 1); return at.get(v) + 1; };
   const slot = new Map(list.map((c, i) => [c.id, i]));
-  const shared = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason', 'statusWord'];
-  const rareKeys = ['requiresAttention', 'pendingPermission', 'waitingForSlot', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount'];
+  const shared = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason', 'statusWord', 'look'];
+  const rareKeys = ['requiresAttention', 'needsYou', 'pendingPermission', 'waitingForSlot', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount'];
   const columns = { count: list.length, ids: list.map((c) => c.id).join(''), titles: list.map((c) => c.title).join(''),
     titleEnds: [], parent: [], parentIds: {}, createdAt: [], updatedAt: [], lastActivityAt: [], rare: [] };
   let end = 0;

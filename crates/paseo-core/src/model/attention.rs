@@ -104,6 +104,17 @@ pub fn canceled_unseen(record: &AgentRecord) -> bool {
     record.requires_attention && record.attention_reason == Some(AttentionReason::Canceled)
 }
 
+/// What an agent's glyph and colour show (UI.md's status language): its bucket's name, or
+/// "canceled" for an unseen canceled turn. Not a bucket: it is `done` wherever buckets count
+/// (SPEC 6 has no canceled bucket); only its glyph and word differ, so a canceled turn never
+/// reads "finished". `bucket` is the agent's own (the engine's, queued included).
+pub fn look(record: &AgentRecord, bucket: Bucket) -> &'static str {
+    match bucket {
+        Bucket::Done if canceled_unseen(record) => "canceled",
+        b => b.as_str(),
+    }
+}
+
 /// The word an agent's row, tab and header show (see the module's doc). `bucket` is its own
 /// bucket (the engine's, queued included), `queue_place` its place for a live slot.
 pub fn status_word(
@@ -268,6 +279,24 @@ mod tests {
             word(S::Error, Some(AttentionReason::Error), Bucket::Failed, None),
             "failed"
         );
+    }
+
+    #[test]
+    fn an_unseen_canceled_turn_looks_canceled_only_while_idle() {
+        use AttentionReason::{Canceled, Finished};
+        let canceled = record(Status::Idle, Some(Canceled));
+        assert_eq!(look(&canceled, bucket(&canceled, false)), "canceled");
+        assert_eq!(look(&canceled, Bucket::Done), "canceled");
+        // Running again, or needing the user, it shows that bucket.
+        assert_eq!(look(&canceled, Bucket::Running), "running");
+        assert_eq!(look(&canceled, Bucket::NeedsInput), "needs_input");
+        // Seen: the attention is cleared, it is plain idle.
+        let seen = record(Status::Idle, None);
+        assert_eq!(look(&seen, bucket(&seen, false)), "done");
+        let finished = record(Status::Idle, Some(Finished));
+        assert_eq!(look(&finished, bucket(&finished, false)), "attention");
+        let failed = record(Status::Error, Some(AttentionReason::Error));
+        assert_eq!(look(&failed, bucket(&failed, false)), "failed");
     }
 
     #[test]

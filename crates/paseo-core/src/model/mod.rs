@@ -33,7 +33,7 @@ pub mod workspace;
 pub use agent::{
     AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
 };
-pub use attention::{alert, status_word, Alert, APPROVE_START};
+pub use attention::{alert, look, status_word, Alert, APPROVE_START};
 pub use held::{hold_reasons, HeldTurn, Hold, HoldReason, Reach, Standing};
 pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};
 pub use labels::Labels;

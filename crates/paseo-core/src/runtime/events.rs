@@ -37,6 +37,9 @@ pub struct AgentSnapshot {
     /// The word its tab, track row and header show ("starting", "queued · 3rd", "needs you:
     /// approve start"…), by [`crate::model::attention`]; the window renders it as it is.
     pub status_word: String,
+    /// What its glyph and colour show: its bucket, or "canceled" (an unseen canceled turn), by
+    /// [`crate::model::look`]; the window renders it as it is.
+    pub look: String,
     /// Whether (and why) it alerts the user: its tray entry and desktop notification, by
     /// [`crate::model::attention`].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -96,6 +99,7 @@ impl AgentSnapshot {
                 a.queue_place,
             )
             .into_owned(),
+            look: crate::model::look(&a.record, a.bucket()).into(),
             alert: engine.alert_of(a),
             power: engine.power_of(a),
             unconfined: !engine.contained(a),

@@ -23,7 +23,7 @@ use super::command::Command;
 use super::{RuntimeError, RuntimeHandle};
 use crate::engine::usage::UsageRollups;
 use crate::engine::{AgentState, Engine};
-use crate::model::{AgentId, ChangeCounts, LastRun, PermissionRequest, Usage};
+use crate::model::{AgentId, ChangeCounts, LastRun, PermissionRequest, Tally, Usage};
 use crate::store::StoreError;
 use rustc_hash::FxHashMap;
 
@@ -34,6 +34,10 @@ use rustc_hash::FxHashMap;
 pub struct RareCard<'a> {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub requires_attention: bool,
+    /// It needs the user (a pending permission or an unseen error), by the one status rule
+    /// ([`crate::model::needs_you`]): what "Archive finished" leaves alone for it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub needs_you: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_permission: Option<&'a PermissionRequest>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -60,6 +64,7 @@ pub struct RareCard<'a> {
 impl RareCard<'_> {
     fn is_empty(&self) -> bool {
         !self.requires_attention
+            && !self.needs_you
             && self.pending_permission.is_none()
             && self.waiting_for_slot.is_none()
             && self.changes.is_none()
@@ -126,6 +131,7 @@ impl<'a> Fleet<'a> {
                 a.bucket().as_str(),
                 engine.power_of(a).as_str(),
                 r.attention_reason.map_or("", |x| x.as_str()),
+                crate::model::look(r, a.bucket()),
             ];
             let word = status_word(a);
             for s in shared.into_iter().map(Cow::Borrowed).chain([word]) {
@@ -157,6 +163,7 @@ impl<'a> Fleet<'a> {
         let r = &a.record;
         RareCard {
             requires_attention: r.requires_attention,
+            needs_you: a.needs_you(),
             pending_permission: a.pending_permission.as_deref(),
             waiting_for_slot: a.waiting_for_slot,
             queue_place: a.queue_place,
@@ -192,7 +199,7 @@ impl Serialize for Cards<'_, '_> {
         let mut ids = String::with_capacity(n * 36);
         let mut titles = String::new();
         let mut title_ends = Vec::with_capacity(n);
-        let mut shared: [Vec<u32>; 8] = Default::default();
+        let mut shared: [Vec<u32>; 9] = Default::default();
         let mut parent = Vec::with_capacity(n);
         let mut parent_ids = std::collections::BTreeMap::new();
         let (mut created, mut updated, mut active) = (
@@ -218,6 +225,7 @@ impl Serialize for Cards<'_, '_> {
                 Some(e.power_of(a).as_str()),
                 r.attention_reason.map(|x| x.as_str()),
                 Some(&*status_word(a)),
+                Some(crate::model::look(r, a.bucket())),
             ];
             for (column, value) in shared.iter_mut().zip(values) {
                 column.push(f.shared(value));
@@ -238,8 +246,8 @@ impl Serialize for Cards<'_, '_> {
                 rare.push((i, extra));
             }
         }
-        let [provider, status, workspace, cwd, bucket, power, attention, word] = shared;
-        let mut m = s.serialize_map(Some(18))?;
+        let [provider, status, workspace, cwd, bucket, power, attention, word, look] = shared;
+        let mut m = s.serialize_map(Some(19))?;
         m.serialize_entry("count", &n)?;
         m.serialize_entry("ids", &ids)?;
         m.serialize_entry("titles", &titles)?;
@@ -252,6 +260,7 @@ impl Serialize for Cards<'_, '_> {
         m.serialize_entry("power", &power)?;
         m.serialize_entry("attentionReason", &attention)?;
         m.serialize_entry("statusWord", &word)?;
+        m.serialize_entry("look", &look)?;
         m.serialize_entry("parent", &parent)?;
         m.serialize_entry("parentIds", &parent_ids)?;
         m.serialize_entry("createdAt", &created)?;
@@ -265,7 +274,9 @@ impl Serialize for Cards<'_, '_> {
 /// The tracks of every parent of an unarchived agent, as columns: `parents` (places in
 /// `agents`, or ids), `members` one track after the other (each ending where `ends` says), and
 /// `counts` as [track, counts] pairs for the tracks with a member running, queued, needing you or
-/// failed (any other's are all 0 but its size; the window knows that line).
+/// failed. Any other's are all 0 but its size: `quiet` has them once per size, as [size, counts]
+/// pairs (0 included, for a track that empties), so the window renders a quiet track's line as
+/// the core words it without keeping an object per track.
 struct Tracks<'f, 'a>(&'f Fleet<'a>);
 
 impl Serialize for Tracks<'_, '_> {
@@ -281,6 +292,7 @@ impl Serialize for Tracks<'_, '_> {
         let mut members = Vec::new();
         let mut ends = Vec::with_capacity(parents.len());
         let mut counts = Vec::new();
+        let mut quiet = std::collections::BTreeMap::from([(0, Tally::default())]);
         for (i, p) in parents.into_iter().enumerate() {
             places.push(f.agent(p));
             members.extend(e.track(p).into_iter().map(|m| f.agent(m)));
@@ -288,13 +300,17 @@ impl Serialize for Tracks<'_, '_> {
             let c = e.track_counts(p);
             if c.running > 0 || c.queued > 0 || c.needs_you > 0 || c.failed > 0 {
                 counts.push((i, c));
+            } else {
+                quiet.entry(c.total).or_insert(c);
             }
         }
-        let mut m = s.serialize_map(Some(4))?;
+        let quiet: Vec<(usize, Tally)> = quiet.into_iter().collect();
+        let mut m = s.serialize_map(Some(5))?;
         m.serialize_entry("parents", &places)?;
         m.serialize_entry("members", &members)?;
         m.serialize_entry("ends", &ends)?;
         m.serialize_entry("counts", &counts)?;
+        m.serialize_entry("quiet", &quiet)?;
         m.end()
     }
 }
@@ -340,5 +356,95 @@ impl RuntimeHandle {
     /// ([`Cards`]); `get` has an agent's whole snapshot.
     pub async fn window_snapshot(&self) -> Result<String, RuntimeError> {
         self.ask(Command::WindowSnapshot).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::NewAgent;
+    use crate::model::TurnOutcome;
+    use crate::workspaces::directory_workspace_with;
+    use serde_json::{json, Value};
+    use std::path::Path;
+
+    /// One agent's field from the columns: a shared string's, or a rare one's.
+    fn field(snap: &Value, place: usize, key: &str) -> Value {
+        let cards = &snap["cards"];
+        if let Some(column) = cards[key].as_array() {
+            let at = column[place].as_u64().unwrap_or(0) as usize;
+            return if at == 0 {
+                Value::Null
+            } else {
+                snap["strings"][at - 1].clone()
+            };
+        }
+        let rare = cards["rare"].as_array().into_iter().flatten();
+        rare.filter(|r| r[0] == place)
+            .map(|r| r[1][key].clone())
+            .next()
+            .unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn cards_carry_the_look_and_needs_you_and_quiet_tracks_their_counts_by_size() {
+        let mut e = Engine::new();
+        let now = crate::model::Timestamp::now();
+        let (ws, project) = directory_workspace_with(Path::new("/src"), None, &[], now);
+        let workspace = ws.workspace_id.clone();
+        e.upsert_workspace(ws, project);
+        let mut make = |parent: Option<AgentId>| {
+            let id = e
+                .create(NewAgent {
+                    parent,
+                    initial_prompt: Some("ls".into()),
+                    ..NewAgent::new("shell", false, "/src", workspace.clone())
+                })
+                .unwrap();
+            e.session_ready(id).unwrap();
+            id
+        };
+        let (lead, other) = (make(None), make(None));
+        let canceled = make(Some(lead));
+        let failed = make(Some(lead));
+        let quiet = make(Some(other));
+        e.turn_ended(canceled, TurnOutcome::Canceled).unwrap();
+        let failure = TurnOutcome::Failed {
+            message: "boom".into(),
+            detail: None,
+        };
+        e.turn_ended(failed, failure).unwrap();
+        e.turn_ended(quiet, TurnOutcome::Completed).unwrap();
+        e.mark_seen(quiet).unwrap();
+
+        let fleet = Fleet::new(&e);
+        let place = |id: AgentId| fleet.place[&id] as usize;
+        let snap = json!({
+            "strings": &fleet.strings,
+            "cards": Cards(&fleet),
+            "tracks": Tracks(&fleet),
+        });
+        assert_eq!(field(&snap, place(canceled), "look"), "canceled");
+        assert_eq!(field(&snap, place(canceled), "bucket"), "done");
+        assert_eq!(field(&snap, place(failed), "look"), "failed");
+        assert_eq!(field(&snap, place(failed), "needsYou"), true);
+        assert_eq!(field(&snap, place(canceled), "needsYou"), Value::Null);
+        // The lead's track has a failed child: its counts are its own. The other's is quiet:
+        // its line comes once for its size (and for an empty track).
+        let tracks = &snap["tracks"];
+        assert_eq!(tracks["counts"].as_array().unwrap().len(), 1);
+        let quiet_line = |size: usize| {
+            let pairs = tracks["quiet"].as_array().unwrap();
+            let tally = pairs.iter().find(|p| p[0] == size).unwrap();
+            let parts = tally[1]["line"].as_array().unwrap();
+            parts
+                .iter()
+                .map(|p| p["text"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+                .join(" · ")
+        };
+        assert_eq!(quiet_line(1), "0 running · 0 need you · 1 total");
+        assert_eq!(quiet_line(0), "0 running · 0 need you · 0 total");
+        assert_eq!(tracks["quiet"].as_array().unwrap().len(), 2);
     }
 }
