@@ -83,8 +83,18 @@ async fn a_held_start_is_answered_from_the_childs_pane() {
     // Allow: it runs, and the row goes back to quiet.
     app.click(&format!("{pane} {}", tid("permission-allow")))
         .await;
+    // The held agent already reads idle before the allowed turn starts: wait for what the turn
+    // does, then for the agent to be idle after it.
+    let mut ran = false;
+    for _ in 0..200 {
+        ran = dir.join("held-marker").exists();
+        if ran {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(ran, "allowed: it ran");
     app.wait_for_attr(&pane, "data-status", "idle").await;
-    assert!(dir.join("held-marker").exists(), "allowed: it ran");
     // The status and the prompt's removal may reach the pane in two renders.
     let permission = format!("{pane} {}", tid("permission"));
     let mut shown = true;
