@@ -21,7 +21,7 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentRecord, AttentionReason, Status};
 use super::permission::PermissionRequest;
@@ -31,7 +31,7 @@ use super::status::Bucket;
 pub const APPROVE_START: &str = "needs you: approve start";
 
 /// Why an agent alerts the user, most urgent first (the order of SPEC 6's buckets).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Alert {
     Permission,

@@ -123,33 +123,6 @@ impl AgentSnapshot {
     }
 }
 
-/// Reads an [`Alert`] back from its word (a host's client, SPEC 17). Here rather than beside the
-/// attention rule, which only ever writes it; the match names every alert, so a new one does not
-/// compile until it can be read back too.
-impl<'de> Deserialize<'de> for Alert {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        fn word(a: Alert) -> &'static str {
-            match a {
-                Alert::Permission => "permission",
-                Alert::Failed => "failed",
-                Alert::Finished => "finished",
-                Alert::SubagentFinished => "subagentFinished",
-            }
-        }
-        const ALL: [Alert; 4] = [
-            Alert::Permission,
-            Alert::Failed,
-            Alert::Finished,
-            Alert::SubagentFinished,
-        ];
-        const WORDS: [&str; 4] = ["permission", "failed", "finished", "subagentFinished"];
-        let text = std::borrow::Cow::<str>::deserialize(d)?;
-        ALL.into_iter()
-            .find(|a| word(*a) == text)
-            .ok_or_else(|| serde::de::Error::unknown_variant(&text, &WORDS))
-    }
-}
-
 /// One agent in a listing (`list_agents`): who it is, where, and its state; not its config,
 /// system prompt or resume state (`get_agent` has the whole snapshot). Small enough that a
 /// 10,000-agent listing stays a few megabytes.
