@@ -153,22 +153,9 @@ pub fn ordinal(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ids::{AgentId, Timestamp};
     use crate::model::permission::PermissionKind;
+    use crate::model::status::tests::record;
     use crate::model::status::{bucket, needs_you};
-
-    fn record(status: Status, attention: Option<AttentionReason>) -> AgentRecord {
-        let mut r = AgentRecord::new(
-            AgentId::new(),
-            "shell".into(),
-            "/".into(),
-            status,
-            Timestamp::from_millis(0),
-        );
-        r.requires_attention = attention.is_some();
-        r.attention_reason = attention;
-        r
-    }
 
     fn request(kind: PermissionKind) -> PermissionRequest {
         PermissionRequest {

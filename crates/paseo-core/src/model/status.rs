@@ -98,11 +98,15 @@ pub fn needs_you(record: &AgentRecord, permission_pending: bool) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::model::ids::{AgentId, Timestamp};
 
-    fn record(status: Status, attention: Option<AttentionReason>) -> AgentRecord {
+    /// A shell agent's record in `status` with `attention` (shared with `attention.rs`'s tests).
+    pub(in crate::model) fn record(
+        status: Status,
+        attention: Option<AttentionReason>,
+    ) -> AgentRecord {
         let mut r = AgentRecord::new(
             AgentId::new(),
             "shell".into(),
