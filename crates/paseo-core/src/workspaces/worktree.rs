@@ -96,7 +96,7 @@ pub fn guess_base(top: &Path) -> Result<Option<BaseRef>, gitcli::GitError> {
         ) else {
             continue;
         };
-        if let Some(commit) = Cmd::git(top).args(["merge-base", head, &tip]).query()? {
+        if let Some(commit) = gitcli::merge_base(top, head, &tip)? {
             return Ok(Some(BaseRef {
                 branch: Some(c),
                 commit,

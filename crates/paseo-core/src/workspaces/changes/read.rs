@@ -28,10 +28,6 @@ pub fn find_base(dir: &Path) -> Result<BaseRef, ChangesError> {
     })
 }
 
-pub(super) fn merge_base(top: &Path, a: &str, b: &str) -> Result<Option<String>, ChangesError> {
-    Ok(Cmd::git(top).args(["merge-base", a, b]).query()?)
-}
-
 pub(super) fn top(dir: &Path) -> Result<PathBuf, ChangesError> {
     let not_repo = || ChangesError::NotARepository {
         path: dir.display().to_string(),
@@ -68,7 +64,7 @@ pub(super) fn from_commit(
                 }
             };
             match head {
-                Some(h) => Ok(merge_base(top, h, &target)?.unwrap_or(target)),
+                Some(h) => Ok(gitcli::merge_base(top, h, &target)?.unwrap_or(target)),
                 None => Ok(target),
             }
         }

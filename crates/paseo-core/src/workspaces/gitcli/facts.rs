@@ -23,6 +23,11 @@ pub fn current_branch(dir: &Path) -> Result<Option<String>, GitError> {
         .filter(|s| !s.is_empty()))
 }
 
+/// The best common ancestor of commits `a` and `b` (`None` when they share no history).
+pub fn merge_base(dir: &Path, a: &str, b: &str) -> Result<Option<String>, GitError> {
+    Cmd::git(dir).args(["merge-base", a, b]).query()
+}
+
 /// The commit `rev` names, if it names one.
 pub fn resolve(dir: &Path, rev: &str) -> Result<Option<String>, GitError> {
     if rev.starts_with('-') {
