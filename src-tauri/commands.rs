@@ -4,6 +4,7 @@
 use crate::state::{AppState, FleetCounts};
 use crate::windows::{self, Layouts, WindowsError};
 use paseo_core::model::{AgentId, Status, TimelineItem, TurnOrigin, WorkspaceId};
+use paseo_core::runtime::window::WindowQuery;
 use paseo_core::runtime::{
     AgentSnapshot, CreateAgent, RuntimeError, RuntimeHandle, WorkspaceSnapshot, WorkspaceTarget,
 };
@@ -134,11 +135,22 @@ pub async fn confirm_action<R: Runtime>(
         })
 }
 
-/// Everything a window needs to render, with a compact card per agent (`AgentCard`); events
-/// (`paseo://event`) keep it current. Sent as the JSON text the runtime wrote, not re-encoded.
+/// Everything a window needs to render, with a compact card per agent (`AgentCard`), or a page
+/// of cards (`query`, paseo-core's runtime/window.rs); events (`paseo://event`) keep it current.
+/// Sent as the JSON text the runtime wrote, not re-encoded.
 #[tauri::command]
-pub async fn fleet_snapshot(state: State<'_, AppState>) -> Answer<tauri::ipc::Response> {
-    let json = runtime(&state)?.window_snapshot().await?;
+pub async fn fleet_snapshot(
+    state: State<'_, AppState>,
+    query: Option<WindowQuery>,
+) -> Answer<tauri::ipc::Response> {
+    // A window opens while the backend still loads the data root: its first ask waits for it.
+    let rt = state
+        .runtime_started()
+        .await
+        .ok_or_else(|| CommandError::new("stopped", "the backend is not running"))?;
+    let json = rt
+        .window_snapshot(query.unwrap_or(WindowQuery::Whole))
+        .await?;
     Ok(tauri::ipc::Response::new(json))
 }
 

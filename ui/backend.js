@@ -1,7 +1,6 @@
 // The one seam between the UI and the backend: every command, event and native dialog goes
 // through here, and no other module touches window.__TAURI__. Served to a plain browser, it
 // fails with a clear error instead of undefined-property crashes.
-import { Cards, Tracks } from './cards.js';
 
 function tauri() {
   const api = window.__TAURI__;
@@ -52,19 +51,22 @@ export function quitApp() {
 }
 
 /**
- * Everything a window renders from: agents (compact cards: what lists, tabs, tracks and headers
- * show; instants in epoch milliseconds), workspaces, projects, tracks, providers, counts, notices.
- * The backend sends the cards and tracks as columns (paseo-core's runtime/window.rs); they come
- * back as a `Cards` and a `Tracks` (ui/cards.js), with `trackCounts` the counts of the tracks
- * with a member running or needing you: no object per agent is made or kept.
+ * Everything a window renders from: agents (cards: what lists, tabs, tracks and headers show;
+ * instants in epoch milliseconds; paseo-core's runtime/window.rs `AgentCard`), workspaces,
+ * projects, tracks ({parentAgentId, members, counts?}), providers, counts, notices. `first`
+ * ({workspaceId, agentIds}): only the cards the first screen shows (`whole` is then false, and
+ * `fleetCards` has the rest); without it, every card.
  */
-export async function fleetSnapshot() {
-  const snap = await call('fleet_snapshot');
-  snap.agents = Cards.fromColumns(snap.agents, snap.strings);
-  snap.trackCounts = [];
-  snap.tracks = Tracks.fromColumns(snap.agents, snap.tracks, (id, counts) => snap.trackCounts.push([id, counts]));
-  delete snap.strings;
-  return snap;
+export function fleetSnapshot(first) {
+  return call('fleet_snapshot', { query: first ? { kind: 'first', ...first } : { kind: 'whole' } });
+}
+
+/**
+ * A page of up to `limit` cards, oldest first, created after `after` (the previous page's
+ * `next`; null: from the oldest): {agents, tracks, next}.
+ */
+export function fleetCards(after = null, limit = 5000) {
+  return call('fleet_snapshot', { query: { kind: 'after', after, limit } });
 }
 
 /** One agent's whole snapshot: its card's fields plus config (model, system prompt), last message, last error… */

@@ -280,12 +280,19 @@ pub struct FleetSnapshot<A = Vec<AgentSnapshot>, T = Vec<TrackSnapshot>> {
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Event {
     /// An agent changed (created, status, attention, labels…). Archived agents come as
-    /// `AgentArchived` instead.
+    /// `AgentArchived` instead. In process the whole snapshot; a window gets its card
+    /// ([`super::window::AgentCard`], the shape of the snapshot's cards too).
     #[serde(rename_all = "camelCase")]
-    AgentUpdated { agent: Box<AgentSnapshot> },
+    AgentUpdated {
+        #[serde(serialize_with = "as_card")]
+        agent: Box<AgentSnapshot>,
+    },
     /// An agent left every active list (archived); its tab closes in every window.
     #[serde(rename_all = "camelCase")]
-    AgentArchived { agent: Box<AgentSnapshot> },
+    AgentArchived {
+        #[serde(serialize_with = "as_card")]
+        agent: Box<AgentSnapshot>,
+    },
     /// New timeline items of one agent, batched.
     #[serde(rename_all = "camelCase")]
     TimelineItems {
@@ -305,6 +312,12 @@ pub enum Event {
     /// news for the status bar, worded once here; its timeline says the same.
     #[serde(rename_all = "camelCase")]
     ClosedForRoom { agent_id: AgentId, message: String },
+}
+
+/// An event's agent as a window holds it: its card, one wire shape for an agent.
+#[allow(clippy::borrowed_box)] // serde hands the field as it is
+fn as_card<S: serde::Serializer>(agent: &Box<AgentSnapshot>, s: S) -> Result<S::Ok, S::Error> {
+    super::window::AgentCard::of_snapshot(agent).serialize(s)
 }
 
 #[cfg(test)]

@@ -1,38 +1,55 @@
-//! What a window keeps of the fleet (issue 19): per agent only what its lists, tabs, tracks and
-//! headers render — the listing's idea ([`super::AgentSummary`]) plus the live state those show —
-//! never its system prompt, config, labels or resume state (a window asks `get_agent` for those
-//! when its pane shows them). The snapshot is serialized straight from the engine: with 100,000
-//! agents no full snapshot of each exists in between, only the columns and the JSON text.
+//! What a window keeps of the fleet: per agent a card ([`AgentCard`]) — what its lists, tabs,
+//! tracks and headers render — never its system prompt, config, labels or resume state (a window
+//! asks `get_agent` for those when its pane shows them). The card is the one shape an agent has
+//! on the wire to a window: in the snapshot, in the pages after it and in `AgentUpdated`.
 //!
-//! The text is shaped for what the page's JavaScript heap keeps of it. Every string a page parses
-//! is its own copy, so the few values many cards repeat (a provider, a status, a workspace, a
-//! cwd…) are sent once, in `strings`, and a card names them by their place there; an agent's
-//! parent and a track's agents are the places of their cards in `agents` (an id only for a parent
-//! that is not among them, an archived one); instants are epoch milliseconds, numbers the page
-//! holds without a string. And every object it parses is a cell of its heap that lingers after it
-//! is read, so the cards come as columns — an array per field, the ids and titles each one string
-//! — that `ui/cards.js` keeps as typed arrays and slices ([`Cards`]).
+//! A window's start is the time to its first screen (SPEC 7): the first answer carries the
+//! fleet's workspaces and true counts but only the cards that screen shows ([`WindowQuery::First`]:
+//! the selected workspace's agents and the open tabs'), and the page fetches the other cards
+//! afterwards in pages ([`WindowQuery::After`]), oldest first, keyed by (created, id) so agents
+//! created or archived in between neither shift nor repeat a page.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::actor::Actor;
 use super::cmd::Command;
-use super::{RuntimeError, RuntimeHandle};
+use super::{AgentSnapshot, RuntimeError, RuntimeHandle};
 use crate::engine::usage::UsageRollups;
-use crate::engine::{AgentState, Engine};
-use crate::model::{AgentId, ChangeCounts, LastRun, PermissionRequest, Usage};
+use crate::engine::{AgentState, Engine, TrackCounts};
+use crate::model::{
+    AgentId, AttentionReason, Bucket, ChangeCounts, LastRun, PermissionRequest, Power, Status,
+    Usage, WorkspaceId,
+};
 use crate::store::StoreError;
-use rustc_hash::FxHashMap;
 
-/// What a few agents' rows show beyond the columns every agent has (issue 19: a window's page
-/// keeps the fleet in columns, `ui/cards.js`): sent only for an agent that has any of it.
+/// One agent as a window holds it. Absent, false and zero fields are left out; instants are
+/// epoch milliseconds (a number the page keeps without a string). Add a field here and the
+/// page has it everywhere (`ui/store.js` keeps cards as sent).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RareCard<'a> {
+pub struct AgentCard<'a> {
+    pub id: AgentId,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub title: &'a str,
+    pub provider: &'a str,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_agent_id: Option<AgentId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<&'a WorkspaceId>,
+    pub cwd: &'a str,
+    pub bucket: Bucket,
+    pub power: Power,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub requires_attention: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attention_reason: Option<AttentionReason>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_activity_at: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_permission: Option<&'a PermissionRequest>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,32 +67,9 @@ pub struct RareCard<'a> {
     /// Turns started: the pane reloads its Changes view when a turn ends.
     #[serde(skip_serializing_if = "is_zero")]
     pub turn_count: u64,
-    /// Outside the sandbox (SPEC 16, `Engine::contained`): rare unless the user turned
-    /// containment off.
+    /// Outside the sandbox (SPEC 16, `Engine::contained`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfined: bool,
-}
-
-impl RareCard<'_> {
-    fn is_empty(&self) -> bool {
-        !self.requires_attention
-            && self.pending_permission.is_none()
-            && self.waiting_for_slot.is_none()
-            && self.changes.is_none()
-            && self.usage.is_empty()
-            && self.tree_usage.is_empty()
-            && self.last_run.is_none()
-            && self.turn_count == 0
-            && !self.unconfined
-    }
-}
-
-/// Another agent, by the place of its card in the snapshot's `agents`, or by id when it has none.
-#[derive(Serialize)]
-#[serde(untagged)]
-pub enum AgentRef {
-    Card(u32),
-    Id(AgentId),
 }
 
 fn is_empty_usage(u: &&Usage) -> bool {
@@ -86,241 +80,379 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// The unarchived agents, oldest first, with the shared strings and each card's place.
-struct Fleet<'a> {
-    engine: &'a Engine,
-    usage: UsageRollups,
-    agents: Vec<&'a AgentState>,
-    place: FxHashMap<AgentId, u32>,
-    strings: Vec<&'a str>,
-    string_place: HashMap<&'a str, u32>,
-}
-
-impl<'a> Fleet<'a> {
-    fn new(engine: &'a Engine) -> Fleet<'a> {
-        let mut agents: Vec<&AgentState> = engine
-            .agents()
-            .filter(|a| !a.record.is_archived())
-            .collect();
-        agents.sort_unstable_by_key(|a| (a.record.created_at, a.record.id));
-        let mut fleet = Fleet {
-            engine,
-            usage: engine.usage_rollups(),
-            place: FxHashMap::default(),
-            strings: Vec::new(),
-            string_place: HashMap::new(),
-            agents: Vec::new(),
-        };
-        fleet.place.reserve(agents.len());
-        for (i, a) in agents.iter().enumerate() {
-            fleet.place.insert(a.record.id, i as u32);
-            let r = &a.record;
-            let shared = [
-                r.provider.as_str(),
-                r.last_status.as_str(),
-                r.workspace_id.as_ref().map_or("", |w| w.as_str()),
-                r.cwd.as_str(),
-                a.bucket().as_str(),
-                engine.power_of(a).as_str(),
-                r.attention_reason.map_or("", |x| x.as_str()),
-            ];
-            for s in shared {
-                if !fleet.string_place.contains_key(s) {
-                    fleet.string_place.insert(s, fleet.strings.len() as u32);
-                    fleet.strings.push(s);
-                }
-            }
-        }
-        fleet.agents = agents;
-        fleet
-    }
-
-    fn string(&self, s: &str) -> u32 {
-        // Every string a card names was listed by `new`.
-        self.string_place.get(s).copied().unwrap_or(0)
-    }
-
-    fn agent(&self, id: AgentId) -> AgentRef {
-        match self.place.get(&id) {
-            Some(i) => AgentRef::Card(*i),
-            None => AgentRef::Id(id),
-        }
-    }
-
-    fn rare(&self, a: &'a AgentState) -> RareCard<'a> {
+impl<'a> AgentCard<'a> {
+    /// The card of an agent the engine holds.
+    pub fn of(engine: &Engine, a: &'a AgentState, rollups: &UsageRollups) -> AgentCard<'a> {
         let r = &a.record;
-        RareCard {
+        AgentCard {
+            id: r.id,
+            title: &r.title,
+            provider: &r.provider,
+            status: r.last_status,
+            parent_agent_id: engine.existing_parent(a),
+            workspace_id: r.workspace_id.as_ref(),
+            cwd: &r.cwd,
+            bucket: a.bucket(),
+            power: engine.power_of(a),
             requires_attention: r.requires_attention,
+            attention_reason: r.attention_reason,
+            created_at: r.created_at.millis(),
+            updated_at: r.updated_at.millis(),
+            last_activity_at: r.last_activity_at.map(|t| t.millis()),
             pending_permission: a.pending_permission.as_deref(),
             waiting_for_slot: a.waiting_for_slot,
             queue_place: a.queue_place,
             changes: a.changes.as_deref().copied(),
             usage: &r.usage,
-            tree_usage: self.usage.tree(r.id),
+            tree_usage: rollups.tree(r.id),
             last_run: r.last_run.as_deref(),
             turn_count: r.turn_count,
-            unconfined: !self.engine.contained(a),
+            unconfined: !engine.contained(a),
         }
     }
 
-    /// A shared string's place + 1; 0 for none.
-    fn shared(&self, s: Option<&str>) -> u32 {
-        s.map_or(0, |s| self.string(s) + 1)
-    }
-}
-
-/// The cards as columns, one entry per agent in each: the page builds its `Cards` from these
-/// arrays without an object per agent (issue 19: the objects JSON.parse made for 100,000 cards
-/// stayed in the page's memory long after they were read). `ids` holds the ids one after the
-/// other (36 characters each), `titles` the titles, each ending where `titleEnds` says (in
-/// UTF-16 units, as JavaScript counts); the shared fields name a place in `strings` plus one
-/// (0: none); `parent` is the parent's place, -1 for none and -2 for one that is not among them
-/// (its id in `parentIds`); `rare` pairs a place with what only some agents have.
-struct Cards<'f, 'a>(&'f Fleet<'a>);
-
-impl Serialize for Cards<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let (f, e) = (self.0, self.0.engine);
-        let n = f.agents.len();
-        let mut ids = String::with_capacity(n * 36);
-        let mut titles = String::new();
-        let mut title_ends = Vec::with_capacity(n);
-        let mut shared: [Vec<u32>; 7] = Default::default();
-        let mut parent = Vec::with_capacity(n);
-        let mut parent_ids = std::collections::BTreeMap::new();
-        let (mut created, mut updated, mut active) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let mut rare = Vec::new();
-        let mut end = 0usize;
-        for (i, a) in f.agents.iter().enumerate() {
-            let r = &a.record;
-            use std::fmt::Write;
-            let _ = write!(ids, "{}", r.id);
-            titles.push_str(&r.title);
-            end += r.title.encode_utf16().count();
-            title_ends.push(end);
-            let values = [
-                Some(r.provider.as_str()),
-                Some(r.last_status.as_str()),
-                r.workspace_id.as_ref().map(|w| w.as_str()),
-                Some(r.cwd.as_str()),
-                Some(a.bucket().as_str()),
-                Some(e.power_of(a).as_str()),
-                r.attention_reason.map(|x| x.as_str()),
-            ];
-            for (column, value) in shared.iter_mut().zip(values) {
-                column.push(f.shared(value));
-            }
-            parent.push(match e.existing_parent(a).map(|p| f.agent(p)) {
-                None => -1i64,
-                Some(AgentRef::Card(place)) => i64::from(place),
-                Some(AgentRef::Id(id)) => {
-                    parent_ids.insert(i, id);
-                    -2
-                }
-            });
-            created.push(r.created_at.millis());
-            updated.push(r.updated_at.millis());
-            active.push(r.last_activity_at.map(|t| t.millis()));
-            let extra = f.rare(a);
-            if !extra.is_empty() {
-                rare.push((i, extra));
-            }
+    /// The card of an event's snapshot: the same fields, so a window holds one shape.
+    pub fn of_snapshot(s: &'a AgentSnapshot) -> AgentCard<'a> {
+        let r = &s.record;
+        AgentCard {
+            id: r.id,
+            title: &r.title,
+            provider: &r.provider,
+            status: s.status,
+            parent_agent_id: s.parent_agent_id,
+            workspace_id: r.workspace_id.as_ref(),
+            cwd: &r.cwd,
+            bucket: s.bucket,
+            power: s.power,
+            requires_attention: r.requires_attention,
+            attention_reason: r.attention_reason,
+            created_at: r.created_at.millis(),
+            updated_at: r.updated_at.millis(),
+            last_activity_at: r.last_activity_at.map(|t| t.millis()),
+            pending_permission: s.pending_permission.as_ref(),
+            waiting_for_slot: s.waiting_for_slot,
+            queue_place: s.queue_place,
+            changes: s.changes,
+            usage: &r.usage,
+            tree_usage: s.tree_usage.clone(),
+            last_run: r.last_run.as_deref(),
+            turn_count: r.turn_count,
+            unconfined: s.unconfined,
         }
-        let [provider, status, workspace, cwd, bucket, power, attention] = shared;
-        let mut m = s.serialize_map(Some(17))?;
-        m.serialize_entry("count", &n)?;
-        m.serialize_entry("ids", &ids)?;
-        m.serialize_entry("titles", &titles)?;
-        m.serialize_entry("titleEnds", &title_ends)?;
-        m.serialize_entry("provider", &provider)?;
-        m.serialize_entry("status", &status)?;
-        m.serialize_entry("workspaceId", &workspace)?;
-        m.serialize_entry("cwd", &cwd)?;
-        m.serialize_entry("bucket", &bucket)?;
-        m.serialize_entry("power", &power)?;
-        m.serialize_entry("attentionReason", &attention)?;
-        m.serialize_entry("parent", &parent)?;
-        m.serialize_entry("parentIds", &parent_ids)?;
-        m.serialize_entry("createdAt", &created)?;
-        m.serialize_entry("updatedAt", &updated)?;
-        m.serialize_entry("lastActivityAt", &active)?;
-        m.serialize_entry("rare", &rare)?;
-        m.end()
     }
 }
 
-/// The tracks of every parent of an unarchived agent, as columns: `parents` (places in
-/// `agents`, or ids), `members` one track after the other (each ending where `ends` says), and
-/// `counts` as [track, counts] pairs for the tracks with a member running, queued, needing you or
-/// failed (any other's are all 0 but its size; the window knows that line).
-struct Tracks<'f, 'a>(&'f Fleet<'a>);
+/// A parent's track as a window holds it: its members' ids, oldest first, and its counts when a
+/// member is running, queued, needing you or failed (any other's are 0 but its size, a line the
+/// window words itself).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowTrack {
+    pub parent_agent_id: AgentId,
+    pub members: Vec<AgentId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<TrackCounts>,
+}
 
-impl Serialize for Tracks<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let (f, e) = (self.0, self.0.engine);
-        let parents: BTreeSet<AgentId> = f
-            .agents
-            .iter()
-            .filter_map(|a| e.existing_parent(a))
-            .collect();
-        let mut places = Vec::with_capacity(parents.len());
-        let mut members = Vec::new();
-        let mut ends = Vec::with_capacity(parents.len());
-        let mut counts = Vec::new();
-        for (i, p) in parents.into_iter().enumerate() {
-            places.push(f.agent(p));
-            members.extend(e.track(p).into_iter().map(|m| f.agent(m)));
-            ends.push(members.len());
+/// Which cards a window asks for.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum WindowQuery {
+    /// The fleet with every card (a resync).
+    Whole,
+    /// The fleet with the cards its first screen shows: every agent of `workspace_id` (or, when
+    /// that is not an open workspace, of the one with the latest activity, the page's own
+    /// choice then), and `agent_ids` (its tabs) with their ancestors and children. Both come
+    /// from the window's saved layout: what names nothing here is passed over (the page drops
+    /// such tabs itself).
+    #[serde(rename_all = "camelCase")]
+    First {
+        #[serde(default)]
+        workspace_id: Option<String>,
+        #[serde(default)]
+        agent_ids: Vec<String>,
+    },
+    /// Up to `limit` cards created after `after` ([created ms, id]; none: from the oldest), with
+    /// the tracks of their parents, and the key to ask after next (null at the end).
+    #[serde(rename_all = "camelCase")]
+    After {
+        #[serde(default)]
+        after: Option<(i64, AgentId)>,
+        limit: usize,
+    },
+}
+
+/// The most cards one page carries, whatever a window asks.
+pub const PAGE_MAX: usize = 20_000;
+
+/// Unarchived agents, oldest first, that `keep` accepts.
+fn agents_where<'a>(e: &'a Engine, keep: impl Fn(&AgentState) -> bool) -> Vec<&'a AgentState> {
+    let mut agents: Vec<&AgentState> = e
+        .agents()
+        .filter(|a| !a.record.is_archived() && keep(a))
+        .collect();
+    agents.sort_unstable_by_key(|a| (a.record.created_at.millis(), a.record.id));
+    agents
+}
+
+fn key(a: &AgentState) -> (i64, AgentId) {
+    (a.record.created_at.millis(), a.record.id)
+}
+
+/// Up to `limit` (at most [`PAGE_MAX`]) unarchived agents after `after`, oldest first, and the
+/// key of the last one when more follow.
+fn page(
+    e: &Engine,
+    after: Option<(i64, AgentId)>,
+    limit: usize,
+) -> (Vec<&AgentState>, Option<(i64, AgentId)>) {
+    let limit = limit.clamp(1, PAGE_MAX);
+    let mut agents = agents_where(e, |a| after.is_none_or(|k| key(a) > k));
+    let next = (agents.len() > limit).then(|| key(agents[limit - 1]));
+    agents.truncate(limit);
+    (agents, next)
+}
+
+/// The tracks of those of `agents` that are parents.
+fn tracks_of(e: &Engine, agents: &[&AgentState]) -> Vec<WindowTrack> {
+    let parents: BTreeSet<AgentId> = agents.iter().map(|a| a.record.id).collect();
+    parents
+        .into_iter()
+        .filter_map(|p| {
+            let members = e.track(p);
+            if members.is_empty() {
+                return None;
+            }
             let c = e.track_counts(p);
-            if c.running > 0 || c.queued > 0 || c.needs_you > 0 || c.failed > 0 {
-                counts.push((i, c));
+            let busy = c.running > 0 || c.queued > 0 || c.needs_you > 0 || c.failed > 0;
+            Some(WindowTrack {
+                parent_agent_id: p,
+                members,
+                counts: busy.then_some(c),
+            })
+        })
+        .collect()
+}
+
+/// The workspace of the unarchived agent active last among open workspaces (the page's rule for
+/// a window with none selected, `ui/layout.js`).
+fn latest_workspace(e: &Engine) -> Option<&WorkspaceId> {
+    let open = |w: &WorkspaceId| e.workspace(w).is_some_and(|w| !w.is_archived());
+    e.agents()
+        .filter(|a| !a.record.is_archived())
+        .filter_map(|a| {
+            let w = a.record.workspace_id.as_ref().filter(|w| open(w))?;
+            let at = a.record.last_activity_at.unwrap_or(a.record.updated_at);
+            Some((at.millis(), w))
+        })
+        .max_by_key(|(at, _)| *at)
+        .map(|(_, w)| w)
+}
+
+/// The agents a window's first screen shows (see [`WindowQuery::First`]).
+fn first_screen<'a>(
+    e: &'a Engine,
+    workspace: Option<&str>,
+    tabs: &[String],
+) -> Vec<&'a AgentState> {
+    let open = |w: &WorkspaceId| e.workspace(w).is_some_and(|w| !w.is_archived());
+    let selected = workspace.and_then(|w| w.parse::<WorkspaceId>().ok());
+    let mut shown: Vec<&WorkspaceId> = selected.iter().filter(|w| open(w)).collect();
+    if shown.is_empty() {
+        shown.extend(latest_workspace(e));
+    }
+    let mut ids: BTreeSet<AgentId> = BTreeSet::new();
+    for id in tabs.iter().filter_map(|t| t.parse::<AgentId>().ok()) {
+        let Some(mut a) = e.agent(id) else { continue };
+        ids.extend(e.track(id));
+        // Its ancestors: the tab groups and the pane's header name the tree it is in.
+        while ids.insert(a.record.id) {
+            match e.existing_parent(a).and_then(|p| e.agent(p)) {
+                Some(p) => a = p,
+                None => break,
             }
         }
-        let mut m = s.serialize_map(Some(4))?;
-        m.serialize_entry("parents", &places)?;
-        m.serialize_entry("members", &members)?;
-        m.serialize_entry("ends", &ends)?;
-        m.serialize_entry("counts", &counts)?;
-        m.end()
     }
+    agents_where(e, |a| {
+        ids.contains(&a.record.id)
+            || a.record
+                .workspace_id
+                .as_ref()
+                .is_some_and(|w| shown.contains(&w))
+    })
 }
 
 #[derive(Serialize)]
-struct WindowSnapshot<'f, 'a> {
-    strings: &'f [&'a str],
+#[serde(rename_all = "camelCase")]
+struct WindowSnapshot<'a> {
+    /// Whether `agents` is every card (else the page asks for the rest in pages).
+    whole: bool,
     #[serde(flatten)]
-    fleet: super::FleetSnapshot<Cards<'f, 'a>, Tracks<'f, 'a>>,
+    fleet: super::FleetSnapshot<Vec<AgentCard<'a>>, Vec<WindowTrack>>,
+}
+
+#[derive(Serialize)]
+struct Page<'a> {
+    agents: Vec<AgentCard<'a>>,
+    tracks: Vec<WindowTrack>,
+    next: Option<(i64, AgentId)>,
 }
 
 impl Actor {
-    /// The window's fleet snapshot as JSON text (`FleetSnapshot` with cards for agents).
-    pub(super) fn window_snapshot(&self) -> Result<String, RuntimeError> {
-        let fleet = Fleet::new(&self.engine);
-        let snapshot = WindowSnapshot {
-            strings: &fleet.strings,
-            fleet: self.fleet_snapshot(Cards(&fleet), Tracks(&fleet)),
-        };
+    /// What a window asked for, as JSON text.
+    pub(super) fn window_snapshot(&self, query: WindowQuery) -> Result<String, RuntimeError> {
+        let e = &self.engine;
+        let rollups = e.usage_rollups();
         let encode = |message: String| StoreError::Encode {
             what: "the window's snapshot".into(),
             message,
         };
-        // Sized for a typical agent up front, so a big fleet's text is not copied while it grows.
-        let mut out = Vec::with_capacity(4096 + fleet.agents.len() * 150);
-        serde_json::to_writer(&mut out, &snapshot).map_err(|e| encode(e.to_string()))?;
+        let (agents, whole, page) = match query {
+            WindowQuery::Whole => (agents_where(e, |_| true), true, None),
+            WindowQuery::First {
+                workspace_id,
+                agent_ids,
+            } => (
+                first_screen(e, workspace_id.as_deref(), &agent_ids),
+                false,
+                None,
+            ),
+            WindowQuery::After { after, limit } => {
+                let (agents, next) = page(e, after, limit);
+                (agents, false, Some(next))
+            }
+        };
+        let tracks = tracks_of(e, &agents);
+        let list: Vec<AgentCard> = agents
+            .iter()
+            .map(|a| AgentCard::of(e, a, &rollups))
+            .collect();
+        // Sized for a typical card up front, so a big fleet's text is not copied while it grows.
+        let mut out = Vec::with_capacity(4096 + list.len() * 300);
+        let written = match page {
+            Some(next) => serde_json::to_writer(
+                &mut out,
+                &Page {
+                    agents: list,
+                    tracks,
+                    next,
+                },
+            ),
+            None => serde_json::to_writer(
+                &mut out,
+                &WindowSnapshot {
+                    whole,
+                    fleet: self.fleet_snapshot(list, tracks),
+                },
+            ),
+        };
+        written.map_err(|e| encode(e.to_string()))?;
         Ok(String::from_utf8(out).map_err(|e| encode(e.to_string()))?)
     }
 }
 
 impl RuntimeHandle {
-    /// What a window renders from, as JSON text: the fleet with its agents' cards in columns
-    /// ([`Cards`]); `get` has an agent's whole snapshot.
-    pub async fn window_snapshot(&self) -> Result<String, RuntimeError> {
-        self.ask(Command::WindowSnapshot).await
+    /// What a window renders from, as JSON text: the fleet with the cards `query` asks for
+    /// ([`AgentCard`]); `get` has an agent's whole snapshot.
+    pub async fn window_snapshot(&self, query: WindowQuery) -> Result<String, RuntimeError> {
+        self.ask(|r| Command::WindowSnapshot(query, r)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::NewAgent;
+    use crate::workspaces::directory_workspace_with;
+    use std::path::Path;
+
+    fn workspace(e: &mut Engine, dir: &str) -> WorkspaceId {
+        let now = crate::model::Timestamp::now();
+        let (ws, project) = directory_workspace_with(Path::new(dir), None, &[], now);
+        let id = ws.workspace_id.clone();
+        e.upsert_workspace(ws, project);
+        id
+    }
+
+    fn agent(e: &mut Engine, ws: &WorkspaceId, dir: &str, parent: Option<AgentId>) -> AgentId {
+        e.create(NewAgent {
+            parent,
+            created_by: parent,
+            ..NewAgent::new("shell", false, dir, ws.clone())
+        })
+        .unwrap()
+    }
+
+    fn ids(agents: &[&AgentState]) -> BTreeSet<AgentId> {
+        agents.iter().map(|a| a.record.id).collect()
+    }
+
+    #[test]
+    fn a_window_first_screen_is_its_workspace_and_its_tabs_with_their_family() {
+        let mut e = Engine::new();
+        let (a, b) = (workspace(&mut e, "/a"), workspace(&mut e, "/b"));
+        let in_a: Vec<AgentId> = (0..3).map(|_| agent(&mut e, &a, "/a", None)).collect();
+        // b's agents are active last, by a clear millisecond.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let lead = agent(&mut e, &b, "/b", None);
+        let kid = agent(&mut e, &b, "/b", Some(lead));
+        let grandkid = agent(&mut e, &b, "/b", Some(kid));
+        let other = agent(&mut e, &b, "/b", None);
+        // Workspace a selected, a tab of the middle of b's tree open (and a junk tab).
+        let tabs = [kid.to_string(), "not an id".into()];
+        let got = ids(&first_screen(&e, Some(a.as_str()), &tabs));
+        let mut want: BTreeSet<AgentId> = in_a.iter().copied().collect();
+        want.extend([lead, kid, grandkid]);
+        assert_eq!(got, want);
+        assert!(!got.contains(&other));
+        // No workspace selected (or one that is gone): the one active last, b.
+        for selected in [None, Some("gone"), Some("")] {
+            let got = ids(&first_screen(&e, selected, &[]));
+            assert_eq!(
+                got,
+                BTreeSet::from([lead, kid, grandkid, other]),
+                "{selected:?}"
+            );
+        }
+        // Its tracks come with it.
+        let shown = first_screen(&e, Some(b.as_str()), &[]);
+        let tracks = tracks_of(&e, &shown);
+        let parents: Vec<AgentId> = tracks.iter().map(|t| t.parent_agent_id).collect();
+        assert_eq!(parents.len(), 2);
+        assert!(parents.contains(&lead) && parents.contains(&kid));
+    }
+
+    #[test]
+    fn window_pages_hold_every_card_once_oldest_first_and_follow_changes_between_them() {
+        let mut e = Engine::new();
+        let ws = workspace(&mut e, "/w");
+        for _ in 0..10 {
+            agent(&mut e, &ws, "/w", None);
+        }
+        let (first, next) = page(&e, None, 4);
+        assert_eq!(first.len(), 4);
+        let mut seen: Vec<AgentId> = first.iter().map(|a| a.record.id).collect();
+        // Between pages: one more agent (created last, so it comes in a later page) and one
+        // of the next page's archived (it never comes).
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let late = agent(&mut e, &ws, "/w", None);
+        let (peek, _) = page(&e, next, 4);
+        let archived = peek[0].record.id;
+        e.archive(archived).unwrap();
+        let mut after = next;
+        while let Some(key) = after {
+            let (agents, next) = page(&e, Some(key), 4);
+            assert!(agents.iter().all(|a| super::key(a) > key));
+            seen.extend(agents.iter().map(|a| a.record.id));
+            after = next;
+        }
+        let all: Vec<AgentId> = agents_where(&e, |_| true)
+            .iter()
+            .map(|a| a.record.id)
+            .collect();
+        assert_eq!(seen, all, "every card once, oldest first");
+        assert!(seen.contains(&late) && !seen.contains(&archived));
+        // A page asks for at least one card, at most PAGE_MAX.
+        assert_eq!(page(&e, None, 0).0.len(), 1);
     }
 }

@@ -107,8 +107,8 @@ pub(crate) struct Target {
 pub(crate) enum Command {
     // ------------------------------------------------------------ reads
     Snapshot(Reply<FleetSnapshot>),
-    /// The window's snapshot, as JSON text ([`super::window`]).
-    WindowSnapshot(Reply<String>),
+    /// The window's snapshot or a page of its cards, as JSON text ([`super::window`]).
+    WindowSnapshot(super::window::WindowQuery, Reply<String>),
     Counts(Reply<FleetCounts>),
     /// Counts plus the agents that may need the user, from one consistent view (the tray).
     Attention(Reply<Attention>),
@@ -308,7 +308,7 @@ impl Actor {
     pub(super) fn dispatch(&mut self, cmd: Command) {
         match cmd {
             Command::Snapshot(r) => answer(r, Ok(self.snapshot())),
-            Command::WindowSnapshot(r) => answer(r, self.window_snapshot()),
+            Command::WindowSnapshot(q, r) => answer(r, self.window_snapshot(q)),
             Command::Counts(r) => answer(r, Ok(FleetCounts::of(&self.engine))),
             Command::Attention(r) => answer(r, Ok(self.attention())),
             Command::GetAgent { id, reply } => answer(reply, self.snap(id)),
