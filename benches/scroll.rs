@@ -197,16 +197,23 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
     let mut times = Vec::new();
     let mut wholes = Vec::new();
     let mut memory = 0.0;
+    let mut split = (0.0, 0.0);
     for i in 0..LAUNCHES {
         let app = h.launch_ready(&[]).await;
         times.push(launch_ms(&app, "paseo-ready").await);
         wholes.push(launch_ms(&app, "paseo-whole").await);
         if i + 1 == LAUNCHES {
             tokio::time::sleep(Duration::from_secs(5)).await;
-            memory = support::memory(app.pid()).total();
+            let m = support::memory(app.pid());
+            memory = m.total();
+            split = (m.app, m.webkit);
         }
         app.quit().await;
     }
+    println!(
+        "  (PSS of the app {:.0} MiB, its WebKit processes {:.0} MiB)",
+        split.0, split.1
+    );
     (stats(times).p50, stats(wholes).p50, memory)
 }
 

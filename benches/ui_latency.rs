@@ -225,8 +225,15 @@ async fn run() {
         for my $i (1..400000) { print STDOUT \"out $i the quick brown fox\\n\"; sleep 0.0004; \
         print STDERR \"err $i jumps over the lazy dog\\n\"; sleep 0.0004; }'";
     // Make sure the lead tab is the one on screen, with its track expanded.
-    app.click(&format!("[data-testid=\"tab\"][data-agent-id=\"{lead}\"]"))
-        .await;
+    // Clicked in the page: WebDriver clicks an element's centre, where an active tab with a
+    // short title has its close button (which archives a root agent).
+    app.execute(
+        "document.querySelector(arguments[0]).click()",
+        vec![json!(format!(
+            "[data-testid=\"tab\"][data-agent-id=\"{lead}\"]"
+        ))],
+    )
+    .await;
     app.execute_async(COUNT_ITEMS, vec![json!(lead.to_string())])
         .await;
     send_prompt(&app, lead, script).await;
@@ -243,8 +250,15 @@ async fn run() {
         .unwrap();
     let load_toggle = measure(&app, "toggle").await;
     let load_switch = measure(&app, "switch").await;
-    app.click(&format!("[data-testid=\"tab\"][data-agent-id=\"{lead}\"]"))
-        .await;
+    // Clicked in the page: WebDriver clicks an element's centre, where an active tab with a
+    // short title has its close button (which archives a root agent).
+    app.execute(
+        "document.querySelector(arguments[0]).click()",
+        vec![json!(format!(
+            "[data-testid=\"tab\"][data-agent-id=\"{lead}\"]"
+        ))],
+    )
+    .await;
     let (load_frames, nodes) = frames(&app, 3000).await;
     let after = app
         .execute("return window.__items", vec![])

@@ -176,6 +176,7 @@ async fn a_window_starts_with_its_first_screen_and_pages_in_the_other_cards() {
             &h,
             &json!({"id": id, "provider": "shell", "cwd": h.work_dir("c").display().to_string(),
                 "title": format!("kid-{n}"), "lastStatus": "idle", "createdBy": parent,
+                "labels": {"paseo.parent-agent-id": parent},
                 "createdAt": at, "updatedAt": at}),
         );
         kids.push(id);
