@@ -186,7 +186,7 @@ pub enum WindowQuery {
 pub const PAGE_MAX: usize = 20_000;
 
 /// Unarchived agents, oldest first, that `keep` accepts.
-fn agents_where<'a>(e: &'a Engine, keep: impl Fn(&AgentState) -> bool) -> Vec<&'a AgentState> {
+fn agents_where(e: &Engine, keep: impl Fn(&AgentState) -> bool) -> Vec<&AgentState> {
     let mut agents: Vec<&AgentState> = e
         .agents()
         .filter(|a| !a.record.is_archived() && keep(a))
