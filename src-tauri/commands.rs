@@ -16,9 +16,12 @@ pub use window::*;
 
 type Answer<T> = Result<T, ApiError>;
 
-fn runtime(state: &AppState) -> Answer<RuntimeHandle> {
+/// The runtime; a window opens while the backend still loads the data root, and its first
+/// requests wait for that.
+async fn runtime(state: &AppState) -> Answer<RuntimeHandle> {
     state
-        .runtime()
+        .runtime_started()
+        .await
         .ok_or_else(|| ApiError::new("stopped", "the backend is not running"))
 }
 
@@ -37,7 +40,7 @@ pub async fn call<R: Runtime>(
         *scope = Some(window.label().to_string());
     }
     let setting = matches!(request, Request::SetNotificationSettings { .. });
-    let response = runtime(&state)?.call(Caller::User, request).await?;
+    let response = runtime(&state).await?.call(Caller::User, request).await?;
     if let (true, Response::NotificationSettings(settings)) = (setting, &response) {
         // The runtime wrote config.json; the notifier follows at once.
         notifications.apply_settings(*settings);

@@ -66,7 +66,10 @@ pub fn run(data_root: PathBuf) -> ExitCode {
     // here: the one place agents are stopped and records persisted before the root is released.
     let code = app.run_return(|app, event| {
         if let RunEvent::Exit = event {
-            if let Some(backend) = app.state::<AppState>().take_backend() {
+            let state = app.state::<AppState>();
+            // Quit while the records load: the start ends first, then stops in order.
+            tauri::async_runtime::block_on(state.runtime_started());
+            if let Some(backend) = state.take_backend() {
                 tauri::async_runtime::block_on(backend.shutdown());
             }
             if let Some(tray) = app.try_state::<Tray<tauri::Wry>>() {
@@ -79,8 +82,10 @@ pub fn run(data_root: PathBuf) -> ExitCode {
 
 /// Starts the backend as a plugin: plugins initialise inside `Builder::build` in registration
 /// order, so this runs after single instance had its say and before anything is shown, and a
-/// failure (data root in use) makes `build` fail cleanly. (The setup hook runs later, inside the
-/// event loop on Linux, where an error can only panic.)
+/// refusal (data root in use, MCP port taken) makes `build` fail cleanly. (The setup hook runs
+/// later, inside the event loop on Linux, where an error can only panic.) Only the quick part
+/// runs here: the records load on a thread of their own while the window opens (SPEC 7: the
+/// window's start is the time to its first screen), and its first snapshot waits for them.
 fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugin<R> {
     tauri::plugin::Builder::new("paseo-backend")
         .setup(move |app, _api| {
@@ -94,32 +99,53 @@ fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugi
                 handle.exit(0);
             });
             let state = app.state::<AppState>();
-            match tauri::async_runtime::block_on(backend::start(state.data_root(), Mode::Window)) {
-                Ok(started) => {
-                    state.attach_backend(started);
-                    Ok(())
-                }
+            let root = state.data_root().to_path_buf();
+            let prepared = match tauri::async_runtime::block_on(async {
+                backend::prepare(&root, Mode::Window)
+            }) {
+                Ok(prepared) => prepared,
                 Err(error) => {
                     if let Ok(mut refused) = refusal.lock() {
                         *refused = Some(error.to_string());
                     }
-                    Err(error.into())
+                    return Err(error.into());
                 }
-            }
+            };
+            let app = app.clone();
+            std::thread::Builder::new()
+                .name("paseo-load".into())
+                .spawn(move || load_backend(&app, prepared))?;
+            Ok(())
         })
         .build()
+}
+
+/// Loads the records and hands the running backend to the app; a start that fails ends the app
+/// with its error, as a refused one does.
+fn load_backend<R: Runtime>(app: &tauri::AppHandle<R>, prepared: backend::Prepared) {
+    let state = app.state::<AppState>();
+    match tauri::async_runtime::block_on(prepared.load()) {
+        Ok(started) => {
+            // Subscribed before any window can have its snapshot: none misses an event after it.
+            forward_events(app, started.handle());
+            state.attach_backend(started);
+        }
+        Err(error) => {
+            tracing::error!(%error, "the backend could not start; quitting");
+            eprintln!("paseo-desktop: {error}");
+            state.backend_failed();
+            app.exit(1);
+        }
+    }
 }
 
 /// Forwards every runtime event to every window (`paseo://event`), keeps the counts `app_info`
 /// shows, and asks the tray to catch up when an agent or the counts changed (the tray coalesces;
 /// timeline items never reach it). A window that fell behind is told to reload (`paseo://resync`).
-fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
-    let Some(rt) = app.state::<AppState>().runtime() else {
-        return;
-    };
+fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::runtime::RuntimeHandle) {
     let app = app.clone();
+    let mut rx = rt.subscribe();
     tauri::async_runtime::spawn(async move {
-        let mut rx = rt.subscribe();
         if let Ok(c) = rt.counts().await {
             set_counts(&app, c);
         }
@@ -137,7 +163,9 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>) {
                         }
                         _ => {}
                     }
-                    if let Err(error) = app.emit("paseo://event", &event) {
+                    // A window holds an agent as its card, the snapshot's shape.
+                    let sent = paseo_core::runtime::window::WindowEvent(&event);
+                    if let Err(error) = app.emit("paseo://event", sent) {
                         tracing::warn!(%error, "cannot forward an event to the windows");
                     }
                 }
@@ -159,22 +187,15 @@ fn set_counts<R: Runtime>(app: &tauri::AppHandle<R>, counts: crate::state::Fleet
     app.state::<AppState>().set_counts(counts);
 }
 
-/// Starts the tray and the main window once the backend owns the data root.
+/// Starts the tray and the main window once the backend owns the data root (its records may
+/// still be loading: what follows the runtime starts once it runs).
 fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
     match tray::build(app) {
         Ok(built) => {
             app.manage::<Tray<R>>(built);
-            if let Some(runtime) = app.state::<AppState>().runtime() {
-                tray::spawn_updater(app, runtime);
-            }
         }
         // The app stays usable without a tray; closing the window then quits.
         Err(error) => tracing::warn!(%error, "no tray icon"),
-    }
-
-    forward_events(app);
-    if let Some(runtime) = app.state::<AppState>().runtime() {
-        crate::notify::spawn(app, runtime);
     }
 
     if let Err(error) = open_main_window(app) {
@@ -184,6 +205,17 @@ fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
         return;
     }
     windows::restore_extra(app);
+
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let Some(runtime) = app.state::<AppState>().runtime_started().await else {
+            return;
+        };
+        if app.try_state::<Tray<R>>().is_some() {
+            tray::spawn_updater(&app, runtime.clone());
+        }
+        crate::notify::spawn(&app, runtime);
+    });
 }
 
 fn open_main_window<R: Runtime>(

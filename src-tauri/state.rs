@@ -20,6 +20,9 @@ pub struct AppState {
     backend: Mutex<Option<Backend>>,
     /// The runtime, once the backend runs: cheap to clone, so commands never hold a lock.
     runtime: OnceLock<RuntimeHandle>,
+    /// Whether the backend's start ended (`Some(true)`: it runs; `Some(false)`: it failed):
+    /// the window opens while the records load, and its first ask waits on this.
+    started: tokio::sync::watch::Sender<Option<bool>>,
     counts: Mutex<FleetCounts>,
 }
 
@@ -31,6 +34,7 @@ impl AppState {
             created_at: Utc::now(),
             backend: Mutex::new(None),
             runtime: OnceLock::new(),
+            started: tokio::sync::watch::Sender::new(None),
             counts: Mutex::new(FleetCounts::default()),
         }
     }
@@ -47,6 +51,19 @@ impl AppState {
     pub fn attach_backend(&self, backend: Backend) {
         let _ = self.runtime.set(backend.handle());
         *lock(&self.backend) = Some(backend);
+        self.started.send_replace(Some(true));
+    }
+
+    /// The backend's start failed: nobody waits for it any longer.
+    pub fn backend_failed(&self) {
+        self.started.send_replace(Some(false));
+    }
+
+    /// The runtime once the backend's start ended, or `None` when it failed.
+    pub async fn runtime_started(&self) -> Option<RuntimeHandle> {
+        let mut rx = self.started.subscribe();
+        let _ = rx.wait_for(Option::is_some).await;
+        self.runtime()
     }
 
     /// The runtime, or `None` before the backend started.

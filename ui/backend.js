@@ -6,7 +6,6 @@
 // api/request.rs: `{kind, ...fields}`, answered `{kind, value}`), `window` what only a window
 // has (its layout, presence, another window, the menu's app entries) and `confirm_action` the
 // native confirm. The named functions below keep the components' vocabulary over them.
-import { Cards, Tracks } from './cards.js';
 
 function tauri() {
   const api = window.__TAURI__;
@@ -68,23 +67,22 @@ export function quitApp() {
 }
 
 /**
- * Everything a window renders from: agents (compact cards: what lists, tabs, tracks and headers
- * show; instants in epoch milliseconds), workspaces, projects, tracks, providers, counts, notices.
- * The backend sends the cards and tracks as columns (paseo-core's runtime/window.rs); they come
- * back as a `Cards` and a `Tracks` (ui/cards.js), with `trackCounts` the counts of the tracks
- * with a member running or needing you and `quietCounts` [size, counts] of any other track's:
- * no object per agent is made or kept.
+ * Everything a window renders from: agents (cards: what lists, tabs, tracks and headers show;
+ * instants in epoch milliseconds; paseo-core's runtime/window.rs `AgentCard`), workspaces,
+ * projects, tracks ({parentAgentId, members, counts?}; `quietCounts` [size, counts] for those
+ * without), providers, counts, notices. `first` ({workspaceId, agentIds}): only the cards the
+ * first screen shows (`whole` is then false, and `fleetCards` has the rest); without it, every card.
  */
-export async function fleetSnapshot() {
-  const snap = await request('fleetSnapshot');
-  snap.agents = Cards.fromColumns(snap.agents, snap.strings);
-  snap.trackCounts = [];
-  snap.quietCounts = snap.tracks.quiet;
-  snap.tracks = Tracks.fromColumns(snap.agents, snap.tracks, (id, counts) =>
-    snap.trackCounts.push([id, counts]),
-  );
-  delete snap.strings;
-  return snap;
+export function fleetSnapshot(first) {
+  return first ? request('fleetFirstScreen', first) : request('fleetSnapshot');
+}
+
+/**
+ * A page of up to `limit` cards, oldest first, created after `after` (the previous page's
+ * `next`; null: from the oldest): {agents, tracks, quietCounts, next}.
+ */
+export function fleetCards(after = null, limit = 5000) {
+  return request('fleetCards', { after, limit });
 }
 
 /** One agent's whole snapshot: its card's fields plus config (model, system prompt), last message, last error… */

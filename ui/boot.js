@@ -1,10 +1,12 @@
-// Start-up: app info, this window's saved layout, the backend's events, then the fleet snapshot.
-// Events that arrive while the snapshot loads are held and applied after it, so the window never
-// shows an agent state older than one it has already seen. Marks <body data-ready> for scripts, and
-// the moment in the page's performance timeline (`paseo-ready`, for benches/scroll.rs).
+// Start-up: app info, this window's saved layout, the backend's events, then the fleet snapshot
+// with the cards of the first screen only (the selected workspace's agents, the open tabs'), and
+// after that screen shows, the other cards in pages. Events that arrive while the snapshot loads
+// are held and applied after it, so the window never shows an agent state older than one it has
+// already seen. Marks the first screen in the page's performance timeline (`paseo-ready`, for
+// benches/scroll.rs) and <body data-ready> for scripts once every card is in (`paseo-whole`).
 import * as backend from './backend.js';
 import { errorMessage } from './dom.js';
-import { addNotice, addError, loadSnapshot, applyEvent } from './store.js';
+import { addNotice, addError, loadSnapshot, applyEvent, addCards, fleet } from './store.js';
 import * as layout from './layout.js';
 import { invalidate, flush } from './render.js';
 import { ui } from './window-state.js';
@@ -34,8 +36,11 @@ export async function boot() {
         if (payload?.agentId) openAgent(payload.agentId);
       });
     }
-    const snap = await backend.fleetSnapshot();
+    const tabs = Object.values(layout.layout.groups).flatMap((g) => g.tabs);
+    const snap = await backend.fleetSnapshot({ workspaceId: layout.layout.selected, agentIds: tabs });
     loadSnapshot(snap);
+    // The backend's state, now that it has loaded the data root (the window opened meanwhile).
+    ui.info = await backend.appInfo();
     const raced = early;
     early = null;
     for (const ev of raced) applyEvent(ev, { guard: true });
@@ -50,11 +55,29 @@ export async function boot() {
     if (layout.layout.archivedOpen) loadArchived();
     invalidate(...ALL);
     flush();
-    document.body.dataset.ready = 'true';
     performance.mark('paseo-ready');
+    await loadRest();
+    document.body.dataset.ready = 'true';
+    performance.mark('paseo-whole');
   } catch (error) {
     ui.backend = { kind: 'error', message: errorMessage(error) };
     showBackendError(ui.backend.message);
     document.body.dataset.ready = 'error';
   }
+}
+
+/** Cards per page while the rest of the fleet loads: each page a short task of the main thread. */
+const PAGE = 5000;
+
+/** Loads the cards the first snapshot left out, a page at a time, until the fleet is whole. */
+async function loadRest() {
+  let after = null;
+  while (!fleet.whole) {
+    const page = await backend.fleetCards(after, PAGE);
+    // A resync meanwhile loaded the whole fleet.
+    if (fleet.whole) break;
+    addCards(page, page.next === null);
+    after = page.next;
+  }
+  if (layout.prune()) layout.save();
 }

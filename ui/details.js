@@ -1,6 +1,6 @@
-// The whole snapshot of the agents a pane shows (docs/scale.md): a window keeps only a compact card
-// per agent; the pane asks the backend once for the rest (model, last error, last message) and
-// the agent's events keep it current from then on (ui/store.js).
+// The whole snapshot of the agents a pane shows: a window keeps only a card per agent; the pane
+// asks the backend for the rest (model, last error, last message), the agent's events (cards)
+// keep the card's part of it current, and a turn's start or end fetches it again (ui/store.js).
 import * as backend from './backend.js';
 import { dropDetail, gotDetail, wantDetail } from './store.js';
 
@@ -8,4 +8,16 @@ import { dropDetail, gotDetail, wantDetail } from './store.js';
 export function ensureDetail(id) {
   if (!id || !wantDetail(id)) return;
   backend.getAgent(id).then(gotDetail, () => dropDetail(id));
+}
+
+const fetching = new Set();
+
+/** Fetches agent `id`'s whole snapshot again (one fetch at a time per agent). */
+export function refreshDetail(id) {
+  if (fetching.has(id)) return;
+  fetching.add(id);
+  backend
+    .getAgent(id)
+    .then(gotDetail, () => {})
+    .finally(() => fetching.delete(id));
 }

@@ -1,7 +1,8 @@
 // From fleet changes to redraws: each change the store reports (an event applied, a snapshot
 // loaded) marks the areas it affects dirty and does what follows from it — a finished agent in
 // view is seen, an archived agent's tabs close, a workspace never seen before asks for a resync.
-import { fleet, onChange } from './store.js';
+import { fleet, onChange, detailStale } from './store.js';
+import { refreshDetail } from './details.js';
 import * as layout from './layout.js';
 import * as timelines from './timeline-model.js';
 import { invalidate } from './render.js';
@@ -26,8 +27,12 @@ function redrawFor(change) {
     case 'snapshot':
       invalidate(...ALL);
       return;
+    case 'cards':
+      invalidate('tabs', 'pane', 'status');
+      return;
     case 'agent': {
       const { agent, old } = change;
+      if (detailStale(agent, old)) refreshDetail(agent.id);
       if (layout.groupOf(agent.id)) invalidate('tabs');
       if (ui.view === 'home') invalidate('pane');
       if (

@@ -2,7 +2,7 @@
 // of each workspace and the active one, and small view preferences. Saved through the backend
 // (per window label, $PASEO_HOME/windows.json) shortly after every change, restored at start.
 import * as backend from './backend.js';
-import { fleet } from './store.js';
+import { fleet, latestWorkspace } from './store.js';
 
 const SAVE_DELAY_MS = 250;
 
@@ -76,8 +76,7 @@ export function prune() {
 
 function firstWorkspaceId() {
   // The one with the most recent agent activity, else the first one.
-  // Read off the columns: building a card per agent here is garbage the page's heap keeps.
-  const best = fleet.agents.latestWorkspace((ws) => fleet.workspaces.has(ws));
+  const best = latestWorkspace((ws) => fleet.workspaces.has(ws));
   return best ?? fleet.workspaces.keys().next().value ?? null;
 }
 
@@ -161,7 +160,10 @@ function snapshot() {
     version: 1,
     selected: layout.selected,
     groups,
-    collapsedTracks: layout.collapsedTracks.filter((id) => fleet.agents.has(id)),
+    // Until the window has every card, one it lacks may still come.
+    collapsedTracks: fleet.whole
+      ? layout.collapsedTracks.filter((id) => fleet.agents.has(id))
+      : layout.collapsedTracks,
     collapsedProjects: layout.collapsedProjects,
     archivedOpen: layout.archivedOpen,
   };

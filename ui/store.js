@@ -1,63 +1,22 @@
 // The window's copy of the fleet: loaded from a snapshot, kept current by backend events. Applying
 // an event only updates maps and marks what changed; rendering happens once per frame elsewhere.
 import { errorMessage } from './dom.js';
-import { Keyed } from './keyed.js';
-import { Cards, Tracks } from './cards.js';
+import {
+  CARD,
+  INSTANTS,
+  cardOf,
+  keepCard,
+  keepCards,
+  keepTrackOf,
+  rootsOf,
+  latestIn,
+  agentsOf,
+} from './cards.js';
 
-/**
- * The fields a window keeps of every agent (its card): what lists, tabs, tracks and headers
- * render. The snapshot sends only these (paseo-core's runtime/window.rs `AgentCard`); an event's
- * whole snapshot is cut down to them. The rest (config, last message, last error…) is fetched
- * for the few agents a pane shows (`fleet.details`).
- */
-const CARD = [
-  'id',
-  'title',
-  'provider',
-  'status',
-  'parentAgentId',
-  'workspaceId',
-  'cwd',
-  'bucket',
-  'statusWord',
-  'look',
-  'power',
-  'requiresAttention',
-  'needsYou',
-  'attentionReason',
-  'createdAt',
-  'updatedAt',
-  'lastActivityAt',
-  'pendingPermission',
-  'waitingForSlot',
-  'queuePlace',
-  'changes',
-  'usage',
-  'treeUsage',
-  'lastRun',
-  'turnCount',
-  'unconfined',
-];
+export { cardOf };
 
 /** How many agents' whole snapshots a window keeps (the panes shown last). */
 const DETAILS_KEPT = 8;
-
-/** A card's instants, held as epoch milliseconds (numbers, not one more string each). */
-const INSTANTS = ['createdAt', 'updatedAt', 'lastActivityAt'];
-
-/**
- * An agent's card from its whole snapshot (an event's): absent, false and zero fields left out
- * as the backend does, its instants in milliseconds.
- */
-export function cardOf(agent) {
-  const card = {};
-  for (const key of CARD) {
-    const value = agent[key];
-    if (value !== undefined && value !== null && value !== false && value !== 0) card[key] = value;
-  }
-  for (const key of INSTANTS) if (typeof card[key] === 'string') card[key] = Date.parse(card[key]);
-  return card;
-}
 
 export const fleet = {
   loaded: false,
@@ -65,8 +24,12 @@ export const fleet = {
   mcpUrl: null,
   /** {state: on | off | unavailable, engine, message}: whether agents are contained (SPEC 16). */
   containment: null,
-  /** id → agent card (unarchived agents only), in columns (`Cards`) for size (docs/scale.md). */
-  agents: new Cards(),
+  /**
+   * id → agent card (unarchived agents only), as the backend sends it (ui/cards.js). Whole once
+   * `whole` is true: a window starts with its first screen's cards and loads the rest after.
+   */
+  agents: new Map(),
+  whole: false,
   /** id → the agent's whole snapshot (null while it is fetched), for the panes shown last; oldest first. */
   details: new Map(),
   /** id → workspace snapshot (unarchived). */
@@ -75,16 +38,15 @@ export const fleet = {
   projects: new Map(),
   /**
    * parent id → its track's members: the ids of its unarchived children, oldest first (the
-   * backend's order), held as the agents' places in `agents` (`Tracks`). Also the page's index
-   * of children (`childrenOf`). Read with `trackOf`.
+   * backend's order). Also the page's index of children (`childrenOf`). Read with `trackOf`.
    */
-  tracks: new Tracks(new Cards()),
+  tracks: new Map(),
   /**
    * parent id → {running, needsYou, total}, only for tracks with a child running or needing
-   * you: any other track's counts are 0, 0 and its size. Tens of thousands of parents would
-   * otherwise keep two more objects each (docs/scale.md).
+   * you: any other track's counts are 0, 0 and its size (a big fleet's quiet tracks would
+   * otherwise keep an object each).
    */
-  trackCounts: new Keyed(),
+  trackCounts: new Map(),
   /**
    * size → the counts of a quiet track of that size (nothing running, queued, needing you or
    * failed), as the backend words them (paseo-core model/tally.rs): one object per size.
@@ -113,7 +75,7 @@ const SAID_MS = 20000;
 let noticeSeq = 0;
 const listeners = new Set();
 
-/** fn(change): change is {kind, ...}; kinds: snapshot, agent, detail, archived, timeline, workspace, track, counts, notice, said. */
+/** fn(change): change is {kind, ...}; kinds: snapshot, cards, agent, detail, archived, timeline, workspace, track, counts, notice, said. */
 export function onChange(fn) {
   listeners.add(fn);
   return () => listeners.delete(fn);
@@ -155,33 +117,28 @@ export function dismissNotice(id) {
 
 /** Keeps a backend track ({parentAgentId, members, counts}) from an event; returns the parent's id. */
 function keepTrack(track) {
-  const parent = track.parentAgentId;
-  const m = track.members;
-  // A parent whose last child went is not kept: most of a big fleet's agents have no track.
-  if (m.length) fleet.tracks.set(parent, m);
-  else fleet.tracks.delete(parent);
-  const c = track.counts;
-  if (c && (c.running || c.queued || c.needsYou || c.failed)) fleet.trackCounts.set(parent, c);
-  else {
-    fleet.trackCounts.delete(parent);
-    if (c) fleet.quietCounts.set(c.total, c);
-  }
-  return parent;
+  return keepTrackOf(fleet, track);
 }
 
-/** Replaces everything with a fresh snapshot. */
+/**
+ * Replaces everything with a fresh snapshot (whole, or the first screen's cards: `addCards`
+ * brings the rest).
+ */
 export function loadSnapshot(snap) {
   fleet.home = snap.home;
   fleet.mcpUrl = snap.mcpUrl;
   fleet.containment = snap.containment || null;
-  fleet.agents = snap.agents;
+  fleet.agents = new Map();
+  fleet.tracks = new Map();
+  fleet.trackCounts = new Map();
+  fleet.quietCounts = new Map();
+  keepCards(fleet, snap);
+  fleet.whole = snap.whole !== false;
+  gone = new Set();
   // Events may have been missed (a resync): what a pane shows is fetched again.
   fleet.details = new Map();
   fleet.workspaces = new Map(snap.workspaces.map((w) => [w.workspaceId, w]));
   fleet.projects = new Map(snap.projects.map((p) => [p.projectId, p]));
-  fleet.tracks = snap.tracks;
-  fleet.trackCounts = new Keyed(snap.trackCounts);
-  fleet.quietCounts = new Map(snap.quietCounts);
   fleet.providers = snap.providers;
   fleet.counts = snap.counts;
   if (!fleet.loaded) {
@@ -197,6 +154,26 @@ export function loadSnapshot(snap) {
   emit({ kind: 'snapshot' });
 }
 
+/** Agents archived since the snapshot, while its other cards still come in pages. */
+let gone = new Set();
+
+/**
+ * Adds a page of the cards a first-screen snapshot left out (`backend.fleetCards`): a card the
+ * window holds stays (the first screen's, or an event's: every change since comes as an event),
+ * an agent archived meanwhile stays out. `last`: the fleet is whole after it.
+ */
+export function addCards(page, last) {
+  keepCards(fleet, page, {
+    skip: (card) => gone.has(card.id) || fleet.agents.has(card.id),
+    skipTrack: (track) => fleet.tracks.has(track.parentAgentId),
+  });
+  if (last) {
+    fleet.whole = true;
+    gone = new Set();
+  }
+  emit({ kind: 'cards' });
+}
+
 /**
  * Applies one `paseo://event`. `guard` (at start-up, for events that raced the snapshot) skips
  * agent states older than the ones already held.
@@ -204,19 +181,18 @@ export function loadSnapshot(snap) {
 export function applyEvent(ev, { guard = false } = {}) {
   switch (ev.type) {
     case 'agentUpdated': {
-      const agent = cardOf(ev.agent);
-      const old = fleet.agents.get(agent.id);
-      if (guard && old && old.updatedAt > agent.updatedAt) return;
-      fleet.agents.set(agent.id, agent);
-      if (fleet.details.has(agent.id))
-        fleet.details.set(agent.id, withParts(ev.agent, fleet.details.get(agent.id)));
+      const old = fleet.agents.get(ev.agent.id);
+      if (guard && old && old.updatedAt > ev.agent.updatedAt) return;
+      const agent = keepCard(fleet, ev.agent);
+      const detail = fleet.details.get(agent.id);
+      if (detail) fleet.details.set(agent.id, withCard(detail, agent));
       emit({ kind: 'agent', agent, old });
       return;
     }
     case 'agentArchived': {
       const agent = ev.agent;
-      fleet.tracks.unslot(agent.id);
       const had = fleet.agents.delete(agent.id);
+      if (!fleet.whole) gone.add(agent.id);
       fleet.details.delete(agent.id);
       emit({ kind: 'archived', agent, had });
       return;
@@ -263,34 +239,39 @@ export function wantDetail(id) {
 }
 
 /**
- * An agent's whole snapshot with what one of an agent at rest leaves out (`atRest`: its system
- * prompt and last message, still in its record file) taken from `from`, another snapshot of it
- * that has them. They cannot have changed since: whatever changes them brings the agent out of
- * rest. Otherwise `full` itself.
+ * An agent's whole snapshot with its card's fields taken from a newer card (an event's): what
+ * only the whole snapshot has (config, last message, last error) is kept, and fetched again
+ * when a turn starts or ends (the status changes), which is when it changes.
  */
-function withParts(full, from) {
-  if (!full?.atRest || !from || from.atRest) return full;
-  const whole = { ...full, config: { ...full.config } };
-  delete whole.atRest;
-  if ('lastMessage' in from) whole.lastMessage = from.lastMessage;
-  if (from.config && 'systemPrompt' in from.config) whole.config.systemPrompt = from.config.systemPrompt;
+function withCard(full, card) {
+  const whole = { ...full };
+  for (const key of CARD) {
+    if (INSTANTS.includes(key)) continue;
+    if (key in card) whole[key] = card[key];
+    else if (typeof whole[key] === 'boolean') whole[key] = false;
+    else delete whole[key];
+  }
   return whole;
 }
 
 /**
- * A fetched whole snapshot, kept unless an event brought a newer one meanwhile (which then takes
- * the parts an at-rest one leaves out from it) or it is no longer wanted.
+ * A fetched whole snapshot, kept unless it is no longer wanted; a card newer than it (an event
+ * that came meanwhile) gives it its fields.
  */
 export function gotDetail(full) {
   if (!fleet.details.has(full.id)) return;
-  const had = fleet.details.get(full.id);
-  if (had && had.updatedAt > full.updatedAt) {
-    if (!had.atRest) return;
-    fleet.details.set(full.id, withParts(had, full));
-  } else {
-    fleet.details.set(full.id, full);
-  }
+  const card = fleet.agents.get(full.id);
+  const fresh = card && card.updatedAt > Date.parse(full.updatedAt) ? withCard(full, card) : full;
+  fleet.details.set(full.id, fresh);
   emit({ kind: 'detail', agentId: full.id });
+}
+
+/** Whether the pane's whole snapshot should be fetched again after `agent` changed from `old`. */
+export function detailStale(agent, old) {
+  return (
+    fleet.details.get(agent.id) != null &&
+    (!old || old.status !== agent.status || old.turnCount !== agent.turnCount)
+  );
 }
 
 /** Forgets a wanted snapshot that could not be fetched. */
@@ -344,7 +325,17 @@ export function rootOf(agent) {
 
 /** Root agents of a workspace, newest first. */
 export function rootsIn(workspaceId) {
-  return fleet.agents.rootsIn(workspaceId);
+  return rootsOf(fleet.agents, workspaceId);
+}
+
+/** Every agent of a workspace (subagents included). */
+export function inWorkspace(workspaceId) {
+  return agentsOf(fleet.agents, workspaceId);
+}
+
+/** The workspace of the agent active last among those `known(workspaceId)` accepts, or null. */
+export function latestWorkspace(known) {
+  return latestIn(fleet.agents, known);
 }
 
 export function providerInfo(id) {

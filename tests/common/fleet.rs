@@ -21,15 +21,14 @@ impl App {
     }
 
     /// The fleet as the backend reports it to the windows (agents as cards, workspaces, …): the
-    /// page's `fleetSnapshot`, its columns read back as a list of cards (`agents`, oldest first)
-    /// and of tracks (`tracks`: `{parentAgentId, members}`).
+    /// page's `fleetSnapshot` of every card (`agents`, oldest first) and track (`tracks`:
+    /// `{parentAgentId, members, counts?}`).
     pub async fn fleet_snapshot(&self) -> Value {
         let script = r#"
             const done = arguments[0];
             import('/backend.js')
               .then((m) => m.fleetSnapshot())
-              .then((s) => done({ ...s, agents: [...s.agents.values()],
-                  tracks: [...s.tracks.keys()].map((p) => ({ parentAgentId: p, members: s.tracks.get(p) })) }),
+              .then((s) => done(s),
                 (error) => done({ error: String(error && error.message || error) }));
         "#;
         let snap = self.execute_async(script, vec![]).await;

@@ -1,16 +1,23 @@
-//! The window's agent cards held in columns (`ui/cards.js`, docs/scale.md), checked in the real
-//! webview against a `Map` given the same cards: every card reads back as it was set, in the
-//! order a Map gives, through growth, rehashing, deletes, renames, parents that left or have not
-//! come yet, repeated ids and strings past the shared table; and tracks of slots read back as
-//! the ids they were given, also after their parent left; and the same from the columns a
-//! snapshot sends.
+//! The window's agent cards (`ui/cards.js`: a Map of the cards as the backend sends them) and how
+//! a window gets them (paseo-core's runtime/window.rs): checked in the real webview.
+//! - Kept through many sets, renames and deletes, the cards read back as a plain Map given the
+//!   same cards would, in its order; parents that left or have not come yet, repeated ids,
+//!   shared strings past 65,535 distinct ones; the whole-fleet questions (a workspace's roots
+//!   newest first, its agents, the latest workspace) answer as computed from scratch; tracks
+//!   read back as given; a page's cards skip what the window already has newer.
+//! - A real backend: the first snapshot has only the first screen's cards (the selected
+//!   workspace's agents, the open tabs with their parents and children) with the true counts;
+//!   the pages after it, oldest first, add up to the whole fleet once each; the page boots that
+//!   way and ends with every card; events carry the same card shape.
 
+use crate::common::{poll, Harness, TIMEOUT};
 use crate::helpers::*;
-use serde_json::json;
+use paseo_core::model::AgentId;
+use serde_json::{json, Value};
 
 const CHECK: &str = r#"
 const [steps, done] = arguments;
-import('/cards.js').then(({ Cards, Tracks }) => {
+import('/cards.js').then(({ keepCard, keepCards, keepTrackOf, rootsOf, agentsOf, latestIn }) => {
   const fail = [];
   const uuid = (i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
   let seed = 7;
@@ -25,27 +32,30 @@ import('/cards.js').then(({ Cards, Tracks }) => {
     if (rnd(9) === 0) c.lastActivityAt = 3000 + i;
     return c;
   }
+  // What the window was sent, as a copy it cannot have touched.
+  const sent = (c) => JSON.parse(JSON.stringify(c));
   const norm = (c) => JSON.stringify(Object.fromEntries(Object.entries(c).sort()));
-  const init = [];
-  for (let i = 0; i < 70000; i++) init.push(card(i, i % 3 ? rnd(i) : undefined));
+  const fleet = { agents: new Map(), tracks: new Map(), trackCounts: new Map(), quietCounts: new Map() };
+  const ref = new Map();
+  const put = (c) => { keepCard(fleet, sent(c)); ref.set(c.id, c); };
+  for (let i = 0; i < 70000; i++) put(card(i, i % 3 ? rnd(i) : undefined));
   // A child whose parent is not in the window, and a repeated id (the last card wins).
-  init.push(card(70000, 999999));
-  init.push({ ...card(5), title: 'agent 5 again' });
-  const ref = new Map(init.map((c) => [c.id, c]));
-  const cards = new Cards(init);
+  put(card(70000, 999999));
+  put({ ...card(5), title: 'agent 5 again' });
   function check(tag) {
-    if (cards.size !== ref.size) fail.push(`${tag}: size ${cards.size}, a Map has ${ref.size}`);
+    if (fleet.agents.size !== ref.size) fail.push(`${tag}: size ${fleet.agents.size}, a Map has ${ref.size}`);
     for (const [id, c] of ref) {
-      const got = cards.get(id);
+      const got = fleet.agents.get(id);
       if (!got || norm(got) !== norm(c)) { fail.push(`${tag}: ${norm(got ?? {})} for ${norm(c)}`); break; }
     }
-    if ([...cards.keys()].join() !== [...ref.keys()].join()) fail.push(`${tag}: keys out of order`);
-    if ([...cards.values()].map(norm).join() !== [...ref.values()].map(norm).join()) fail.push(`${tag}: values`);
+    if ([...fleet.agents.keys()].join() !== [...ref.keys()].join()) fail.push(`${tag}: keys out of order`);
     for (const w of ws) {
-      const got = cards.rootsIn(w).map((c) => c.id).join();
+      const got = rootsOf(fleet.agents, w).map((c) => c.id).join();
       const want = [...ref.values()].filter((c) => !c.parentAgentId && c.workspaceId === w)
         .sort((x, y) => y.createdAt - x.createdAt).map((c) => c.id).join();
       if (got !== want) fail.push(`${tag}: roots of ${w}`);
+      const all = agentsOf(fleet.agents, w).map((c) => c.id).join();
+      if (all !== [...ref.values()].filter((c) => c.workspaceId === w).map((c) => c.id).join()) fail.push(`${tag}: agents of ${w}`);
     }
   }
   check('loaded');
@@ -54,20 +64,19 @@ import('/cards.js').then(({ Cards, Tracks }) => {
     const op = rnd(10);
     if (op < 4) {
       const i = next++;
-      const c = card(i, rnd(3) ? rnd(i + 5) : undefined);
-      cards.set(c.id, c); ref.set(c.id, c);
+      put(card(i, rnd(3) ? rnd(i + 5) : undefined));
     } else if (op < 7) {
       const id = uuid(rnd(next));
       if (ref.has(id)) {
         const c = { ...ref.get(id), title: `renamed ${step}`, status: 'running' };
         if (rnd(2)) delete c.parentAgentId;
-        cards.set(id, c); ref.set(id, c);
+        put(c);
       }
     } else {
       const id = uuid(rnd(next));
-      if (cards.delete(id) !== ref.delete(id)) fail.push(`delete ${id}`);
+      if (fleet.agents.delete(id) !== ref.delete(id)) fail.push(`delete ${id}`);
     }
-    if (step % 9999 === 0) check(`step ${step}`);
+    if (step % 14999 === 0) check(`step ${step}`);
   }
   check('after');
   let latest = null;
@@ -76,67 +85,220 @@ import('/cards.js').then(({ Cards, Tracks }) => {
     const t = c.lastActivityAt || c.updatedAt || 0;
     if (c.workspaceId && c.workspaceId !== 'w3' && t > latestAt) { latest = c.workspaceId; latestAt = t; }
   }
-  if (cards.latestWorkspace((w) => w !== 'w3') !== latest) fail.push('the latest workspace');
-  if (cards.has('nope') || cards.get(undefined) !== undefined) fail.push('an unknown id was found');
+  if (latestIn(fleet.agents, (w) => w !== 'w3') !== latest) fail.push('the latest workspace');
+  // More distinct shared strings than a 16-bit table held: each still reads back.
+  for (let i = 0; i < 70000; i++) keepCard(fleet, { id: uuid(900000 + i), cwd: `/far/${i}`, status: 'idle', createdAt: 1, updatedAt: 1 });
+  if (fleet.agents.get(uuid(969999))?.cwd !== '/far/69999') fail.push('a shared string past 65,535');
+  // Tracks read back as given, their members as the cards' ids; a quiet track keeps no counts.
   const live = [...ref.keys()];
-  const tracks = new Tracks(cards);
-  tracks.set(live[0], [live[1], live[2]]);
-  tracks.set(live[3], [live[4], uuid(9999999)]);
-  if (tracks.get(live[0]).join() !== [live[1], live[2]].join() || tracks.size !== 2) fail.push('a track of slots');
-  if (tracks.get(live[3])[1] !== uuid(9999999)) fail.push('a track naming an unknown agent');
-  tracks.unslot(live[0]);
-  cards.delete(live[0]);
-  if (tracks.get(live[0])?.join() !== [live[1], live[2]].join() || tracks.size !== 2) fail.push('a track whose parent left');
-  tracks.delete(live[0]);
-  if (tracks.size !== 1 || tracks.has(live[0]) || [...tracks.keys()].join() !== live[3]) fail.push('a deleted track');
-  // The same cards as the backend sends them, in columns, read back the same (parents that are
-  // not among them, rare fields, shared strings past what a column holds).
-  const list = [...ref.values()];
-  const strings = [];
-  const at = new Map();
-  const place = (v) => { if (v === undefined) return 0; if (!at.has(v)) at.set(v, strings.push(v) - 1); return at.get(v) + 1; };
-  const slot = new Map(list.map((c, i) => [c.id, i]));
-  const shared = ['provider', 'status', 'workspaceId', 'cwd', 'bucket', 'power', 'attentionReason', 'statusWord', 'look'];
-  const rareKeys = ['requiresAttention', 'needsYou', 'pendingPermission', 'waitingForSlot', 'changes', 'usage', 'treeUsage', 'lastRun', 'turnCount'];
-  const columns = { count: list.length, ids: list.map((c) => c.id).join(''), titles: list.map((c) => c.title).join(''),
-    titleEnds: [], parent: [], parentIds: {}, createdAt: [], updatedAt: [], lastActivityAt: [], rare: [] };
-  let end = 0;
-  for (const key of shared) columns[key] = [];
-  list.forEach((c, i) => {
-    columns.titleEnds.push(end += c.title.length);
-    for (const key of shared) columns[key].push(place(c[key]));
-    if (!c.parentAgentId) columns.parent.push(-1);
-    else if (slot.has(c.parentAgentId)) columns.parent.push(slot.get(c.parentAgentId));
-    else { columns.parent.push(-2); columns.parentIds[i] = c.parentAgentId; }
-    columns.createdAt.push(c.createdAt); columns.updatedAt.push(c.updatedAt); columns.lastActivityAt.push(c.lastActivityAt ?? null);
-    const rare = Object.fromEntries(rareKeys.filter((k) => k in c).map((k) => [k, c[k]]));
-    if (Object.keys(rare).length) columns.rare.push([i, rare]);
-  });
-  const sent = Cards.fromColumns(JSON.parse(JSON.stringify(columns)), strings);
-  if ([...sent.values()].map(norm).join() !== list.map(norm).join()) fail.push('cards from columns');
-  if (sent.size !== list.length || !list.every((c) => sent.has(c.id))) fail.push('ids from columns');
-  const tracked = Tracks.fromColumns(sent, { parents: [0, uuid(9999999), 3], members: [1, 2, 4, uuid(9999998), 5], ends: [2, 4, 5], counts: [[2, { running: 1 }]] },
-    (id, counts) => { if (id !== list[3].id || counts.running !== 1) fail.push('track counts from columns'); });
-  if (tracked.get(list[0].id).join() !== [list[1].id, list[2].id].join()) fail.push('a track of places');
-  if (tracked.get(uuid(9999999)).join() !== [list[4].id, uuid(9999998)].join()) fail.push('a track of ids');
-  done({ fail, size: cards.size, strings: cards.strings.length, sentStrings: strings.length });
+  keepTrackOf(fleet, { parentAgentId: live[0], members: [live[1], live[2]], counts: { running: 1, total: 2 } });
+  keepTrackOf(fleet, { parentAgentId: live[3], members: [live[4], uuid(9999999)], counts: { running: 0, total: 2 } });
+  if (fleet.tracks.get(live[0]).join() !== [live[1], live[2]].join() || fleet.trackCounts.get(live[0])?.running !== 1) fail.push('a busy track');
+  if (fleet.tracks.get(live[3])[1] !== uuid(9999999) || fleet.trackCounts.has(live[3])) fail.push('a quiet track naming an unknown agent');
+  keepTrackOf(fleet, { parentAgentId: live[0], members: [] });
+  if (fleet.tracks.has(live[0]) || fleet.trackCounts.has(live[0])) fail.push('an emptied track');
+  // A page: a card the window has newer stays, a new one comes in, a skipped one stays out.
+  const held = fleet.agents.get(live[5]);
+  keepCards(fleet, { agents: [{ ...sent(held), title: 'older', updatedAt: held.updatedAt - 1 }, sent(card(800000)), sent(card(800001))],
+    tracks: [{ parentAgentId: uuid(800000), members: [uuid(800001)] }] },
+    { skip: (c) => c.id === uuid(800001) || fleet.agents.get(c.id)?.updatedAt > c.updatedAt });
+  if (fleet.agents.get(live[5]).title === 'older') fail.push('a page replaced a newer card');
+  if (!fleet.agents.has(uuid(800000)) || fleet.agents.has(uuid(800001))) fail.push('a page\'s cards');
+  if (fleet.tracks.get(uuid(800000))?.join() !== uuid(800001)) fail.push('a page\'s track');
+  done({ fail, size: fleet.agents.size });
 });
 "#;
 
 #[tokio::test]
-async fn cards_in_columns_read_back_as_a_map_of_the_same_cards_would() {
-    let (_h, app, _dir) = start("cards_columns").await;
-    // ≈ 19 s of work on an idle 2-core machine (70,000 cards checked several times): longer
-    // than one WebDriver round trip's bound, and slower still beside other UI tests.
+async fn cards_kept_in_a_map_read_back_as_sent_and_answer_the_fleet_questions() {
+    let (_h, app, _dir) = start("cards_map").await;
     let out = app
         .execute_async_within(
             std::time::Duration::from_secs(58),
             CHECK,
-            vec![json!(40_000)],
+            vec![json!(30_000)],
         )
         .await;
     assert_eq!(out["fail"], json!([]), "{out}");
-    // The cwds went past the shared table's 65,535 strings: the rest were kept per card.
-    assert!(out["strings"].as_u64().unwrap() >= 0xfffe, "{out}");
-    assert!(out["sentStrings"].as_u64().unwrap() > 0xffff, "{out}");
+    assert!(out["size"].as_u64().unwrap() > 100_000, "{out}");
+}
+
+/// Three folders of `PER` root agents each; in "b" one root with two children.
+const PER: usize = 40;
+
+/// Everything the page's backend seam answers for a first screen and its pages.
+const FETCH: &str = r#"
+const [first, limit, done] = arguments;
+import('/backend.js').then(async (b) => {
+  try {
+    const snap = await b.fleetSnapshot(first);
+    const pages = [];
+    let after = null;
+    do {
+      const page = await b.fleetCards(after, limit);
+      pages.push(page.agents.map((a) => a.id));
+      after = page.next;
+    } while (after !== null && pages.length < 1000);
+    const whole = await b.fleetSnapshot();
+    done({ snap, pages, whole });
+  } catch (error) { done({ error: String(error.message || error) }); }
+});
+"#;
+
+#[tokio::test]
+async fn a_window_starts_with_its_first_screen_and_pages_in_the_other_cards() {
+    let h = Harness::new("cards_first");
+    let mut ids: Vec<Vec<String>> = Vec::new();
+    for (w, name) in ["a", "b", "c"].iter().enumerate() {
+        let dir = h.work_dir(name);
+        let mut these = Vec::new();
+        for n in 0..PER {
+            let id = AgentId::new().to_string();
+            // Created in turn across the folders, so every page mixes them; "c" active last.
+            let at = format!("2026-12-01T10:{:02}:{:02}.{:03}Z", n / 60, n % 60, w);
+            put_record(
+                &h,
+                &json!({"id": id, "provider": "shell", "cwd": dir.display().to_string(),
+                    "title": format!("{name}-{n:02}"), "lastStatus": "idle",
+                    "createdAt": at, "updatedAt": at, "lastActivityAt": at}),
+            );
+            these.push(id);
+        }
+        ids.push(these);
+    }
+    // Two children of b's first agent, in c's folder: a tab of the parent shows them.
+    let parent = ids[1][0].clone();
+    let mut kids = Vec::new();
+    for n in 0..2 {
+        let id = AgentId::new().to_string();
+        let at = format!("2026-12-01T09:00:0{n}.000Z");
+        put_record(
+            &h,
+            &json!({"id": id, "provider": "shell", "cwd": h.work_dir("c").display().to_string(),
+                "title": format!("kid-{n}"), "lastStatus": "idle", "createdBy": parent,
+                "labels": {"paseo.parent-agent-id": parent},
+                "createdAt": at, "updatedAt": at}),
+        );
+        kids.push(id);
+    }
+    let app = h.launch_ready(&[]).await;
+    let total = 3 * PER + 2;
+
+    // The page booted on its first screen, then paged in the rest: it holds every card, and
+    // marked its first screen before it had them all.
+    let held = app
+        .execute_async(
+            "const done = arguments[0]; import('/store.js').then(({ fleet }) => done({
+               n: fleet.agents.size, whole: fleet.whole,
+               first: performance.getEntriesByName('paseo-ready')[0]?.startTime ?? null,
+               all: performance.getEntriesByName('paseo-whole')[0]?.startTime ?? null }));",
+            vec![],
+        )
+        .await;
+    assert_eq!(held["n"], total, "{held}");
+    assert_eq!(held["whole"], true, "{held}");
+    assert!(
+        held["first"].as_f64().unwrap() <= held["all"].as_f64().unwrap(),
+        "{held}"
+    );
+
+    let ws_of = |snap: &Value, id: &str| {
+        snap["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"] == id)
+            .map(|a| a["workspaceId"].clone())
+            .unwrap()
+    };
+    let whole = app.fleet_snapshot().await;
+    let ws_a = ws_of(&whole, &ids[0][0]);
+    // Workspace "a" selected, a tab of b's parent open.
+    let out = app
+        .execute_async(
+            FETCH,
+            vec![
+                json!({"workspaceId": ws_a, "agentIds": [parent, "not-an-id"]}),
+                json!(7),
+            ],
+        )
+        .await;
+    assert!(out.get("error").is_none(), "{out}");
+    let snap = &out["snap"];
+    assert_eq!(snap["whole"], false);
+    let mut got: Vec<String> = snap["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = ids[0].clone();
+    want.push(parent.clone());
+    want.extend(kids.iter().cloned());
+    want.sort();
+    assert_eq!(got, want, "the first screen's cards");
+    // The true counts, and the parent's track, though most cards are not there yet.
+    assert_eq!(snap["counts"]["tally"]["total"], total);
+    assert_eq!(snap["counts"], out["whole"]["counts"]);
+    assert_eq!(
+        snap["tracks"],
+        json!([{"parentAgentId": parent, "members": kids}])
+    );
+
+    // No workspace selected: the one active last (c).
+    let none = app
+        .execute_async(FETCH, vec![json!({"agentIds": []}), json!(50)])
+        .await;
+    let ws_c = ws_of(&whole, &ids[2][0]);
+    let firsts = none["snap"]["agents"].as_array().unwrap();
+    assert_eq!(firsts.len(), PER + 2, "{firsts:?}");
+    assert!(firsts.iter().all(|a| a["workspaceId"] == ws_c));
+
+    // Pages of 7, oldest first, each card once: the whole fleet in its order.
+    let pages = out["pages"].as_array().unwrap();
+    assert_eq!(pages.len(), total.div_ceil(7));
+    let paged: Vec<Value> = pages
+        .iter()
+        .flat_map(|p| p.as_array().unwrap().clone())
+        .collect();
+    let all: Vec<Value> = out["whole"]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].clone())
+        .collect();
+    assert_eq!(paged, all);
+
+    // An event carries the card the snapshot has: the same fields, no whole snapshot.
+    app.execute_async(
+        "const done = arguments[0]; import('/backend.js').then((b) => b.listen('paseo://event',
+           (ev) => { if (ev.agent) (window.__cards ??= []).push(ev.agent); }).then(() => done(null)));",
+        vec![],
+    )
+    .await;
+    app.call_backend("detachAgent", vec![json!(kids[0])]).await;
+    let card = poll("an update event", TIMEOUT, || async {
+        let v = app.execute("return window.__cards ?? []", vec![]).await;
+        v.as_array()?
+            .iter()
+            .find(|c| c["id"] == kids[0].as_str())
+            .cloned()
+    })
+    .await;
+    let sent = app.fleet_snapshot().await["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == kids[0].as_str())
+        .cloned()
+        .unwrap();
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&card), keys(&sent), "{card} / {sent}");
+    assert!(card.get("config").is_none() && card["createdAt"].is_number());
+    assert!(card.get("parentAgentId").is_none(), "{card}");
 }

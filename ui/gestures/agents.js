@@ -1,7 +1,7 @@
 // Agent and window gestures: the new-agent form (open, create, cancel), adding a workspace with
 // the folder picker, a new window, detaching a subagent, stopping a turn, and the app menu.
 import * as backend from '../backend.js';
-import { fleet, addError, applyEvent } from '../store.js';
+import { fleet, addError, applyEvent, cardOf } from '../store.js';
 import * as layout from '../layout.js';
 import { invalidate } from '../render.js';
 import { openMenu, closeMenu } from '../components/menu.js';
@@ -35,7 +35,7 @@ export async function createAgent(f) {
     f = { ...rest, workspaceId: ws.workspaceId };
   }
   const agent = await backend.createAgent(f);
-  applyEvent({ type: 'agentUpdated', agent }, { guard: true });
+  applyEvent({ type: 'agentUpdated', agent: cardOf(agent) }, { guard: true });
   ui.formOpen = false;
   layout.openTab(agent.workspaceId, agent.id);
   if (!fleet.workspaces.has(agent.workspaceId)) resyncSoon(100);

@@ -2,7 +2,7 @@
 // names, SPEC 1) and removing one, which archives its agents after a confirm that counts them.
 import * as backend from '../backend.js';
 import { plural } from '../dom.js';
-import { fleet, addError, descendants, workspaceName } from '../store.js';
+import { fleet, addError, descendants, inWorkspace, workspaceName } from '../store.js';
 import { isActive } from '../status.js';
 import { ui } from '../window-state.js';
 
@@ -17,7 +17,7 @@ export async function renameWorkspace(wsId, name) {
 /** The agents removing `wsId` archives: its own, with their subagents wherever they work. */
 export function workspaceReach(wsId) {
   const ids = new Map();
-  for (const a of fleet.agents.inWorkspace(wsId)) {
+  for (const a of inWorkspace(wsId)) {
     ids.set(a.id, a);
     for (const d of descendants(a.id)) ids.set(d.id, d);
   }

@@ -50,10 +50,27 @@ pub struct Backend {
 }
 
 /// Starts the backend on `data_root` (an existing, canonical folder: see [`data_root::resolve`]).
-/// Takes the lock first, so a refused process writes nothing into the root, not even a log line.
-/// Async because the core runtime's start (loading records, binding the MCP server) will be;
-/// window mode runs it with `tauri::async_runtime::block_on`, headless mode awaits it.
+/// [`prepare`], then [`Prepared::load`]: headless mode awaits both; window mode prepares before
+/// anything is shown and loads while its window opens.
 pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError> {
+    prepare(data_root, mode)?.load().await
+}
+
+/// A backend that owns its data root (lock, log, config, the MCP listener bound) and has not
+/// loaded the records yet: what may fail at once, for a caller that shows something while
+/// [`Prepared::load`] runs (window mode opens its window meanwhile).
+pub struct Prepared {
+    data_root: PathBuf,
+    mode: Mode,
+    lock: DataRootLock,
+    log: LogGuard,
+    mcp: McpServer,
+    options: RuntimeOptions,
+}
+
+/// The quick part of [`start`]: takes the lock first, so a refused process writes nothing into
+/// the root, not even a log line.
+pub fn prepare(data_root: &Path, mode: Mode) -> Result<Prepared, BackendError> {
     let lock = DataRootLock::acquire(data_root)?;
     let log = logging::init(&data_root::log_dir(data_root))?;
     let layout = Layout::new(data_root);
@@ -74,35 +91,57 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     options.limits = config.limits;
     options.start_timeout = config.start_timeout;
     options.sandbox = config.sandbox.clone();
-    let runtime = Runtime::start(options, Some(mcp.access())).await?;
-    let handle = runtime.handle();
-    let mcp = match mcp.serve(handle.clone()).await {
-        Ok(mcp) => mcp,
-        Err(error) => {
-            runtime.shutdown().await;
-            return Err(error.into());
-        }
-    };
-    // Only now may queued finish notices wake their parents: the server they talk to is up.
-    handle.deliver_pending().await?;
-    let backend = Backend {
+    Ok(Prepared {
         data_root: data_root.to_path_buf(),
         mode,
-        started_at: Utc::now(),
-        core: Some(Core { runtime, mcp }),
-        handle,
-        lock: Some(lock),
-        log: Some(log),
-    };
-    tracing::info!(
-        target: LOG_TARGET,
-        data_root = %data_root.display(),
-        mode = mode.as_str(),
-        pid = std::process::id(),
-        version = env!("CARGO_PKG_VERSION"),
-        "backend started"
-    );
-    Ok(backend)
+        lock,
+        log,
+        mcp,
+        options,
+    })
+}
+
+impl Prepared {
+    /// Loads the records and starts the runtime and the MCP server: the slow part of [`start`].
+    pub async fn load(self) -> Result<Backend, BackendError> {
+        let Prepared {
+            data_root,
+            mode,
+            lock,
+            log,
+            mcp,
+            options,
+        } = self;
+        let runtime = Runtime::start(options, Some(mcp.access())).await?;
+        let handle = runtime.handle();
+        let mcp = match mcp.serve(handle.clone()).await {
+            Ok(mcp) => mcp,
+            Err(error) => {
+                runtime.shutdown().await;
+                return Err(error.into());
+            }
+        };
+        // Only now may queued finish notices wake their parents: the server they talk to is up.
+        handle.deliver_pending().await?;
+        let backend = Backend {
+            data_root,
+            mode,
+            started_at: Utc::now(),
+            core: Some(Core { runtime, mcp }),
+            handle,
+            lock: Some(lock),
+            log: Some(log),
+        };
+        tracing::info!(
+            target: LOG_TARGET,
+            data_root = %backend.data_root.display(),
+            mode = mode.as_str(),
+            pid = std::process::id(),
+            version = env!("CARGO_PKG_VERSION"),
+            "backend started"
+        );
+        Ok(backend)
+    }
 }
 
 impl Backend {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::{Request, Response};
 use crate::engine::{EngineError, ListFilter};
+use crate::runtime::window::WindowQuery;
 use crate::runtime::{Caller, CreateAgent, RuntimeError, RuntimeHandle, WorkspaceTarget};
 use crate::workspaces::changes::Page;
 
@@ -20,7 +21,24 @@ impl RuntimeHandle {
     pub async fn call(&self, caller: Caller, request: Request) -> Result<Response, RuntimeError> {
         use Response as R;
         Ok(match request {
-            Request::FleetSnapshot => R::Window(self.window_snapshot().await?),
+            Request::FleetSnapshot => R::Window(self.window_snapshot(WindowQuery::Whole).await?),
+            Request::FleetFirstScreen {
+                workspace_id,
+                agent_ids,
+            } => R::Window(
+                self.window_snapshot(WindowQuery::First {
+                    workspace_id,
+                    agent_ids,
+                })
+                .await?,
+            ),
+            Request::FleetCards { after, limit } => R::Window(
+                self.window_snapshot(WindowQuery::After {
+                    after,
+                    limit: limit.unwrap_or(5_000),
+                })
+                .await?,
+            ),
             Request::GetAgent { agent_id } => R::Agent(Box::new(self.get(agent_id).await?)),
             Request::ListAgents {
                 include_archived,

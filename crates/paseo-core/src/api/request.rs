@@ -22,7 +22,7 @@ use crate::workspaces::worktree::WorktreeTarget;
     deny_unknown_fields
 )]
 pub enum Request {
-    /// What a window renders from (compact cards and tracks as columns, runtime/window.rs).
+    /// What a window renders from, with every agent's card (runtime/window.rs `AgentCard`).
     FleetSnapshot,
     /// One agent's whole snapshot.
     GetAgent {
@@ -233,6 +233,24 @@ pub enum Request {
     /// Writes config.json `notifications` (the rest of the file kept).
     SetNotificationSettings {
         settings: NotificationsConfig,
+    },
+    /// What a window's first screen renders from: the fleet as `fleetSnapshot` has it but with
+    /// only the cards that screen shows (the agents of `workspaceId`, else of the workspace
+    /// active last, and `agentIds`, its tabs, with their families); `fleetCards` has the rest.
+    FleetFirstScreen {
+        #[serde(default)]
+        workspace_id: Option<String>,
+        #[serde(default)]
+        agent_ids: Vec<String>,
+    },
+    /// Up to `limit` (default 5,000, at most 20,000) unarchived agents' cards created after
+    /// `after` (the previous page's `next`, [created ms, id]; none: from the oldest), oldest
+    /// first, with their tracks and the key to ask after next (null at the end).
+    FleetCards {
+        #[serde(default)]
+        after: Option<(i64, AgentId)>,
+        #[serde(default)]
+        limit: Option<usize>,
     },
 }
 

@@ -48,6 +48,8 @@ fn kind_of(r: &Request) -> &'static str {
         Request::ArchiveWorkspace { .. } => "archiveWorkspace",
         Request::NotificationSettings => "notificationSettings",
         Request::SetNotificationSettings { .. } => "setNotificationSettings",
+        Request::FleetFirstScreen { .. } => "fleetFirstScreen",
+        Request::FleetCards { .. } => "fleetCards",
     }
 }
 
@@ -197,6 +199,14 @@ fn every_request() -> Vec<Request> {
                 ..NotificationsConfig::default()
             },
         },
+        Request::FleetFirstScreen {
+            workspace_id: Some(WorkspaceId::new().to_string()),
+            agent_ids: vec![a.to_string(), "not an id".into()],
+        },
+        Request::FleetCards {
+            after: Some((1_700_000_000_000, b)),
+            limit: Some(5_000),
+        },
     ]
 }
 
@@ -206,7 +216,7 @@ fn every_request_round_trips_through_json() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 34, "an example of every variant");
+    assert_eq!(kinds.len(), 36, "an example of every variant");
     for r in all {
         let text = serde_json::to_string(&r).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();

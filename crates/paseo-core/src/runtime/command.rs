@@ -113,8 +113,8 @@ pub(crate) struct Target {
 pub(crate) enum Command {
     // ------------------------------------------------------------ reads
     Snapshot(Reply<FleetSnapshot>),
-    /// The window's snapshot, as JSON text ([`super::window`]).
-    WindowSnapshot(Reply<String>),
+    /// The window's snapshot or a page of its cards, as JSON text ([`super::window`]).
+    WindowSnapshot(super::window::WindowQuery, Reply<String>),
     Counts(Reply<FleetCounts>),
     /// Counts plus the agents that may need the user, from one consistent view (the tray).
     Alerts(Reply<Alerts>),

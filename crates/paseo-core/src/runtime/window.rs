@@ -1,43 +1,64 @@
-//! What a window keeps of the fleet (docs/scale.md): per agent only what its lists, tabs, tracks
-//! and headers render — the listing's idea ([`super::AgentSummary`]) plus the live state those show
-//! — never its system prompt, config, labels or resume state (a window asks `get_agent` for those
-//! when its pane shows them). The snapshot is serialized straight from the engine: with 100,000
-//! agents no full snapshot of each exists in between, only the columns and the JSON text.
+//! What a window keeps of the fleet: per agent a card ([`AgentCard`]) — what its lists, tabs,
+//! tracks and headers render — never its system prompt, config, labels or resume state (a window
+//! asks `get_agent` for those when its pane shows them). The card is the one shape an agent has
+//! on the wire to a window: in the snapshot, in the pages after it and in `AgentUpdated`.
 //!
-//! The text is shaped for what the page's JavaScript heap keeps of it. Every string a page parses
-//! is its own copy, so the few values many cards repeat (a provider, a status, a workspace, a
-//! cwd…) are sent once, in `strings`, and a card names them by their place there; an agent's
-//! parent and a track's agents are the places of their cards in `agents` (an id only for a parent
-//! that is not among them, an archived one); instants are epoch milliseconds, numbers the page
-//! holds without a string. And every object it parses is a cell of its heap that lingers after it
-//! is read, so the cards come as columns — an array per field, the ids and titles each one string
-//! — that `ui/cards.js` keeps as typed arrays and slices ([`Cards`]).
+//! A window's start is the time to its first screen (SPEC 7): the first answer carries the
+//! fleet's workspaces and true counts but only the cards that screen shows ([`WindowQuery::First`]:
+//! the selected workspace's agents and the open tabs'), and the page fetches the other cards
+//! afterwards in pages ([`WindowQuery::After`]), oldest first, keyed by (created, id) so agents
+//! created or archived in between neither shift nor repeat a page.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::actor::Actor;
 use super::command::Command;
-use super::{RuntimeError, RuntimeHandle};
+use super::{AgentSnapshot, Event, RuntimeError, RuntimeHandle};
 use crate::engine::usage::UsageRollups;
 use crate::engine::{AgentState, Engine};
-use crate::model::{AgentId, ChangeCounts, LastRun, PermissionRequest, Tally, Usage};
+use crate::model::{
+    AgentId, AttentionReason, Bucket, ChangeCounts, LastRun, PermissionRequest, Power, Status,
+    Tally, Usage, WorkspaceId,
+};
 use crate::store::StoreError;
-use rustc_hash::FxHashMap;
 
-/// What a few agents' rows show beyond the columns every agent has (a window's page keeps the
-/// fleet in columns, `ui/cards.js`): sent only for an agent that has any of it.
+/// One agent as a window holds it. Absent, false and zero fields are left out; instants are
+/// epoch milliseconds (a number the page keeps without a string). Add a field here and the
+/// page has it everywhere (`ui/store.js` keeps cards as sent).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RareCard<'a> {
+pub struct AgentCard<'a> {
+    pub id: AgentId,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub title: &'a str,
+    pub provider: &'a str,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_agent_id: Option<AgentId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<&'a WorkspaceId>,
+    pub cwd: &'a str,
+    pub bucket: Bucket,
+    /// The word its rows show and their look ([`crate::model::attention`]): the page never
+    /// words a status itself.
+    pub status_word: Cow<'a, str>,
+    pub look: &'a str,
+    pub power: Power,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub requires_attention: bool,
     /// It needs the user (a pending permission or an unseen error), by the one status rule
     /// ([`crate::model::needs_you`]): what "Archive finished" leaves alone for it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub needs_you: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attention_reason: Option<AttentionReason>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_activity_at: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_permission: Option<&'a PermissionRequest>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -55,33 +76,9 @@ pub struct RareCard<'a> {
     /// Turns started: the pane reloads its Changes view when a turn ends.
     #[serde(skip_serializing_if = "is_zero")]
     pub turn_count: u64,
-    /// Outside the sandbox (SPEC 16, `Engine::contained`): rare unless the user turned
-    /// containment off.
+    /// Outside the sandbox (SPEC 16, `Engine::contained`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfined: bool,
-}
-
-impl RareCard<'_> {
-    fn is_empty(&self) -> bool {
-        !self.requires_attention
-            && !self.needs_you
-            && self.pending_permission.is_none()
-            && self.waiting_for_slot.is_none()
-            && self.changes.is_none()
-            && self.usage.is_empty()
-            && self.tree_usage.is_empty()
-            && self.last_run.is_none()
-            && self.turn_count == 0
-            && !self.unconfined
-    }
-}
-
-/// Another agent, by the place of its card in the snapshot's `agents`, or by id when it has none.
-#[derive(Serialize)]
-#[serde(untagged)]
-pub enum AgentRef {
-    Card(u32),
-    Id(AgentId),
 }
 
 fn is_empty_usage(u: &&Usage) -> bool {
@@ -92,359 +89,341 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// The unarchived agents, oldest first, with the shared strings and each card's place.
-struct Fleet<'a> {
-    engine: &'a Engine,
-    usage: UsageRollups,
-    agents: Vec<&'a AgentState>,
-    place: FxHashMap<AgentId, u32>,
-    /// Borrowed from the records, but for the status words the model words from a place in line
-    /// ("queued · 3rd").
-    strings: Vec<Cow<'a, str>>,
-    string_place: HashMap<Cow<'a, str>, u32>,
-}
-
-impl<'a> Fleet<'a> {
-    fn new(engine: &'a Engine) -> Fleet<'a> {
-        let mut agents: Vec<&AgentState> = engine
-            .agents()
-            .filter(|a| !a.record.is_archived())
-            .collect();
-        agents.sort_unstable_by_key(|a| (a.record.created_at, a.record.id));
-        let mut fleet = Fleet {
-            engine,
-            usage: engine.usage_rollups(),
-            place: FxHashMap::default(),
-            strings: Vec::new(),
-            string_place: HashMap::new(),
-            agents: Vec::new(),
-        };
-        fleet.place.reserve(agents.len());
-        for (i, a) in agents.iter().enumerate() {
-            fleet.place.insert(a.record.id, i as u32);
-            let r = &a.record;
-            let shared = [
-                r.provider.as_str(),
-                r.last_status.as_str(),
-                r.workspace_id.as_ref().map_or("", |w| w.as_str()),
-                r.cwd.as_str(),
-                a.bucket().as_str(),
-                engine.power_of(a).as_str(),
-                r.attention_reason.map_or("", |x| x.as_str()),
-                crate::model::look(r, a.bucket()),
-            ];
-            let word = status_word(a);
-            for s in shared.into_iter().map(Cow::Borrowed).chain([word]) {
-                if !fleet.string_place.contains_key(&s) {
-                    fleet
-                        .string_place
-                        .insert(s.clone(), fleet.strings.len() as u32);
-                    fleet.strings.push(s);
-                }
-            }
-        }
-        fleet.agents = agents;
-        fleet
-    }
-
-    fn string(&self, s: &str) -> u32 {
-        // Every string a card names was listed by `new`.
-        self.string_place.get(s).copied().unwrap_or(0)
-    }
-
-    fn agent(&self, id: AgentId) -> AgentRef {
-        match self.place.get(&id) {
-            Some(i) => AgentRef::Card(*i),
-            None => AgentRef::Id(id),
-        }
-    }
-
-    fn rare(&self, a: &'a AgentState) -> RareCard<'a> {
+impl<'a> AgentCard<'a> {
+    /// The card of an agent the engine holds.
+    pub fn of(engine: &Engine, a: &'a AgentState, rollups: &UsageRollups) -> AgentCard<'a> {
         let r = &a.record;
-        RareCard {
+        AgentCard {
+            id: r.id,
+            title: &r.title,
+            provider: &r.provider,
+            status: r.last_status,
+            parent_agent_id: engine.existing_parent(a),
+            workspace_id: r.workspace_id.as_ref(),
+            cwd: &r.cwd,
+            bucket: a.bucket(),
+            status_word: crate::model::status_word(
+                r,
+                a.bucket(),
+                a.pending_permission.as_deref(),
+                a.queue_place,
+            ),
+            look: crate::model::look(r, a.bucket()),
+            power: engine.power_of(a),
             requires_attention: r.requires_attention,
             needs_you: a.needs_you(),
+            attention_reason: r.attention_reason,
+            created_at: r.created_at.millis(),
+            updated_at: r.updated_at.millis(),
+            last_activity_at: r.last_activity_at.map(|t| t.millis()),
             pending_permission: a.pending_permission.as_deref(),
             waiting_for_slot: a.waiting_for_slot,
             queue_place: a.queue_place,
             changes: a.changes.as_deref().copied(),
             usage: &r.usage,
-            tree_usage: self.usage.tree(r.id),
+            tree_usage: rollups.tree(r.id),
             last_run: r.last_run.as_deref(),
             turn_count: r.turn_count,
-            unconfined: !self.engine.contained(a),
+            unconfined: !engine.contained(a),
         }
     }
 
-    /// A shared string's place + 1; 0 for none.
-    fn shared(&self, s: Option<&str>) -> u32 {
-        s.map_or(0, |s| self.string(s) + 1)
-    }
-}
-
-/// The cards as columns, one entry per agent in each: the page builds its `Cards` from these
-/// arrays without an object per agent (objects `JSON.parse` makes stay in the page's memory
-/// long after they are read; docs/scale.md). `ids` holds the ids one after the
-/// other (36 characters each), `titles` the titles, each ending where `titleEnds` says (in
-/// UTF-16 units, as JavaScript counts); the shared fields name a place in `strings` plus one
-/// (0: none); `parent` is the parent's place, -1 for none and -2 for one that is not among them
-/// (its id in `parentIds`); `rare` pairs a place with what only some agents have.
-struct Cards<'f, 'a>(&'f Fleet<'a>);
-
-impl Serialize for Cards<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let (f, e) = (self.0, self.0.engine);
-        let n = f.agents.len();
-        let mut ids = String::with_capacity(n * 36);
-        let mut titles = String::new();
-        let mut title_ends = Vec::with_capacity(n);
-        let mut shared: [Vec<u32>; 9] = Default::default();
-        let mut parent = Vec::with_capacity(n);
-        let mut parent_ids = std::collections::BTreeMap::new();
-        let (mut created, mut updated, mut active) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let mut rare = Vec::new();
-        let mut end = 0usize;
-        for (i, a) in f.agents.iter().enumerate() {
-            let r = &a.record;
-            use std::fmt::Write;
-            let _ = write!(ids, "{}", r.id);
-            titles.push_str(&r.title);
-            end += r.title.encode_utf16().count();
-            title_ends.push(end);
-            let values = [
-                Some(r.provider.as_str()),
-                Some(r.last_status.as_str()),
-                r.workspace_id.as_ref().map(|w| w.as_str()),
-                Some(r.cwd.as_str()),
-                Some(a.bucket().as_str()),
-                Some(e.power_of(a).as_str()),
-                r.attention_reason.map(|x| x.as_str()),
-                Some(&*status_word(a)),
-                Some(crate::model::look(r, a.bucket())),
-            ];
-            for (column, value) in shared.iter_mut().zip(values) {
-                column.push(f.shared(value));
-            }
-            parent.push(match e.existing_parent(a).map(|p| f.agent(p)) {
-                None => -1i64,
-                Some(AgentRef::Card(place)) => i64::from(place),
-                Some(AgentRef::Id(id)) => {
-                    parent_ids.insert(i, id);
-                    -2
-                }
-            });
-            created.push(r.created_at.millis());
-            updated.push(r.updated_at.millis());
-            active.push(r.last_activity_at.map(|t| t.millis()));
-            let extra = f.rare(a);
-            if !extra.is_empty() {
-                rare.push((i, extra));
-            }
+    /// The card of an event's snapshot: the same fields, so a window holds one shape.
+    pub fn of_snapshot(s: &'a AgentSnapshot) -> AgentCard<'a> {
+        let r = &s.record;
+        AgentCard {
+            id: r.id,
+            title: &r.title,
+            provider: &r.provider,
+            status: s.status,
+            parent_agent_id: s.parent_agent_id,
+            workspace_id: r.workspace_id.as_ref(),
+            cwd: &r.cwd,
+            bucket: s.bucket,
+            status_word: Cow::Borrowed(&s.status_word),
+            look: &s.look,
+            power: s.power,
+            requires_attention: r.requires_attention,
+            needs_you: s.needs_you,
+            attention_reason: r.attention_reason,
+            created_at: r.created_at.millis(),
+            updated_at: r.updated_at.millis(),
+            last_activity_at: r.last_activity_at.map(|t| t.millis()),
+            pending_permission: s.pending_permission.as_ref(),
+            waiting_for_slot: s.waiting_for_slot,
+            queue_place: s.queue_place,
+            changes: s.changes,
+            usage: &r.usage,
+            tree_usage: s.tree_usage.clone(),
+            last_run: r.last_run.as_deref(),
+            turn_count: r.turn_count,
+            unconfined: s.unconfined,
         }
-        let [provider, status, workspace, cwd, bucket, power, attention, word, look] = shared;
-        let mut m = s.serialize_map(Some(19))?;
-        m.serialize_entry("count", &n)?;
-        m.serialize_entry("ids", &ids)?;
-        m.serialize_entry("titles", &titles)?;
-        m.serialize_entry("titleEnds", &title_ends)?;
-        m.serialize_entry("provider", &provider)?;
-        m.serialize_entry("status", &status)?;
-        m.serialize_entry("workspaceId", &workspace)?;
-        m.serialize_entry("cwd", &cwd)?;
-        m.serialize_entry("bucket", &bucket)?;
-        m.serialize_entry("power", &power)?;
-        m.serialize_entry("attentionReason", &attention)?;
-        m.serialize_entry("statusWord", &word)?;
-        m.serialize_entry("look", &look)?;
-        m.serialize_entry("parent", &parent)?;
-        m.serialize_entry("parentIds", &parent_ids)?;
-        m.serialize_entry("createdAt", &created)?;
-        m.serialize_entry("updatedAt", &updated)?;
-        m.serialize_entry("lastActivityAt", &active)?;
-        m.serialize_entry("rare", &rare)?;
-        m.end()
     }
 }
 
-/// The tracks of every parent of an unarchived agent, as columns: `parents` (places in
-/// `agents`, or ids), `members` one track after the other (each ending where `ends` says), and
-/// `counts` as [track, counts] pairs for the tracks with a member running, queued, needing you or
-/// failed. Any other's are all 0 but its size: `quiet` has them once per size, as [size, counts]
-/// pairs (0 included, for a track that empties), so the window renders a quiet track's line as
-/// the core words it without keeping an object per track.
-struct Tracks<'f, 'a>(&'f Fleet<'a>);
+/// A parent's track as a window holds it: its members' ids, oldest first, and its counts when a
+/// member is running, queued, needing you or failed. Any other's are all 0 but its size: the
+/// answer has those once per size ([`quiet_counts`]), so tens of thousands of quiet tracks do not
+/// cost the page an object each.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowTrack {
+    pub parent_agent_id: AgentId,
+    pub members: Vec<AgentId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Tally>,
+}
 
-impl Serialize for Tracks<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let (f, e) = (self.0, self.0.engine);
-        let parents: BTreeSet<AgentId> = f
-            .agents
-            .iter()
-            .filter_map(|a| e.existing_parent(a))
-            .collect();
-        let mut places = Vec::with_capacity(parents.len());
-        let mut members = Vec::new();
-        let mut ends = Vec::with_capacity(parents.len());
-        let mut counts = Vec::new();
-        let mut quiet = std::collections::BTreeMap::from([(0, Tally::default())]);
-        for (i, p) in parents.into_iter().enumerate() {
-            places.push(f.agent(p));
-            members.extend(e.track(p).into_iter().map(|m| f.agent(m)));
-            ends.push(members.len());
+/// Which cards a window asks for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum WindowQuery {
+    /// The fleet with every card (a resync).
+    Whole,
+    /// The fleet with the cards its first screen shows: every agent of `workspace_id` (or, when
+    /// that is not an open workspace, of the one with the latest activity, the page's own
+    /// choice then), and `agent_ids` (its tabs) with their ancestors and children. Both come
+    /// from the window's saved layout: what names nothing here is passed over (the page drops
+    /// such tabs itself).
+    #[serde(rename_all = "camelCase")]
+    First {
+        #[serde(default)]
+        workspace_id: Option<String>,
+        #[serde(default)]
+        agent_ids: Vec<String>,
+    },
+    /// Up to `limit` cards created after `after` ([created ms, id]; none: from the oldest), with
+    /// the tracks of their parents, and the key to ask after next (null at the end).
+    #[serde(rename_all = "camelCase")]
+    After {
+        #[serde(default)]
+        after: Option<(i64, AgentId)>,
+        limit: usize,
+    },
+}
+
+/// The most cards one page carries, whatever a window asks.
+pub const PAGE_MAX: usize = 20_000;
+
+/// Unarchived agents, oldest first, that `keep` accepts.
+fn agents_where(e: &Engine, keep: impl Fn(&AgentState) -> bool) -> Vec<&AgentState> {
+    let mut agents: Vec<&AgentState> = e
+        .agents()
+        .filter(|a| !a.record.is_archived() && keep(a))
+        .collect();
+    agents.sort_unstable_by_key(|a| (a.record.created_at.millis(), a.record.id));
+    agents
+}
+
+fn key(a: &AgentState) -> (i64, AgentId) {
+    (a.record.created_at.millis(), a.record.id)
+}
+
+/// Up to `limit` (at most [`PAGE_MAX`]) unarchived agents after `after`, oldest first, and the
+/// key of the last one when more follow.
+fn page(
+    e: &Engine,
+    after: Option<(i64, AgentId)>,
+    limit: usize,
+) -> (Vec<&AgentState>, Option<(i64, AgentId)>) {
+    let limit = limit.clamp(1, PAGE_MAX);
+    let mut agents = agents_where(e, |a| after.is_none_or(|k| key(a) > k));
+    let next = (agents.len() > limit).then(|| key(agents[limit - 1]));
+    agents.truncate(limit);
+    (agents, next)
+}
+
+/// The tracks of those of `agents` that are parents.
+fn tracks_of(e: &Engine, agents: &[&AgentState]) -> Vec<WindowTrack> {
+    let parents: BTreeSet<AgentId> = agents.iter().map(|a| a.record.id).collect();
+    parents
+        .into_iter()
+        .filter_map(|p| {
+            let members = e.track(p);
+            if members.is_empty() {
+                return None;
+            }
             let c = e.track_counts(p);
-            if c.running > 0 || c.queued > 0 || c.needs_you > 0 || c.failed > 0 {
-                counts.push((i, c));
-            } else {
-                quiet.entry(c.total).or_insert(c);
-            }
-        }
-        let quiet: Vec<(usize, Tally)> = quiet.into_iter().collect();
-        let mut m = s.serialize_map(Some(5))?;
-        m.serialize_entry("parents", &places)?;
-        m.serialize_entry("members", &members)?;
-        m.serialize_entry("ends", &ends)?;
-        m.serialize_entry("counts", &counts)?;
-        m.serialize_entry("quiet", &quiet)?;
-        m.end()
-    }
+            let busy = c.running > 0 || c.queued > 0 || c.needs_you > 0 || c.failed > 0;
+            Some(WindowTrack {
+                parent_agent_id: p,
+                members,
+                counts: busy.then_some(c),
+            })
+        })
+        .collect()
 }
 
-/// The word the agent's rows show ([`crate::model::attention`]).
-fn status_word(a: &AgentState) -> Cow<'static, str> {
-    crate::model::status_word(
-        &a.record,
-        a.bucket(),
-        a.pending_permission.as_deref(),
-        a.queue_place,
-    )
+/// The counts of a quiet track (nothing running, queued, needing you or failed) of each size
+/// `tracks` has, and of an empty one (a track that empties), as [size, counts] pairs: the page
+/// renders a quiet track's line from these, as the core words it.
+fn quiet_counts(tracks: &[WindowTrack]) -> Vec<(usize, Tally)> {
+    let quiet = |total| Tally {
+        total,
+        ..Tally::default()
+    };
+    let mut sizes = BTreeMap::from([(0, quiet(0))]);
+    for t in tracks.iter().filter(|t| t.counts.is_none()) {
+        sizes
+            .entry(t.members.len())
+            .or_insert_with(|| quiet(t.members.len()));
+    }
+    sizes.into_iter().collect()
+}
+
+/// The workspace of the unarchived agent active last among open workspaces (the page's rule for
+/// a window with none selected, `ui/layout.js`).
+fn latest_workspace(e: &Engine) -> Option<&WorkspaceId> {
+    let open = |w: &WorkspaceId| e.workspace(w).is_some_and(|w| !w.is_archived());
+    e.agents()
+        .filter(|a| !a.record.is_archived())
+        .filter_map(|a| {
+            let w = a.record.workspace_id.as_ref().filter(|w| open(w))?;
+            let at = a.record.last_activity_at.unwrap_or(a.record.updated_at);
+            Some((at.millis(), w))
+        })
+        .max_by_key(|(at, _)| *at)
+        .map(|(_, w)| w)
+}
+
+/// The agents a window's first screen shows (see [`WindowQuery::First`]).
+fn first_screen<'a>(
+    e: &'a Engine,
+    workspace: Option<&str>,
+    tabs: &[String],
+) -> Vec<&'a AgentState> {
+    let open = |w: &WorkspaceId| e.workspace(w).is_some_and(|w| !w.is_archived());
+    let selected = workspace.and_then(|w| w.parse::<WorkspaceId>().ok());
+    let mut shown: Vec<&WorkspaceId> = selected.iter().filter(|w| open(w)).collect();
+    if shown.is_empty() {
+        shown.extend(latest_workspace(e));
+    }
+    let mut ids: BTreeSet<AgentId> = BTreeSet::new();
+    for id in tabs.iter().filter_map(|t| t.parse::<AgentId>().ok()) {
+        let Some(mut a) = e.agent(id) else { continue };
+        ids.extend(e.track(id));
+        // Its ancestors: the tab groups and the pane's header name the tree it is in.
+        while ids.insert(a.record.id) {
+            match e.existing_parent(a).and_then(|p| e.agent(p)) {
+                Some(p) => a = p,
+                None => break,
+            }
+        }
+    }
+    agents_where(e, |a| {
+        ids.contains(&a.record.id)
+            || a.record
+                .workspace_id
+                .as_ref()
+                .is_some_and(|w| shown.contains(&w))
+    })
 }
 
 #[derive(Serialize)]
-struct WindowSnapshot<'f, 'a> {
-    strings: &'f [Cow<'a, str>],
+#[serde(rename_all = "camelCase")]
+struct WindowSnapshot<'a> {
+    /// Whether `agents` is every card (else the page asks for the rest in pages).
+    whole: bool,
+    quiet_counts: Vec<(usize, Tally)>,
     #[serde(flatten)]
-    fleet: super::FleetSnapshot<Cards<'f, 'a>, Tracks<'f, 'a>>,
+    fleet: super::FleetSnapshot<Vec<AgentCard<'a>>, Vec<WindowTrack>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Page<'a> {
+    agents: Vec<AgentCard<'a>>,
+    tracks: Vec<WindowTrack>,
+    quiet_counts: Vec<(usize, Tally)>,
+    next: Option<(i64, AgentId)>,
 }
 
 impl Actor {
-    /// The window's fleet snapshot as JSON text (`FleetSnapshot` with cards for agents).
-    pub(super) fn window_snapshot(&self) -> Result<String, RuntimeError> {
-        let fleet = Fleet::new(&self.engine);
-        let snapshot = WindowSnapshot {
-            strings: &fleet.strings,
-            fleet: self.fleet_snapshot(Cards(&fleet), Tracks(&fleet)),
-        };
+    /// What a window asked for, as JSON text.
+    pub(super) fn window_snapshot(&self, query: WindowQuery) -> Result<String, RuntimeError> {
+        let e = &self.engine;
+        let rollups = e.usage_rollups();
         let encode = |message: String| StoreError::Encode {
             what: "the window's snapshot".into(),
             message,
         };
-        // Sized for a typical agent up front, so a big fleet's text is not copied while it grows.
-        let mut out = Vec::with_capacity(4096 + fleet.agents.len() * 150);
-        serde_json::to_writer(&mut out, &snapshot).map_err(|e| encode(e.to_string()))?;
+        let (agents, whole, page) = match query {
+            WindowQuery::Whole => (agents_where(e, |_| true), true, None),
+            WindowQuery::First {
+                workspace_id,
+                agent_ids,
+            } => (
+                first_screen(e, workspace_id.as_deref(), &agent_ids),
+                false,
+                None,
+            ),
+            WindowQuery::After { after, limit } => {
+                let (agents, next) = page(e, after, limit);
+                (agents, false, Some(next))
+            }
+        };
+        let tracks = tracks_of(e, &agents);
+        let quiet_counts = quiet_counts(&tracks);
+        let list: Vec<AgentCard> = agents
+            .iter()
+            .map(|a| AgentCard::of(e, a, &rollups))
+            .collect();
+        // Sized for a typical card up front, so a big fleet's text is not copied while it grows.
+        let mut out = Vec::with_capacity(4096 + list.len() * 300);
+        let written = match page {
+            Some(next) => serde_json::to_writer(
+                &mut out,
+                &Page {
+                    agents: list,
+                    tracks,
+                    quiet_counts,
+                    next,
+                },
+            ),
+            None => serde_json::to_writer(
+                &mut out,
+                &WindowSnapshot {
+                    whole,
+                    quiet_counts,
+                    fleet: self.fleet_snapshot(list, tracks),
+                },
+            ),
+        };
+        written.map_err(|e| encode(e.to_string()))?;
         Ok(String::from_utf8(out).map_err(|e| encode(e.to_string()))?)
     }
 }
 
+/// An event as a window gets it: an agent's change as its card ([`AgentCard`], the shape of the
+/// snapshot's and the pages' cards), every other event as it is. The event itself keeps the
+/// whole snapshot: other clients read it back whole (`api/response_tests.rs`).
+#[derive(Clone, Copy)]
+pub struct WindowEvent<'a>(pub &'a Event);
+
+impl Serialize for WindowEvent<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let (kind, agent) = match self.0 {
+            Event::AgentUpdated { agent } => ("agentUpdated", agent),
+            Event::AgentArchived { agent } => ("agentArchived", agent),
+            other => return other.serialize(s),
+        };
+        let mut m = s.serialize_struct("Event", 2)?;
+        m.serialize_field("type", kind)?;
+        m.serialize_field("agent", &AgentCard::of_snapshot(agent))?;
+        m.end()
+    }
+}
+
 impl RuntimeHandle {
-    /// What a window renders from, as JSON text: the fleet with its agents' cards in columns
-    /// ([`Cards`]); `get` has an agent's whole snapshot.
-    pub async fn window_snapshot(&self) -> Result<String, RuntimeError> {
-        self.ask(Command::WindowSnapshot).await
+    /// What a window renders from, as JSON text: the fleet with the cards `query` asks for
+    /// ([`AgentCard`]); `get` has an agent's whole snapshot.
+    pub async fn window_snapshot(&self, query: WindowQuery) -> Result<String, RuntimeError> {
+        self.ask(|r| Command::WindowSnapshot(query, r)).await
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::NewAgent;
-    use crate::model::TurnOutcome;
-    use crate::workspaces::directory_workspace_with;
-    use serde_json::{json, Value};
-    use std::path::Path;
-
-    /// One agent's field from the columns: a shared string's, or a rare one's.
-    fn field(snap: &Value, place: usize, key: &str) -> Value {
-        let cards = &snap["cards"];
-        if let Some(column) = cards[key].as_array() {
-            let at = column[place].as_u64().unwrap_or(0) as usize;
-            return if at == 0 {
-                Value::Null
-            } else {
-                snap["strings"][at - 1].clone()
-            };
-        }
-        let rare = cards["rare"].as_array().into_iter().flatten();
-        rare.filter(|r| r[0] == place)
-            .map(|r| r[1][key].clone())
-            .next()
-            .unwrap_or(Value::Null)
-    }
-
-    #[test]
-    fn cards_carry_the_look_and_needs_you_and_quiet_tracks_their_counts_by_size() {
-        let mut e = Engine::new();
-        let now = crate::model::Timestamp::now();
-        let (ws, project) = directory_workspace_with(Path::new("/src"), None, &[], now);
-        let workspace = ws.workspace_id.clone();
-        e.upsert_workspace(ws, project);
-        let mut make = |parent: Option<AgentId>| {
-            let id = e
-                .create(NewAgent {
-                    parent,
-                    initial_prompt: Some("ls".into()),
-                    ..NewAgent::new("shell", false, "/src", workspace.clone())
-                })
-                .unwrap();
-            e.session_ready(id).unwrap();
-            id
-        };
-        let (lead, other) = (make(None), make(None));
-        let canceled = make(Some(lead));
-        let failed = make(Some(lead));
-        let quiet = make(Some(other));
-        e.turn_ended(canceled, TurnOutcome::Canceled).unwrap();
-        let failure = TurnOutcome::Failed {
-            message: "boom".into(),
-            detail: None,
-        };
-        e.turn_ended(failed, failure).unwrap();
-        e.turn_ended(quiet, TurnOutcome::Completed).unwrap();
-        e.mark_seen(quiet).unwrap();
-
-        let fleet = Fleet::new(&e);
-        let place = |id: AgentId| fleet.place[&id] as usize;
-        let snap = json!({
-            "strings": &fleet.strings,
-            "cards": Cards(&fleet),
-            "tracks": Tracks(&fleet),
-        });
-        assert_eq!(field(&snap, place(canceled), "look"), "canceled");
-        assert_eq!(field(&snap, place(canceled), "bucket"), "done");
-        assert_eq!(field(&snap, place(failed), "look"), "failed");
-        assert_eq!(field(&snap, place(failed), "needsYou"), true);
-        assert_eq!(field(&snap, place(canceled), "needsYou"), Value::Null);
-        // The lead's track has a failed child: its counts are its own. The other's is quiet:
-        // its line comes once for its size (and for an empty track).
-        let tracks = &snap["tracks"];
-        assert_eq!(tracks["counts"].as_array().unwrap().len(), 1);
-        let quiet_line = |size: usize| {
-            let pairs = tracks["quiet"].as_array().unwrap();
-            let tally = pairs.iter().find(|p| p[0] == size).unwrap();
-            let parts = tally[1]["line"].as_array().unwrap();
-            parts
-                .iter()
-                .map(|p| p["text"].as_str().unwrap().to_string())
-                .collect::<Vec<_>>()
-                .join(" · ")
-        };
-        assert_eq!(quiet_line(1), "0 running · 0 need you · 1 total");
-        assert_eq!(quiet_line(0), "0 running · 0 need you · 0 total");
-        assert_eq!(tracks["quiet"].as_array().unwrap().len(), 2);
-    }
-}
+#[path = "window_tests.rs"]
+mod tests;

@@ -20,7 +20,7 @@ impl Actor {
     pub(super) fn dispatch(&mut self, cmd: Command) {
         match cmd {
             Command::Snapshot(r) => answer(r, Ok(self.snapshot())),
-            Command::WindowSnapshot(r) => answer(r, self.window_snapshot()),
+            Command::WindowSnapshot(q, r) => answer(r, self.window_snapshot(q)),
             Command::Counts(r) => answer(r, Ok(FleetCounts::of(&self.engine))),
             Command::Alerts(r) => answer(r, Ok(self.alerts())),
             Command::GetAgent { id, reply } => answer(reply, self.snap(id)),

@@ -1,9 +1,10 @@
-//! The window's column snapshot (`runtime/window.rs`) end to end: the real Rust encoder's text,
-//! for a fleet with more than 65,535 distinct shared strings (every agent its own cwd and so its
-//! own workspace), decoded by the page's real code (`ui/backend.js` `fleetSnapshot` into
-//! `ui/cards.js`) under node, and every card and track compared with the runtime's own listing
-//! (`snapshot`, serialized on another path). The workspaces are in the registry already, as
-//! the app leaves them, so the start does not register 33,000 of them one by one.
+//! The window's snapshot and pages of cards (`runtime/window.rs`) end to end: the real Rust
+//! encoder's text, for a fleet with more than 65,535 distinct shared strings (every agent its own
+//! cwd and so its own workspace), kept by the page's real code (`ui/cards.js`) under node, and
+//! every card and track compared with the runtime's own listing (`snapshot`, serialized on
+//! another path); the pages, asked one after the other as a window does, hold the same cards in
+//! the same order, each once. The workspaces are in the registry already, as the app leaves
+//! them, so the start does not register 33,000 of them one by one.
 
 mod support;
 
@@ -16,29 +17,28 @@ use paseo_core::runtime::AgentSummary;
 use paseo_core::store::{self, Layout};
 use support::scripted::Env;
 
-/// Twice this many distinct strings (a cwd and a workspace id each), past a `Uint16Array`'s reach.
+/// Twice this many distinct strings (a cwd and a workspace id each).
 const AGENTS: usize = 33_000;
+/// Cards per page, as a window asks.
+const PAGE: usize = 5_000;
 
-/// Runs the page's decoder on `snapshot` and checks it against `want`; prints a JSON report.
+/// Keeps `snapshot` and then `pages` as the page does and checks them against `want`; prints a
+/// JSON report.
 const DECODE: &str = r#"
 import fs from 'node:fs';
-const [snapPath, wantPath] = process.argv.slice(2);
-const text = fs.readFileSync(snapPath, 'utf8');
-// The Tauri IPC, as the webview has it: the `call` command answers a `fleetSnapshot` request
-// with the response frame's JSON text (`Response::to_json`).
-globalThis.window = { __TAURI__: { core: { invoke: async (cmd, args) => {
-  if (cmd !== 'call' || args.request.kind !== 'fleetSnapshot') throw new Error(`unexpected ${cmd} ${JSON.stringify(args)}`);
-  return JSON.parse(text);
-} } } };
-const backend = await import('./backend.js');
-const snap = await backend.fleetSnapshot();
-const want = JSON.parse(fs.readFileSync(wantPath, 'utf8'));
-const raw = JSON.parse(text).value;
+import { keepCards } from './cards.js';
+const [snapPath, wantPath, pagesPath] = process.argv.slice(2);
+const read = (p) => JSON.parse(fs.readFileSync(p, 'utf8'));
+const snap = read(snapPath);
+const want = read(wantPath);
+const fleetOf = () => ({ agents: new Map(), tracks: new Map(), trackCounts: new Map(), quietCounts: new Map() });
+const whole = fleetOf();
+keepCards(whole, snap);
 const fail = [];
-if (snap.agents.size !== want.length) fail.push(`size ${snap.agents.size}, want ${want.length}`);
+if (whole.agents.size !== want.length) fail.push(`size ${whole.agents.size}, want ${want.length}`);
 const children = new Map();
 for (const w of want) {
-  const c = snap.agents.get(w.id);
+  const c = whole.agents.get(w.id);
   if (!c) { fail.push(`no card for ${w.id}`); continue; }
   for (const k of ['title', 'provider', 'status', 'cwd', 'workspaceId', 'parentAgentId']) {
     if (c[k] !== w[k]) fail.push(`${w.id} ${k}: ${JSON.stringify(c[k])}, want ${JSON.stringify(w[k])}`);
@@ -51,11 +51,21 @@ for (const w of want) {
   if (fail.length > 5) break;
 }
 for (const [parent, kids] of children) {
-  const got = (snap.tracks.get(parent) ?? []).slice().sort().join();
+  const got = (whole.tracks.get(parent) ?? []).slice().sort().join();
   if (got !== kids.sort().join()) { fail.push(`track of ${parent}: ${got}`); break; }
 }
-const beyond = raw.agents.cwd.filter((ref) => ref > 0xffff).length;
-console.log(JSON.stringify({ fail, strings: raw.strings.length, beyond, tracks: children.size }));
+// The pages, kept one after the other: the same cards, in the same order, each once.
+const pages = read(pagesPath);
+const paged = fleetOf();
+let cards = 0;
+for (const page of pages) { cards += page.agents.length; keepCards(paged, page); }
+if (cards !== whole.agents.size) fail.push(`${cards} cards in the pages, ${whole.agents.size} in the snapshot`);
+if ([...paged.agents.keys()].join() !== [...whole.agents.keys()].join()) fail.push('the pages\' order');
+const norm = (c) => JSON.stringify(Object.fromEntries(Object.entries(c).sort()));
+for (const [id, c] of whole.agents) if (norm(paged.agents.get(id)) !== norm(c)) { fail.push(`paged card ${id}`); break; }
+if ([...paged.tracks.keys()].sort().join() !== [...whole.tracks.keys()].sort().join()) fail.push('the pages\' tracks');
+const strings = new Set(want.flatMap((w) => [w.cwd, w.workspaceId])).size;
+console.log(JSON.stringify({ fail, strings, pages: pages.length, tracks: children.size }));
 "#;
 
 fn seed(layout: &Layout) {
@@ -82,7 +92,7 @@ fn seed(layout: &Layout) {
                     let mut v = serde_json::json!({
                         "id": ids[i].to_string(), "provider": "shell",
                         "cwd": format!("/nowhere/p{i}"), "workspaceId": format!("ws-{i}"),
-                        // Titles past the BMP: `titleEnds` counts UTF-16 units.
+                        // Titles past the BMP read back whole.
                         "title": if i % 2 == 0 { format!("agent {i} \u{1F680}") } else { format!("agent {i}") },
                         "lastStatus": "closed", "createdAt": now, "updatedAt": now,
                     });
@@ -102,7 +112,7 @@ fn seed(layout: &Layout) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_pages_decoder_reads_every_card_of_the_rust_encoder_past_65535_strings() {
+async fn the_page_keeps_every_card_of_the_snapshot_and_of_its_pages_as_the_runtime_lists_them() {
     // 33,000 records and their registry written and read back: in memory where there is some,
     // since the disk's speed is not what this test is about.
     let shm = Path::new("/dev/shm");
@@ -121,12 +131,34 @@ async fn the_pages_decoder_reads_every_card_of_the_rust_encoder_past_65535_strin
     seed(&Layout::new(env.home()));
     let rt = env.start().await;
     let h = rt.handle();
-    let text = h
-        .call(Caller::User, Request::FleetSnapshot)
-        .await
-        .unwrap()
-        .to_json()
-        .unwrap();
+    // As the window asks, through the one API: the frames' JSON text, each frame's value kept.
+    let ask = |request: Request| {
+        let h = h.clone();
+        async move {
+            let text = h
+                .call(Caller::User, request)
+                .await
+                .unwrap()
+                .to_json()
+                .unwrap();
+            let mut frame: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(frame["kind"], "window", "{text:.200}");
+            frame["value"].take()
+        }
+    };
+    let text = serde_json::to_string(&ask(Request::FleetSnapshot).await).unwrap();
+    let mut pages = Vec::new();
+    let mut after = None;
+    loop {
+        let limit = Some(PAGE);
+        let page = ask(Request::FleetCards { after, limit }).await;
+        after = serde_json::from_value(page["next"].clone()).unwrap();
+        pages.push(page);
+        if after.is_none() {
+            break;
+        }
+        assert!(pages.len() <= AGENTS / PAGE + 1, "the pages do not end");
+    }
     let snap = h.snapshot().await.unwrap();
     assert!(
         snap.quarantined.is_empty() && snap.notices.is_empty(),
@@ -140,12 +172,15 @@ async fn the_pages_decoder_reads_every_card_of_the_rust_encoder_past_65535_strin
     // The page's modules, as the webview loads them (ES modules), beside the data.
     let dir = tempfile::tempdir().unwrap();
     let ui = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui");
-    for f in ["backend.js", "cards.js", "keyed.js"] {
-        std::fs::copy(ui.join(f), dir.path().join(f)).unwrap();
-    }
+    std::fs::copy(ui.join("cards.js"), dir.path().join("cards.js")).unwrap();
     std::fs::write(dir.path().join("package.json"), r#"{"type": "module"}"#).unwrap();
     std::fs::write(dir.path().join("decode.js"), DECODE).unwrap();
     std::fs::write(dir.path().join("snapshot.json"), &text).unwrap();
+    std::fs::write(
+        dir.path().join("pages.json"),
+        serde_json::to_vec(&pages).unwrap(),
+    )
+    .unwrap();
     std::fs::write(
         dir.path().join("want.json"),
         serde_json::to_vec(&want).unwrap(),
@@ -153,7 +188,7 @@ async fn the_pages_decoder_reads_every_card_of_the_rust_encoder_past_65535_strin
     .unwrap();
     let out = Command::new("node")
         .current_dir(dir.path())
-        .args(["decode.js", "snapshot.json", "want.json"])
+        .args(["decode.js", "snapshot.json", "want.json", "pages.json"])
         .output()
         .expect("node runs (scripts/setup.sh installs nodejs)");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -164,8 +199,8 @@ async fn the_pages_decoder_reads_every_card_of_the_rust_encoder_past_65535_strin
     );
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(report["fail"], serde_json::json!([]), "{report}");
-    // The path under test was taken: strings past 65,535, cards naming them, tracks.
+    // The path under test was taken: strings past 65,535, several pages, tracks.
     assert!(report["strings"].as_u64().unwrap() > 65_535, "{report}");
-    assert!(report["beyond"].as_u64().unwrap() > 0, "{report}");
+    assert_eq!(report["pages"], AGENTS.div_ceil(PAGE), "{report}");
     assert!(report["tracks"].as_u64().unwrap() > 0, "{report}");
 }
