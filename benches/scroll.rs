@@ -294,6 +294,8 @@ async fn size(
         json!(ws),
     )
     .await;
+    // What the user sees at this size (target/e2e-screenshots/scroll_N/).
+    app.screenshot("home").await;
     line("  frame interval, idle window", &idle);
     println!(
         "  open the biggest workspace ({roots} root agents): {:.0} ms",
@@ -322,8 +324,32 @@ async fn size(
         n,
     );
     app.quit().await;
+    drop(h);
+    if n == 100_000 {
+        dark_screenshot(n).await;
+    }
     let longest = home.frames.max.max(archived.frames.max);
     (over, targets, longest)
+}
+
+/// The window at `n` records in the dark theme, for a look (target/e2e-screenshots/scroll_N_dark/):
+/// a root seeded as the measured one, its biggest workspace open.
+async fn dark_screenshot(n: usize) {
+    let h = Harness::builder(&format!("scroll_{n}_dark"))
+        .env("GTK_THEME", "Adwaita:dark")
+        .build();
+    seed::seed_archived(h.home(), n, ARCHIVE_EVERY);
+    let app = h.launch_ready(&[]).await;
+    let biggest = app.execute_async(BIGGEST, vec![]).await;
+    let ws = biggest["id"].as_str().expect("a workspace").to_string();
+    app.click(&tid("tab-home")).await;
+    app.click(&format!(
+        "[data-testid=\"workspace-row\"][data-workspace-id=\"{ws}\"]"
+    ))
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    app.screenshot("home").await;
+    app.quit().await;
 }
 
 /// Frame intervals of the idle window over 3 s.
