@@ -123,8 +123,6 @@ impl Prepared {
         };
         // Only now may queued finish notices wake their parents: the server they talk to is up.
         handle.deliver_pending().await?;
-        // Reading the records left the allocator holding what they were parsed from.
-        paseo_core::runtime::window::release_freed_memory();
         let backend = Backend {
             data_root,
             mode,

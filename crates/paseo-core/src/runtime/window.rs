@@ -363,8 +363,6 @@ impl Actor {
                 (agents, false, Some(next))
             }
         };
-        // The window has every card after this answer.
-        let last = whole || page == Some(None);
         let tracks = tracks_of(e, &agents);
         let quiet_counts = quiet_counts(&tracks);
         let list: Vec<AgentCard> = agents
@@ -393,10 +391,6 @@ impl Actor {
             ),
         };
         written.map_err(|e| encode(e.to_string()))?;
-        if last {
-            // What the answers' cards and their ordering took is free again now.
-            release_freed_memory();
-        }
         Ok(String::from_utf8(out).map_err(|e| encode(e.to_string()))?)
     }
 }
@@ -419,17 +413,6 @@ impl Serialize for WindowEvent<'_> {
         m.serialize_field("type", kind)?;
         m.serialize_field("agent", &AgentCard::of_snapshot(agent))?;
         m.end()
-    }
-}
-
-/// Hands the heap's free pages back to the system. glibc keeps what a burst of work freed (the
-/// load of a big data root, a window's snapshot of it) in its arenas, where it stays part of
-/// the app's resident memory (figures: docs/benchmarks.md).
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointers; it only returns the allocator's own free memory.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 
