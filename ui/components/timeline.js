@@ -5,8 +5,13 @@
 import { h, timeText } from '../dom.js';
 import { termText } from './term-text.js';
 
-/** Items in the DOM while following the newest ones. */
-const FOLLOW_WINDOW = 200;
+/**
+ * Items in the DOM while following the newest ones: a screenful or two. An agent streaming
+ * ≈ 2,000 items a second brings ≈ 200 every 100 ms, and each is built, laid out and dropped
+ * again; fewer kept means less of that work between the user's clicks (SPEC 12: responsive;
+ * docs/benchmarks.md). Scrolling up adds older ones (`extendUp`).
+ */
+const FOLLOW_WINDOW = 100;
 /** Items in the DOM at most while the user reads further up. */
 const MAX_NODES = 1500;
 /** Items added per step when scrolling towards either end. */
@@ -374,7 +379,14 @@ export class TimelineView {
       this.follow = true;
       this.toBottom();
     } else if (this.follow) {
-      if (m.lastSeq > this.last) {
+      if (m.lastSeq - this.last >= FOLLOW_WINDOW) {
+        // More came since the last frame than the window holds: build only what it keeps,
+        // not every item only to drop it at once.
+        this.reset();
+        this.last = m.lastSeq;
+        this.first = Math.max(m.firstSeq, m.lastSeq - FOLLOW_WINDOW + 1);
+        this.list.append(this.build(this.first, this.last));
+      } else if (m.lastSeq > this.last) {
         this.list.append(this.build(this.last + 1, m.lastSeq));
         this.last = m.lastSeq;
         this.trimTop(this.last - FOLLOW_WINDOW + 1);
