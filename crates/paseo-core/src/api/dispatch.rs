@@ -56,7 +56,11 @@ impl RuntimeHandle {
                 unconfined,
                 labels,
                 request_id,
+                budget,
             } => {
+                if let Some(b) = &budget {
+                    crate::runtime::budget::check(b, "budget")?;
+                }
                 let existing = matches!(workspace, WorkspaceTarget::Existing { .. });
                 let mut req = CreateAgent::new(provider.trim(), workspace);
                 req.caller = caller;
@@ -70,6 +74,7 @@ impl RuntimeHandle {
                 req.unconfined = unconfined;
                 req.labels = labels;
                 req.request = request_id;
+                req.budget = budget;
                 // A workspace the engine does not know (or no longer has) is the request's
                 // `workspace` field at fault.
                 let created = self.create(req).await.map_err(|e| match e {
@@ -79,6 +84,7 @@ impl RuntimeHandle {
                     RuntimeError::Engine(
                         EngineError::UnknownWorkspace(_) | EngineError::WorkspaceArchived(_),
                     ) => e.at("workspace"),
+                    RuntimeError::Engine(EngineError::BudgetTooLarge { field, .. }) => e.at(field),
                     e => e,
                 })?;
                 R::Agent(Box::new(created))
@@ -271,6 +277,13 @@ impl RuntimeHandle {
                 user_only(caller, "setNotificationSettings")?;
                 self.set_notification_settings(settings).await?;
                 R::NotificationSettings(settings)
+            }
+            Request::SetBudget { agent_id, budget } => {
+                user_only(caller, "setBudget")?;
+                if let Some(b) = &budget {
+                    crate::runtime::budget::check(b, "budget")?;
+                }
+                R::Agent(Box::new(self.set_budget(agent_id, budget).await?))
             }
         })
     }

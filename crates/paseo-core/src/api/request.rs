@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ApiError;
 use crate::config::NotificationsConfig;
-use crate::model::{AgentId, Status, WorkspaceId};
+use crate::model::{AgentId, Budget, Status, WorkspaceId};
 use crate::runtime::WorkspaceTarget;
 use crate::workspaces::worktree::WorktreeTarget;
 
@@ -79,6 +79,9 @@ pub enum Request {
         /// Names the request for a worktree it makes (an MCP call id).
         #[serde(default)]
         request_id: Option<String>,
+        /// Its own budget (SPEC 18); an agent's child gets at most what its tree has left.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<Budget>,
     },
     /// A git worktree workspace of the repository containing `repo` (default for an agent:
     /// its own cwd).
@@ -233,6 +236,13 @@ pub enum Request {
     /// Writes config.json `notifications` (the rest of the file kept).
     SetNotificationSettings {
         settings: NotificationsConfig,
+    },
+    /// Sets, raises or (with no `budget`) clears an agent's budget (SPEC 18); turns that
+    /// waited on it run. The user's alone: an agent may never widen its own tree's budget.
+    SetBudget {
+        agent_id: AgentId,
+        #[serde(default)]
+        budget: Option<Budget>,
     },
 }
 

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::config::NotificationsConfig;
-use crate::model::{AgentId, Status, WorkspaceId};
+use crate::model::{AgentId, Budget, Status, WorkspaceId};
 use crate::runtime::WorkspaceTarget;
 use crate::workspaces::worktree::WorktreeTarget;
 
@@ -48,6 +48,7 @@ fn kind_of(r: &Request) -> &'static str {
         Request::ArchiveWorkspace { .. } => "archiveWorkspace",
         Request::NotificationSettings => "notificationSettings",
         Request::SetNotificationSettings { .. } => "setNotificationSettings",
+        Request::SetBudget { .. } => "setBudget",
     }
 }
 
@@ -90,6 +91,10 @@ fn every_request() -> Vec<Request> {
             unconfined: true,
             labels,
             request_id: Some("mcp:1".into()),
+            budget: Some(Budget {
+                tree_tokens: Some(5_000),
+                tree_cost_usd: Some(1.5),
+            }),
         },
         Request::CreateAgent {
             provider: "claude".into(),
@@ -107,6 +112,7 @@ fn every_request() -> Vec<Request> {
             unconfined: false,
             labels: BTreeMap::new(),
             request_id: None,
+            budget: None,
         },
         Request::CreateWorktree {
             repo: None,
@@ -197,6 +203,17 @@ fn every_request() -> Vec<Request> {
                 ..NotificationsConfig::default()
             },
         },
+        Request::SetBudget {
+            agent_id: a,
+            budget: Some(Budget {
+                tree_tokens: Some(1_000),
+                tree_cost_usd: None,
+            }),
+        },
+        Request::SetBudget {
+            agent_id: a,
+            budget: None,
+        },
     ]
 }
 
@@ -206,7 +223,7 @@ fn every_request_round_trips_through_json() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 34, "an example of every variant");
+    assert_eq!(kinds.len(), 35, "an example of every variant");
     for r in all {
         let text = serde_json::to_string(&r).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -271,6 +288,10 @@ fn a_bad_request_names_what_is_wrong() {
         (
             json!({"kind": "createAgent", "provider": "shell", "workspace": {"kind": "directory"}}),
             "path",
+        ),
+        (
+            json!({"kind": "setBudget", "agentId": a, "budget": {"tokens": 5}}),
+            "tokens",
         ),
     ];
     for (frame, field) in cases {

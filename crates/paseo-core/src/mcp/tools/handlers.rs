@@ -108,6 +108,7 @@ impl PaseoTools {
             unconfined: input.unconfined.unwrap_or(false),
             labels: input.labels.unwrap_or_default(),
             request_id: Some(format!("mcp:create_agent:{}", uuid::Uuid::new_v4())),
+            budget: input.budget,
         };
         let Response::Agent(snap) = self.ask(caller, request, "").await? else {
             return Err(unexpected());
