@@ -3,7 +3,7 @@
 //! "N of M tokens"; at its cap the user's own prompt still runs, while the child the model starts
 //! through the app's MCP server is held: the parent's track row says it waits on the budget, its
 //! pane says how much the tree used and shows the prompt, and "Raise budget…" raises it, which
-//! runs the held turn. Light and dark, with screenshots of each.
+//! runs the held turn; "Clear" takes it away. Light and dark, with screenshots of each.
 
 use crate::anthropic::{AnthropicStandIn, Input, Reply};
 use crate::anthropic::{CACHE_WRITE_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS};
@@ -158,6 +158,24 @@ async fn budget_scenario(h: Harness, shot: &str) {
     })
     .await;
     app.screenshot(&format!("{shot}-raised")).await;
+
+    // Clear, from the lead's header: no budget applies, no words.
+    app.click(&sel_tab(&lead_id)).await;
+    app.wait_for(&pane).await;
+    app.click(&format!("{pane} {}", tid("budget-open"))).await;
+    app.click(&tid("budget-clear")).await;
+    crate::common::poll(
+        "the budget's words to go",
+        crate::common::TIMEOUT,
+        || async {
+            (!app
+                .is_shown(&format!("{pane} {}", tid("agent-budget")))
+                .await)
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(!app.is_shown(&dialog).await, "the dialog closed");
 }
 
 #[tokio::test]
