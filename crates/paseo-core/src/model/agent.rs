@@ -489,34 +489,6 @@ mod tests {
         assert_eq!(again, rec);
     }
 
-    /// SPEC 18: a record written before budgets has none (and writes none back); one with a
-    /// budget reads it back whole, at rest too.
-    #[test]
-    fn a_record_without_a_budget_loads_unchanged_and_one_with_it_keeps_it() {
-        let old = r#"{"id": "2f1c0d5e-8f9a-4a7b-9c2d-1e2f3a4b5c6d", "provider": "claude",
-            "cwd": "/w", "lastStatus": "idle", "createdAt": "2026-01-01T00:00:00.000Z",
-            "updatedAt": "2026-01-01T00:00:00.000Z", "title": "lead"}"#;
-        let rec: AgentRecord = serde_json::from_str(old).unwrap();
-        assert!(rec.budget.is_none());
-        let out = serde_json::to_value(&rec).unwrap();
-        assert!(out.get("budget").is_none(), "{out}");
-        let mut with = out.clone();
-        with["budget"] = serde_json::json!({"treeTokens": 5000, "treeCostUsd": 1.25});
-        let text = with.to_string();
-        for rec in [
-            *AgentRecord::from_json_boxed(text.as_bytes()).unwrap(),
-            *AgentRecord::from_json_at_rest(text.as_bytes()).unwrap(),
-        ] {
-            let b = rec.budget.as_deref().copied().unwrap();
-            assert_eq!((b.tree_tokens, b.tree_cost_usd), (Some(5000), Some(1.25)));
-            assert!(rec.extra.is_empty(), "read as a field, not an unknown key");
-            assert_eq!(
-                serde_json::to_value(&rec).unwrap()["budget"],
-                with["budget"]
-            );
-        }
-    }
-
     #[test]
     fn config_reads_its_fields_and_keeps_unknown_ones_whatever_their_keys() {
         // An escaped key (owned while read) and null values read as they did with flatten.
