@@ -38,7 +38,7 @@ mod trust;
 mod turn;
 pub mod usage;
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::model::{
     AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Bucket, NewItem, Notice,
@@ -527,37 +527,6 @@ impl Engine {
         }
         self.tell_ancestors_activity(id);
         self.refresh(id);
-    }
-
-    /// An agent that starts or stops running changes the "Archive finished" count of every
-    /// track above it (a member with a subagent running is not finished): they are told too.
-    fn tell_ancestors_activity(&mut self, id: AgentId) {
-        let Some(a) = self.agents.get_mut(&id) else {
-            return;
-        };
-        let active = a.status().is_active() && !a.record.is_archived();
-        if a.counted_active != active {
-            a.counted_active = active;
-            self.mark_tracks_above(id);
-        }
-    }
-
-    /// What runs below `id` changed: the tracks above it count their finished members again.
-    /// The walk stops at a running ancestor: every member above it has that one running below
-    /// it whatever happened here, so a chain of starting agents costs one step each.
-    fn mark_tracks_above(&mut self, id: AgentId) {
-        let mut seen = HashSet::from([id]);
-        let mut cur = id;
-        while let Some(p) = self.unarchived_parent(cur) {
-            if !seen.insert(p) {
-                break;
-            }
-            self.out.tracks.insert(p);
-            if self.agents.get(&p).is_some_and(|a| a.status().is_active()) {
-                break;
-            }
-            cur = p;
-        }
     }
 
     fn timeline(&mut self, id: AgentId, item: NewItem) {
