@@ -9,9 +9,9 @@ use super::*;
 use crate::config::NotificationsConfig;
 use crate::engine::{Engine, NewAgent};
 use crate::model::{
-    AgentId, AgentRecord, Budget, ChangeCounts, FleetCounts, ItemKind, PermissionKind,
-    PermissionRequest, Spent, StyledRun, Tally, TermColor, TermStyle, TimelineItem, Timestamp,
-    TreeBudget, Usage, WorkspaceKind,
+    AgentId, AgentRecord, ArchiveHead, ArchivePlan, Budget, ChangeCounts, FleetCounts, ItemKind,
+    KeptChild, PermissionKind, PermissionRequest, Spent, StyledRun, Tally, TermColor, TermStyle,
+    TimelineItem, Timestamp, TreeBudget, Unfinished, Usage, WorkspaceKind,
 };
 use crate::runtime::events::TrackSnapshot;
 use crate::runtime::CheckoutAgent;
@@ -33,6 +33,7 @@ fn kind_of(r: &Response) -> &'static str {
         Response::Prompted { .. } => "prompted",
         Response::Waited { .. } => "waited",
         Response::AgentIds(_) => "agentIds",
+        Response::ArchivePlan(_) => "archivePlan",
         Response::Flag(_) => "flag",
         Response::Done => "done",
         Response::Timeline(_) => "timeline",
@@ -241,6 +242,22 @@ fn every_response(f: &Fleet) -> Vec<Response> {
             timed_out: true,
         },
         Response::AgentIds(vec![a, b]),
+        Response::ArchivePlan(ArchivePlan {
+            heads: vec![ArchiveHead {
+                id: a,
+                title: "fix the parser".into(),
+                provider: "shell".into(),
+                running: true,
+                subagents: 3,
+                running_subagents: 1,
+            }],
+            kept: vec![KeptChild {
+                id: b,
+                title: String::new(),
+                provider: "claude".into(),
+                why: Unfinished::NeedsYou,
+            }],
+        }),
         Response::Flag(true),
         Response::Done,
         Response::Timeline(items()),
@@ -357,7 +374,7 @@ fn every_response_reads_back_as_the_json_it_was() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 18, "an example of every variant");
+    assert_eq!(kinds.len(), 19, "an example of every variant");
     for r in all {
         // The frame the app sends (the window's fast path), and serde's own encoding.
         let frame = r.to_json().unwrap();

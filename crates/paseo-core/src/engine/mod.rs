@@ -34,6 +34,7 @@ mod notice;
 mod outcome;
 mod pending;
 mod permission;
+mod plan;
 mod session;
 mod trust;
 mod turn;
@@ -154,6 +155,9 @@ pub struct AgentState {
     root: AgentId,
     /// The bucket it contributes, and where (SPEC 6).
     contribution: Option<(WorkspaceId, Bucket)>,
+    /// Whether the tracks above it last heard it running or starting: their "Archive
+    /// finished" counts depend on it (SPEC 5), not only its parent's.
+    counted_active: bool,
 }
 
 impl AgentState {
@@ -179,6 +183,7 @@ impl AgentState {
             queue_place: None,
             changes: None,
             contribution: None,
+            counted_active: false,
         }
     }
 
@@ -529,6 +534,7 @@ impl Engine {
         if let Some(p) = self.unarchived_parent(id) {
             self.out.tracks.insert(p);
         }
+        self.tell_ancestors_activity(id);
         self.refresh(id);
     }
 

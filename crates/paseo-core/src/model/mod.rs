@@ -13,6 +13,7 @@
 //! (instants, unknown fields, packed labels) are gathered in [`compact`], with their reason.
 
 pub mod agent;
+pub mod archive_plan;
 pub mod attention;
 pub mod budget;
 pub mod compact;
@@ -35,6 +36,7 @@ pub mod workspace;
 pub use agent::{
     AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
 };
+pub use archive_plan::{ArchiveHead, ArchivePlan, KeptChild, Unfinished};
 pub use attention::{alert, look, status_word, Alert, APPROVE_START, BUDGET_WAIT};
 pub use budget::{Budget, Spent, TreeBudget};
 pub use held::{hold_reasons, BudgetHold, HeldTurn, Hold, HoldReason, Reach, Standing};
