@@ -56,7 +56,7 @@ impl Engine {
     }
 
     /// `id` and every agent above it in budget trees, nearest first (cycle-safe).
-    fn budget_chain(&self, id: AgentId) -> Vec<AgentId> {
+    pub(super) fn budget_chain(&self, id: AgentId) -> Vec<AgentId> {
         let mut seen = FxHashSet::default();
         let mut chain = Vec::new();
         let mut cur = Some(id);
@@ -65,6 +65,19 @@ impl Engine {
             cur = self.budget_parent(c);
         }
         chain
+    }
+
+    /// The agents with a budget at or above `id`: what their trees used changed when `id`'s
+    /// usage did (a detached agent's creator is not above it in the parent chain).
+    pub(super) fn budget_holders(&self, id: AgentId) -> Vec<AgentId> {
+        self.budget_chain(id)
+            .into_iter()
+            .filter(|h| {
+                self.agents
+                    .get(h)
+                    .is_some_and(|a| a.record.budget.is_some())
+            })
+            .collect()
     }
 
     /// What `holder`'s budget tree used: its own usage and that of every agent below it.

@@ -213,6 +213,8 @@ fn a_detached_agent_counts_against_its_creators_tree() {
     f.e.turn_usage(detached, &used(100)).unwrap();
     f.e.turn_ended(detached, TurnOutcome::Completed).unwrap();
     let _ = f.e.take_outcome();
+    // The creator's budget words changed: it is re-rendered, as a parent is for its usage.
+    assert!(f.e.take_rerender().contains(&root));
     assert_eq!(f.e.budget_spent(root).tokens, 100);
     assert!(
         f.e.tree_usage(root).is_empty(),
