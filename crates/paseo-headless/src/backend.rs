@@ -6,6 +6,7 @@ use crate::cli::Mode;
 use crate::data_root;
 use crate::lock::{DataRootLock, LockError};
 use crate::logging::{self, LogGuard, LoggingError};
+use crate::socket::{SocketError, SocketServer};
 use chrono::{DateTime, Utc};
 use paseo_core::config::Config;
 use paseo_core::mcp::{McpError, McpServer, RunningMcp};
@@ -28,12 +29,16 @@ pub enum BackendError {
     Mcp(#[from] McpError),
     #[error("cannot start the runtime: {0}")]
     Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Socket(#[from] SocketError),
 }
 
 /// The core: the runtime and the MCP server agents talk to.
 struct Core {
     runtime: Runtime,
     mcp: RunningMcp,
+    /// The Unix socket `paseo-headless attach` joins (SPEC 17).
+    socket: SocketServer,
 }
 
 /// A started backend. Dropping it without [`Backend::shutdown`] still releases the lock, but
@@ -85,11 +90,23 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     };
     // Only now may queued finish notices wake their parents: the server they talk to is up.
     handle.deliver_pending().await?;
+    let socket = match SocketServer::start(data_root, handle.clone()) {
+        Ok(socket) => socket,
+        Err(error) => {
+            mcp.shutdown().await;
+            runtime.shutdown().await;
+            return Err(error.into());
+        }
+    };
     let backend = Backend {
         data_root: data_root.to_path_buf(),
         mode,
         started_at: Utc::now(),
-        core: Some(Core { runtime, mcp }),
+        core: Some(Core {
+            runtime,
+            mcp,
+            socket,
+        }),
         handle,
         lock: Some(lock),
         log: Some(log),
@@ -130,6 +147,7 @@ impl Backend {
         // Before the lock is released: no new tool calls, then every agent stopped and every
         // record persisted.
         if let Some(core) = self.core.take() {
+            core.socket.shutdown();
             core.mcp.shutdown().await;
             core.runtime.shutdown().await;
         }

@@ -15,6 +15,7 @@ pub mod headless;
 pub mod lock;
 mod logfile;
 pub mod logging;
+pub mod socket;
 
 pub use paseo_core;
 

@@ -234,6 +234,9 @@ pub enum Request {
     SetNotificationSettings {
         settings: NotificationsConfig,
     },
+    /// The window's snapshot with the number of the last event it reflects: a client that
+    /// numbers its events (a host's, SPEC 17) applies only those after it.
+    SyncSnapshot,
 }
 
 fn default_diff_limit() -> usize {

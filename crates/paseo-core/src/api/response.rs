@@ -58,6 +58,14 @@ pub enum Response {
     Discarded(Option<Discarded>),
     PrStatus(GhStatus),
     NotificationSettings(NotificationsConfig),
+    /// A window's snapshot (as [`Response::Window`]) and the number of the last event it
+    /// reflects.
+    #[serde(rename_all = "camelCase")]
+    Synced {
+        seq: u64,
+        #[serde(serialize_with = "raw_json", deserialize_with = "raw_text")]
+        window: String,
+    },
 }
 
 fn raw_json<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
