@@ -235,7 +235,7 @@ async fn serve(stream: UnixStream, handle: RuntimeHandle, hello: Arc<Hello>) {
         }
         match ClientFrame::parse(&line) {
             Ok(ClientFrame::Request { id, request }) => {
-                tokio::spawn(answer(handle.clone(), id, request, out.clone()));
+                tokio::spawn(answer(handle.clone(), id, *request, out.clone()));
             }
             Ok(ClientFrame::Hello(_)) => {
                 let error = ApiError::new("invalid", "hello was already said");

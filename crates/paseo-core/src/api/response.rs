@@ -84,6 +84,9 @@ impl Response {
     pub fn to_json(&self) -> Result<String, ApiError> {
         match self {
             Response::Window(text) => Ok(format!("{{\"kind\":\"window\",\"value\":{text}}}")),
+            Response::Synced { seq, window } => Ok(format!(
+                "{{\"kind\":\"synced\",\"value\":{{\"seq\":{seq},\"window\":{window}}}}}"
+            )),
             other => serde_json::to_string(other).map_err(|e| ApiError {
                 code: "error".to_string(),
                 message: format!("cannot encode the answer: {e}"),
