@@ -30,8 +30,12 @@ pub enum AttachError {
     Spawn(io::Error),
     #[error("the backend did not start: {0}")]
     DidNotStart(String),
-    #[error("the backend's socket {path} did not answer within {secs} s")]
-    NoAnswer { path: PathBuf, secs: u64 },
+    #[error("the backend's socket {path} did not answer within {secs} s (the backend's log in {logs} says why)")]
+    NoAnswer {
+        path: PathBuf,
+        secs: u64,
+        logs: PathBuf,
+    },
     #[error("{0}")]
     Refused(String),
     #[error("the connection to the backend failed: {0}")]
@@ -65,7 +69,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
 
 async fn attach(data_root: &Path) -> Result<(), AttachError> {
     let path = socket::socket_path(data_root);
-    let stream = match UnixStream::connect(&path).await {
+    let stream = match socket::connect(data_root) {
         Ok(stream) => stream,
         Err(_) => start_backend(data_root, &path).await?,
     };
@@ -103,7 +107,7 @@ async fn start_backend(data_root: &Path, path: &Path) -> Result<UnixStream, Atta
     let deadline = Instant::now() + START_WAIT;
     let mut exited = None;
     loop {
-        if let Ok(stream) = UnixStream::connect(path).await {
+        if let Ok(stream) = socket::connect(data_root) {
             return Ok(stream);
         }
         if exited.is_none() {
@@ -134,6 +138,7 @@ async fn start_backend(data_root: &Path, path: &Path) -> Result<UnixStream, Atta
         None => Err(AttachError::NoAnswer {
             path: path.to_path_buf(),
             secs: START_WAIT.as_secs(),
+            logs,
         }),
     }
 }

@@ -6,7 +6,7 @@ use crate::cli::Mode;
 use crate::data_root;
 use crate::lock::{DataRootLock, LockError};
 use crate::logging::{self, LogGuard, LoggingError};
-use crate::socket::{SocketError, SocketServer};
+use crate::socket::SocketServer;
 use chrono::{DateTime, Utc};
 use paseo_core::config::Config;
 use paseo_core::mcp::{McpError, McpServer, RunningMcp};
@@ -29,8 +29,6 @@ pub enum BackendError {
     Mcp(#[from] McpError),
     #[error("cannot start the runtime: {0}")]
     Runtime(#[from] RuntimeError),
-    #[error(transparent)]
-    Socket(#[from] SocketError),
 }
 
 /// The core: the runtime and the MCP server agents talk to.
@@ -38,7 +36,7 @@ struct Core {
     runtime: Runtime,
     mcp: RunningMcp,
     /// The Unix socket `paseo-headless attach` joins (SPEC 17).
-    socket: SocketServer,
+    socket: Option<SocketServer>,
 }
 
 /// A started backend. Dropping it without [`Backend::shutdown`] still releases the lock, but
@@ -90,14 +88,10 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     };
     // Only now may queued finish notices wake their parents: the server they talk to is up.
     handle.deliver_pending().await?;
-    let socket = match SocketServer::start(data_root, handle.clone()) {
-        Ok(socket) => socket,
-        Err(error) => {
-            mcp.shutdown().await;
-            runtime.shutdown().await;
-            return Err(error.into());
-        }
-    };
+    // A backend that cannot listen still runs this machine's fleet; only hosts cannot attach.
+    let socket = SocketServer::start(data_root, handle.clone())
+        .map_err(|error| tracing::warn!(target: LOG_TARGET, %error, "hosts cannot attach"))
+        .ok();
     let backend = Backend {
         data_root: data_root.to_path_buf(),
         mode,
@@ -147,7 +141,9 @@ impl Backend {
         // Before the lock is released: no new tool calls, then every agent stopped and every
         // record persisted.
         if let Some(core) = self.core.take() {
-            core.socket.shutdown();
+            if let Some(socket) = core.socket {
+                socket.shutdown();
+            }
             core.mcp.shutdown().await;
             core.runtime.shutdown().await;
         }

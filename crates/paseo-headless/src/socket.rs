@@ -38,6 +38,35 @@ pub fn socket_path(data_root: &Path) -> PathBuf {
     data_root.join(SOCKET_NAME)
 }
 
+/// A socket's address holds at most 107 bytes of path; a data root deeper than that is reached
+/// through its open folder (`/proc/self/fd/N/name`), which the kernel resolves the same way.
+/// `with` gets the path to use while the folder is held open.
+fn at_short_path<T>(
+    dir: &Path,
+    name: &str,
+    with: impl FnOnce(&Path) -> io::Result<T>,
+) -> io::Result<T> {
+    let full = dir.join(name);
+    if full.as_os_str().len() < 100 {
+        return with(&full);
+    }
+    use std::os::fd::AsRawFd;
+    let folder = std::fs::File::open(dir)?;
+    let short = PathBuf::from(format!("/proc/self/fd/{}/{name}", folder.as_raw_fd()));
+    let result = with(&short);
+    drop(folder);
+    result
+}
+
+/// Connects to the backend's socket in `data_root` (whatever the root's depth).
+pub fn connect(data_root: &Path) -> io::Result<UnixStream> {
+    let stream = at_short_path(data_root, SOCKET_NAME, |path| {
+        std::os::unix::net::UnixStream::connect(path)
+    })?;
+    stream.set_nonblocking(true)?;
+    UnixStream::from_std(stream)
+}
+
 #[derive(Debug, Error)]
 pub enum SocketError {
     #[error("cannot check the data root {path}: {source}")]
@@ -64,13 +93,15 @@ impl SocketServer {
     pub fn start(data_root: &Path, handle: RuntimeHandle) -> Result<SocketServer, SocketError> {
         check_private(data_root)?;
         let path = socket_path(data_root);
-        let staging = data_root.join(format!(".{SOCKET_NAME}.{}", std::process::id()));
+        let staging_name = format!(".{SOCKET_NAME}.{}", std::process::id());
+        let staging = data_root.join(&staging_name);
         let bind_error = |source| SocketError::Bind {
             path: path.clone(),
             source,
         };
         let _ = std::fs::remove_file(&staging);
-        let listener = UnixListener::bind(&staging).map_err(bind_error)?;
+        let listener = at_short_path(data_root, &staging_name, |p| UnixListener::bind(p))
+            .map_err(bind_error)?;
         let placed = std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o600))
             .and_then(|()| std::fs::rename(&staging, &path));
         if let Err(error) = placed {

@@ -319,3 +319,37 @@ async fn a_contained_agent_cannot_reach_the_socket() {
         backend.shutdown().await;
     }
 }
+
+/// A socket's address holds 107 bytes of path: a data root deeper than that still gets its
+/// socket, reached through the open folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deep_data_root_still_gets_its_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut root = dir.path().canonicalize().unwrap();
+    while root.as_os_str().len() < 150 {
+        root.push("a-rather-long-folder-name");
+    }
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let backend = backend::start(&root, Mode::Headless).await.unwrap();
+    assert!(socket_path(&root).exists());
+    let stream = paseo_headless::socket::connect(&root).unwrap();
+    let std_stream = stream.into_std().unwrap();
+    std_stream.set_nonblocking(false).unwrap();
+    std_stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut c = Conn {
+        read: BufReader::new(std_stream.try_clone().unwrap()),
+        write: std_stream,
+    };
+    let c = tokio::task::spawn_blocking(move || {
+        c.send(json!({"type": "hello", "product": env!("CARGO_PKG_VERSION"), "protocol": 1}));
+        assert_eq!(c.next().unwrap()["type"], "hello");
+        c
+    })
+    .await
+    .unwrap();
+    drop(c);
+    backend.shutdown().await;
+}
