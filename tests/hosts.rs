@@ -61,7 +61,14 @@ fn private_root() -> (tempfile::TempDir, std::path::PathBuf) {
 #[test]
 fn attach_starts_a_detached_backend_and_the_next_attach_joins_it() {
     let (_dir, root) = private_root();
-    let mut first = attach(&root, &[]);
+    // As from an ssh session that forwards an agent.
+    let mut first = attach(
+        &root,
+        &[
+            ("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"),
+            ("SSH_CONNECTION", "10.0.0.1 1 10.0.0.2 22"),
+        ],
+    );
     let hello = say_hello(&mut first, VERSION);
     assert_eq!(hello["type"], "hello", "{hello}");
     let backend = hello["pid"].as_u64().unwrap() as u32;
@@ -73,6 +80,13 @@ fn attach_starts_a_detached_backend_and_the_next_attach_joins_it() {
         backend as i32,
         "its own session"
     );
+    let environ = std::fs::read(format!("/proc/{backend}/environ")).unwrap();
+    let environ = String::from_utf8_lossy(&environ);
+    assert!(
+        !environ.contains("SSH_AUTH_SOCK") && !environ.contains("SSH_CONNECTION"),
+        "the session's ssh agent stays behind"
+    );
+    assert!(environ.contains("PASEO_HOME="));
     {
         let stdin = first.stdin.as_mut().unwrap();
         writeln!(

@@ -88,6 +88,14 @@ async fn start_backend(data_root: &Path, path: &Path) -> Result<UnixStream, Atta
     let mut command = std::process::Command::new(exe);
     command
         .env("PASEO_HOME", data_root)
+        // The backend outlives this ssh session: nothing of the session goes with it, above
+        // all not a forwarded ssh agent its agents could sign with.
+        .env_remove("SSH_AUTH_SOCK")
+        .env_remove("SSH_CONNECTION")
+        .env_remove("SSH_CLIENT")
+        .env_remove("SSH_TTY")
+        .env_remove("SSH_ORIGINAL_COMMAND")
+        .env_remove("DISPLAY")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(err_file);

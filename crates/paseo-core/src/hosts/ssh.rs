@@ -80,8 +80,8 @@ pub fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))
 }
 
-/// `ssh -T -o BatchMode=yes -o ServerAlive… <extra…> <dest> <remote>`, with its three streams piped; killed
-/// when dropped.
+/// `ssh -T -o BatchMode=yes -o ServerAlive… -a -x … <extra…> <dest> <remote>`, with its three
+/// streams piped; killed when dropped.
 pub fn command(host: &Host, opts: &SshOptions, remote: &str) -> Result<Command, HostError> {
     let dest = host.destination()?;
     let mut command = Command::new(&opts.program);
@@ -95,6 +95,9 @@ pub fn command(host: &Host, opts: &SshOptions, remote: &str) -> Result<Command, 
             "-o",
             "ServerAliveCountMax=3",
         ])
+        // Nothing of this machine reaches the host's agents: no ssh agent (they would sign
+        // with the user's keys), no X display, no port forwarded by a config entry.
+        .args(["-a", "-x", "-o", "ClearAllForwardings=yes"])
         .args(&opts.extra)
         .arg(dest)
         .arg(remote)
@@ -183,6 +186,26 @@ mod tests {
             classify("box", Some(127), "sh: 1: exec: paseo-headless: not found").code(),
             "not_installed"
         );
+    }
+
+    #[test]
+    fn nothing_is_forwarded_and_ssh_never_prompts() {
+        let host = Host {
+            name: "h".into(),
+            ssh: "box".into(),
+            command: None,
+        };
+        let command = command(&host, &SshOptions::default(), "true").unwrap();
+        let args: Vec<String> = command
+            .as_std()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        for wanted in ["-T", "BatchMode=yes", "-a", "-x", "ClearAllForwardings=yes"] {
+            assert!(args.iter().any(|a| a == wanted), "{wanted} in {args:?}");
+        }
+        // The destination last but the remote command: nothing after it is read as an option.
+        assert_eq!(&args[args.len() - 2..], ["box", "true"]);
     }
 
     #[test]
