@@ -20,9 +20,11 @@ use super::ssh::{self, Host, SshOptions};
 use super::HostError;
 use crate::api::{ApiError, Event, Request, Response};
 
-/// Reconnect waits: the first, doubled after each failure, at most the last.
+/// Reconnect waits: the first, doubled after each failure, at most the last. Short: a host that
+/// comes back is found again within seconds (an attempt is one ssh process; ssh's own
+/// ConnectTimeout bounds one against a host that does not answer).
 const BACKOFF_FIRST: Duration = Duration::from_millis(200);
-const BACKOFF_MAX: Duration = Duration::from_secs(30);
+const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
 /// What the client hands on, in order.
 #[derive(Debug)]
@@ -32,7 +34,8 @@ pub enum Update {
     Synced { seq: u64, window: String },
     /// An event of the backend, each exactly once, numbers rising.
     Event { seq: u64, event: Box<Event> },
-    /// The connection dropped (or a reconnect failed): nothing on the host stopped.
+    /// The connection dropped, or a reconnect failed (again `since` the drop, with its own
+    /// error: a host key that changed meanwhile is said as such): nothing on the host stopped.
     Disconnected { error: String, since: DateTime<Utc> },
 }
 
@@ -295,11 +298,9 @@ async fn supervise(shared: Arc<Shared>, first: Link, updates: mpsc::UnboundedSen
         let _ = link.child.start_kill();
         let _ = link.child.wait().await;
         tracing::warn!(host = %shared.host.name, %why, "host disconnected");
+        let since = Utc::now();
         if updates
-            .send(Update::Disconnected {
-                error: why,
-                since: Utc::now(),
-            })
+            .send(Update::Disconnected { error: why, since })
             .is_err()
         {
             return;
@@ -312,7 +313,11 @@ async fn supervise(shared: Arc<Shared>, first: Link, updates: mpsc::UnboundedSen
                 Err(error) => {
                     tracing::warn!(host = %shared.host.name, %error, "reconnect failed");
                     wait = (wait * 2).min(BACKOFF_MAX);
-                    if updates.is_closed() {
+                    let update = Update::Disconnected {
+                        error: error.to_string(),
+                        since,
+                    };
+                    if updates.send(update).is_err() {
                         return;
                     }
                 }

@@ -98,6 +98,8 @@ pub fn command(host: &Host, opts: &SshOptions, remote: &str) -> Result<Command, 
         // Nothing of this machine reaches the host's agents: no ssh agent (they would sign
         // with the user's keys), no X display, no port forwarded by a config entry.
         .args(["-a", "-x", "-o", "ClearAllForwardings=yes"])
+        // One attempt against a host that does not answer ends, so the next one can start.
+        .args(["-o", "ConnectTimeout=10"])
         .args(&opts.extra)
         .arg(dest)
         .arg(remote)
