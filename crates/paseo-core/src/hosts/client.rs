@@ -113,7 +113,7 @@ impl HostClient {
     /// Runs one request on the host's backend as the user. While disconnected it fails at once
     /// with code `disconnected`; a request in flight when the connection drops fails so too.
     pub async fn call(&self, request: Request) -> Result<Response, ApiError> {
-        let (id, rx) = self.shared.expect();
+        let (id, rx) = self.shared.register_call();
         let line = ClientFrame::Request {
             id,
             request: Box::new(request),
@@ -154,7 +154,7 @@ fn disconnected(host: &Host) -> ApiError {
 }
 
 impl Shared {
-    fn expect(&self) -> (u64, oneshot::Receiver<Result<Response, ApiError>>) {
+    fn register_call(&self) -> (u64, oneshot::Receiver<Result<Response, ApiError>>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
