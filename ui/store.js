@@ -161,7 +161,8 @@ function keepTrack(track) {
   if (m.length) fleet.tracks.set(parent, m);
   else fleet.tracks.delete(parent);
   const c = track.counts;
-  if (c && (c.running || c.queued || c.needsYou || c.failed)) fleet.trackCounts.set(parent, c);
+  if (c && (c.running || c.queued || c.needsYou || c.failed || c.finished !== c.total))
+    fleet.trackCounts.set(parent, c);
   else {
     fleet.trackCounts.delete(parent);
     if (c) fleet.quietCounts.set(c.total, c);
@@ -390,23 +391,4 @@ export function trackOf(parentId) {
 }
 
 /** Counts of a track the backend has not counted (none: its members came with their counts). */
-const NO_COUNTS = { running: 0, queued: 0, needsYou: 0, failed: 0, total: 0, line: [] };
-
-/**
- * Why "Archive finished" leaves a child alone, or null when it is finished (the backend's rule,
- * paseo-core engine/archive.rs `finished_children`): running or starting, needing the user, or
- * with a subagent still running (the cascade would stop it).
- */
-export function unfinishedBecause(agent) {
-  if (agent.status === 'running') return 'running';
-  if (agent.status === 'initializing') return 'starting';
-  if (agent.needsYou) return 'needs you';
-  if (descendants(agent.id).some((d) => d.status === 'running' || d.status === 'initializing'))
-    return 'a subagent running';
-  return null;
-}
-
-/** Whether the child can be put away by "Archive finished". */
-export function isFinished(agent) {
-  return unfinishedBecause(agent) === null;
-}
+const NO_COUNTS = { running: 0, queued: 0, needsYou: 0, failed: 0, total: 0, finished: 0, line: [] };

@@ -146,6 +146,14 @@ impl RuntimeHandle {
                 user_only(caller, "archiveFinished")?;
                 R::AgentIds(self.archive_finished(parent_id).await?)
             }
+            Request::ArchivePlan { agent_id } => {
+                user_only(caller, "archivePlan")?;
+                R::ArchivePlan(self.archive_plan(agent_id, false).await?)
+            }
+            Request::FinishedPlan { parent_id } => {
+                user_only(caller, "finishedPlan")?;
+                R::ArchivePlan(self.archive_plan(parent_id, true).await?)
+            }
             Request::Restore {
                 agent_id,
                 as_root,

@@ -121,6 +121,15 @@ pub enum Request {
     ArchiveFinished {
         parent_id: AgentId,
     },
+    /// What archiving the agent would take along and stop, for the confirm dialog.
+    ArchivePlan {
+        agent_id: AgentId,
+    },
+    /// What "Archive finished" on the parent would archive, and which children it would leave
+    /// and why.
+    FinishedPlan {
+        parent_id: AgentId,
+    },
     /// Restores the batch the agent was archived in (with `member`, only it and what was
     /// archived below it), with the workspaces the batch lives in re-added first.
     Restore {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::config::NotificationsConfig;
-use crate::model::{AgentId, TimelineItem};
+use crate::model::{AgentId, ArchivePlan, TimelineItem};
 use crate::runtime::{AgentChanges, AgentDiff, AgentSnapshot, RuntimeError, WorkspaceSnapshot};
 use crate::store::timeline::search::TimelineSearch;
 use crate::workspaces::changes::{Discarded, GhStatus, Merged};
@@ -43,6 +43,8 @@ pub enum Response {
     },
     /// The agents the request archived or restored.
     AgentIds(Vec<AgentId>),
+    /// What an archive gesture would touch.
+    ArchivePlan(ArchivePlan),
     /// Whether something happened (a session started on wake).
     Flag(bool),
     /// Done; nothing to tell.

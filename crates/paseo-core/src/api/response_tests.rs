@@ -9,8 +9,9 @@ use super::*;
 use crate::config::NotificationsConfig;
 use crate::engine::{Engine, NewAgent};
 use crate::model::{
-    AgentId, AgentRecord, ChangeCounts, FleetCounts, ItemKind, PermissionKind, PermissionRequest,
-    StyledRun, Tally, TermColor, TermStyle, TimelineItem, Timestamp, Usage, WorkspaceKind,
+    AgentId, AgentRecord, ArchiveHead, ArchivePlan, ChangeCounts, FleetCounts, ItemKind, KeptChild,
+    PermissionKind, PermissionRequest, StyledRun, Tally, TermColor, TermStyle, TimelineItem,
+    Timestamp, Unfinished, Usage, WorkspaceKind,
 };
 use crate::runtime::events::TrackSnapshot;
 use crate::runtime::CheckoutAgent;
@@ -32,6 +33,7 @@ fn kind_of(r: &Response) -> &'static str {
         Response::Prompted { .. } => "prompted",
         Response::Waited { .. } => "waited",
         Response::AgentIds(_) => "agentIds",
+        Response::ArchivePlan(_) => "archivePlan",
         Response::Flag(_) => "flag",
         Response::Done => "done",
         Response::Timeline(_) => "timeline",
@@ -228,6 +230,22 @@ fn every_response(f: &Fleet) -> Vec<Response> {
             timed_out: true,
         },
         Response::AgentIds(vec![a, b]),
+        Response::ArchivePlan(ArchivePlan {
+            heads: vec![ArchiveHead {
+                id: a,
+                title: "fix the parser".into(),
+                provider: "shell".into(),
+                running: true,
+                subagents: 3,
+                running_subagents: 1,
+            }],
+            kept: vec![KeptChild {
+                id: b,
+                title: String::new(),
+                provider: "claude".into(),
+                why: Unfinished::NeedsYou,
+            }],
+        }),
         Response::Flag(true),
         Response::Done,
         Response::Timeline(items()),
@@ -344,7 +362,7 @@ fn every_response_reads_back_as_the_json_it_was() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 19, "an example of every variant");
+    assert_eq!(kinds.len(), 20, "an example of every variant");
     for r in all {
         // The frame the app sends (the window's fast path), and serde's own encoding.
         let frame = r.to_json().unwrap();

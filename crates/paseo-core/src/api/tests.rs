@@ -26,6 +26,8 @@ fn kind_of(r: &Request) -> &'static str {
         Request::Wait { .. } => "wait",
         Request::Archive { .. } => "archive",
         Request::ArchiveFinished { .. } => "archiveFinished",
+        Request::ArchivePlan { .. } => "archivePlan",
+        Request::FinishedPlan { .. } => "finishedPlan",
         Request::Restore { .. } => "restore",
         Request::Detach { .. } => "detach",
         Request::Reattach { .. } => "reattach",
@@ -130,6 +132,8 @@ fn every_request() -> Vec<Request> {
         },
         Request::Archive { agent_id: a },
         Request::ArchiveFinished { parent_id: a },
+        Request::ArchivePlan { agent_id: a },
+        Request::FinishedPlan { parent_id: b },
         Request::Restore {
             agent_id: a,
             as_root: true,
@@ -208,7 +212,7 @@ fn every_request_round_trips_through_json() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 35, "an example of every variant");
+    assert_eq!(kinds.len(), 37, "an example of every variant");
     for r in all {
         let text = serde_json::to_string(&r).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -32,6 +32,7 @@ mod notice;
 mod outcome;
 mod pending;
 mod permission;
+mod plan;
 mod session;
 mod trust;
 mod turn;
@@ -146,6 +147,9 @@ pub struct AgentState {
     root: AgentId,
     /// The bucket it contributes, and where (SPEC 6).
     contribution: Option<(WorkspaceId, Bucket)>,
+    /// Whether the tracks above it last heard it running or starting: their "Archive
+    /// finished" counts depend on it (SPEC 5), not only its parent's.
+    counted_active: bool,
 }
 
 impl AgentState {
@@ -171,6 +175,7 @@ impl AgentState {
             queue_place: None,
             changes: None,
             contribution: None,
+            counted_active: false,
         }
     }
 
@@ -520,6 +525,7 @@ impl Engine {
         if let Some(p) = self.unarchived_parent(id) {
             self.out.tracks.insert(p);
         }
+        self.tell_ancestors_activity(id);
         self.refresh(id);
     }
 

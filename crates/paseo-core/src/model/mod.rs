@@ -12,6 +12,7 @@
 //! (instants, unknown fields, packed labels) are gathered in [`compact`], with their reason.
 
 pub mod agent;
+pub mod archive_plan;
 pub mod attention;
 pub mod compact;
 pub mod config;
@@ -33,6 +34,7 @@ pub mod workspace;
 pub use agent::{
     AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
 };
+pub use archive_plan::{ArchiveHead, ArchivePlan, KeptChild, Unfinished};
 pub use attention::{alert, look, status_word, Alert, APPROVE_START};
 pub use held::{hold_reasons, HeldTurn, Hold, HoldReason, Reach, Standing};
 pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};

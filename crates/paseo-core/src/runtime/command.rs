@@ -17,7 +17,7 @@ use super::policy::{Caller, CreatePlan, ReachCheck};
 use super::timeline::Page;
 use super::{CreateAgent, RuntimeError, WorkspaceTarget};
 use crate::engine::{ListFilter, RestoreScope};
-use crate::model::{AgentId, TurnOrigin, WorkspaceId, WorkspaceRecord};
+use crate::model::{AgentId, ArchivePlan, TurnOrigin, WorkspaceId, WorkspaceRecord};
 use crate::providers::ProviderInfo;
 use crate::workspaces::worktree::{CreatedWorktree, WorktreeTarget};
 use crate::workspaces::RepoInfo;
@@ -227,6 +227,12 @@ pub(crate) enum Command {
     ArchiveFinished {
         parent: AgentId,
         reply: Reply<(Vec<AgentId>, Durable)>,
+    },
+    /// What archiving `id` (or, with `finished`, "Archive finished" on it) would touch.
+    ArchivePlan {
+        id: AgentId,
+        finished: bool,
+        reply: Reply<ArchivePlan>,
     },
     Detach {
         id: AgentId,

@@ -16,7 +16,9 @@ use super::policy::{self, Caller};
 use super::timeline::Page;
 use super::{blocking, RuntimeError, MAX_PROMPT_BYTES};
 use crate::engine::{ListFilter, RestoreScope};
-use crate::model::{AgentId, Status, TimelineItem, Timestamp, WorkspaceId, WorkspaceKind};
+use crate::model::{
+    AgentId, ArchivePlan, Status, TimelineItem, Timestamp, WorkspaceId, WorkspaceKind,
+};
 use crate::providers::{ProviderInfo, ProviderRegistry};
 use crate::store::timeline::search::{self, TimelineSearch};
 use crate::store::{Layout, Writer};
@@ -293,6 +295,21 @@ impl RuntimeHandle {
             .await?;
         wait.wait(&self.writer).await?;
         Ok(ids)
+    }
+
+    /// What archiving `id` would touch; with `finished`, what "Archive finished" on `id` would
+    /// archive and leave (SPEC 5): the confirm dialog's facts, asked just before it shows.
+    pub async fn archive_plan(
+        &self,
+        id: AgentId,
+        finished: bool,
+    ) -> Result<ArchivePlan, RuntimeError> {
+        self.ask(|reply| Command::ArchivePlan {
+            id,
+            finished,
+            reply,
+        })
+        .await
     }
 
     pub async fn detach(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {

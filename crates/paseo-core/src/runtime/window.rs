@@ -274,7 +274,8 @@ impl Serialize for Cards<'_, '_> {
 /// The tracks of every parent of an unarchived agent, as columns: `parents` (places in
 /// `agents`, or ids), `members` one track after the other (each ending where `ends` says), and
 /// `counts` as [track, counts] pairs for the tracks with a member running, queued, needing you or
-/// failed. Any other's are all 0 but its size: `quiet` has them once per size, as [size, counts]
+/// failed, or with a member "Archive finished" would leave. Any other's are all 0 but its size
+/// (and every member finished): `quiet` has them once per size, as [size, counts]
 /// pairs (0 included, for a track that empties), so the window renders a quiet track's line as
 /// the core words it without keeping an object per track.
 struct Tracks<'f, 'a>(&'f Fleet<'a>);
@@ -292,13 +293,22 @@ impl Serialize for Tracks<'_, '_> {
         let mut members = Vec::new();
         let mut ends = Vec::with_capacity(parents.len());
         let mut counts = Vec::new();
-        let mut quiet = std::collections::BTreeMap::from([(0, Tally::default())]);
+        let empty = Tally {
+            finished: Some(0),
+            ..Tally::default()
+        };
+        let mut quiet = std::collections::BTreeMap::from([(0, empty)]);
         for (i, p) in parents.into_iter().enumerate() {
             places.push(f.agent(p));
             members.extend(e.track(p).into_iter().map(|m| f.agent(m)));
             ends.push(members.len());
             let c = e.track_counts(p);
-            if c.running > 0 || c.queued > 0 || c.needs_you > 0 || c.failed > 0 {
+            if c.running > 0
+                || c.queued > 0
+                || c.needs_you > 0
+                || c.failed > 0
+                || c.finished != Some(c.total)
+            {
                 counts.push((i, c));
             } else {
                 quiet.entry(c.total).or_insert(c);

@@ -203,10 +203,7 @@ impl Actor {
         &mut self,
         parent: AgentId,
     ) -> Result<(Vec<AgentId>, Durable), RuntimeError> {
-        if self.engine.agent(parent).is_none() {
-            return Err(EngineError::UnknownAgent(parent).into());
-        }
-        let kids = self.engine.finished_children(parent);
+        let kids = self.engine.finished_plan(parent)?.head_ids();
         let ids = self.engine.archive_many(&kids)?;
         self.apply();
         let d = self.durable(&ids);

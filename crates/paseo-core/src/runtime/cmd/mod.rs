@@ -104,6 +104,18 @@ impl Actor {
             Command::ArchiveFinished { parent, reply } => {
                 answer(reply, self.archive_finished(parent))
             }
+            Command::ArchivePlan {
+                id,
+                finished,
+                reply,
+            } => {
+                let plan = if finished {
+                    self.engine.finished_plan(id)
+                } else {
+                    self.engine.archive_plan(id)
+                };
+                answer(reply, plan.map_err(Into::into))
+            }
             Command::Detach { id, reply } => answer(reply, self.detach(id)),
             Command::RenameWorkspace { id, name, reply } => {
                 answer(reply, self.rename_workspace(&id, name))
