@@ -6,6 +6,7 @@ use crate::cli::Mode;
 use crate::data_root;
 use crate::lock::{DataRootLock, LockError};
 use crate::logging::{self, LogGuard, LoggingError};
+use crate::socket::SocketServer;
 use chrono::{DateTime, Utc};
 use paseo_core::config::Config;
 use paseo_core::mcp::{McpError, McpServer, RunningMcp};
@@ -34,6 +35,8 @@ pub enum BackendError {
 struct Core {
     runtime: Runtime,
     mcp: RunningMcp,
+    /// The Unix socket `paseo-headless attach` joins (SPEC 17).
+    socket: Option<SocketServer>,
 }
 
 /// A started backend. Dropping it without [`Backend::shutdown`] still releases the lock, but
@@ -86,11 +89,19 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     };
     // Only now may queued finish notices wake their parents: the server they talk to is up.
     handle.deliver_pending().await?;
+    // A backend that cannot listen still runs this machine's fleet; only hosts cannot attach.
+    let socket = SocketServer::start(data_root, handle.clone())
+        .map_err(|error| tracing::warn!(target: LOG_TARGET, %error, "hosts cannot attach"))
+        .ok();
     let backend = Backend {
         data_root: data_root.to_path_buf(),
         mode,
         started_at: Utc::now(),
-        core: Some(Core { runtime, mcp }),
+        core: Some(Core {
+            runtime,
+            mcp,
+            socket,
+        }),
         handle,
         lock: Some(lock),
         log: Some(log),
@@ -131,6 +142,9 @@ impl Backend {
         // Before the lock is released: no new tool calls, then every agent stopped and every
         // record persisted.
         if let Some(core) = self.core.take() {
+            if let Some(socket) = core.socket {
+                socket.shutdown();
+            }
             core.mcp.shutdown().await;
             core.runtime.shutdown().await;
         }

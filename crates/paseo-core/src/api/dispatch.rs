@@ -21,6 +21,10 @@ impl RuntimeHandle {
         use Response as R;
         Ok(match request {
             Request::FleetSnapshot => R::Window(self.window_snapshot().await?),
+            Request::SyncSnapshot => {
+                let (seq, window) = self.sync_snapshot().await?;
+                R::Synced { seq, window }
+            }
             Request::GetAgent { agent_id } => R::Agent(Box::new(self.get(agent_id).await?)),
             Request::ListAgents {
                 include_archived,

@@ -246,6 +246,9 @@ pub enum Request {
     SetNotificationSettings {
         settings: NotificationsConfig,
     },
+    /// The window's snapshot with the number of the last event it reflects: a client that
+    /// numbers its events (a host's, SPEC 17) applies only those after it.
+    SyncSnapshot,
     /// Sets, raises or (with no `budget`) clears an agent's budget (SPEC 18); turns that
     /// waited on it run. The user's alone: an agent may never widen its own tree's budget.
     SetBudget {

@@ -46,6 +46,7 @@ fn kind_of(r: &Response) -> &'static str {
         Response::Discarded(_) => "discarded",
         Response::PrStatus(_) => "prStatus",
         Response::NotificationSettings(_) => "notificationSettings",
+        Response::Synced { .. } => "synced",
     }
 }
 
@@ -221,6 +222,10 @@ fn every_response(f: &Fleet) -> Vec<Response> {
         Response::Window(r#"{"home":"/h","agents":[{"id":1}],"z":null}"#.to_string()),
         // Spaced and unordered as a writer may leave it: read back as the very same text.
         Response::Window("{ \"z\": [1, 2],\n  \"a\": {} }".to_string()),
+        Response::Synced {
+            seq: 42,
+            window: r#"{"home":"/h","agents":[{"id":1}],"z":null}"#.to_string(),
+        },
         Response::Agent(Box::new(f.busy.clone())),
         Response::Agent(Box::new(f.quiet.clone())),
         Response::Agents {
@@ -374,7 +379,7 @@ fn every_response_reads_back_as_the_json_it_was() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 19, "an example of every variant");
+    assert_eq!(kinds.len(), 20, "an example of every variant");
     for r in all {
         // The frame the app sends (the window's fast path), and serde's own encoding.
         let frame = r.to_json().unwrap();

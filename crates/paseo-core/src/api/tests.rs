@@ -50,6 +50,7 @@ fn kind_of(r: &Request) -> &'static str {
         Request::ArchiveWorkspace { .. } => "archiveWorkspace",
         Request::NotificationSettings => "notificationSettings",
         Request::SetNotificationSettings { .. } => "setNotificationSettings",
+        Request::SyncSnapshot => "syncSnapshot",
         Request::SetBudget { .. } => "setBudget",
     }
 }
@@ -207,6 +208,7 @@ fn every_request() -> Vec<Request> {
                 ..NotificationsConfig::default()
             },
         },
+        Request::SyncSnapshot,
         Request::SetBudget {
             agent_id: a,
             budget: Some(Budget {
@@ -227,7 +229,7 @@ fn every_request_round_trips_through_json() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 37, "an example of every variant");
+    assert_eq!(kinds.len(), 38, "an example of every variant");
     for r in all {
         let text = serde_json::to_string(&r).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();

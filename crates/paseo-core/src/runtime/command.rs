@@ -115,6 +115,10 @@ pub(crate) enum Command {
     Snapshot(Reply<FleetSnapshot>),
     /// The window's snapshot, as JSON text ([`super::window`]).
     WindowSnapshot(Reply<String>),
+    /// The window's snapshot and the number of the last event it reflects, in one step.
+    SyncSnapshot(Reply<(u64, String)>),
+    /// A receiver of the events after the returned number, subscribed in one step.
+    Subscribe(Reply<(tokio::sync::broadcast::Receiver<super::events::Event>, u64)>),
     Counts(Reply<FleetCounts>),
     /// Counts plus the agents that may need the user, from one consistent view (the tray).
     Alerts(Reply<Alerts>),

@@ -102,6 +102,20 @@ impl RuntimeHandle {
         self.events.subscribe()
     }
 
+    /// A receiver of events and the number of the last event before it: the `n`th event it
+    /// receives is number `seq + n` (a lag of `k` skips `k` numbers). With
+    /// [`Self::sync_snapshot`] a client resynchronises with nothing missed or doubled (SPEC 17).
+    pub async fn subscribe_numbered(
+        &self,
+    ) -> Result<(broadcast::Receiver<Event>, u64), RuntimeError> {
+        self.ask(Command::Subscribe).await
+    }
+
+    /// The window's snapshot and the number of the last event it reflects.
+    pub async fn sync_snapshot(&self) -> Result<(u64, String), RuntimeError> {
+        self.ask(Command::SyncSnapshot).await
+    }
+
     pub fn layout(&self) -> &Layout {
         &self.layout
     }

@@ -21,6 +21,11 @@ impl Actor {
         match cmd {
             Command::Snapshot(r) => answer(r, Ok(self.snapshot())),
             Command::WindowSnapshot(r) => answer(r, self.window_snapshot()),
+            Command::SyncSnapshot(r) => {
+                let seq = self.out.seq();
+                answer(r, self.window_snapshot().map(|text| (seq, text)))
+            }
+            Command::Subscribe(r) => answer(r, Ok(self.out.subscribe())),
             Command::Counts(r) => answer(r, Ok(FleetCounts::of(&self.engine))),
             Command::Alerts(r) => answer(r, Ok(self.alerts())),
             Command::GetAgent { id, reply } => answer(reply, self.snap(id)),
