@@ -281,15 +281,15 @@ export class AgentPane {
       p.kind === 'budget'
         ? budgetHeldText(agent, p)
         : isHeld(p)
-        ? heldText(agent, p)
-        : h(
-            'div',
-            { class: 'perm-text' },
-            h('div', {}, h('b', {}, agentName(agent)), ' asks to use ', h('code', {}, p.toolName)),
-            p.description ? h('div', { class: 'muted' }, p.description) : null,
-            h('code', { class: 'perm-input mono' }, toolSummary(p.input)),
-            h('div', { class: 'perm-error error' }),
-          ),
+          ? heldText(agent, p)
+          : h(
+              'div',
+              { class: 'perm-text' },
+              h('div', {}, h('b', {}, agentName(agent)), ' asks to use ', h('code', {}, p.toolName)),
+              p.description ? h('div', { class: 'muted' }, p.description) : null,
+              h('code', { class: 'perm-input mono' }, toolSummary(p.input)),
+              h('div', { class: 'perm-error error' }),
+            ),
       h(
         'div',
         { class: 'perm-actions' },

@@ -15,8 +15,10 @@ const usd = (n) => `$${Number(n).toFixed(2)}`;
 export function budgetText(tb) {
   if (!tb?.budget) return '';
   const parts = [];
-  if (tb.budget.treeTokens != null) parts.push(`${count(tb.used?.tokens ?? 0)} of ${count(tb.budget.treeTokens)} tokens`);
-  if (tb.budget.treeCostUsd != null) parts.push(`${usd(tb.used?.costUsd ?? 0)} of ${usd(tb.budget.treeCostUsd)}`);
+  if (tb.budget.treeTokens != null)
+    parts.push(`${count(tb.used?.tokens ?? 0)} of ${count(tb.budget.treeTokens)} tokens`);
+  if (tb.budget.treeCostUsd != null)
+    parts.push(`${usd(tb.used?.costUsd ?? 0)} of ${usd(tb.budget.treeCostUsd)}`);
   return parts.join(' · ');
 }
 
@@ -89,7 +91,11 @@ export async function openBudget(anchor, agentId) {
     dataset: { testid: 'budget-cost' },
     'aria-label': 'USD the tree may cost',
   });
-  const error = h('div', { class: 'error budget-error', role: 'status', dataset: { testid: 'budget-error' } });
+  const error = h('div', {
+    class: 'error budget-error',
+    role: 'status',
+    dataset: { testid: 'budget-error' },
+  });
   const save = async (budget) => {
     for (const b of el.querySelectorAll('button')) b.disabled = true;
     try {
@@ -128,7 +134,11 @@ export async function openBudget(anchor, agentId) {
         'Clear',
       )
     : null;
-  const close = h('button', { type: 'button', class: 'small ghost', onclick: () => closePopup(true) }, 'Cancel');
+  const close = h(
+    'button',
+    { type: 'button', class: 'small ghost', onclick: () => closePopup(true) },
+    'Cancel',
+  );
   const el = h(
     'form',
     {
@@ -147,12 +157,7 @@ export async function openBudget(anchor, agentId) {
       { class: 'muted budget-help' },
       'Every agent below it counts, detached ones it started too. Past the budget, agents’ next turns wait for you; yours never do.',
     ),
-    h(
-      'div',
-      { class: 'budget-fields' },
-      h('label', {}, 'Tokens', tokens),
-      h('label', {}, 'USD', cost),
-    ),
+    h('div', { class: 'budget-fields' }, h('label', {}, 'Tokens', tokens), h('label', {}, 'USD', cost)),
     error,
     h('div', { class: 'budget-actions' }, clear, h('span', { class: 'spacer' }), close, submit),
   );
