@@ -35,10 +35,12 @@ run_pkgs=(
 # Packages the tests need in addition: a virtual display, window automation, the WebKit
 # WebDriver, screenshots, a session bus for the tray, fonts, .desktop validation (the package
 # test), npm for the CLIs, rsvg-convert for scripts/icons.sh, and perl (Time::HiRes) for the UI
-# tests' and benchmark's paced output, strace for the durability test's syscall order.
+# tests' and benchmark's paced output, strace for the durability test's syscall order, and
+# OpenSSH (server and client) for the hosts tests' real sshd on loopback.
 test_pkgs=(
   xvfb xauth xdotool imagemagick webkit2gtk-driver dbus-x11 dbus x11-utils
   fonts-dejavu-core desktop-file-utils libglib2.0-bin procps nodejs npm librsvg2-bin perl strace
+  openssh-server openssh-client
 )
 
 pkgs=("${run_pkgs[@]}")

@@ -145,6 +145,19 @@ export function archiveAgent(agentId) {
   return request('archive', { agentId });
 }
 
+/**
+ * What archiving the agent would take along and stop: {heads: [{id, title, provider, running,
+ * subagents, runningSubagents}], kept: []}, for its confirm dialog.
+ */
+export function archivePlan(agentId) {
+  return request('archivePlan', { agentId });
+}
+
+/** What "Archive finished" on the parent would archive (`heads`) and leave (`kept`: {id, title, provider, why}). */
+export function finishedPlan(parentId) {
+  return request('finishedPlan', { parentId });
+}
+
 /** Archives every subagent of the parent that is not running, as one batch. */
 export function archiveFinished(parentId) {
   return request('archiveFinished', { parentId });
@@ -172,6 +185,11 @@ export function restoreAgent(agentId, asRoot = false, member = false) {
 
 export function answerPermission(agentId, requestId, allow) {
   return request('answerPermission', { agentId, requestId, allow });
+}
+
+/** Sets, raises or (null) clears an agent's budget (SPEC 18); resolves to the agent after. */
+export function setBudget(agentId, budget) {
+  return request('setBudget', { agentId, budget });
 }
 
 export function markSeen(agentId) {

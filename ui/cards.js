@@ -98,7 +98,8 @@ export function keepTrackOf(fleet, track) {
     );
   else fleet.tracks.delete(parent);
   const c = track.counts;
-  if (c && (c.running || c.queued || c.needsYou || c.failed)) fleet.trackCounts.set(parent, c);
+  if (c && (c.running || c.queued || c.needsYou || c.failed || c.finished !== c.total))
+    fleet.trackCounts.set(parent, c);
   else {
     fleet.trackCounts.delete(parent);
     if (c) fleet.quietCounts.set(c.total, c);

@@ -381,23 +381,4 @@ export function trackOf(parentId) {
 }
 
 /** Counts of a track the backend has not counted (none: its members came with their counts). */
-const NO_COUNTS = { running: 0, queued: 0, needsYou: 0, failed: 0, total: 0, line: [] };
-
-/**
- * Why "Archive finished" leaves a child alone, or null when it is finished (the backend's rule,
- * paseo-core engine/archive.rs `finished_children`): running or starting, needing the user, or
- * with a subagent still running (the cascade would stop it).
- */
-export function unfinishedBecause(agent) {
-  if (agent.status === 'running') return 'running';
-  if (agent.status === 'initializing') return 'starting';
-  if (agent.needsYou) return 'needs you';
-  if (descendants(agent.id).some((d) => d.status === 'running' || d.status === 'initializing'))
-    return 'a subagent running';
-  return null;
-}
-
-/** Whether the child can be put away by "Archive finished". */
-export function isFinished(agent) {
-  return unfinishedBecause(agent) === null;
-}
+const NO_COUNTS = { running: 0, queued: 0, needsYou: 0, failed: 0, total: 0, finished: 0, line: [] };

@@ -92,7 +92,7 @@ import('/cards.js').then(({ keepCard, keepCards, keepTrackOf, rootsOf, agentsOf,
   // Tracks read back as given, their members as the cards' ids; a quiet track keeps no counts.
   const live = [...ref.keys()];
   keepTrackOf(fleet, { parentAgentId: live[0], members: [live[1], live[2]], counts: { running: 1, total: 2 } });
-  keepTrackOf(fleet, { parentAgentId: live[3], members: [live[4], uuid(9999999)], counts: { running: 0, total: 2 } });
+  keepTrackOf(fleet, { parentAgentId: live[3], members: [live[4], uuid(9999999)], counts: { running: 0, total: 2, finished: 2 } });
   if (fleet.tracks.get(live[0]).join() !== [live[1], live[2]].join() || fleet.trackCounts.get(live[0])?.running !== 1) fail.push('a busy track');
   if (fleet.tracks.get(live[3])[1] !== uuid(9999999) || fleet.trackCounts.has(live[3])) fail.push('a quiet track naming an unknown agent');
   keepTrackOf(fleet, { parentAgentId: live[0], members: [] });

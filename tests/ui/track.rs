@@ -163,6 +163,14 @@ async fn archive_finished_names_what_goes_and_keeps_what_needs_you_or_runs() {
     app.wait_for_status(&deep, "running").await;
     open_root(&app, &fam.lead).await;
     app.wait_count(&tid("track-row"), 4).await;
+    // The button counts what the core's rule would take: "mid" is not finished because of a
+    // grandchild of the lead running, which the lead's track hears of though it is not a member.
+    app.wait_for_attr(
+        &tid("track-archive-finished"),
+        "aria-label",
+        "Archive 1 finished subagent",
+    )
+    .await;
 
     // The dialog's words, as the gesture makes them.
     let plan = app

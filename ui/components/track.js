@@ -4,7 +4,7 @@
 // a track of a thousand subagents costs what a track of twenty does.
 import { h, mount, setAttr, setText, RowWindow } from '../dom.js';
 import { countsLine } from './counts-line.js';
-import { fleet, trackOf, providerLabel, isFinished } from '../store.js';
+import { fleet, trackOf, providerLabel } from '../store.js';
 import {
   agentBucket,
   agentLabel,
@@ -109,7 +109,8 @@ export class TrackView {
         ),
       );
     }
-    const finishedCount = this.members.reduce((n, id) => n + (isFinished(fleet.agents.get(id)) ? 1 : 0), 0);
+    // The core counts what its "Archive finished" would take (paseo-core engine/plan.rs).
+    const finishedCount = track.counts.finished ?? 0;
     this.finished.disabled = finishedCount === 0;
     setAttr(
       this.finished,

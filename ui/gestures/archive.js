@@ -3,38 +3,31 @@
 // dialog words it, and which backend call does it. Restoring lives in archived.js.
 import * as backend from '../backend.js';
 import { plural } from '../dom.js';
-import { fleet, addError, descendants, childrenOf, unfinishedBecause } from '../store.js';
-import { agentName, isActive } from '../status.js';
+import { fleet, addError } from '../store.js';
+import { agentName } from '../status.js';
 import { ui } from '../window-state.js';
 import * as undo from './undo.js';
 
-/** What archiving `agent` takes with it, in the numbers the dialogs name. */
-function reach(agent) {
-  const kids = descendants(agent.id);
-  return {
-    name: agentName(agent),
-    running: isActive(agent),
-    subagents: kids.length,
-    runningSubagents: kids.filter(isActive).length,
-  };
-}
-
 /**
- * The one path every archive gesture takes. `heads`: the agents archived (each with its
- * subagents); `dialog(reaches)`: the confirm to show, {title, message, restores: 'it' | 'them',
- * action?} (the button's verb, "Archive" unless given),
- * or null when nothing needs asking; `call()`: the backend call; `failure`: the notice's words
- * when the call fails. `key` names the gesture while it runs, so a second click does nothing.
- * `said(ids)`: the undo toast's words once the archive is durable.
+ * The one path every archive gesture takes. `plan()`: what the core says the gesture touches
+ * (paseo-core model/archive_plan.rs: `heads`, each {id, title, provider, running, subagents,
+ * runningSubagents}, and the children it leaves in `kept`), asked as the gesture starts;
+ * `dialog(plan)`: the confirm to show, {title, message, restores: 'it' | 'them', action?} (the
+ * button's verb, "Archive" unless given), or null when nothing needs asking; `call()`: the
+ * backend call; `failure`: the notice's words when a call fails. `key` names the gesture while
+ * it runs, so a second click does nothing. `said(ids)`: the undo toast's words once the
+ * archive is durable.
  */
-async function confirmThenArchive({ key, heads, dialog, call, failure, said }) {
-  if (heads.length === 0 || ui.closing.has(key)) return;
+async function confirmThenArchive({ key, plan, dialog, call, failure, said }) {
+  if (ui.closing.has(key)) return;
   // Held from the first click: a second click while the confirm is up must not ask again.
   ui.closing.add(key);
-  // Where this window shows them, before the archive closes those tabs: Undo reopens them there.
-  const places = undo.tabPlaces(heads.map((a) => a.id));
   try {
-    const ask = dialog(heads.map(reach));
+    const touched = named(await plan());
+    if (touched.heads.length === 0) return;
+    // Where this window shows them, before the archive closes those tabs: Undo reopens them there.
+    const places = undo.tabPlaces(touched.heads.map((a) => a.id));
+    const ask = dialog(touched);
     if (ask) {
       const ok = await backend.confirm(
         ask.title,
@@ -56,8 +49,8 @@ async function confirmThenArchive({ key, heads, dialog, call, failure, said }) {
 export function archiveRoot(agent) {
   return confirmThenArchive({
     key: agent.id,
-    heads: [agent],
-    dialog: ([a]) => {
+    plan: () => backend.archivePlan(agent.id),
+    dialog: ({ heads: [a] }) => {
       if (a.running) {
         const subs = a.subagents > 0 ? ` and its ${plural(a.subagents, 'subagent')}` : ' and its subagents';
         return {
@@ -87,8 +80,8 @@ export function archiveChild(id) {
   const agent = fleet.agents.get(id);
   return confirmThenArchive({
     key: id,
-    heads: agent ? [agent] : [],
-    dialog: ([a]) => {
+    plan: () => backend.archivePlan(id),
+    dialog: ({ heads: [a] }) => {
       let message = `Archive “${a.name}”${a.subagents ? ` and its ${plural(a.subagents, 'subagent')}` : ''}?`;
       const n = a.runningSubagents;
       if (a.running) message += ' It is still running: archiving stops it.';
@@ -113,35 +106,45 @@ function names(list) {
   return list.length > 8 ? `${shown} and ${list.length - 8} more` : shown;
 }
 
+/** The plan's agents with the names the dialogs give them. */
+function named(plan) {
+  const name = (a) => ({ ...a, name: agentName(a) });
+  return { heads: plan.heads.map(name), kept: plan.kept.map(name) };
+}
+
 /**
- * What the track's "Archive finished" does: the subagents of `parentId` that are finished go
- * (store.js `unfinishedBecause`, the backend's rule), with their own subagents; the others stay
- * and the dialog says why, so it names everything the gesture touches (UI.md).
- * Returns {archive: [id], kept: [{id, name, why}], message}.
+ * What the track's "Archive finished" does, in the dialog's words: the subagents of `parentId`
+ * the core counts as finished go (paseo-core engine/plan.rs, the rule "Archive finished"
+ * archives by), with their own subagents; the others stay and the dialog says why, so it names
+ * everything the gesture touches (UI.md). Returns {archive: [id], kept: [{id, name, why}], message}.
  */
-export function finishedPlan(parentId) {
+export async function finishedPlan(parentId) {
+  return finishedWords(parentId, named(await backend.finishedPlan(parentId)));
+}
+
+function finishedWords(parentId, { heads, kept }) {
   const parent = fleet.agents.get(parentId);
-  const archive = [];
-  const kept = [];
-  for (const kid of parent ? childrenOf(parentId) : []) {
-    const why = unfinishedBecause(kid);
-    if (why) kept.push({ id: kid.id, name: agentName(kid), why });
-    else archive.push(kid);
-  }
-  const nested = archive.reduce((n, kid) => n + descendants(kid.id).length, 0);
-  let message = `Archive ${plural(archive.length, 'finished subagent')} of “${agentName(parent)}”: ${names(archive.map((k) => `“${agentName(k)}”`))}${nested ? `, with their ${plural(nested, 'own subagent')}` : ''}?`;
+  const nested = heads.reduce((n, kid) => n + kid.subagents, 0);
+  let message = `Archive ${plural(heads.length, 'finished subagent')} of “${agentName(parent)}”: ${names(heads.map((k) => `“${k.name}”`))}${nested ? `, with their ${plural(nested, 'own subagent')}` : ''}?`;
   if (kept.length)
     message += `\n\nLeft as ${kept.length === 1 ? 'it is' : 'they are'}: ${names(kept.map((k) => `“${k.name}” (${k.why})`))}.`;
-  return { archive: archive.map((a) => a.id), kept, message };
+  return {
+    archive: heads.map((a) => a.id),
+    kept: kept.map(({ id, name, why }) => ({ id, name, why })),
+    message,
+  };
 }
 
 /** The track's "Archive finished": the finished subagents of `parentId` (see finishedPlan), in one batch. */
 export function archiveFinished(parentId) {
-  const plan = finishedPlan(parentId);
   return confirmThenArchive({
     key: `finished:${parentId}`,
-    heads: plan.archive.map((id) => fleet.agents.get(id)).filter(Boolean),
-    dialog: () => ({ title: 'Archive finished subagents?', message: plan.message, restores: 'them' }),
+    plan: () => backend.finishedPlan(parentId),
+    dialog: (plan) => ({
+      title: 'Archive finished subagents?',
+      message: finishedWords(parentId, plan).message,
+      restores: 'them',
+    }),
     call: () => backend.archiveFinished(parentId),
     failure: 'Could not archive the finished subagents',
     said: (ids) =>

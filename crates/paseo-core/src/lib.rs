@@ -9,6 +9,7 @@ extern crate self as paseo_core;
 pub mod api;
 pub mod config;
 pub mod engine;
+pub mod hosts;
 pub mod mcp;
 pub mod model;
 pub mod providers;

@@ -212,5 +212,29 @@ async fn a_bad_frame_names_its_field_and_changes_nothing() {
     .await
     .unwrap_err();
     assert_eq!(e["code"], "forbidden", "{e}");
+    // What an archive would touch is the user's dialog's, not an agent's view of the fleet.
+    for kind in ["archivePlan", "finishedPlan"] {
+        let key = if kind == "archivePlan" {
+            "agentId"
+        } else {
+            "parentId"
+        };
+        let e = frame(
+            &h,
+            Caller::Agent(id),
+            json!({"kind": kind, key: id.to_string()}),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e["code"], "forbidden", "{kind}: {e}");
+    }
+    let plan = user(
+        &h,
+        json!({"kind": "archivePlan", "agentId": id.to_string()}),
+    )
+    .await;
+    assert_eq!(plan["kind"], "archivePlan", "{plan}");
+    assert_eq!(plan["value"]["heads"][0]["id"], id.to_string(), "{plan}");
+    assert_eq!(plan["value"]["heads"][0]["subagents"], 0, "{plan}");
     rt.shutdown().await;
 }

@@ -379,7 +379,11 @@ impl Harness {
             }
             Op::ArchiveFinished(a) => {
                 if let Some(id) = self.pick(a) {
-                    let kids = self.e.finished_children(id);
+                    let kids = self
+                        .e
+                        .finished_plan(id)
+                        .map(|p| p.head_ids())
+                        .unwrap_or_default();
                     let _ = self.e.archive_many(&kids);
                 }
             }

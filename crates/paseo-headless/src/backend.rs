@@ -6,6 +6,7 @@ use crate::cli::Mode;
 use crate::data_root;
 use crate::lock::{DataRootLock, LockError};
 use crate::logging::{self, LogGuard, LoggingError};
+use crate::socket::SocketServer;
 use chrono::{DateTime, Utc};
 use paseo_core::config::Config;
 use paseo_core::mcp::{McpError, McpServer, RunningMcp};
@@ -34,6 +35,8 @@ pub enum BackendError {
 struct Core {
     runtime: Runtime,
     mcp: RunningMcp,
+    /// The Unix socket `paseo-headless attach` joins (SPEC 17).
+    socket: Option<SocketServer>,
 }
 
 /// A started backend. Dropping it without [`Backend::shutdown`] still releases the lock, but
@@ -89,6 +92,7 @@ pub fn prepare(data_root: &Path, mode: Mode) -> Result<Prepared, BackendError> {
     options.timeline_max_bytes = config.storage.timeline_max_bytes;
     options.trash_days = config.storage.trash_days;
     options.limits = config.limits;
+    options.budget = config.budget;
     options.start_timeout = config.start_timeout;
     options.sandbox = config.sandbox.clone();
     Ok(Prepared {
@@ -123,11 +127,19 @@ impl Prepared {
         };
         // Only now may queued finish notices wake their parents: the server they talk to is up.
         handle.deliver_pending().await?;
+        // A backend that cannot listen still runs this machine's fleet; only hosts cannot attach.
+        let socket = SocketServer::start(&data_root, handle.clone())
+            .map_err(|error| tracing::warn!(target: LOG_TARGET, %error, "hosts cannot attach"))
+            .ok();
         let backend = Backend {
             data_root,
             mode,
             started_at: Utc::now(),
-            core: Some(Core { runtime, mcp }),
+            core: Some(Core {
+                runtime,
+                mcp,
+                socket,
+            }),
             handle,
             lock: Some(lock),
             log: Some(log),
@@ -169,6 +181,9 @@ impl Backend {
         // Before the lock is released: no new tool calls, then every agent stopped and every
         // record persisted.
         if let Some(core) = self.core.take() {
+            if let Some(socket) = core.socket {
+                socket.shutdown();
+            }
             core.mcp.shutdown().await;
             core.runtime.shutdown().await;
         }

@@ -71,6 +71,8 @@ pub fn program() -> Program {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Run(Mode),
+    /// `paseo-headless attach`: join this user's backend over stdin/stdout (SPEC 17).
+    Attach,
     Help,
     Version,
 }
@@ -98,11 +100,15 @@ Environment:
 ";
 
 pub const HEADLESS_USAGE: &str = "\
-Usage: paseo-headless
+Usage: paseo-headless [attach]
 
 Runs Paseo without any window until SIGINT or SIGTERM: the agents, their records and the MCP
 server, exactly as `paseo-desktop --headless` does, from a binary that links no GTK or WebKit
 (it starts faster and runs on servers with no display stack installed).
+
+Commands:
+  attach       join this user's backend (starting it, detached, if none runs) and carry its
+               protocol over stdin/stdout: what the app runs on a host over ssh
 
 Options:
   --headless   accepted, so scripts written for paseo-desktop --headless work unchanged
@@ -133,6 +139,7 @@ where
     for arg in args {
         match arg.as_ref() {
             "--headless" => mode = Mode::Headless,
+            "attach" if program == Program::Headless => return Ok(Command::Attach),
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
             other => return Err(CliError::UnknownArgument(other.to_string())),
@@ -166,6 +173,11 @@ mod tests {
         assert_eq!(headless(&["--headless"]), Ok(Command::Run(Mode::Headless)));
         assert_eq!(headless(&["-h"]), Ok(Command::Help));
         assert_eq!(headless(&["--version"]), Ok(Command::Version));
+        assert_eq!(headless(&["attach"]), Ok(Command::Attach));
+        assert_eq!(
+            parse(["attach"]),
+            Err(CliError::UnknownArgument("attach".into()))
+        );
         assert_eq!(
             headless(&["--window"]),
             Err(CliError::UnknownArgument("--window".into()))

@@ -8,6 +8,7 @@
 //! written), so both binaries write the same log and `RUST_LOG=paseo_desktop=debug` filters
 //! either one.
 
+pub mod attach;
 pub mod backend;
 pub mod cli;
 pub mod data_root;
@@ -15,6 +16,7 @@ pub mod headless;
 pub mod lock;
 mod logfile;
 pub mod logging;
+pub mod socket;
 
 pub use paseo_core;
 
@@ -28,8 +30,13 @@ use std::process::ExitCode;
 pub fn prepare(program: Program) -> Result<(Mode, PathBuf), ExitCode> {
     cli::set_program(program);
     let name = program.name();
+    let mut attach = false;
     let mode = match cli::parse_for(program, std::env::args().skip(1)) {
         Ok(Command::Run(mode)) => mode,
+        Ok(Command::Attach) => {
+            attach = true;
+            Mode::Headless
+        }
         Ok(Command::Help) => {
             print!("{}", program.usage());
             return Err(ExitCode::SUCCESS);
@@ -44,6 +51,8 @@ pub fn prepare(program: Program) -> Result<(Mode, PathBuf), ExitCode> {
         }
     };
     match data_root::from_env() {
+        // Attach runs here and ends the process, as --help does: it starts no backend itself.
+        Ok(root) if attach => Err(attach::run(root)),
         Ok(root) => Ok((mode, root)),
         Err(error) => {
             eprintln!("{name}: {error}");

@@ -39,6 +39,10 @@ impl RuntimeHandle {
                 })
                 .await?,
             ),
+            Request::SyncSnapshot => {
+                let (seq, window) = self.sync_snapshot().await?;
+                R::Synced { seq, window }
+            }
             Request::GetAgent { agent_id } => R::Agent(Box::new(self.get(agent_id).await?)),
             Request::ListAgents {
                 include_archived,
@@ -74,7 +78,11 @@ impl RuntimeHandle {
                 unconfined,
                 labels,
                 request_id,
+                budget,
             } => {
+                if let Some(b) = &budget {
+                    crate::runtime::budget::check(b, "budget")?;
+                }
                 let existing = matches!(workspace, WorkspaceTarget::Existing { .. });
                 let mut req = CreateAgent::new(provider.trim(), workspace);
                 req.caller = caller;
@@ -88,6 +96,7 @@ impl RuntimeHandle {
                 req.unconfined = unconfined;
                 req.labels = labels;
                 req.request = request_id;
+                req.budget = budget;
                 // A workspace the engine does not know (or no longer has) is the request's
                 // `workspace` field at fault.
                 let created = self.create(req).await.map_err(|e| match e {
@@ -97,6 +106,7 @@ impl RuntimeHandle {
                     RuntimeError::Engine(
                         EngineError::UnknownWorkspace(_) | EngineError::WorkspaceArchived(_),
                     ) => e.at("workspace"),
+                    RuntimeError::Engine(EngineError::BudgetTooLarge { field, .. }) => e.at(field),
                     e => e,
                 })?;
                 R::Agent(Box::new(created))
@@ -159,6 +169,14 @@ impl RuntimeHandle {
             Request::ArchiveFinished { parent_id } => {
                 user_only(caller, "archiveFinished")?;
                 R::AgentIds(self.archive_finished(parent_id).await?)
+            }
+            Request::ArchivePlan { agent_id } => {
+                user_only(caller, "archivePlan")?;
+                R::ArchivePlan(self.archive_plan(agent_id, false).await?)
+            }
+            Request::FinishedPlan { parent_id } => {
+                user_only(caller, "finishedPlan")?;
+                R::ArchivePlan(self.archive_plan(parent_id, true).await?)
             }
             Request::Restore {
                 agent_id,
@@ -289,6 +307,13 @@ impl RuntimeHandle {
                 user_only(caller, "setNotificationSettings")?;
                 self.set_notification_settings(settings).await?;
                 R::NotificationSettings(settings)
+            }
+            Request::SetBudget { agent_id, budget } => {
+                user_only(caller, "setBudget")?;
+                if let Some(b) = &budget {
+                    crate::runtime::budget::check(b, "budget")?;
+                }
+                R::Agent(Box::new(self.set_budget(agent_id, budget).await?))
             }
         })
     }

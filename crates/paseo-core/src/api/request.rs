@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ApiError;
 use crate::config::NotificationsConfig;
-use crate::model::{AgentId, Status, WorkspaceId};
+use crate::model::{AgentId, Budget, Status, WorkspaceId};
 use crate::runtime::WorkspaceTarget;
 use crate::workspaces::worktree::WorktreeTarget;
 
@@ -79,6 +79,9 @@ pub enum Request {
         /// Names the request for a worktree it makes (an MCP call id).
         #[serde(default)]
         request_id: Option<String>,
+        /// Its own budget (SPEC 18); an agent's child gets at most what its tree has left.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<Budget>,
     },
     /// A git worktree workspace of the repository containing `repo` (default for an agent:
     /// its own cwd).
@@ -119,6 +122,15 @@ pub enum Request {
     },
     /// Every child of the parent that is not running, as one batch.
     ArchiveFinished {
+        parent_id: AgentId,
+    },
+    /// What archiving the agent would take along and stop, for the confirm dialog.
+    ArchivePlan {
+        agent_id: AgentId,
+    },
+    /// What "Archive finished" on the parent would archive, and which children it would leave
+    /// and why.
+    FinishedPlan {
         parent_id: AgentId,
     },
     /// Restores the batch the agent was archived in (with `member`, only it and what was
@@ -251,6 +263,16 @@ pub enum Request {
         after: Option<(i64, AgentId)>,
         #[serde(default)]
         limit: Option<usize>,
+    },
+    /// The window's snapshot with the number of the last event it reflects: a client that
+    /// numbers its events (a host's, SPEC 17) applies only those after it.
+    SyncSnapshot,
+    /// Sets, raises or (with no `budget`) clears an agent's budget (SPEC 18); turns that
+    /// waited on it run. The user's alone: an agent may never widen its own tree's budget.
+    SetBudget {
+        agent_id: AgentId,
+        #[serde(default)]
+        budget: Option<Budget>,
     },
 }
 

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::config::NotificationsConfig;
-use crate::model::{AgentId, TimelineItem};
+use crate::model::{AgentId, ArchivePlan, TimelineItem};
 use crate::runtime::{AgentChanges, AgentDiff, AgentSnapshot, RuntimeError, WorkspaceSnapshot};
 use crate::store::timeline::search::TimelineSearch;
 use crate::workspaces::changes::{Discarded, GhStatus, Merged};
@@ -43,6 +43,8 @@ pub enum Response {
     },
     /// The agents the request archived or restored.
     AgentIds(Vec<AgentId>),
+    /// What an archive gesture would touch.
+    ArchivePlan(ArchivePlan),
     /// Whether something happened (a session started on wake).
     Flag(bool),
     /// Done; nothing to tell.
@@ -58,6 +60,14 @@ pub enum Response {
     Discarded(Option<Discarded>),
     PrStatus(GhStatus),
     NotificationSettings(NotificationsConfig),
+    /// A window's snapshot (as [`Response::Window`]) and the number of the last event it
+    /// reflects.
+    #[serde(rename_all = "camelCase")]
+    Synced {
+        seq: u64,
+        #[serde(serialize_with = "raw_json", deserialize_with = "raw_text")]
+        window: String,
+    },
 }
 
 fn raw_json<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
@@ -76,6 +86,9 @@ impl Response {
     pub fn to_json(&self) -> Result<String, ApiError> {
         match self {
             Response::Window(text) => Ok(format!("{{\"kind\":\"window\",\"value\":{text}}}")),
+            Response::Synced { seq, window } => Ok(format!(
+                "{{\"kind\":\"synced\",\"value\":{{\"seq\":{seq},\"window\":{window}}}}}"
+            )),
             other => serde_json::to_string(other).map_err(|e| ApiError {
                 code: "error".to_string(),
                 message: format!("cannot encode the answer: {e}"),

@@ -9,8 +9,9 @@ use super::*;
 use crate::config::NotificationsConfig;
 use crate::engine::{Engine, NewAgent};
 use crate::model::{
-    AgentId, AgentRecord, ChangeCounts, FleetCounts, ItemKind, PermissionKind, PermissionRequest,
-    StyledRun, Tally, TermColor, TermStyle, TimelineItem, Timestamp, Usage, WorkspaceKind,
+    AgentId, AgentRecord, ArchiveHead, ArchivePlan, Budget, ChangeCounts, FleetCounts, ItemKind,
+    KeptChild, PermissionKind, PermissionRequest, Spent, StyledRun, Tally, TermColor, TermStyle,
+    TimelineItem, Timestamp, TreeBudget, Unfinished, Usage, WorkspaceKind,
 };
 use crate::runtime::events::TrackSnapshot;
 use crate::runtime::CheckoutAgent;
@@ -32,6 +33,7 @@ fn kind_of(r: &Response) -> &'static str {
         Response::Prompted { .. } => "prompted",
         Response::Waited { .. } => "waited",
         Response::AgentIds(_) => "agentIds",
+        Response::ArchivePlan(_) => "archivePlan",
         Response::Flag(_) => "flag",
         Response::Done => "done",
         Response::Timeline(_) => "timeline",
@@ -44,6 +46,7 @@ fn kind_of(r: &Response) -> &'static str {
         Response::Discarded(_) => "discarded",
         Response::PrStatus(_) => "prStatus",
         Response::NotificationSettings(_) => "notificationSettings",
+        Response::Synced { .. } => "synced",
     }
 }
 
@@ -126,6 +129,23 @@ fn fleet() -> Fleet {
         ..Usage::default()
     };
     busy.at_rest = true;
+    busy.record.budget = Some(Box::new(Budget {
+        tree_tokens: Some(1_000),
+        tree_cost_usd: Some(2.5),
+    }));
+    busy.tree_budget = Some(TreeBudget {
+        agent_id: a,
+        budget: *busy.record.budget.clone().unwrap(),
+        used: Spent {
+            tokens: 160,
+            cost_usd: Some(0.25),
+        },
+        left: Budget {
+            tree_tokens: Some(840),
+            tree_cost_usd: Some(2.25),
+        },
+        reached: false,
+    });
     assert!(busy.alert.is_some() && busy.pending_permission.is_some());
     let quiet = AgentSnapshot::of(&e, e.agent(b).unwrap());
     let mut workspace = WorkspaceSnapshot::of(&e, &ws);
@@ -202,6 +222,10 @@ fn every_response(f: &Fleet) -> Vec<Response> {
         Response::Window(r#"{"home":"/h","agents":[{"id":1}],"z":null}"#.to_string()),
         // Spaced and unordered as a writer may leave it: read back as the very same text.
         Response::Window("{ \"z\": [1, 2],\n  \"a\": {} }".to_string()),
+        Response::Synced {
+            seq: 42,
+            window: r#"{"home":"/h","agents":[{"id":1}],"z":null}"#.to_string(),
+        },
         Response::Agent(Box::new(f.busy.clone())),
         Response::Agent(Box::new(f.quiet.clone())),
         Response::Agents {
@@ -223,6 +247,22 @@ fn every_response(f: &Fleet) -> Vec<Response> {
             timed_out: true,
         },
         Response::AgentIds(vec![a, b]),
+        Response::ArchivePlan(ArchivePlan {
+            heads: vec![ArchiveHead {
+                id: a,
+                title: "fix the parser".into(),
+                provider: "shell".into(),
+                running: true,
+                subagents: 3,
+                running_subagents: 1,
+            }],
+            kept: vec![KeptChild {
+                id: b,
+                title: String::new(),
+                provider: "claude".into(),
+                why: Unfinished::NeedsYou,
+            }],
+        }),
         Response::Flag(true),
         Response::Done,
         Response::Timeline(items()),
@@ -339,7 +379,7 @@ fn every_response_reads_back_as_the_json_it_was() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 18, "an example of every variant");
+    assert_eq!(kinds.len(), 20, "an example of every variant");
     for r in all {
         // The frame the app sends (the window's fast path), and serde's own encoding.
         let frame = r.to_json().unwrap();
@@ -387,6 +427,8 @@ fn a_snapshot_read_back_keeps_its_record_and_its_live_state_apart() {
     assert_eq!(back.alert, f.busy.alert);
     assert_eq!(back.pending_permission, f.busy.pending_permission);
     assert_eq!(back.tree_usage, f.busy.tree_usage);
+    assert_eq!(back.tree_budget, f.busy.tree_budget);
+    assert!(back.tree_budget.is_some() && back.record.budget.is_some());
     assert!(back.at_rest && back.unconfined);
     // A count's line is said again from its numbers, never taken from the frame.
     let mut counts = serde_json::to_value(f.track.counts).unwrap();

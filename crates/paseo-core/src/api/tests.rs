@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::config::NotificationsConfig;
-use crate::model::{AgentId, Status, WorkspaceId};
+use crate::model::{AgentId, Budget, Status, WorkspaceId};
 use crate::runtime::WorkspaceTarget;
 use crate::workspaces::worktree::WorktreeTarget;
 
@@ -26,6 +26,8 @@ fn kind_of(r: &Request) -> &'static str {
         Request::Wait { .. } => "wait",
         Request::Archive { .. } => "archive",
         Request::ArchiveFinished { .. } => "archiveFinished",
+        Request::ArchivePlan { .. } => "archivePlan",
+        Request::FinishedPlan { .. } => "finishedPlan",
         Request::Restore { .. } => "restore",
         Request::Detach { .. } => "detach",
         Request::Reattach { .. } => "reattach",
@@ -50,6 +52,8 @@ fn kind_of(r: &Request) -> &'static str {
         Request::SetNotificationSettings { .. } => "setNotificationSettings",
         Request::FleetFirstScreen { .. } => "fleetFirstScreen",
         Request::FleetCards { .. } => "fleetCards",
+        Request::SyncSnapshot => "syncSnapshot",
+        Request::SetBudget { .. } => "setBudget",
     }
 }
 
@@ -92,6 +96,10 @@ fn every_request() -> Vec<Request> {
             unconfined: true,
             labels,
             request_id: Some("mcp:1".into()),
+            budget: Some(Budget {
+                tree_tokens: Some(5_000),
+                tree_cost_usd: Some(1.5),
+            }),
         },
         Request::CreateAgent {
             provider: "claude".into(),
@@ -109,6 +117,7 @@ fn every_request() -> Vec<Request> {
             unconfined: false,
             labels: BTreeMap::new(),
             request_id: None,
+            budget: None,
         },
         Request::CreateWorktree {
             repo: None,
@@ -131,6 +140,8 @@ fn every_request() -> Vec<Request> {
         },
         Request::Archive { agent_id: a },
         Request::ArchiveFinished { parent_id: a },
+        Request::ArchivePlan { agent_id: a },
+        Request::FinishedPlan { parent_id: b },
         Request::Restore {
             agent_id: a,
             as_root: true,
@@ -207,6 +218,18 @@ fn every_request() -> Vec<Request> {
             after: Some((1_700_000_000_000, b)),
             limit: Some(5_000),
         },
+        Request::SyncSnapshot,
+        Request::SetBudget {
+            agent_id: a,
+            budget: Some(Budget {
+                tree_tokens: Some(1_000),
+                tree_cost_usd: None,
+            }),
+        },
+        Request::SetBudget {
+            agent_id: a,
+            budget: None,
+        },
     ]
 }
 
@@ -216,7 +239,7 @@ fn every_request_round_trips_through_json() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 36, "an example of every variant");
+    assert_eq!(kinds.len(), 40, "an example of every variant");
     for r in all {
         let text = serde_json::to_string(&r).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -281,6 +304,10 @@ fn a_bad_request_names_what_is_wrong() {
         (
             json!({"kind": "createAgent", "provider": "shell", "workspace": {"kind": "directory"}}),
             "path",
+        ),
+        (
+            json!({"kind": "setBudget", "agentId": a, "budget": {"tokens": 5}}),
+            "tokens",
         ),
     ];
     for (frame, field) in cases {

@@ -77,6 +77,7 @@ impl Engine {
                 c.add(a.bucket());
             }
         }
+        c.finished = Some(self.finished_in_track(parent));
         c
     }
 
@@ -128,12 +129,19 @@ impl Engine {
         let a = &self.agents[&id];
         if let Some(p) = a.parent {
             let key = (a.record.created_at, id);
+            let mut removed = false;
             if let Some(set) = self.children.get_mut(&p) {
-                if set.remove(&key) {
-                    self.out.tracks.insert(p);
-                }
+                removed = set.remove(&key);
                 if set.is_empty() {
                     self.children.remove(&p);
+                }
+            }
+            if removed {
+                self.out.tracks.insert(p);
+                // The head of an archive or a detach: what it takes away may have run, so the
+                // tracks above count again (below the head its parents are archived already).
+                if self.unarchived_parent(id) == Some(p) {
+                    self.mark_tracks_above(p);
                 }
             }
         }

@@ -43,40 +43,6 @@ impl Engine {
         Ok(out)
     }
 
-    /// The "Archive finished" set: the children of `parent` that are finished. SPEC 5 words the
-    /// bulk gesture as "every child that is not running"; a user reads "finished" as done with,
-    /// so two more stay: a child that needs them (a pending permission or held start, an unseen
-    /// failure: archiving it would hide what asks for them) and a child with anything still
-    /// running below it (the cascade would stop work the gesture says it leaves alone). The
-    /// dialog names what goes and what stays, and why.
-    pub fn finished_children(&self, parent: AgentId) -> Vec<AgentId> {
-        self.track(parent)
-            .into_iter()
-            .filter(|c| {
-                let a = &self.agents[c];
-                !a.status().is_active() && !a.needs_you() && !self.runs_below(*c)
-            })
-            .collect()
-    }
-
-    /// Whether any unarchived descendant of `id` is running or starting (no cycle followed).
-    fn runs_below(&self, id: AgentId) -> bool {
-        let mut seen = HashSet::from([id]);
-        let mut stack = vec![id];
-        while let Some(cur) = stack.pop() {
-            for c in self.track(cur) {
-                if !seen.insert(c) {
-                    continue;
-                }
-                if self.agents.get(&c).is_some_and(|a| a.status().is_active()) {
-                    return true;
-                }
-                stack.push(c);
-            }
-        }
-        false
-    }
-
     /// Archives `id` and its unarchived descendants into `batch`, top down (iteratively: no
     /// depth limit, no cycle followed).
     pub(super) fn archive_into(&mut self, id: AgentId, batch: &BatchId) -> Vec<AgentId> {

@@ -221,6 +221,8 @@ impl Engine {
         self.index_child(id);
         self.touch(id);
         self.out.tracks.insert(parent);
+        // What runs below it now runs below its new ancestors too.
+        self.mark_tracks_above(id);
         self.reroot_subtree(id);
         // Its subtree's usage joins the tree totals above it again.
         if !self.tree_usage(id).is_empty() {

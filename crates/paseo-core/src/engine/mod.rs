@@ -18,12 +18,14 @@
 //! - `activity.rs`: SPEC 6 and 7, the indexes (children, roots, bucket contributions) and the
 //!   parent chain;
 //! - `usage.rs`: turn usage (what SPEC 18's budgets count), its roll-ups per tree and workspace.
+//! - `budget.rs`: budgets (SPEC 18): what a budget tree used, and turns held at its cap.
 //!
 //! Indexes are kept incrementally. [`Engine::recompute_activity`] computes the buckets from
 //! scratch for tests to compare against. The status rule itself is [`crate::model::status`].
 
 mod activity;
 mod archive;
+mod budget;
 pub use archive::RestoreScope;
 mod create;
 mod hold;
@@ -32,6 +34,7 @@ mod notice;
 mod outcome;
 mod pending;
 mod permission;
+mod plan;
 mod session;
 mod trust;
 mod turn;
@@ -95,6 +98,12 @@ pub enum EngineError {
     Duplicate(AgentId),
     #[error("{0}")]
     Invalid(String),
+    /// A child's budget larger than what its caller's tree has left (SPEC 18).
+    #[error("{field}: {message}")]
+    BudgetTooLarge {
+        field: &'static str,
+        message: String,
+    },
 }
 
 /// Where a session stands, as far as the engine knows.
@@ -146,6 +155,9 @@ pub struct AgentState {
     root: AgentId,
     /// The bucket it contributes, and where (SPEC 6).
     contribution: Option<(WorkspaceId, Bucket)>,
+    /// Whether the tracks above it last heard it running or starting: their "Archive
+    /// finished" counts depend on it (SPEC 5), not only its parent's.
+    counted_active: bool,
 }
 
 impl AgentState {
@@ -171,6 +183,7 @@ impl AgentState {
             queue_place: None,
             changes: None,
             contribution: None,
+            counted_active: false,
         }
     }
 
@@ -358,6 +371,7 @@ pub struct Engine {
     /// config.json `sandbox.enabled`: whether agents are contained at all (SPEC 16).
     sandbox_enabled: bool,
     usage: usage::UsageIndex,
+    budget_pass: budget::BudgetPasses,
     /// Ids of notices the parents' timelines show as received, read before `load` (SPEC 4).
     delivered_at_load: FxHashSet<String>,
 }
@@ -520,6 +534,7 @@ impl Engine {
         if let Some(p) = self.unarchived_parent(id) {
             self.out.tracks.insert(p);
         }
+        self.tell_ancestors_activity(id);
         self.refresh(id);
     }
 

@@ -23,6 +23,9 @@ pub struct Tally {
     /// In the error state, seen or not.
     pub failed: usize,
     pub total: usize,
+    /// For a track: how many members its "Archive finished" would archive (SPEC 5,
+    /// [`super::archive_plan`]); none for a workspace or the fleet, which have no such gesture.
+    pub finished: Option<usize>,
 }
 
 /// One part of the line: which rows it counts (a bucket's name, or "total") and its words.
@@ -98,12 +101,17 @@ impl Tally {
 /// are, each count a link to the agents it counts.
 impl Serialize for Tally {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut t = s.serialize_struct("Tally", 6)?;
+        let mut t = s.serialize_struct("Tally", 7)?;
         t.serialize_field("running", &self.running)?;
         t.serialize_field("queued", &self.queued)?;
         t.serialize_field("needsYou", &self.needs_you)?;
         t.serialize_field("failed", &self.failed)?;
         t.serialize_field("total", &self.total)?;
+        if let Some(finished) = self.finished {
+            t.serialize_field("finished", &finished)?;
+        } else {
+            t.skip_field("finished")?;
+        }
         t.serialize_field("line", &self.parts())?;
         t.end()
     }
@@ -120,6 +128,8 @@ impl<'de> Deserialize<'de> for Tally {
             needs_you: usize,
             failed: usize,
             total: usize,
+            #[serde(default)]
+            finished: Option<usize>,
         }
         let n = Numbers::deserialize(d)?;
         Ok(Tally {
@@ -128,6 +138,7 @@ impl<'de> Deserialize<'de> for Tally {
             needs_you: n.needs_you,
             failed: n.failed,
             total: n.total,
+            finished: n.finished,
         })
     }
 }

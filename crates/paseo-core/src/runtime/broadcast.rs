@@ -3,6 +3,7 @@
 //! with `AgentArchived`, once its record is durable, never before.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::broadcast;
 
@@ -20,6 +21,10 @@ struct HeldNews {
 
 pub(super) struct Broadcast {
     events: broadcast::Sender<Event>,
+    /// How many events were sent so far: the number of the last one. A subscriber that joined
+    /// in an actor step knows the number of every event it receives after (SPEC 17: a host's
+    /// client resynchronises from a snapshot without missing or doubling one).
+    sent: AtomicU64,
     counts: FleetCounts,
     counts_dirty: bool,
     /// What load found and what went wrong since, for every snapshot.
@@ -46,6 +51,7 @@ impl Broadcast {
     ) -> Broadcast {
         Broadcast {
             events,
+            sent: AtomicU64::new(0),
             counts: FleetCounts::default(),
             counts_dirty: false,
             notices,
@@ -61,7 +67,19 @@ impl Broadcast {
     }
 
     pub(super) fn send(&self, event: Event) {
+        self.sent.fetch_add(1, Ordering::Relaxed);
         let _ = self.events.send(event);
+    }
+
+    /// The number of the last event sent: a snapshot taken in this step reflects every event
+    /// up to it and none after.
+    pub(super) fn seq(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    /// A receiver of every event after [`Self::seq`], in order.
+    pub(super) fn subscribe(&self) -> (broadcast::Receiver<Event>, u64) {
+        (self.events.subscribe(), self.seq())
     }
 
     pub(super) fn notice(&mut self, message: String) {

@@ -17,7 +17,7 @@ use super::policy::{Caller, CreatePlan, ReachCheck};
 use super::timeline::Page;
 use super::{CreateAgent, RuntimeError, WorkspaceTarget};
 use crate::engine::{ListFilter, RestoreScope};
-use crate::model::{AgentId, TurnOrigin, WorkspaceId, WorkspaceRecord};
+use crate::model::{AgentId, ArchivePlan, TurnOrigin, WorkspaceId, WorkspaceRecord};
 use crate::providers::ProviderInfo;
 use crate::workspaces::worktree::{CreatedWorktree, WorktreeTarget};
 use crate::workspaces::RepoInfo;
@@ -115,6 +115,10 @@ pub(crate) enum Command {
     Snapshot(Reply<FleetSnapshot>),
     /// The window's snapshot or a page of its cards, as JSON text ([`super::window`]).
     WindowSnapshot(super::window::WindowQuery, Reply<String>),
+    /// The window's snapshot and the number of the last event it reflects, in one step.
+    SyncSnapshot(Reply<(u64, String)>),
+    /// A receiver of the events after the returned number, subscribed in one step.
+    Subscribe(Reply<(tokio::sync::broadcast::Receiver<super::events::Event>, u64)>),
     Counts(Reply<FleetCounts>),
     /// Counts plus the agents that may need the user, from one consistent view (the tray).
     Alerts(Reply<Alerts>),
@@ -224,6 +228,12 @@ pub(crate) enum Command {
         parent: AgentId,
         reply: Reply<(Vec<AgentId>, Durable)>,
     },
+    /// What archiving `id` (or, with `finished`, "Archive finished" on it) would touch.
+    ArchivePlan {
+        id: AgentId,
+        finished: bool,
+        reply: Reply<ArchivePlan>,
+    },
     Detach {
         id: AgentId,
         reply: Reply<AgentSnapshot>,
@@ -263,6 +273,11 @@ pub(crate) enum Command {
     MarkSeen {
         id: AgentId,
         reply: Reply<()>,
+    },
+    SetBudget {
+        id: AgentId,
+        budget: Option<crate::model::Budget>,
+        reply: Reply<super::events::AgentSnapshot>,
     },
     Wake {
         id: AgentId,

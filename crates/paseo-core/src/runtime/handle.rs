@@ -16,7 +16,9 @@ use super::policy::{self, Caller};
 use super::timeline::Page;
 use super::{blocking, RuntimeError, MAX_PROMPT_BYTES};
 use crate::engine::{ListFilter, RestoreScope};
-use crate::model::{AgentId, Status, TimelineItem, Timestamp, WorkspaceId, WorkspaceKind};
+use crate::model::{
+    AgentId, ArchivePlan, Status, TimelineItem, Timestamp, WorkspaceId, WorkspaceKind,
+};
 use crate::providers::{ProviderInfo, ProviderRegistry};
 use crate::store::timeline::search::{self, TimelineSearch};
 use crate::store::{Layout, Writer};
@@ -98,6 +100,20 @@ impl RuntimeHandle {
 
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.events.subscribe()
+    }
+
+    /// A receiver of events and the number of the last event before it: the `n`th event it
+    /// receives is number `seq + n` (a lag of `k` skips `k` numbers). With
+    /// [`Self::sync_snapshot`] a client resynchronises with nothing missed or doubled (SPEC 17).
+    pub async fn subscribe_numbered(
+        &self,
+    ) -> Result<(broadcast::Receiver<Event>, u64), RuntimeError> {
+        self.ask(Command::Subscribe).await
+    }
+
+    /// The window's snapshot and the number of the last event it reflects.
+    pub async fn sync_snapshot(&self) -> Result<(u64, String), RuntimeError> {
+        self.ask(Command::SyncSnapshot).await
     }
 
     pub fn layout(&self) -> &Layout {
@@ -279,6 +295,21 @@ impl RuntimeHandle {
             .await?;
         wait.wait(&self.writer).await?;
         Ok(ids)
+    }
+
+    /// What archiving `id` would touch; with `finished`, what "Archive finished" on `id` would
+    /// archive and leave (SPEC 5): the confirm dialog's facts, asked just before it shows.
+    pub async fn archive_plan(
+        &self,
+        id: AgentId,
+        finished: bool,
+    ) -> Result<ArchivePlan, RuntimeError> {
+        self.ask(|reply| Command::ArchivePlan {
+            id,
+            finished,
+            reply,
+        })
+        .await
     }
 
     pub async fn detach(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {

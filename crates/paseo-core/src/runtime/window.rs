@@ -79,6 +79,10 @@ pub struct AgentCard<'a> {
     /// Outside the sandbox (SPEC 16, `Engine::contained`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfined: bool,
+    /// The budget over its tree, what it used and what is left (SPEC 18): the header's
+    /// "N of M tokens", current with every change of the agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_budget: Option<crate::model::TreeBudget>,
 }
 
 fn is_empty_usage(u: &&Usage) -> bool {
@@ -125,6 +129,7 @@ impl<'a> AgentCard<'a> {
             last_run: r.last_run.as_deref(),
             turn_count: r.turn_count,
             unconfined: !engine.contained(a),
+            tree_budget: engine.tree_budget(r.id),
         }
     }
 
@@ -158,6 +163,7 @@ impl<'a> AgentCard<'a> {
             last_run: r.last_run.as_deref(),
             turn_count: r.turn_count,
             unconfined: s.unconfined,
+            tree_budget: s.tree_budget.clone(),
         }
     }
 }
@@ -245,7 +251,12 @@ fn tracks_of(e: &Engine, agents: &[&AgentState]) -> Vec<WindowTrack> {
                 return None;
             }
             let c = e.track_counts(p);
-            let busy = c.running > 0 || c.queued > 0 || c.needs_you > 0 || c.failed > 0;
+            // A member "Archive finished" would leave makes a track's counts its own too.
+            let busy = c.running > 0
+                || c.queued > 0
+                || c.needs_you > 0
+                || c.failed > 0
+                || c.finished != Some(c.total);
             Some(WindowTrack {
                 parent_agent_id: p,
                 members,
@@ -255,12 +266,15 @@ fn tracks_of(e: &Engine, agents: &[&AgentState]) -> Vec<WindowTrack> {
         .collect()
 }
 
-/// The counts of a quiet track (nothing running, queued, needing you or failed) of each size
+/// The counts of a quiet track (nothing running, queued, needing you or failed, every member
+/// finished) of each size
 /// `tracks` has, and of an empty one (a track that empties), as [size, counts] pairs: the page
 /// renders a quiet track's line from these, as the core words it.
 fn quiet_counts(tracks: &[WindowTrack]) -> Vec<(usize, Tally)> {
+    // Quiet: every member finished, as "Archive finished" counts them.
     let quiet = |total| Tally {
         total,
+        finished: Some(total),
         ..Tally::default()
     };
     let mut sizes = BTreeMap::from([(0, quiet(0))]);

@@ -93,7 +93,8 @@ fn a_tracks_counts_are_the_words_of_its_rows_and_stay_when_seen() {
             queued: 0,
             needs_you: 1,
             failed: 1,
-            total: 3
+            total: 3,
+            finished: Some(1),
         },
         "a finished turn needs nobody"
     );

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::engine::RestoreScope;
+use crate::model::Unfinished;
 
 #[test]
 fn archive_cascades_through_subagents_but_not_detached_agents() {
@@ -156,8 +157,29 @@ fn archive_many_is_one_batch() {
     .unwrap();
     let mid = f.idle(Some(p), "w1");
     let deep = f.running(Some(mid), "w1");
-    let finished = f.e.finished_children(p);
+    let plan = f.e.finished_plan(p).unwrap();
+    let finished = plan.head_ids();
     assert_eq!(finished, vec![a, b]);
+    let kept: Vec<_> = plan.kept.iter().map(|k| (k.id, k.why)).collect();
+    assert_eq!(
+        kept,
+        vec![
+            (c, Unfinished::Running),
+            (failed, Unfinished::NeedsYou),
+            (mid, Unfinished::SubagentRunning)
+        ]
+    );
+    let mid_plan = f.e.archive_plan(mid).unwrap();
+    assert_eq!(mid_plan.heads.len(), 1);
+    assert_eq!(
+        (
+            mid_plan.heads[0].subagents,
+            mid_plan.heads[0].running_subagents,
+            mid_plan.heads[0].running
+        ),
+        (1, 1, false)
+    );
+    assert!(f.e.finished_plan(AgentId::new()).is_err());
     let archived = f.e.archive_many(&finished).unwrap();
     assert_eq!(archived, vec![a, b]);
     assert_eq!(f.e.track(p), vec![c, failed, mid]);
@@ -212,4 +234,42 @@ fn archive_workspace_refuses_live_agents_unless_confirmed() {
         f.e.create(f.new_agent(None, "w2")),
         Err(EngineError::WorkspaceArchived(_))
     ));
+}
+
+#[test]
+fn a_grandchild_starting_and_ending_tells_every_track_above_it_its_finished_count() {
+    let mut f = Fx::new();
+    let root = f.idle(None, "w1");
+    let mid = f.idle(Some(root), "w1");
+    let other = f.idle(Some(root), "w1");
+    let leaf = f.idle(Some(mid), "w1");
+    assert_eq!(f.e.track_counts(root).finished, Some(2));
+    assert_eq!(
+        f.e.finished_plan(root).unwrap().head_ids(),
+        vec![mid, other]
+    );
+
+    // The leaf runs: `mid` (on the root's track) has a subagent running, so the root's track
+    // changes though none of its own members did.
+    f.e.prompt(leaf, "go".into(), TurnOrigin::User, None)
+        .unwrap();
+    let out = f.e.take_outcome();
+    assert!(out.tracks.contains(&mid), "the parent's track");
+    assert!(out.tracks.contains(&root), "the grandparent's track");
+    assert_eq!(f.e.track_counts(root).finished, Some(1));
+    assert_eq!(f.e.track_counts(mid).finished, Some(0));
+
+    f.e.turn_ended(leaf, TurnOutcome::Completed).unwrap();
+    let out = f.e.take_outcome();
+    assert!(out.tracks.contains(&root));
+    assert_eq!(f.e.track_counts(root).finished, Some(2));
+
+    // A new turn's record changes that are not a start or an end leave the tracks above alone.
+    f.e.prompt(leaf, "again".into(), TurnOrigin::User, None)
+        .unwrap();
+    let _ = f.e.take_outcome();
+    f.e.set_changes(leaf, Some(crate::model::ChangeCounts::default()));
+    f.e.mark_seen(leaf).unwrap();
+    let out = f.e.take_outcome();
+    assert!(!out.tracks.contains(&root), "{:?}", out.tracks);
 }

@@ -79,6 +79,7 @@ fn subagent_joins_its_parents_track_oldest_first_and_detach_removes_only_the_lab
         crate::model::Tally {
             running: 1,
             total: 2,
+            finished: Some(1),
             ..crate::model::Tally::default()
         }
     );

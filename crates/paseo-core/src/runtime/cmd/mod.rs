@@ -21,6 +21,15 @@ impl Actor {
         match cmd {
             Command::Snapshot(r) => answer(r, Ok(self.snapshot())),
             Command::WindowSnapshot(q, r) => answer(r, self.window_snapshot(q)),
+            Command::SyncSnapshot(r) => {
+                let seq = self.out.seq();
+                answer(
+                    r,
+                    self.window_snapshot(super::window::WindowQuery::Whole)
+                        .map(|text| (seq, text)),
+                )
+            }
+            Command::Subscribe(r) => answer(r, Ok(self.out.subscribe())),
             Command::Counts(r) => answer(r, Ok(FleetCounts::of(&self.engine))),
             Command::Alerts(r) => answer(r, Ok(self.alerts())),
             Command::GetAgent { id, reply } => answer(reply, self.snap(id)),
@@ -99,6 +108,18 @@ impl Actor {
             Command::ArchiveFinished { parent, reply } => {
                 answer(reply, self.archive_finished(parent))
             }
+            Command::ArchivePlan {
+                id,
+                finished,
+                reply,
+            } => {
+                let plan = if finished {
+                    self.engine.finished_plan(id)
+                } else {
+                    self.engine.archive_plan(id)
+                };
+                answer(reply, plan.map_err(Into::into))
+            }
             Command::Detach { id, reply } => answer(reply, self.detach(id)),
             Command::RenameWorkspace { id, name, reply } => {
                 answer(reply, self.rename_workspace(&id, name))
@@ -127,6 +148,7 @@ impl Actor {
                 reply,
             } => answer(reply, self.answer_permission(id, &request_id, allow)),
             Command::MarkSeen { id, reply } => answer(reply, self.mark_seen(id)),
+            Command::SetBudget { id, budget, reply } => answer(reply, self.set_budget(id, budget)),
             Command::Wake { id, reply } => answer(reply, self.wake(id)),
             Command::Stop { id, reply } => answer(reply, self.stop(id)),
             Command::AgentsIn { dir, reply } => answer(reply, Ok(self.agents_in(&dir))),
