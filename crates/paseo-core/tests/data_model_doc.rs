@@ -144,7 +144,8 @@ fn full_config() -> Value {
             "subagentFinished": true
         },
         "sandbox": {"enabled": false, "hide": ["~/.secret"], "network": false, "engine": "landlock"},
-        "startTimeoutSecs": 5
+        "startTimeoutSecs": 5,
+        "hosts": [{"name": "box", "ssh": "me@box", "command": ["/opt/paseo-headless"]}]
     })
 }
 
@@ -175,7 +176,14 @@ fn check_config_fixture(fixture: &Value) {
         notifications,
         sandbox,
         start_timeout,
+        hosts,
     } = &c;
+    let paseo_core::hosts::Host { name, ssh, command } = &hosts[0];
+    assert!(!name.is_empty() && !ssh.is_empty() && command.is_some());
+    let h = fixture["hosts"][0].as_object().unwrap();
+    for f in listed_fields(r#"{"hosts": [{"zzz": 1}]}"#) {
+        assert!(h.contains_key(&f), "hosts[].{f} is not in the fixture");
+    }
     let SandboxConfig {
         enabled: sandbox_on,
         hide,

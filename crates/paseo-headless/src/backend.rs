@@ -92,6 +92,11 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     let socket = SocketServer::start(data_root, handle.clone())
         .map_err(|error| tracing::warn!(target: LOG_TARGET, %error, "hosts cannot attach"))
         .ok();
+    // The configured hosts connect now and keep connecting (SPEC 17).
+    handle.hosts().start(
+        &config.hosts,
+        paseo_core::hosts::HostManager::ssh_options_from_env(),
+    );
     let backend = Backend {
         data_root: data_root.to_path_buf(),
         mode,

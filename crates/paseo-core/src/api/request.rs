@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ApiError;
 use crate::config::NotificationsConfig;
+use crate::hosts::Host;
 use crate::model::{AgentId, Status, WorkspaceId};
 use crate::runtime::WorkspaceTarget;
 use crate::workspaces::worktree::WorktreeTarget;
@@ -41,6 +42,10 @@ pub enum Request {
         statuses: Option<Vec<Status>>,
         #[serde(default)]
         limit: Option<usize>,
+        /// Only the agents of this configured host (SPEC 17); absent: this machine's and, for
+        /// the user, every connected host's.
+        #[serde(default)]
+        host: Option<String>,
     },
     /// Archived agents, most recently archived first, a page at a time (default 500, at most
     /// 10,000).
@@ -79,6 +84,9 @@ pub enum Request {
         /// Names the request for a worktree it makes (an MCP call id).
         #[serde(default)]
         request_id: Option<String>,
+        /// The configured host it runs on (SPEC 17); absent: this machine. The user's only.
+        #[serde(default)]
+        host: Option<String>,
     },
     /// A git worktree workspace of the repository containing `repo` (default for an agent:
     /// its own cwd).
@@ -246,6 +254,21 @@ pub enum Request {
     /// The window's snapshot with the number of the last event it reflects: a client that
     /// numbers its events (a host's, SPEC 17) applies only those after it.
     SyncSnapshot,
+    /// config.json `hosts` with each one's connection state and numbers (SPEC 17).
+    ListHosts,
+    /// Adds a host to config.json `hosts` and connects to it.
+    AddHost {
+        host: Host,
+    },
+    /// Removes a host from config.json `hosts`; nothing on the host stops.
+    RemoveHost {
+        name: String,
+    },
+    /// Copies this app's paseo-headless to the host's `~/.local/bin` (the window confirms
+    /// first), then connects.
+    InstallHost {
+        name: String,
+    },
 }
 
 fn default_diff_limit() -> usize {

@@ -51,6 +51,10 @@ fn kind_of(r: &Request) -> &'static str {
         Request::NotificationSettings => "notificationSettings",
         Request::SetNotificationSettings { .. } => "setNotificationSettings",
         Request::SyncSnapshot => "syncSnapshot",
+        Request::ListHosts => "listHosts",
+        Request::AddHost { .. } => "addHost",
+        Request::RemoveHost { .. } => "removeHost",
+        Request::InstallHost { .. } => "installHost",
     }
 }
 
@@ -69,6 +73,7 @@ fn every_request() -> Vec<Request> {
             workspace_id: Some(w.clone()),
             statuses: Some(vec![Status::Idle, Status::Running]),
             limit: Some(7),
+            host: Some("box".into()),
         },
         Request::ArchivedAgents {
             offset: Some(3),
@@ -93,6 +98,7 @@ fn every_request() -> Vec<Request> {
             unconfined: true,
             labels,
             request_id: Some("mcp:1".into()),
+            host: Some("box".into()),
         },
         Request::CreateAgent {
             provider: "claude".into(),
@@ -110,6 +116,7 @@ fn every_request() -> Vec<Request> {
             unconfined: false,
             labels: BTreeMap::new(),
             request_id: None,
+            host: None,
         },
         Request::CreateWorktree {
             repo: None,
@@ -203,6 +210,16 @@ fn every_request() -> Vec<Request> {
             },
         },
         Request::SyncSnapshot,
+        Request::ListHosts,
+        Request::AddHost {
+            host: crate::hosts::Host {
+                name: "box".into(),
+                ssh: "me@box".into(),
+                command: Some(vec!["/opt/paseo-headless".into()]),
+            },
+        },
+        Request::RemoveHost { name: "box".into() },
+        Request::InstallHost { name: "box".into() },
     ]
 }
 
@@ -212,7 +229,7 @@ fn every_request_round_trips_through_json() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 37, "an example of every variant");
+    assert_eq!(kinds.len(), 41, "an example of every variant");
     for r in all {
         let text = serde_json::to_string(&r).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();

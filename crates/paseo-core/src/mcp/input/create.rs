@@ -113,6 +113,10 @@ pub struct CreateAgentInput {
     /// Extra labels (string to string).
     #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,
+    /// The configured host (config.json `hosts`) to run it on; default this machine. Only
+    /// the user's token may name one.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 impl Input for CreateAgentInput {
@@ -131,6 +135,7 @@ impl Input for CreateAgentInput {
                 "autoArchive",
                 "unconfined",
                 "labels",
+                "host",
             ],
         )?;
         let provider = o.req_str("provider")?.trim().to_string();
@@ -226,6 +231,7 @@ impl Input for CreateAgentInput {
             auto_archive: o.opt_bool("autoArchive")?,
             unconfined: o.opt_bool("unconfined")?,
             labels,
+            host: o.opt_text("host")?,
         })
     }
 }
