@@ -9,6 +9,7 @@ use crate::logging::{self, LogGuard, LoggingError};
 use crate::socket::SocketServer;
 use chrono::{DateTime, Utc};
 use paseo_core::config::Config;
+use paseo_core::hosts::HostManager;
 use paseo_core::mcp::{McpError, McpServer, RunningMcp};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{Runtime, RuntimeError, RuntimeHandle, RuntimeOptions};
@@ -93,10 +94,9 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
         .map_err(|error| tracing::warn!(target: LOG_TARGET, %error, "hosts cannot attach"))
         .ok();
     // The configured hosts connect now and keep connecting (SPEC 17).
-    handle.hosts().start(
-        &config.hosts,
-        paseo_core::hosts::HostManager::ssh_options_from_env(),
-    );
+    handle
+        .hosts()
+        .start(&config.hosts, HostManager::ssh_options_from_env());
     let backend = Backend {
         data_root: data_root.to_path_buf(),
         mode,

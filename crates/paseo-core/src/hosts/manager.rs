@@ -19,6 +19,7 @@ use super::ssh::{Host, SshOptions};
 use super::HostError;
 use crate::api::{ApiError, Event};
 use crate::model::{AgentId, FleetCounts};
+use crate::runtime::AgentSnapshot;
 
 /// Waits between attempts while a host cannot be reached at all (the client's own backoff
 /// takes over once it has connected): short, so a host that comes up is found within seconds.
@@ -83,6 +84,9 @@ pub struct Mirrored {
 struct Mirror {
     agents: HashMap<AgentId, Mirrored>,
     counts: FleetCounts,
+    /// The agents that alert the user (`model::attention`), as their last events said: the
+    /// tray's entries and the desktop notifications of this host.
+    alerting: HashMap<AgentId, AgentSnapshot>,
 }
 
 impl Mirror {
@@ -126,6 +130,8 @@ impl Mirror {
                 },
             );
         }
+        self.alerting
+            .retain(|id, _| agents.get(id).is_some_and(|a| !a.archived));
         self.agents = agents;
         self.counts = snap.counts;
         Ok(())
@@ -135,6 +141,11 @@ impl Mirror {
         match event {
             Event::AgentUpdated { agent } | Event::AgentArchived { agent } => {
                 let archived = matches!(event, Event::AgentArchived { .. });
+                if agent.alert.is_some() && !archived {
+                    self.alerting.insert(agent.id(), (**agent).clone());
+                } else {
+                    self.alerting.remove(&agent.id());
+                }
                 self.agents.insert(
                     agent.id(),
                     Mirrored {
@@ -157,14 +168,6 @@ struct Slot {
     mirror: Mutex<Mirror>,
     client: Mutex<Option<Arc<HostClient>>>,
     task: Mutex<Option<JoinHandle<()>>>,
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        if let Some(task) = lock(&self.task).take() {
-            task.abort();
-        }
-    }
 }
 
 /// Every configured host of this app. Cheap to share; lives in the runtime's handle so every
@@ -275,7 +278,7 @@ impl HostManager {
 
     /// Notes an agent a host answered with (created, listed) before its event arrives, so
     /// the next request for it finds its host.
-    pub fn note(&self, host: &str, agent: &crate::runtime::AgentSnapshot) {
+    pub fn note(&self, host: &str, agent: &AgentSnapshot) {
         if let Some(slot) = self.slot(host) {
             lock(&slot.mirror).agents.insert(
                 agent.id(),
@@ -299,6 +302,29 @@ impl HostManager {
             .iter()
             .filter(|s| *lock(&s.state) == HostState::Connected)
             .map(|s| (s.host.name.clone(), lock(&s.mirror).counts))
+            .collect()
+    }
+
+    /// `local` (this machine's counts) with every connected host's added: the tray's line.
+    pub fn counts_with(&self, local: FleetCounts) -> FleetCounts {
+        self.connected_counts()
+            .into_iter()
+            .fold(local, |all, (_, counts)| all.plus(counts))
+    }
+
+    /// The agents of connected hosts that alert the user, with their host's name.
+    pub fn alerts(&self) -> Vec<(String, AgentSnapshot)> {
+        lock(&self.slots)
+            .iter()
+            .filter(|s| *lock(&s.state) == HostState::Connected)
+            .flat_map(|s| {
+                let mirror = lock(&s.mirror);
+                mirror
+                    .alerting
+                    .values()
+                    .map(|a| (s.host.name.clone(), a.clone()))
+                    .collect::<Vec<_>>()
+            })
             .collect()
     }
 
@@ -366,7 +392,9 @@ impl HostManager {
         ) {
             let host = slot.host.clone();
             lock(&self.slots).retain(|s| !Arc::ptr_eq(s, &slot));
-            drop(slot);
+            if let Some(task) = lock(&slot.task).take() {
+                task.abort();
+            }
             self.open(host);
         }
         Ok(())
