@@ -247,6 +247,17 @@ fn file_of(path: &Path) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// Whether the host's own record of `id` (in the host user's data root) says its turn ended:
+/// what happened on the host, read there, not through the app.
+fn idle_on_host(home: &Path, id: &str) -> Option<()> {
+    let agents = std::fs::read_dir(home.join(".paseo/agents")).ok()?;
+    agents.flatten().find_map(|project| {
+        let text = std::fs::read_to_string(project.path().join(format!("{id}.json"))).ok()?;
+        let record: Value = serde_json::from_str(&text).ok()?;
+        (record["lastStatus"] == "idle").then_some(())
+    })
+}
+
 fn ids(list: &Value) -> Vec<(String, Option<String>)> {
     list["agents"]
         .as_array()
@@ -396,6 +407,7 @@ fn a_killed_ssh_shows_disconnected_then_connected_with_the_mirror_resynced() {
     );
     // Nothing on the host stopped: the agent finishes while the app is away.
     wait_for("the agent's file", || file_of(&home.join("finished")));
+    wait_for("the host's record idle", || idle_on_host(&home, &id));
     unsafe { libc::kill(sshd_pid, libc::SIGCONT) };
     let up = app.wait_host("box connected again", |h| h["state"] == "connected");
     assert_eq!(up["agents"], 1, "{up}");
@@ -424,6 +436,7 @@ fn the_app_killed_and_restarted_while_a_host_agent_runs_finds_it_finished() {
     let backend = sshd.host_backend().expect("the host's backend");
     app.kill_hard();
     wait_for("the agent's file", || file_of(&home.join("finished")));
+    wait_for("the host's record idle", || idle_on_host(&home, &id));
     assert!(alive(backend), "the host's backend outlived the app");
     app.launch();
     let up = app.wait_host("box connected after the restart", |h| {
