@@ -448,3 +448,84 @@ fn the_app_killed_and_restarted_while_a_host_agent_runs_finds_it_finished() {
     assert_eq!(got["status"], "idle", "{got}");
     assert_eq!(sshd.host_backend(), Some(backend), "the same backend");
 }
+
+async fn next(
+    events: &mut tokio::sync::broadcast::Receiver<paseo_core::hosts::HostEvent>,
+) -> paseo_core::hosts::HostEvent {
+    tokio::time::timeout(WAIT, events.recv())
+        .await
+        .expect("no host event within the wait")
+        .unwrap()
+}
+
+/// The manager in the app's process (what the tray and the notifications read): a host's
+/// events come tagged with its name, its agents are found by id and counted with this
+/// machine's, and one that finished alerts, as the tray lists it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosts_events_come_tagged_and_its_agents_count_and_alert() {
+    use paseo_core::api::{Event, Request, Response};
+    use paseo_core::hosts::{HostEvent, HostManager, HostState};
+    use paseo_core::model::FleetCounts;
+    let Some(mut sshd) = Sshd::start("appevents") else {
+        return;
+    };
+    paseo_core::hosts::install(&sshd.host("box"), &sshd.ssh_options(), Path::new(HEADLESS))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", sshd.log()));
+    let dir = tempfile::tempdir().unwrap();
+    let manager = std::sync::Arc::new(HostManager::new(dir.path()));
+    let mut events = manager.subscribe();
+    manager.start(&[sshd.host("box")], sshd.ssh_options());
+    loop {
+        if let HostEvent::State { host, state } = next(&mut events).await {
+            assert_eq!(host, "box");
+            if state == HostState::Connected {
+                break;
+            }
+        }
+    }
+    adopt_backend(&mut sshd);
+    let request = Request::from_value(json!({
+        "kind": "createAgent", "provider": "shell",
+        "workspace": {"kind": "directory", "path": sshd.user.home.display().to_string()},
+        "prompt": "echo tagged",
+    }))
+    .unwrap();
+    let Response::Agent(created) = manager.client("box").unwrap().call(request).await.unwrap()
+    else {
+        panic!("not an agent")
+    };
+    let id = created.id();
+    // Its events, tagged, until it finished.
+    loop {
+        match next(&mut events).await {
+            HostEvent::Event { host, event } => {
+                assert_eq!(host, "box");
+                if let Event::AgentUpdated { agent } = *event {
+                    if agent.id() == id && agent.alert.is_some() {
+                        break;
+                    }
+                }
+            }
+            HostEvent::State { state, .. } => panic!("{state:?}"),
+        }
+    }
+    // Its counts follow at the host's next tick.
+    loop {
+        if let HostEvent::Event { event, .. } = next(&mut events).await {
+            if let Event::CountsChanged { counts } = *event {
+                if counts.tally.total == 1 && counts.tally.running == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    assert_eq!(manager.holder(id).as_deref(), Some("box"));
+    let alerts = manager.alerts();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!((alerts[0].0.as_str(), alerts[0].1.id()), ("box", id));
+    let mut here = FleetCounts::default();
+    here.add(paseo_core::model::Bucket::Running, false);
+    let all = manager.counts_with(here);
+    assert_eq!((all.tally.total, all.tally.running), (2, 1), "{all:?}");
+}
