@@ -175,6 +175,11 @@ fn reason(kind: Alert, agent: &AgentSnapshot) -> String {
     match kind {
         Alert::Permission => match &agent.pending_permission {
             Some(p) if p.is_held_start() => APPROVE_START.to_string(),
+            // SPEC 18: which tree stopped, and how much it used.
+            Some(p) if p.is_budget() => match p.input["tree"].as_str().map(detail) {
+                Some(tree) if !tree.is_empty() => format!("tree {tree:?} stopped: {}", p.tool_name),
+                _ => format!("a tree stopped: {}", p.tool_name),
+            },
             Some(p) => format!("needs permission to run {}", detail(&p.tool_name)),
             None => "needs permission".to_string(),
         },

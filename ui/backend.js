@@ -189,6 +189,11 @@ export function answerPermission(agentId, requestId, allow) {
   return request('answerPermission', { agentId, requestId, allow });
 }
 
+/** Sets, raises or (null) clears an agent's budget (SPEC 18); resolves to the agent after. */
+export function setBudget(agentId, budget) {
+  return request('setBudget', { agentId, budget });
+}
+
 export function markSeen(agentId) {
   return request('markSeen', { agentId });
 }

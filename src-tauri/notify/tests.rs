@@ -124,6 +124,16 @@ fn permissions_name_the_tool_and_each_request_once() {
         p.kind = paseo_core::model::PermissionKind::HeldStart;
     }
     assert_eq!(one(&a, &held).unwrap().body, "needs you: approve start");
+    let words = "budget: this tree used 1200 of 1000 tokens";
+    let mut budget = asking(a.clone(), "b1", words, 4);
+    if let Some(p) = budget.pending_permission.as_mut() {
+        p.kind = paseo_core::model::PermissionKind::Budget;
+        p.input = serde_json::json!({"tree": "nightly refactor"});
+    }
+    assert_eq!(
+        one(&a, &budget).unwrap().body,
+        format!("tree \"nightly refactor\" stopped: {words}")
+    );
 }
 
 #[test]

@@ -45,6 +45,7 @@ pub(crate) fn agent(title: &str) -> AgentSnapshot {
         queue_place: None,
         changes: None,
         tree_usage: Default::default(),
+        tree_budget: None,
         at_rest: false,
     }
 }

@@ -22,6 +22,7 @@ mod doc_keys;
 
 mod helpers;
 
+mod budget;
 mod cards;
 mod changes;
 mod chrome;

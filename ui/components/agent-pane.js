@@ -20,6 +20,7 @@ import { Composer } from './composer.js';
 import { FindBar } from './find-bar.js';
 import { ChangesView } from './changes-view.js';
 import { agentUsage } from '../usage.js';
+import { BudgetControl, budgetHeldText, raiseButton } from './budget.js';
 
 /**
  * The header's workspace words: its name, then its branch unless the name is the branch (a
@@ -60,6 +61,7 @@ export class AgentPane {
     this.cwd = h('span', { class: 'cwd mono', dataset: { testid: 'agent-cwd' } }, this.cwdText);
     this.workspace = h('span', { class: 'meta', dataset: { testid: 'agent-workspace' } });
     this.usage = h('span', { class: 'meta usage', dataset: { testid: 'agent-usage' } });
+    this.budget = new BudgetControl();
     this.parent = h('button', {
       class: 'link parent-link',
       type: 'button',
@@ -102,7 +104,7 @@ export class AgentPane {
         this.changesToggle,
         this.parent,
       ),
-      h('div', { class: 'line sub' }, this.cwd, this.workspace, this.usage),
+      h('div', { class: 'line sub' }, this.cwd, this.workspace, this.usage, this.budget.el),
     );
     this.lastError = h('div', { class: 'agent-error', role: 'status', dataset: { testid: 'agent-error' } });
     this.timeline = new TimelineView(
@@ -193,6 +195,7 @@ export class AgentPane {
     setText(this.usage, usage.text);
     setAttr(this.usage, 'title', usage.title || null);
     this.usage.hidden = !usage.text || stale;
+    this.budget.render(agent, detail);
     this.setRunningSince(running && Number.isFinite(agent.lastActivityAt) ? agent.lastActivityAt : null);
     const parent = agent.parentAgentId ? fleet.agents.get(agent.parentAgentId) : null;
     this.parent.hidden = !parent;
@@ -275,16 +278,18 @@ export class AgentPane {
     };
     this.permission.replaceChildren(
       glyph('needs_input', 'needs you'),
-      isHeld(p)
-        ? heldText(agent, p)
-        : h(
-            'div',
-            { class: 'perm-text' },
-            h('div', {}, h('b', {}, agentName(agent)), ' asks to use ', h('code', {}, p.toolName)),
-            p.description ? h('div', { class: 'muted' }, p.description) : null,
-            h('code', { class: 'perm-input mono' }, toolSummary(p.input)),
-            h('div', { class: 'perm-error error' }),
-          ),
+      p.kind === 'budget'
+        ? budgetHeldText(agent, p)
+        : isHeld(p)
+          ? heldText(agent, p)
+          : h(
+              'div',
+              { class: 'perm-text' },
+              h('div', {}, h('b', {}, agentName(agent)), ' asks to use ', h('code', {}, p.toolName)),
+              p.description ? h('div', { class: 'muted' }, p.description) : null,
+              h('code', { class: 'perm-input mono' }, toolSummary(p.input)),
+              h('div', { class: 'perm-error error' }),
+            ),
       h(
         'div',
         { class: 'perm-actions' },
@@ -298,6 +303,7 @@ export class AgentPane {
           },
           'Allow',
         ),
+        p.kind === 'budget' ? raiseButton(p) : null,
         h(
           'button',
           { type: 'button', dataset: { testid: 'permission-deny' }, onclick: answer(false) },

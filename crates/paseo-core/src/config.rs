@@ -105,6 +105,8 @@ pub struct Config {
     pub mcp: McpConfig,
     pub storage: StorageConfig,
     pub limits: Limits,
+    /// `budget` (SPEC 18): every new root agent's budget.
+    pub budget: Option<crate::model::Budget>,
     pub notifications: NotificationsConfig,
     pub sandbox: SandboxConfig,
     /// `startTimeoutSecs`: the bound of every provider session's start (SPEC 11).
@@ -124,6 +126,7 @@ impl Default for Config {
             mcp: McpConfig::default(),
             storage: StorageConfig::default(),
             limits: Default::default(),
+            budget: None,
             notifications: NotificationsConfig::default(),
             sandbox: SandboxConfig::default(),
             start_timeout: DEFAULT_START_TIMEOUT,
@@ -256,6 +259,13 @@ impl Config {
                     config.limits =
                         Limits::parse(value).map_err(|(path, message)| p.err(&path, &message))?;
                 }
+                "budget" => {
+                    config.budget = Some(
+                        crate::model::Budget::parse(value, "budget")
+                            .map_err(|(path, message)| p.err(&path, &message))?,
+                    )
+                    .filter(|b| !b.is_empty());
+                }
                 "notifications" => {
                     config.notifications = NotificationsConfig::parse(value)
                         .map_err(|(path, message)| p.err(&path, &message))?;
@@ -280,8 +290,8 @@ impl Config {
                 other => {
                     return Err(p.err(
                         other,
-                        "unknown field (expected providers, mcp, storage, limits, notifications, \
-                         sandbox, startTimeoutSecs or hosts)",
+                        "unknown field (expected providers, mcp, storage, limits, budget, \
+                         notifications, sandbox, startTimeoutSecs or hosts)",
                     ))
                 }
             }

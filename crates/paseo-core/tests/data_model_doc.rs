@@ -14,9 +14,9 @@ use paseo_core::config::{
 };
 use paseo_core::mcp::McpServer;
 use paseo_core::model::{
-    AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Extra, HeldTurn, HoldReason,
-    ItemKind, LastRun, Notice, NotifyArm, Persistence, Power, Status, StyledRun, TermColor,
-    TermStyle, TimelineItem, Timestamp, Usage, WorkspaceId, PARENT_LABEL,
+    AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Budget, BudgetHold, Extra,
+    HeldTurn, HoldReason, ItemKind, LastRun, Notice, NotifyArm, Persistence, Power, Status,
+    StyledRun, TermColor, TermStyle, TimelineItem, Timestamp, Usage, WorkspaceId, PARENT_LABEL,
 };
 use paseo_core::providers::claude::mcp_config_json;
 use paseo_core::providers::groups::GroupRecorder;
@@ -121,7 +121,38 @@ fn full_record(now: Timestamp) -> AgentRecord {
             exit_code: Some(2),
             extra: Extra::new(),
         })),
+        budget: Some(Box::new(Budget {
+            tree_tokens: Some(50_000),
+            tree_cost_usd: Some(2.5),
+        })),
         extra: Extra::new(),
+    }
+}
+
+/// A held turn that waits on a budget (SPEC 18), as the engine writes it.
+fn budget_held_turn(caller: AgentId) -> HeldTurn {
+    let HeldTurn {
+        request_id,
+        prompt,
+        caller,
+        caller_power,
+        power,
+        reasons,
+        budget: _,
+    } = HeldTurn::new("go on".into(), caller, Power::Asks, Power::Asks);
+    HeldTurn {
+        request_id,
+        prompt,
+        caller,
+        caller_power,
+        power,
+        reasons,
+        budget: Some(BudgetHold {
+            agent_id: caller,
+            tree: "lead".into(),
+            words: "budget: this tree used 1200 of 1000 tokens".into(),
+            notice: true,
+        }),
     }
 }
 
@@ -139,6 +170,7 @@ fn full_config() -> Value {
         "mcp": {"port": 7777},
         "storage": {"timelineMaxBytes": 1048576, "trashDays": 30},
         "limits": {"maxLiveAgents": 5, "maxDepth": 3, "createPerMinute": 7},
+        "budget": {"treeTokens": 100000, "treeCostUsd": 5.0},
         "notifications": {
             "enabled": false, "permission": false, "error": false, "finished": false,
             "subagentFinished": true
@@ -173,11 +205,20 @@ fn check_config_fixture(fixture: &Value) {
         mcp,
         storage,
         limits,
+        budget,
         notifications,
         sandbox,
         start_timeout,
         hosts,
     } = &c;
+    let Some(Budget {
+        tree_tokens,
+        tree_cost_usd,
+    }) = budget
+    else {
+        panic!("the fixture's budget was not read")
+    };
+    assert!(tree_tokens.is_some() && tree_cost_usd.is_some());
     let paseo_core::hosts::Host { name, ssh, command } = &hosts[0];
     assert!(!name.is_empty() && !ssh.is_empty() && command.is_some());
     let h = fixture["hosts"][0].as_object().unwrap();
@@ -277,8 +318,13 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
     let bytes = store::encode_record(&rec).unwrap();
     let back: AgentRecord = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(back, rec);
-    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    let mut v: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(v["labels"][PARENT_LABEL], &rec.labels[PARENT_LABEL]);
+    // A turn held on a budget (SPEC 18) instead of on power: its `budget` part, as written.
+    let mut on_budget = rec.clone();
+    on_budget.held_turn = Some(Box::new(budget_held_turn(AgentId::new())));
+    let b: Value = serde_json::from_slice(&store::encode_record(&on_budget).unwrap()).unwrap();
+    v["heldTurn"]["budget"] = b["heldTurn"]["budget"].clone();
     assert!(
         doc.contains(&format!("`{PARENT_LABEL}`")),
         "the parent label is documented"

@@ -76,6 +76,7 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
     options.timeline_max_bytes = config.storage.timeline_max_bytes;
     options.trash_days = config.storage.trash_days;
     options.limits = config.limits;
+    options.budget = config.budget;
     options.start_timeout = config.start_timeout;
     options.sandbox = config.sandbox.clone();
     let runtime = Runtime::start(options, Some(mcp.access())).await?;

@@ -23,7 +23,7 @@ impl RuntimeHandle {
     pub async fn call(&self, caller: Caller, request: Request) -> Result<Response, RuntimeError> {
         match self.route(caller, request).await {
             Routed::Answered(answer) => answer,
-            Routed::Local(request) => self.call_here(caller, request).await,
+            Routed::Local(request) => self.call_here(caller, *request).await,
         }
     }
 
@@ -76,8 +76,12 @@ impl RuntimeHandle {
                 unconfined,
                 labels,
                 request_id,
+                budget,
                 host: _,
             } => {
+                if let Some(b) = &budget {
+                    crate::runtime::budget::check(b, "budget")?;
+                }
                 let existing = matches!(workspace, WorkspaceTarget::Existing { .. });
                 let mut req = CreateAgent::new(provider.trim(), workspace);
                 req.caller = caller;
@@ -91,6 +95,7 @@ impl RuntimeHandle {
                 req.unconfined = unconfined;
                 req.labels = labels;
                 req.request = request_id;
+                req.budget = budget;
                 // A workspace the engine does not know (or no longer has) is the request's
                 // `workspace` field at fault.
                 let created = self.create(req).await.map_err(|e| match e {
@@ -100,6 +105,7 @@ impl RuntimeHandle {
                     RuntimeError::Engine(
                         EngineError::UnknownWorkspace(_) | EngineError::WorkspaceArchived(_),
                     ) => e.at("workspace"),
+                    RuntimeError::Engine(EngineError::BudgetTooLarge { field, .. }) => e.at(field),
                     e => e,
                 })?;
                 R::Agent(Box::new(created))
@@ -300,6 +306,13 @@ impl RuntimeHandle {
                 user_only(caller, "setNotificationSettings")?;
                 self.set_notification_settings(settings).await?;
                 R::NotificationSettings(settings)
+            }
+            Request::SetBudget { agent_id, budget } => {
+                user_only(caller, "setBudget")?;
+                if let Some(b) = &budget {
+                    crate::runtime::budget::check(b, "budget")?;
+                }
+                R::Agent(Box::new(self.set_budget(agent_id, budget).await?))
             }
             Request::ListHosts => {
                 user_only(caller, "listHosts")?;

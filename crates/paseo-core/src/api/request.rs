@@ -9,12 +9,15 @@ use serde::{Deserialize, Serialize};
 use super::ApiError;
 use crate::config::NotificationsConfig;
 use crate::hosts::Host;
-use crate::model::{AgentId, Status, WorkspaceId};
+use crate::model::{AgentId, Budget, Status, WorkspaceId};
 use crate::runtime::WorkspaceTarget;
 use crate::workspaces::worktree::WorktreeTarget;
 
 /// One request. Optional fields may be left out; unknown fields are refused, so a misspelt
 /// option is an error naming it instead of a silent default.
+// One request lives for one call and is moved, never stored in bulk: a big `createAgent` costs
+// nothing worth boxing its fields for (and every client would build it differently).
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "kind",
@@ -84,6 +87,9 @@ pub enum Request {
         /// Names the request for a worktree it makes (an MCP call id).
         #[serde(default)]
         request_id: Option<String>,
+        /// Its own budget (SPEC 18); an agent's child gets at most what its tree has left.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<Budget>,
         /// The configured host it runs on (SPEC 17); absent: this machine. The user's only.
         #[serde(default)]
         host: Option<String>,
@@ -254,6 +260,13 @@ pub enum Request {
     /// The window's snapshot with the number of the last event it reflects: a client that
     /// numbers its events (a host's, SPEC 17) applies only those after it.
     SyncSnapshot,
+    /// Sets, raises or (with no `budget`) clears an agent's budget (SPEC 18); turns that
+    /// waited on it run. The user's alone: an agent may never widen its own tree's budget.
+    SetBudget {
+        agent_id: AgentId,
+        #[serde(default)]
+        budget: Option<Budget>,
+    },
     /// config.json `hosts` with each one's connection state and numbers (SPEC 17).
     ListHosts,
     /// Adds a host to config.json `hosts` and connects to it.

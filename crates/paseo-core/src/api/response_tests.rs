@@ -9,9 +9,9 @@ use super::*;
 use crate::config::NotificationsConfig;
 use crate::engine::{Engine, NewAgent};
 use crate::model::{
-    AgentId, AgentRecord, ArchiveHead, ArchivePlan, ChangeCounts, FleetCounts, ItemKind, KeptChild,
-    PermissionKind, PermissionRequest, StyledRun, Tally, TermColor, TermStyle, TimelineItem,
-    Timestamp, Unfinished, Usage, WorkspaceKind,
+    AgentId, AgentRecord, ArchiveHead, ArchivePlan, Budget, ChangeCounts, FleetCounts, ItemKind,
+    KeptChild, PermissionKind, PermissionRequest, Spent, StyledRun, Tally, TermColor, TermStyle,
+    TimelineItem, Timestamp, TreeBudget, Unfinished, Usage, WorkspaceKind,
 };
 use crate::runtime::events::TrackSnapshot;
 use crate::runtime::CheckoutAgent;
@@ -130,6 +130,23 @@ fn fleet() -> Fleet {
         ..Usage::default()
     };
     busy.at_rest = true;
+    busy.record.budget = Some(Box::new(Budget {
+        tree_tokens: Some(1_000),
+        tree_cost_usd: Some(2.5),
+    }));
+    busy.tree_budget = Some(TreeBudget {
+        agent_id: a,
+        budget: *busy.record.budget.clone().unwrap(),
+        used: Spent {
+            tokens: 160,
+            cost_usd: Some(0.25),
+        },
+        left: Budget {
+            tree_tokens: Some(840),
+            tree_cost_usd: Some(2.25),
+        },
+        reached: false,
+    });
     assert!(busy.alert.is_some() && busy.pending_permission.is_some());
     let quiet = AgentSnapshot::of(&e, e.agent(b).unwrap());
     let mut workspace = WorkspaceSnapshot::of(&e, &ws);
@@ -440,6 +457,8 @@ fn a_snapshot_read_back_keeps_its_record_and_its_live_state_apart() {
     assert_eq!(back.alert, f.busy.alert);
     assert_eq!(back.pending_permission, f.busy.pending_permission);
     assert_eq!(back.tree_usage, f.busy.tree_usage);
+    assert_eq!(back.tree_budget, f.busy.tree_budget);
+    assert!(back.tree_budget.is_some() && back.record.budget.is_some());
     assert!(back.at_rest && back.unconfined);
     // A count's line is said again from its numbers, never taken from the frame.
     let mut counts = serde_json::to_value(f.track.counts).unwrap();

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::config::NotificationsConfig;
-use crate::model::{AgentId, Status, WorkspaceId};
+use crate::model::{AgentId, Budget, Status, WorkspaceId};
 use crate::runtime::WorkspaceTarget;
 use crate::workspaces::worktree::WorktreeTarget;
 
@@ -51,6 +51,7 @@ fn kind_of(r: &Request) -> &'static str {
         Request::NotificationSettings => "notificationSettings",
         Request::SetNotificationSettings { .. } => "setNotificationSettings",
         Request::SyncSnapshot => "syncSnapshot",
+        Request::SetBudget { .. } => "setBudget",
         Request::ListHosts => "listHosts",
         Request::AddHost { .. } => "addHost",
         Request::RemoveHost { .. } => "removeHost",
@@ -98,6 +99,10 @@ fn every_request() -> Vec<Request> {
             unconfined: true,
             labels,
             request_id: Some("mcp:1".into()),
+            budget: Some(Budget {
+                tree_tokens: Some(5_000),
+                tree_cost_usd: Some(1.5),
+            }),
             host: Some("box".into()),
         },
         Request::CreateAgent {
@@ -116,6 +121,7 @@ fn every_request() -> Vec<Request> {
             unconfined: false,
             labels: BTreeMap::new(),
             request_id: None,
+            budget: None,
             host: None,
         },
         Request::CreateWorktree {
@@ -210,6 +216,17 @@ fn every_request() -> Vec<Request> {
             },
         },
         Request::SyncSnapshot,
+        Request::SetBudget {
+            agent_id: a,
+            budget: Some(Budget {
+                tree_tokens: Some(1_000),
+                tree_cost_usd: None,
+            }),
+        },
+        Request::SetBudget {
+            agent_id: a,
+            budget: None,
+        },
         Request::ListHosts,
         Request::AddHost {
             host: crate::hosts::Host {
@@ -229,7 +246,7 @@ fn every_request_round_trips_through_json() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 41, "an example of every variant");
+    assert_eq!(kinds.len(), 42, "an example of every variant");
     for r in all {
         let text = serde_json::to_string(&r).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -294,6 +311,10 @@ fn a_bad_request_names_what_is_wrong() {
         (
             json!({"kind": "createAgent", "provider": "shell", "workspace": {"kind": "directory"}}),
             "path",
+        ),
+        (
+            json!({"kind": "setBudget", "agentId": a, "budget": {"tokens": 5}}),
+            "tokens",
         ),
     ];
     for (frame, field) in cases {

@@ -224,3 +224,21 @@ fn unknown_keys_warn_and_bad_values_cost_only_their_setting() {
         "never rewritten"
     );
 }
+
+/// SPEC 18: `budget` is every new root agent's budget; a bad one names its field.
+#[test]
+fn budget_is_read_and_a_bad_one_names_its_field() {
+    let c = parse(r#"{"budget": {"treeTokens": 200000, "treeCostUsd": 3.5}}"#).unwrap();
+    let b = c.budget.unwrap();
+    assert_eq!((b.tree_tokens, b.tree_cost_usd), (Some(200_000), Some(3.5)));
+    assert!(parse("{}").unwrap().budget.is_none());
+    assert!(parse(r#"{"budget": {}}"#).unwrap().budget.is_none());
+    for (text, field) in [
+        (r#"{"budget": {"treeTokens": -5}}"#, "budget.treeTokens"),
+        (r#"{"budget": {"treeCostUsd": "1"}}"#, "budget.treeCostUsd"),
+        (r#"{"budget": {"tokens": 5}}"#, "budget.tokens"),
+    ] {
+        let e = parse(text).unwrap_err();
+        assert!(e.contains(field), "{text}: {e}");
+    }
+}

@@ -66,7 +66,14 @@ impl Engine {
         {
             return Ok(false);
         }
-        if allow {
+        let budget = a
+            .record
+            .held_turn
+            .as_ref()
+            .is_some_and(|h| h.budget.is_some());
+        if allow && budget {
+            self.run_budget_held(id, "Allowed");
+        } else if allow {
             let Some((held, arm, item)) = take_held(a, request_id, "Allowed") else {
                 return Ok(false);
             };
@@ -92,6 +99,9 @@ impl Engine {
     /// (SPEC 4 delivers notices to an agent with a held turn), that turn keeps the status: its
     /// own end is the idle boundary. Returns whether there was a held turn.
     pub(super) fn end_held(&mut self, id: AgentId, how: Ending) -> bool {
+        if self.end_notice_hold(id, how) {
+            return true;
+        }
         let now = self.now();
         let Some(a) = self.agents.get_mut(&id) else {
             return false;
@@ -149,7 +159,7 @@ pub(super) enum Ending {
 /// that records how it was answered (`Allowed`, `Denied`, `Canceled`). The pending request is
 /// taken only if it is the held one: a provider's request of a running notice turn may stand in
 /// its place meanwhile.
-fn take_held(
+pub(super) fn take_held(
     a: &mut AgentState,
     request_id: &str,
     answer: &str,

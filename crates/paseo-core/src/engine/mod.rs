@@ -18,12 +18,14 @@
 //! - `activity.rs`: SPEC 6 and 7, the indexes (children, roots, bucket contributions) and the
 //!   parent chain;
 //! - `usage.rs`: turn usage (what SPEC 18's budgets count), its roll-ups per tree and workspace.
+//! - `budget.rs`: budgets (SPEC 18): what a budget tree used, and turns held at its cap.
 //!
 //! Indexes are kept incrementally. [`Engine::recompute_activity`] computes the buckets from
 //! scratch for tests to compare against. The status rule itself is [`crate::model::status`].
 
 mod activity;
 mod archive;
+mod budget;
 pub use archive::RestoreScope;
 mod create;
 mod hold;
@@ -96,6 +98,12 @@ pub enum EngineError {
     Duplicate(AgentId),
     #[error("{0}")]
     Invalid(String),
+    /// A child's budget larger than what its caller's tree has left (SPEC 18).
+    #[error("{field}: {message}")]
+    BudgetTooLarge {
+        field: &'static str,
+        message: String,
+    },
 }
 
 /// Where a session stands, as far as the engine knows.
@@ -363,6 +371,7 @@ pub struct Engine {
     /// config.json `sandbox.enabled`: whether agents are contained at all (SPEC 16).
     sandbox_enabled: bool,
     usage: usage::UsageIndex,
+    budget_pass: budget::BudgetPasses,
     /// Ids of notices the parents' timelines show as received, read before `load` (SPEC 4).
     delivered_at_load: FxHashSet<String>,
 }

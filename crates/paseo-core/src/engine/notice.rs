@@ -88,9 +88,31 @@ impl Engine {
         ) {
             return;
         }
-        if self.inbox.get(&id).is_none_or(|q| q.is_empty()) {
+        let Some(next) = self.inbox.get(&id).and_then(|q| q.front()) else {
+            return;
+        };
+        // SPEC 18: a notice waits in the inbox while its target's tree used its budget; the
+        // user is asked once (a held turn already waiting holds this one too).
+        let origin = TurnOrigin::Notice(next.id.clone());
+        let text = next.wrapped();
+        if let Some(hold) = self.budget_gate(id, &origin, true, false) {
+            if self
+                .agents
+                .get(&id)
+                .is_some_and(|a| a.record.held_turn.is_none())
+            {
+                let q = Queued {
+                    input: TurnInput::Notice(text),
+                    origin,
+                    arm: None,
+                };
+                self.hold_on_budget(id, q, hold);
+            }
             return;
         }
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
         match a.session {
             SessionState::Live => {}
             SessionState::Starting => return, // delivered once it is ready
@@ -105,6 +127,7 @@ impl Engine {
         let Some(notice) = self.inbox.get_mut(&id).and_then(|q| q.pop_front()) else {
             return;
         };
+        self.budget_pass.spend(id);
         if self.inbox.get(&id).is_some_and(|q| q.is_empty()) {
             self.inbox.remove(&id);
         }

@@ -70,6 +70,14 @@ impl Engine {
 
     /// Starts the turn now, shown on the timeline as `item`.
     pub(super) fn start_turn_as(&mut self, id: AgentId, q: Queued, item: NewItem) {
+        // SPEC 18: an agent's turn waits while its tree's budget is used up (a notice was
+        // checked before it left the inbox).
+        if !matches!(q.input, TurnInput::Notice(_)) {
+            if let Some(hold) = self.budget_gate(id, &q.origin, false, true) {
+                self.hold_on_budget(id, q, hold);
+                return;
+            }
+        }
         let now = self.now();
         let Some(a) = self.agents.get_mut(&id) else {
             return;

@@ -45,6 +45,11 @@ impl Engine {
         self.usage.agents.insert(id);
         let parent = self.agents.get(&id).and_then(|a| a.parent);
         self.rerender_from(parent);
+        // Budgets' "N of M tokens" above it, detached agents' creators' too (SPEC 18).
+        let holders = self.budget_holders(id);
+        self.usage
+            .rerender
+            .extend(holders.into_iter().filter(|h| *h != id));
         if let Some(ws) = ws {
             self.out.workspaces.insert(ws);
         }

@@ -15,7 +15,7 @@ pub(crate) enum Routed {
     /// Answered here (forwarded to a host, or refused).
     Answered(Result<Response, RuntimeError>),
     /// This machine's to run.
-    Local(Request),
+    Local(Box<Request>),
 }
 
 /// The agent ids a request acts on, with the field naming each.
@@ -113,7 +113,7 @@ impl RuntimeHandle {
             {
                 Routed::Answered(self.list_everywhere(request).await)
             }
-            request => Routed::Local(request),
+            request => Routed::Local(Box::new(request)),
         }
     }
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::budget::Budget;
 pub use super::config::{AgentConfig, SharedConfig};
 use super::config::{AgentConfigVisitor, SkippedStr};
 use super::held::HeldTurn;
@@ -203,6 +204,10 @@ pub struct AgentRecord {
     /// Wall time and exit code of its last turn (shell and command agents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<Box<LastRun>>,
+    /// The cap on its tree's usage (SPEC 18); absent: none of its own (a budget above it may
+    /// still apply). Boxed: few agents have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Box<Budget>>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -351,6 +356,7 @@ impl<'de> serde::de::Visitor<'de> for AgentRecordVisitor {
                 "heldTurn" => r.held_turn = map.next_value()?,
                 "usage" => r.usage = map.next_value::<Option<_>>()?.unwrap_or_default(),
                 "lastRun" => r.last_run = map.next_value()?,
+                "budget" => r.budget = map.next_value()?,
                 _ => {
                     let v: Value = map.next_value()?;
                     r.extra.insert(key.into_owned(), v);
@@ -409,6 +415,7 @@ impl AgentRecord {
             held_turn: None,
             usage: RecordUsage::default(),
             last_run: None,
+            budget: None,
             extra: Extra::new(),
         }
     }
@@ -441,9 +448,10 @@ mod tests {
     /// is measured, and a new field that is not boxed or shared shows here first.
     #[test]
     fn a_record_in_memory_stays_small() {
-        // `unconfined` (SPEC 16) lives in the shared config, where it costs a record nothing.
+        // `unconfined` (SPEC 16) lives in the shared config, where it costs a record nothing;
+        // the budget (SPEC 18) is a boxed pointer, null for all but a few roots.
         let size = std::mem::size_of::<AgentRecord>();
-        assert!(size <= 336, "{size}");
+        assert!(size <= 344, "{size}");
     }
 
     #[test]

@@ -29,6 +29,8 @@ use super::status::Bucket;
 
 /// The word of a held start (SPEC 14), wherever it is shown.
 pub const APPROVE_START: &str = "needs you: approve start";
+/// The word of a turn held because its tree used its budget (SPEC 18).
+pub const BUDGET_WAIT: &str = "needs you: budget";
 
 /// Why an agent alerts the user, most urgent first (the order of SPEC 6's buckets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -61,6 +63,7 @@ impl Alert {
             Alert::Permission if pending.is_some_and(PermissionRequest::is_held_start) => {
                 APPROVE_START
             }
+            Alert::Permission if pending.is_some_and(PermissionRequest::is_budget) => BUDGET_WAIT,
             Alert::Permission => "needs permission",
             Alert::Failed => "failed",
             Alert::Finished | Alert::SubagentFinished => "finished",
@@ -133,6 +136,9 @@ pub fn status_word(
         Bucket::Done if record.last_status == Status::Closed => Cow::Borrowed("closed"),
         Bucket::NeedsInput if pending.is_some_and(PermissionRequest::is_held_start) => {
             Cow::Borrowed(APPROVE_START)
+        }
+        Bucket::NeedsInput if pending.is_some_and(PermissionRequest::is_budget) => {
+            Cow::Borrowed(BUDGET_WAIT)
         }
         b => Cow::Borrowed(bucket_word(b)),
     }
@@ -229,6 +235,21 @@ mod tests {
             status_word(&r, Bucket::NeedsInput, Some(&tool), None),
             "needs you"
         );
+    }
+
+    /// A turn held by its tree's budget (SPEC 18) needs the user like any request, in the
+    /// tray too, and says why.
+    #[test]
+    fn a_budget_hold_needs_you_and_says_budget() {
+        let held = request(PermissionKind::Budget);
+        let r = record(Status::Idle, Some(AttentionReason::Permission));
+        let b = bucket(&r, true);
+        assert_eq!(b, Bucket::NeedsInput);
+        let a = alert(false, false, b, needs_you(&r, true));
+        assert_eq!(a, Some(Alert::Permission));
+        assert!(a.is_some_and(Alert::in_tray));
+        assert_eq!(Alert::Permission.words(Some(&held)), BUDGET_WAIT);
+        assert_eq!(status_word(&r, b, Some(&held), None), BUDGET_WAIT);
     }
 
     #[test]

@@ -123,6 +123,25 @@ pub struct HeldTurn {
     /// were held for a wider mode only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<HoldReason>,
+    /// Set when it waits on its tree's budget (SPEC 18) instead of on power.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetHold>,
+}
+
+/// Why a turn waits on a budget (SPEC 18): whose budget was used, in words, and whether the
+/// turn is a finish notice (which stays in its target's inbox meanwhile) or an agent's prompt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetHold {
+    /// The agent whose budget its tree used up (the root, or an agent given a smaller one).
+    pub agent_id: AgentId,
+    /// That agent's title when the turn was held: the tree a notification names.
+    #[serde(default)]
+    pub tree: String,
+    /// "budget: this tree used N of M tokens".
+    pub words: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub notice: bool,
 }
 
 impl HeldTurn {
@@ -134,6 +153,15 @@ impl HeldTurn {
             caller_power,
             power,
             reasons: Vec::new(),
+            budget: None,
+        }
+    }
+
+    /// `prompt` (or a notice's text), held because its tree used the budget of `hold.agent_id`.
+    pub fn for_budget(prompt: String, caller: AgentId, power: Power, hold: BudgetHold) -> Self {
+        HeldTurn {
+            budget: Some(hold),
+            ..HeldTurn::new(prompt, caller, power, power)
         }
     }
 
@@ -153,6 +181,9 @@ impl HeldTurn {
 
     /// The permission request the user sees: provider, mode, cwd, the whole prompt, and why.
     pub fn request(&self, provider: &str, config: &AgentConfig, cwd: &str) -> PermissionRequest {
+        if let Some(b) = &self.budget {
+            return self.budget_request(b, provider, cwd);
+        }
         let mode = config.mode.clone().unwrap_or_default();
         let reasons = self.reasons();
         let tool_name = match reasons.first() {
@@ -183,6 +214,37 @@ impl HeldTurn {
                  allow it.",
                 self.caller,
                 why.join("; ")
+            )),
+            call_id: None,
+        }
+    }
+}
+
+impl HeldTurn {
+    /// The request of a turn that waits on its tree's budget: the words say how much was used.
+    fn budget_request(&self, b: &BudgetHold, provider: &str, cwd: &str) -> PermissionRequest {
+        let what = if b.notice {
+            "a finish notice delivered as a turn"
+        } else {
+            "the prompt below"
+        };
+        PermissionRequest {
+            request_id: self.request_id.clone(),
+            kind: PermissionKind::Budget,
+            tool_name: b.words.clone(),
+            input: serde_json::json!({
+                "provider": provider,
+                "cwd": cwd,
+                "prompt": self.prompt,
+                "caller": self.caller,
+                "budgetAgentId": b.agent_id,
+                "tree": b.tree,
+                "notice": b.notice,
+            }),
+            description: Some(format!(
+                "The tree of {:?} used its budget ({}), so {what} waits. Allow runs this one \
+                 turn; raising the budget runs every turn that waits on it.",
+                b.tree, b.words
             )),
             call_id: None,
         }

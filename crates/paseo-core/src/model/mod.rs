@@ -5,7 +5,8 @@
 //! One file per noun: [`ids`] (ids, timestamps, unknown fields), [`agent`] (the agent record),
 //! [`labels`], [`workspace`] (workspaces and projects), [`timeline`], [`turn`], [`permission`]
 //! (a tool's request or a held start), [`provider`] (provider kinds), [`power`] and [`held`]
-//! (SPEC 14), [`notice`] (finish notices), [`usage`] (tokens and cost), [`lifecycle`] (SPEC 2's
+//! (SPEC 14), [`budget`] (SPEC 18), [`notice`] (finish notices), [`usage`] (tokens and cost),
+//! [`lifecycle`] (SPEC 2's
 //! transitions), [`status`] (buckets and who needs you), [`attention`] (status words and which
 //! agents alert the user) and [`tally`] (the counts line). Everything is re-exported here, so
 //! `crate::model::X` names any of them. The compact representations some of them are held in
@@ -14,6 +15,7 @@
 pub mod agent;
 pub mod archive_plan;
 pub mod attention;
+pub mod budget;
 pub mod compact;
 pub mod config;
 pub mod held;
@@ -35,8 +37,9 @@ pub use agent::{
     AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
 };
 pub use archive_plan::{ArchiveHead, ArchivePlan, KeptChild, Unfinished};
-pub use attention::{alert, look, status_word, Alert, APPROVE_START};
-pub use held::{hold_reasons, HeldTurn, Hold, HoldReason, Reach, Standing};
+pub use attention::{alert, look, status_word, Alert, APPROVE_START, BUDGET_WAIT};
+pub use budget::{Budget, Spent, TreeBudget};
+pub use held::{hold_reasons, BudgetHold, HeldTurn, Hold, HoldReason, Reach, Standing};
 pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};
 pub use labels::Labels;
 pub use lifecycle::Transition;

@@ -19,6 +19,8 @@ pub enum PermissionKind {
     /// A turn the app held because it would give its caller more power (SPEC 14): allowing it
     /// starts the turn.
     HeldStart,
+    /// A turn held because its tree used its budget (SPEC 18): allowing it runs that one turn.
+    Budget,
 }
 
 /// A permission request the user answers.
@@ -53,6 +55,11 @@ impl PermissionRequest {
     /// A turn held for the user's approval of its start (SPEC 14).
     pub fn is_held_start(&self) -> bool {
         self.kind == PermissionKind::HeldStart
+    }
+
+    /// A turn held because its tree used its budget (SPEC 18).
+    pub fn is_budget(&self) -> bool {
+        self.kind == PermissionKind::Budget
     }
 }
 

@@ -43,6 +43,8 @@ pub(crate) struct Actor {
     pub(super) removals: Vec<Pending>,
     /// config.json `limits` (SPEC 14).
     pub(super) limits: crate::config::Limits,
+    /// config.json `budget` (SPEC 18): a new root agent's.
+    pub(super) budget: Option<crate::model::Budget>,
     pub(super) create_rate: CreateRate,
     /// Checkouts a Changes action works in: no agent starts a process there meanwhile.
     pub(super) checkouts: Holds,

@@ -145,6 +145,7 @@ pub(crate) async fn start(
         internal_tx,
         removals: Vec::new(),
         limits: opts.limits,
+        budget: opts.budget,
         create_rate: Default::default(),
         checkouts: Default::default(),
         changes_gate: Gate::default(),

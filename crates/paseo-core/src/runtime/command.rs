@@ -274,6 +274,11 @@ pub(crate) enum Command {
         id: AgentId,
         reply: Reply<()>,
     },
+    SetBudget {
+        id: AgentId,
+        budget: Option<crate::model::Budget>,
+        reply: Reply<super::events::AgentSnapshot>,
+    },
     Wake {
         id: AgentId,
         reply: Reply<bool>,

@@ -65,6 +65,10 @@ pub struct AgentSnapshot {
     /// `usage`).
     #[serde(default, skip_serializing_if = "Usage::is_empty")]
     pub tree_usage: Usage,
+    /// The budget over its tree (SPEC 18): whose, the cap, what that tree used and what is
+    /// left; absent when no budget applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree_budget: Option<crate::model::TreeBudget>,
     /// Its system prompt and last message are in its record file, not in this snapshot (an agent
     /// loaded at rest; `get_agent` reads them back). Unchanged since: a window that has them
     /// from `get_agent` keeps them.
@@ -107,6 +111,7 @@ impl AgentSnapshot {
             queue_place: a.queue_place,
             changes: a.changes.as_deref().copied(),
             tree_usage: Usage::default(),
+            tree_budget: engine.tree_budget(a.record.id),
             at_rest: a.record.has_parts_on_disk(),
         }
     }

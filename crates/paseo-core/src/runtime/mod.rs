@@ -13,6 +13,7 @@ mod actor;
 mod apply;
 mod boot;
 mod broadcast;
+pub(crate) mod budget;
 mod changes;
 mod checkout;
 mod cmd;
@@ -258,6 +259,8 @@ pub struct RuntimeOptions {
     pub sandbox: crate::config::SandboxConfig,
     /// config.json `limits` (SPEC 14).
     pub limits: crate::config::Limits,
+    /// config.json `budget` (SPEC 18): every new root agent's budget.
+    pub budget: Option<crate::model::Budget>,
     /// How long a provider session may take to become ready (config.json
     /// `startTimeoutSecs`); past it the agent goes `error` and its process tree is stopped.
     pub start_timeout: Duration,
@@ -275,6 +278,7 @@ impl RuntimeOptions {
             trash_days: crate::workspaces::trash::DEFAULT_TRASH_DAYS,
             sandbox: crate::config::SandboxConfig::default(),
             limits: crate::config::Limits::default(),
+            budget: None,
             start_timeout: crate::config::DEFAULT_START_TIMEOUT,
         }
     }
@@ -336,6 +340,8 @@ pub struct CreateAgent {
     pub labels: BTreeMap<String, String>,
     /// Names the request (e.g. an MCP call id) for a worktree it creates.
     pub request: Option<String>,
+    /// Its own budget (SPEC 18); from an agent, at most what the caller's tree has left.
+    pub budget: Option<crate::model::Budget>,
 }
 
 impl CreateAgent {
@@ -354,6 +360,7 @@ impl CreateAgent {
             unconfined: false,
             labels: BTreeMap::new(),
             request: None,
+            budget: None,
         }
     }
 }

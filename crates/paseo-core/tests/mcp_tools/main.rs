@@ -36,6 +36,7 @@ use support::scripted::{Env, Scripted};
 
 // One module per tool family or concern; this file is the shared harness.
 mod access;
+mod budget;
 mod catalog;
 mod changes;
 mod create;

@@ -3,6 +3,7 @@
 
 mod activity;
 mod archive;
+mod budget;
 mod create;
 mod hold;
 mod load;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::walker::*;
 use super::{FieldError, Input, R};
-use crate::model::WorkspaceId;
+use crate::model::{Budget, WorkspaceId};
 use crate::workspaces::worktree::WorktreeTarget;
 
 /// Reads a worktree target at `path` (`workspace.source.target`, `target`), naming the field at
@@ -113,6 +113,11 @@ pub struct CreateAgentInput {
     /// Extra labels (string to string).
     #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,
+    /// A budget for the new agent's tree (SPEC 18): `treeTokens` and/or `treeCostUsd`, each at
+    /// most what your own tree has left (more is an error naming the field; nothing is
+    /// created). A detached agent you create counts against your tree anyway.
+    #[serde(default)]
+    pub budget: Option<Budget>,
     /// The configured host (config.json `hosts`) to run it on; default this machine. Only
     /// the user's token may name one.
     #[serde(default)]
@@ -135,6 +140,7 @@ impl Input for CreateAgentInput {
                 "autoArchive",
                 "unconfined",
                 "labels",
+                "budget",
                 "host",
             ],
         )?;
@@ -231,6 +237,13 @@ impl Input for CreateAgentInput {
             auto_archive: o.opt_bool("autoArchive")?,
             unconfined: o.opt_bool("unconfined")?,
             labels,
+            budget: match o.get("budget") {
+                None => None,
+                Some(b) => Some(
+                    Budget::parse(b, "budget")
+                        .map_err(|(field, msg)| FieldError::new(field, msg))?,
+                ),
+            },
             host: o.opt_text("host")?,
         })
     }

@@ -34,6 +34,26 @@ fn held(turn: &HeldTurn) -> String {
     )
 }
 
+/// What `get_agent` says of the tree's budget (SPEC 18): used and left, in tokens and USD.
+fn budget_words(b: &crate::model::TreeBudget) -> String {
+    let mut parts = Vec::new();
+    if let (Some(cap), Some(left)) = (b.budget.tree_tokens, b.left.tree_tokens) {
+        parts.push(format!(
+            "{} of {cap} tokens used, {left} left",
+            b.used.tokens
+        ));
+    }
+    if let (Some(cap), Some(left)) = (b.budget.tree_cost_usd, b.left.tree_cost_usd) {
+        let used = b.used.cost_usd.unwrap_or(0.0);
+        parts.push(format!("${used:.2} of ${cap:.2} used, ${left:.2} left"));
+    }
+    let mut s = format!("; budget: {}", parts.join("; "));
+    if b.reached {
+        s.push_str(" (used up: agents' next turns wait for the user)");
+    }
+    s
+}
+
 /// A response of a kind the request never answers: a bug in the dispatch, not the caller's.
 fn unexpected() -> FieldError {
     FieldError::new(
@@ -108,6 +128,7 @@ impl PaseoTools {
             unconfined: input.unconfined.unwrap_or(false),
             labels: input.labels.unwrap_or_default(),
             request_id: Some(format!("mcp:create_agent:{}", uuid::Uuid::new_v4())),
+            budget: input.budget,
             host: input.host.clone(),
         };
         let Response::Agent(snap) = self.ask(caller, request, "").await? else {
@@ -317,6 +338,9 @@ impl PaseoTools {
         }
         if let Some(p) = snap.parent_agent_id {
             summary.push_str(&format!("; parent {p}"));
+        }
+        if let Some(b) = &snap.tree_budget {
+            summary.push_str(&budget_words(b));
         }
         ok(summary, *snap)
     }

@@ -73,7 +73,11 @@ impl Actor {
             }
         };
         let caller = req.caller;
+        let asked = req.budget;
         let new = policy::resolve_create(&self.engine, req, info, checked, placed)?;
+        // SPEC 18, before anything is made or counted: a child's budget fits in its tree's.
+        let root = new.parent.is_none() && new.created_by.is_none();
+        let budget = self.budget_of_new(caller, asked, root)?;
         // The store must be able to name the record's folder after the cwd (SPEC 15).
         crate::store::paths::check_record_dir(&self.layout, &new.cwd)
             .map_err(|m| RuntimeError::invalid("cwd", m))?;
@@ -113,6 +117,7 @@ impl Actor {
                 return Err(e.into());
             }
         };
+        self.engine.give_budget(id, budget);
         if let Some((prompt, hold, notify)) = held {
             if let Err(e) = self.engine.hold_turn(id, prompt, hold, notify) {
                 self.apply();

@@ -144,6 +144,7 @@ impl Actor {
                 reply,
             } => answer(reply, self.answer_permission(id, &request_id, allow)),
             Command::MarkSeen { id, reply } => answer(reply, self.mark_seen(id)),
+            Command::SetBudget { id, budget, reply } => answer(reply, self.set_budget(id, budget)),
             Command::Wake { id, reply } => answer(reply, self.wake(id)),
             Command::Stop { id, reply } => answer(reply, self.stop(id)),
             Command::AgentsIn { dir, reply } => answer(reply, Ok(self.agents_in(&dir))),
