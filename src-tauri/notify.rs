@@ -309,8 +309,9 @@ where
     Fut: std::future::Future<Output = Result<u32, NotifyError>>,
 {
     // Subscribed before the first snapshot: a change in between is seen twice, never missed
-    // (and `plan` sends an occurrence once).
-    let mut rx = runtime.subscribe();
+    // (and `plan` sends an occurrence once). A connected host's agents come in the same
+    // stream, named by their host (SPEC 17).
+    let mut rx = with_hosts(&runtime);
     // Only agents with an alert can have an occurrence (the runtime's query, the tray's too): the
     // whole fleet's snapshots would be built for nothing (hundreds of MB at 100,000 agents).
     let Ok(found) = runtime.alerts().await else {
@@ -335,12 +336,12 @@ where
         loop {
             let next = match deadline {
                 None => {
-                    let next = rx.recv().await;
+                    let next = recv(&mut rx).await;
                     settings = state.settings();
                     next
                 }
                 Some(at) => tokio::select! {
-                    next = tokio::time::timeout_at(at, rx.recv()) => match next {
+                    next = tokio::time::timeout_at(at, recv(&mut rx)) => match next {
                         Ok(next) => next,
                         Err(_) => break,
                     },
@@ -395,6 +396,47 @@ where
             }
         }
     }
+}
+
+type Changes = tokio::sync::mpsc::UnboundedReceiver<Result<Event, RecvError>>;
+
+/// This machine's events and every connected host's agent changes as one stream; a host's
+/// agent is named by its host ([`tray::on_host`]), as the tray names it.
+fn with_hosts(runtime: &RuntimeHandle) -> Changes {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut here = runtime.subscribe();
+    let mut hosts = runtime.hosts().subscribe();
+    tauri::async_runtime::spawn(async move {
+        use paseo_core::hosts::HostEvent;
+        loop {
+            let next = tokio::select! {
+                event = here.recv() => event,
+                hosted = hosts.recv() => match hosted {
+                    Ok(HostEvent::Event { host, event }) => match *event {
+                        Event::AgentUpdated { agent } => Ok(Event::AgentUpdated {
+                            agent: Box::new(tray::on_host(*agent, &host)),
+                        }),
+                        Event::AgentArchived { agent } => Ok(Event::AgentArchived {
+                            agent: Box::new(tray::on_host(*agent, &host)),
+                        }),
+                        _ => continue,
+                    },
+                    Ok(HostEvent::State { .. }) => continue,
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => Err(RecvError::Closed),
+                },
+            };
+            let closed = matches!(next, Err(RecvError::Closed));
+            if tx.send(next).is_err() || closed {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+async fn recv(rx: &mut Changes) -> Result<Event, RecvError> {
+    rx.recv().await.unwrap_or(Err(RecvError::Closed))
 }
 
 /// A panic while holding one of these locks leaves plain data behind, still valid: keep going.

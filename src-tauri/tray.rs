@@ -369,18 +369,34 @@ pub fn spawn_updater<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
     };
     let wake = tray.wake.clone();
     wake.notify_one();
+    // A connected host's change is the tray's news too (SPEC 17).
+    let mut hosts = runtime.hosts().subscribe();
+    let woken = wake.clone();
+    tauri::async_runtime::spawn(async move {
+        use tokio::sync::broadcast::error::RecvError;
+        while !matches!(hosts.recv().await, Err(RecvError::Closed)) {
+            woken.notify_one();
+        }
+    });
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         loop {
             wake.notified().await;
             let (counts, candidates, storage) = match runtime.alerts().await {
                 Ok(found) => {
+                    // Every connected host's agents count, and alert named by their host.
+                    let hosts = runtime.hosts();
+                    let hosted = hosts
+                        .alerts()
+                        .into_iter()
+                        .map(|(host, agent)| on_host(agent, &host));
                     let entries = found
                         .agents
                         .into_iter()
+                        .chain(hosted)
                         .filter(|agent| entry_of(agent).is_some())
                         .collect::<Vec<_>>();
-                    (found.counts, entries, found.storage)
+                    (hosts.counts_with(found.counts), entries, found.storage)
                 }
                 // The runtime stopped: the app is quitting.
                 Err(_) => return,
@@ -490,7 +506,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 mod text;
-pub use text::display_title;
+pub use text::{display_title, on_host};
 use text::{menu_text, more_label};
 
 #[cfg(test)]

@@ -262,3 +262,19 @@ fn long_titles_and_errors_are_cut() {
     );
     assert!(note.body.ends_with('…'));
 }
+
+/// A connected host's agent is notified by the same rule, named by its host (SPEC 17): the
+/// stream [`with_hosts`] hands on carries it as `tray::on_host` names it.
+#[test]
+fn a_hosts_agent_is_notified_named_by_its_host() {
+    let a = running(agent("build"));
+    let b = finished(a.clone(), 1);
+    let note = one(
+        &crate::tray::on_host(a, "box"),
+        &crate::tray::on_host(b.clone(), "box"),
+    )
+    .unwrap();
+    assert_eq!(note.summary, "build (on box)");
+    assert_eq!(note.body, "finished");
+    assert_eq!(note.open, b.id());
+}

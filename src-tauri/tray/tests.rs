@@ -367,3 +367,22 @@ fn a_storage_problem_is_an_entry_and_turns_the_icon_to_failed() {
     let m = TrayModel::of(&counts, &[]).with_storage(None);
     assert_eq!(m.state, TrayState::Idle);
 }
+
+/// A connected host's agents (SPEC 17) count in the tray's line with this machine's, and its
+/// alerting agent is listed named by its host.
+#[test]
+fn a_hosts_agents_count_and_alert_named_by_their_host() {
+    let here = agent("lead").failed(5);
+    let there = agent("build").asking(1);
+    let fleet = counts(&[&here]).plus(counts(&[&there]));
+    let model = TrayModel::of(&fleet, &[here.clone(), on_host(there.clone(), "box")]);
+    assert_eq!(
+        labels(&model),
+        ["◉ build (on box) — needs permission", "✕ lead — failed"]
+    );
+    assert_eq!(model.entries[0].agent_id, there.id());
+    assert_eq!(
+        model.counts_line,
+        "0 running · 1 needs you · 1 failed · 2 total"
+    );
+}

@@ -29,3 +29,10 @@ pub(super) fn menu_text(label: &str) -> String {
 pub(super) fn more_label(more: usize) -> String {
     format!("and {more} more…")
 }
+
+/// A connected host's agent as the tray and the desktop notifications name it (SPEC 17): its
+/// title with the host's, `lead (on box)`, so the user knows which machine to look at.
+pub fn on_host(mut agent: AgentSnapshot, host: &str) -> AgentSnapshot {
+    agent.record.title = format!("{} (on {host})", display_title(&agent));
+    agent
+}

@@ -226,6 +226,19 @@ impl Sshd {
         }
     }
 
+    /// The listening sshd (a stopped one accepts no new login; sessions it forked go on).
+    #[allow(dead_code)] // hosts_app.rs's; each test target compiles this module on its own
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The host user's backend, by the pid its data root's lock names, if one runs.
+    #[allow(dead_code)] // hosts_app.rs's
+    pub fn host_backend(&self) -> Option<u32> {
+        let lock = std::fs::read_to_string(self.user.home.join(".paseo/lock")).ok()?;
+        lock.split_whitespace().find_map(|w| w.parse::<u32>().ok())
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
     }

@@ -13,12 +13,14 @@ use serde_json::{Map, Value};
 
 use crate::store::{quarantine, Layout};
 
+mod hosts;
 mod limits;
 mod notifications;
 mod sandbox;
 mod storage;
 pub mod template;
 mod tolerant;
+pub use hosts::{check as check_host, write_hosts};
 pub use limits::Limits;
 pub use notifications::{write_notifications, NotificationsConfig};
 pub use sandbox::{EngineChoice, SandboxConfig, DEFAULT_HIDE};
@@ -109,6 +111,8 @@ pub struct Config {
     pub sandbox: SandboxConfig,
     /// `startTimeoutSecs`: the bound of every provider session's start (SPEC 11).
     pub start_timeout: std::time::Duration,
+    /// `hosts`: other machines reached with the user's ssh (SPEC 17).
+    pub hosts: Vec<crate::hosts::Host>,
 }
 
 impl Default for Config {
@@ -126,6 +130,7 @@ impl Default for Config {
             notifications: NotificationsConfig::default(),
             sandbox: SandboxConfig::default(),
             start_timeout: DEFAULT_START_TIMEOUT,
+            hosts: Vec::new(),
         }
     }
 }
@@ -269,6 +274,10 @@ impl Config {
                     config.sandbox = SandboxConfig::parse(value)
                         .map_err(|(path, message)| p.err(&path, &message))?;
                 }
+                "hosts" => {
+                    config.hosts = hosts::parse_hosts(value)
+                        .map_err(|(path, message)| p.err(&path, &message))?;
+                }
                 "startTimeoutSecs" => {
                     let what =
                         format!("expected a number of seconds, 1 to {MAX_START_TIMEOUT_SECS}");
@@ -282,7 +291,7 @@ impl Config {
                     return Err(p.err(
                         other,
                         "unknown field (expected providers, mcp, storage, limits, budget, \
-                         notifications, sandbox or startTimeoutSecs)",
+                         notifications, sandbox, startTimeoutSecs or hosts)",
                     ))
                 }
             }

@@ -128,6 +128,7 @@ fn child(ws: &WorkspaceId, prompt: &str, subagent: bool, budget: Option<Budget>)
         labels: Default::default(),
         request_id: None,
         budget,
+        host: None,
     }
 }
 

@@ -176,7 +176,8 @@ fn full_config() -> Value {
             "subagentFinished": true
         },
         "sandbox": {"enabled": false, "hide": ["~/.secret"], "network": false, "engine": "landlock"},
-        "startTimeoutSecs": 5
+        "startTimeoutSecs": 5,
+        "hosts": [{"name": "box", "ssh": "me@box", "command": ["/opt/paseo-headless"]}]
     })
 }
 
@@ -208,6 +209,7 @@ fn check_config_fixture(fixture: &Value) {
         notifications,
         sandbox,
         start_timeout,
+        hosts,
     } = &c;
     let Some(Budget {
         tree_tokens,
@@ -217,6 +219,12 @@ fn check_config_fixture(fixture: &Value) {
         panic!("the fixture's budget was not read")
     };
     assert!(tree_tokens.is_some() && tree_cost_usd.is_some());
+    let paseo_core::hosts::Host { name, ssh, command } = &hosts[0];
+    assert!(!name.is_empty() && !ssh.is_empty() && command.is_some());
+    let h = fixture["hosts"][0].as_object().unwrap();
+    for f in listed_fields(r#"{"hosts": [{"zzz": 1}]}"#) {
+        assert!(h.contains_key(&f), "hosts[].{f} is not in the fixture");
+    }
     let SandboxConfig {
         enabled: sandbox_on,
         hide,

@@ -9,6 +9,7 @@ use crate::logging::{self, LogGuard, LoggingError};
 use crate::socket::SocketServer;
 use chrono::{DateTime, Utc};
 use paseo_core::config::Config;
+use paseo_core::hosts::HostManager;
 use paseo_core::mcp::{McpError, McpServer, RunningMcp};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{Runtime, RuntimeError, RuntimeHandle, RuntimeOptions};
@@ -69,6 +70,7 @@ pub struct Prepared {
     log: LogGuard,
     mcp: McpServer,
     options: RuntimeOptions,
+    hosts: Vec<paseo_core::hosts::Host>,
 }
 
 /// The quick part of [`start`]: takes the lock first, so a refused process writes nothing into
@@ -102,6 +104,7 @@ pub fn prepare(data_root: &Path, mode: Mode) -> Result<Prepared, BackendError> {
         log,
         mcp,
         options,
+        hosts: config.hosts,
     })
 }
 
@@ -115,6 +118,7 @@ impl Prepared {
             log,
             mcp,
             options,
+            hosts,
         } = self;
         let runtime = Runtime::start(options, Some(mcp.access())).await?;
         let handle = runtime.handle();
@@ -131,6 +135,10 @@ impl Prepared {
         let socket = SocketServer::start(&data_root, handle.clone())
             .map_err(|error| tracing::warn!(target: LOG_TARGET, %error, "hosts cannot attach"))
             .ok();
+        // The configured hosts connect now and keep connecting (SPEC 17).
+        handle
+            .hosts()
+            .start(&hosts, HostManager::ssh_options_from_env());
         let backend = Backend {
             data_root,
             mode,

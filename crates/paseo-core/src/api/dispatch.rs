@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::{Request, Response};
 use crate::engine::{EngineError, ListFilter};
+use crate::hosts::router::Routed;
 use crate::runtime::window::WindowQuery;
 use crate::runtime::{Caller, CreateAgent, RuntimeError, RuntimeHandle, WorkspaceTarget};
 use crate::workspaces::changes::Page;
@@ -16,9 +17,23 @@ pub const DEFAULT_WAIT: Duration = Duration::from_secs(600);
 const MAX_WAIT_SECS: f64 = 3_600.0;
 
 impl RuntimeHandle {
-    /// Runs one request for `caller`. Bad input is an `invalid` error naming the field, with
-    /// nothing changed; the rules of who may do what are the runtime's ([`crate::runtime::policy`]).
+    /// Runs one request for `caller`, here or on the host that holds its agent or that it
+    /// names ([`crate::hosts`]: the user's only). Bad input is an `invalid` error naming the
+    /// field, with nothing changed; the rules of who may do what are the runtime's
+    /// ([`crate::runtime::policy`]).
     pub async fn call(&self, caller: Caller, request: Request) -> Result<Response, RuntimeError> {
+        match self.route(caller, request).await {
+            Routed::Answered(answer) => answer,
+            Routed::Local(request) => self.call_here(caller, *request).await,
+        }
+    }
+
+    /// Runs one request on this machine.
+    pub(crate) async fn call_here(
+        &self,
+        caller: Caller,
+        request: Request,
+    ) -> Result<Response, RuntimeError> {
         use Response as R;
         Ok(match request {
             Request::FleetSnapshot => R::Window(self.window_snapshot(WindowQuery::Whole).await?),
@@ -50,6 +65,7 @@ impl RuntimeHandle {
                 workspace_id,
                 statuses,
                 limit,
+                host: _,
             } => {
                 let filter = ListFilter {
                     include_archived,
@@ -79,6 +95,7 @@ impl RuntimeHandle {
                 labels,
                 request_id,
                 budget,
+                host: _,
             } => {
                 if let Some(b) = &budget {
                     crate::runtime::budget::check(b, "budget")?;
@@ -314,6 +331,25 @@ impl RuntimeHandle {
                     crate::runtime::budget::check(b, "budget")?;
                 }
                 R::Agent(Box::new(self.set_budget(agent_id, budget).await?))
+            }
+            Request::ListHosts => {
+                user_only(caller, "listHosts")?;
+                R::Hosts(self.hosts.list())
+            }
+            Request::AddHost { host } => {
+                user_only(caller, "addHost")?;
+                self.hosts.add(host).map_err(RuntimeError::Api)?;
+                R::Hosts(self.hosts.list())
+            }
+            Request::RemoveHost { name } => {
+                user_only(caller, "removeHost")?;
+                self.hosts.remove(&name).map_err(RuntimeError::Api)?;
+                R::Hosts(self.hosts.list())
+            }
+            Request::InstallHost { name } => {
+                user_only(caller, "installHost")?;
+                self.hosts.install(&name).await.map_err(RuntimeError::Api)?;
+                R::Hosts(self.hosts.list())
             }
         })
     }

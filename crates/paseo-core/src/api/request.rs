@@ -8,12 +8,16 @@ use serde::{Deserialize, Serialize};
 
 use super::ApiError;
 use crate::config::NotificationsConfig;
+use crate::hosts::Host;
 use crate::model::{AgentId, Budget, Status, WorkspaceId};
 use crate::runtime::WorkspaceTarget;
 use crate::workspaces::worktree::WorktreeTarget;
 
 /// One request. Optional fields may be left out; unknown fields are refused, so a misspelt
 /// option is an error naming it instead of a silent default.
+// One request lives for one call and is moved, never stored in bulk: a big `createAgent` costs
+// nothing worth boxing its fields for (and every client would build it differently).
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "kind",
@@ -41,6 +45,10 @@ pub enum Request {
         statuses: Option<Vec<Status>>,
         #[serde(default)]
         limit: Option<usize>,
+        /// Only the agents of this configured host (SPEC 17); absent: this machine's and, for
+        /// the user, every connected host's.
+        #[serde(default)]
+        host: Option<String>,
     },
     /// Archived agents, most recently archived first, a page at a time (default 500, at most
     /// 10,000).
@@ -82,6 +90,9 @@ pub enum Request {
         /// Its own budget (SPEC 18); an agent's child gets at most what its tree has left.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         budget: Option<Budget>,
+        /// The configured host it runs on (SPEC 17); absent: this machine. The user's only.
+        #[serde(default)]
+        host: Option<String>,
     },
     /// A git worktree workspace of the repository containing `repo` (default for an agent:
     /// its own cwd).
@@ -273,6 +284,21 @@ pub enum Request {
         agent_id: AgentId,
         #[serde(default)]
         budget: Option<Budget>,
+    },
+    /// config.json `hosts` with each one's connection state and numbers (SPEC 17).
+    ListHosts,
+    /// Adds a host to config.json `hosts` and connects to it.
+    AddHost {
+        host: Host,
+    },
+    /// Removes a host from config.json `hosts`; nothing on the host stops.
+    RemoveHost {
+        name: String,
+    },
+    /// Copies this app's paseo-headless to the host's `~/.local/bin` (the window confirms
+    /// first), then connects.
+    InstallHost {
+        name: String,
     },
 }
 

@@ -68,6 +68,8 @@ pub enum Response {
         #[serde(serialize_with = "raw_json", deserialize_with = "raw_text")]
         window: String,
     },
+    /// The configured hosts with their states (SPEC 17).
+    Hosts(Vec<crate::hosts::HostStatus>),
 }
 
 fn raw_json<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
@@ -122,6 +124,9 @@ impl ApiError {
 
 impl From<RuntimeError> for ApiError {
     fn from(e: RuntimeError) -> Self {
+        if let RuntimeError::Api(e) = e {
+            return e;
+        }
         ApiError {
             code: e.code().to_string(),
             message: e.to_string(),

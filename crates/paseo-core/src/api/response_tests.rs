@@ -47,6 +47,7 @@ fn kind_of(r: &Response) -> &'static str {
         Response::PrStatus(_) => "prStatus",
         Response::NotificationSettings(_) => "notificationSettings",
         Response::Synced { .. } => "synced",
+        Response::Hosts(_) => "hosts",
     }
 }
 
@@ -226,6 +227,35 @@ fn every_response(f: &Fleet) -> Vec<Response> {
             seq: 42,
             window: r#"{"home":"/h","agents":[{"id":1}],"z":null}"#.to_string(),
         },
+        Response::Hosts(vec![
+            crate::hosts::HostStatus {
+                host: crate::hosts::Host {
+                    name: "box".into(),
+                    ssh: "box".into(),
+                    command: None,
+                },
+                state: crate::hosts::HostState::Disconnected {
+                    last_seen: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap(),
+                    error: "the connection to box ended".into(),
+                },
+                agents: 3,
+                counts: f.counts,
+            },
+            crate::hosts::HostStatus {
+                host: crate::hosts::Host {
+                    name: "big".into(),
+                    ssh: "me@big".into(),
+                    command: Some(vec!["/opt/paseo-headless".into()]),
+                },
+                state: crate::hosts::HostState::Failed {
+                    code: "version".into(),
+                    error: "version mismatch".into(),
+                    install_helps: true,
+                },
+                agents: 0,
+                counts: Default::default(),
+            },
+        ]),
         Response::Agent(Box::new(f.busy.clone())),
         Response::Agent(Box::new(f.quiet.clone())),
         Response::Agents {
@@ -379,7 +409,7 @@ fn every_response_reads_back_as_the_json_it_was() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 20, "an example of every variant");
+    assert_eq!(kinds.len(), 21, "an example of every variant");
     for r in all {
         // The frame the app sends (the window's fast path), and serde's own encoding.
         let frame = r.to_json().unwrap();

@@ -54,6 +54,10 @@ fn kind_of(r: &Request) -> &'static str {
         Request::FleetCards { .. } => "fleetCards",
         Request::SyncSnapshot => "syncSnapshot",
         Request::SetBudget { .. } => "setBudget",
+        Request::ListHosts => "listHosts",
+        Request::AddHost { .. } => "addHost",
+        Request::RemoveHost { .. } => "removeHost",
+        Request::InstallHost { .. } => "installHost",
     }
 }
 
@@ -72,6 +76,7 @@ fn every_request() -> Vec<Request> {
             workspace_id: Some(w.clone()),
             statuses: Some(vec![Status::Idle, Status::Running]),
             limit: Some(7),
+            host: Some("box".into()),
         },
         Request::ArchivedAgents {
             offset: Some(3),
@@ -100,6 +105,7 @@ fn every_request() -> Vec<Request> {
                 tree_tokens: Some(5_000),
                 tree_cost_usd: Some(1.5),
             }),
+            host: Some("box".into()),
         },
         Request::CreateAgent {
             provider: "claude".into(),
@@ -118,6 +124,7 @@ fn every_request() -> Vec<Request> {
             labels: BTreeMap::new(),
             request_id: None,
             budget: None,
+            host: None,
         },
         Request::CreateWorktree {
             repo: None,
@@ -230,6 +237,16 @@ fn every_request() -> Vec<Request> {
             agent_id: a,
             budget: None,
         },
+        Request::ListHosts,
+        Request::AddHost {
+            host: crate::hosts::Host {
+                name: "box".into(),
+                ssh: "me@box".into(),
+                command: Some(vec!["/opt/paseo-headless".into()]),
+            },
+        },
+        Request::RemoveHost { name: "box".into() },
+        Request::InstallHost { name: "box".into() },
     ]
 }
 
@@ -239,7 +256,7 @@ fn every_request_round_trips_through_json() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 40, "an example of every variant");
+    assert_eq!(kinds.len(), 44, "an example of every variant");
     for r in all {
         let text = serde_json::to_string(&r).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -71,8 +71,22 @@ pub fn write_notifications(
     paseo_home: &std::path::Path,
     settings: NotificationsConfig,
 ) -> Result<(), super::ConfigError> {
+    let value = serde_json::to_value(settings).map_err(|e| super::ConfigError::Json {
+        file: super::Config::path(paseo_home).display().to_string(),
+        message: e.to_string(),
+    })?;
+    write_key(paseo_home, "notifications", value)
+}
+
+/// Sets one top-level `key` of config.json to `value`, the rest of the file (its other
+/// settings, their order) kept; shared by every setting the API writes.
+pub(super) fn write_key(
+    paseo_home: &std::path::Path,
+    key: &str,
+    value: Value,
+) -> Result<(), super::ConfigError> {
     use super::{Config, ConfigError};
-    // One read-modify-write at a time: two toggles never lose one another.
+    // One read-modify-write at a time: two writes never lose one another.
     static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let path = Config::path(paseo_home);
@@ -90,8 +104,7 @@ pub fn write_notifications(
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => serde_json::Map::new(),
         Err(source) => return Err(ConfigError::Read { file, source }),
     };
-    let value = serde_json::to_value(settings).map_err(|e| refuse(e.to_string()))?;
-    root.insert("notifications".to_string(), value);
+    root.insert(key.to_string(), value);
     let text =
         serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| refuse(e.to_string()))?;
     // Never write a file the next start would refuse (an error elsewhere in it stays the

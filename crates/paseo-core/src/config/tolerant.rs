@@ -86,6 +86,11 @@ impl Config {
 /// The setting a problem's path lies in: an array is one setting (`sandbox.hide[1]` →
 /// `sandbox.hide`).
 fn setting_of(path: &str) -> &str {
+    // The hosts are one setting: a bad entry leaves them all out rather than shifting the
+    // others' places (`hosts[1].name`).
+    if path.starts_with("hosts[") {
+        return "hosts";
+    }
     let mut p = path;
     while let Some(open) = p.strip_suffix(']').and_then(|s| s.rfind('[')) {
         p = &p[..open];

@@ -6,11 +6,14 @@
 
 pub mod client;
 pub mod install;
+pub mod manager;
 pub mod protocol;
+pub(crate) mod router;
 pub mod ssh;
 
 pub use client::{HostClient, Update};
 pub use install::install;
+pub use manager::{HostEvent, HostManager, HostState, HostStatus};
 pub use ssh::{Host, SshOptions};
 
 use thiserror::Error;

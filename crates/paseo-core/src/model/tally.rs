@@ -163,6 +163,26 @@ impl FleetCounts {
         }
     }
 
+    /// Two fleets counted as one (this machine's and a connected host's, SPEC 17): every
+    /// number added, so the line says them all by the same words.
+    pub fn plus(self, other: FleetCounts) -> FleetCounts {
+        let (a, b) = (self.tally, other.tally);
+        FleetCounts {
+            tally: Tally {
+                running: a.running + b.running,
+                queued: a.queued + b.queued,
+                needs_you: a.needs_you + b.needs_you,
+                failed: a.failed + b.failed,
+                total: a.total + b.total,
+                finished: match (a.finished, b.finished) {
+                    (Some(x), Some(y)) => Some(x + y),
+                    (x, y) => x.or(y),
+                },
+            },
+            archived: self.archived + other.archived,
+        }
+    }
+
     /// The line every view of the whole fleet shows: the status bar, the tray's first menu line
     /// and its tooltip, the app's info.
     pub fn line(&self) -> String {
@@ -173,6 +193,20 @@ impl FleetCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_fleets_add_up_to_one_line() {
+        let mut here = FleetCounts::default();
+        here.add(Bucket::Running, false);
+        here.add(Bucket::Done, true);
+        let mut there = FleetCounts::default();
+        there.add(Bucket::NeedsInput, false);
+        there.add(Bucket::Running, false);
+        let both = here.plus(there);
+        assert_eq!(both.line(), "2 running · 1 needs you · 3 total");
+        assert_eq!(both.archived, 1);
+        assert_eq!(FleetCounts::default().plus(here), here);
+    }
 
     #[test]
     fn counts_say_the_words_of_the_rows_they_count() {

@@ -48,6 +48,8 @@ pub struct RuntimeHandle {
     pub(super) changes_gate: super::gate::Gate,
     /// The running timeline search of each window (`searchTimeline` requests).
     pub(crate) searches: Arc<super::searches::Searches>,
+    /// The configured hosts (SPEC 17): every client of this handle reaches the same ones.
+    pub(crate) hosts: Arc<crate::hosts::HostManager>,
 }
 
 pub(super) fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
@@ -76,6 +78,7 @@ impl RuntimeHandle {
         hidden: Vec<std::path::PathBuf>,
         changes_gate: super::gate::Gate,
     ) -> Self {
+        let layout_home = layout.home.clone();
         RuntimeHandle {
             tx,
             events,
@@ -85,7 +88,13 @@ impl RuntimeHandle {
             hidden: hidden.into(),
             changes_gate,
             searches: Arc::default(),
+            hosts: Arc::new(crate::hosts::HostManager::new(&layout_home)),
         }
+    }
+
+    /// The configured hosts: their states, mirrors and events (SPEC 17).
+    pub fn hosts(&self) -> &Arc<crate::hosts::HostManager> {
+        &self.hosts
     }
 
     /// Sends one command and waits for its reply.

@@ -108,6 +108,10 @@ pub enum RuntimeError {
     /// A process tree did not exit within the close wait (the change itself is durable).
     #[error("{0}")]
     CloseTimeout(String),
+    /// A request answered elsewhere (a host's backend, the hosts' manager, SPEC 17): its code,
+    /// message and field as they came.
+    #[error("{0}")]
+    Api(crate::api::ApiError),
 }
 
 impl RuntimeError {
@@ -119,6 +123,7 @@ impl RuntimeError {
                 Some(field.as_str())
             }
             RuntimeError::Workspace(e) => e.field(),
+            RuntimeError::Api(e) => e.field.as_deref(),
             _ => None,
         }
         .filter(|f| !f.is_empty())
@@ -156,6 +161,7 @@ impl RuntimeError {
             RuntimeError::Stopped => "stopped",
             RuntimeError::At { source, .. } => source.code(),
             RuntimeError::CloseTimeout(_) => "timeout",
+            RuntimeError::Api(e) => api_code(&e.code),
         }
     }
 
@@ -173,6 +179,43 @@ impl RuntimeError {
             message: message.into(),
         }
     }
+}
+
+/// An answer's code as one of the codes this build knows (they are the same build's on both
+/// sides of a host connection; anything else reads as `error`).
+fn api_code(code: &str) -> &'static str {
+    const KNOWN: [&str; 25] = [
+        "invalid",
+        "not_found",
+        "busy",
+        "conflict",
+        "invalid_state",
+        "unavailable",
+        "provider",
+        "io",
+        "canceled",
+        "forbidden",
+        "limit",
+        "config",
+        "stopped",
+        "timeout",
+        "disconnected",
+        "ssh_missing",
+        "ssh_host_key",
+        "ssh_auth",
+        "ssh",
+        "not_installed",
+        "version",
+        "protocol",
+        "arch",
+        "install",
+        "error",
+    ];
+    KNOWN
+        .iter()
+        .find(|k| **k == code)
+        .copied()
+        .unwrap_or("error")
 }
 
 fn with_field(field: &str, message: &str) -> String {

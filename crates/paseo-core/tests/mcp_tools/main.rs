@@ -42,6 +42,7 @@ mod changes;
 mod create;
 mod end_to_end;
 mod existing;
+mod hosts;
 mod invalid;
 mod limits;
 mod powers;

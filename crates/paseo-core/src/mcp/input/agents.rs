@@ -173,6 +173,10 @@ pub struct ListInput {
     #[serde(default)]
     #[schemars(range(min = 0, max = 10000))]
     pub limit: Option<u64>,
+    /// Only the agents of this configured host (config.json `hosts`); default this machine's
+    /// and every connected host's. Only the user's token may name one.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 impl ListInput {
@@ -205,6 +209,7 @@ impl Input for ListInput {
                 "workspaceId",
                 "statuses",
                 "limit",
+                "host",
             ],
         )?;
         let workspace_id = match o.opt_str("workspaceId")? {
@@ -256,6 +261,7 @@ impl Input for ListInput {
             workspace_id,
             statuses,
             limit: o.opt_u64("limit", MAX_LIST_LIMIT)?,
+            host: o.opt_text("host")?,
         })
     }
 }

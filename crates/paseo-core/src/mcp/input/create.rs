@@ -118,6 +118,10 @@ pub struct CreateAgentInput {
     /// created). A detached agent you create counts against your tree anyway.
     #[serde(default)]
     pub budget: Option<Budget>,
+    /// The configured host (config.json `hosts`) to run it on; default this machine. Only
+    /// the user's token may name one.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 impl Input for CreateAgentInput {
@@ -137,6 +141,7 @@ impl Input for CreateAgentInput {
                 "unconfined",
                 "labels",
                 "budget",
+                "host",
             ],
         )?;
         let provider = o.req_str("provider")?.trim().to_string();
@@ -239,6 +244,7 @@ impl Input for CreateAgentInput {
                         .map_err(|(field, msg)| FieldError::new(field, msg))?,
                 ),
             },
+            host: o.opt_text("host")?,
         })
     }
 }

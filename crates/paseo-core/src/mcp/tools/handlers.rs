@@ -1,8 +1,8 @@
 //! The tools' bodies: input → one runtime request for the caller → output and summary.
 
 use super::output::{
-    excerpt, ok, rt_err, status, tail, ArchiveOutput, CancelOutput, CreatedOutput, ListOutput,
-    PromptOutput, ToolResult, WaitOutput, WorktreeOutput,
+    excerpt, ok, rt_err, status, tail, ArchiveOutput, CancelOutput, CreatedOutput, ListEntry,
+    ListOutput, PromptOutput, ToolResult, WaitOutput, WorktreeOutput,
 };
 use super::{PaseoTools, FOREGROUND_WAIT, LAST_MESSAGE_CHARS};
 use crate::api::{Caller, Request, Response};
@@ -129,6 +129,7 @@ impl PaseoTools {
             labels: input.labels.unwrap_or_default(),
             request_id: Some(format!("mcp:create_agent:{}", uuid::Uuid::new_v4())),
             budget: input.budget,
+            host: input.host.clone(),
         };
         let Response::Agent(snap) = self.ask(caller, request, "").await? else {
             return Err(unexpected());
@@ -146,9 +147,13 @@ impl PaseoTools {
             title: snap.record.title.clone(),
             parent_agent_id: snap.parent_agent_id.map(|p| p.to_string()),
         };
+        let place = match &input.host {
+            Some(host) => format!(" on the host {host}"),
+            None => String::new(),
+        };
         let mut summary = format!(
-            "Created {} agent {} \"{}\" in {} (workspace {}); status {}. Its first prompt runs in \
-             the background.",
+            "Created {} agent {} \"{}\"{place} in {} (workspace {}); status {}. Its first prompt \
+             runs in the background.",
             input.provider, out.agent_id, out.title, out.cwd, out.workspace_id, out.status
         );
         if let Some(h) = &snap.record.held_turn {
@@ -347,14 +352,23 @@ impl PaseoTools {
             workspace_id: input.workspace_id.clone(),
             statuses: input.statuses(),
             limit: Some(input.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize),
+            host: input.host.clone(),
         };
         let Response::Agents { agents, total } = self.ask(caller, request, "").await? else {
             return Err(unexpected());
         };
         let mut summary = format!("{} of {total} matching agents", agents.len());
+        // The host of each: the filter's, else the one whose mirror holds it.
+        let host_of = |a: &AgentSnapshot| {
+            input
+                .host
+                .clone()
+                .or_else(|| self.rt.hosts().holder(a.id()))
+        };
         for a in agents.iter().take(20) {
+            let place = host_of(a).map(|h| format!(" on {h}")).unwrap_or_default();
             summary.push_str(&format!(
-                "\n- {} \"{}\" {} {}",
+                "\n- {} \"{}\" {} {}{place}",
                 a.id(),
                 a.record.title,
                 a.record.provider,
@@ -364,7 +378,13 @@ impl PaseoTools {
         if agents.len() > 20 {
             summary.push_str("\n- …");
         }
-        let agents = agents.into_iter().map(Into::into).collect();
+        let agents = agents
+            .into_iter()
+            .map(|a| ListEntry {
+                host: host_of(&a),
+                agent: a.into(),
+            })
+            .collect();
         ok(summary, ListOutput { agents, total })
     }
 

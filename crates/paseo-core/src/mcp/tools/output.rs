@@ -86,8 +86,17 @@ pub struct WorktreeOutput {
 /// Output of `list_agents`.
 #[derive(Serialize)]
 pub struct ListOutput {
-    pub agents: Vec<crate::runtime::AgentSummary>,
+    pub agents: Vec<ListEntry>,
     pub total: usize,
+}
+
+/// One agent of `list_agents`: its summary, and the host holding it (absent: this machine).
+#[derive(Serialize)]
+pub struct ListEntry {
+    #[serde(flatten)]
+    pub agent: crate::runtime::AgentSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 pub(super) type ToolResult = Result<CallToolResult, FieldError>;

@@ -1,0 +1,181 @@
+//! Where a request runs (SPEC 17): on this machine, or on the configured host that holds its
+//! agent or that it names. Every client's request passes here first
+//! ([`RuntimeHandle::call`]), so the window and the MCP server reach hosts the same way.
+//!
+//! Only the user reaches hosts. An agent's token naming a host, or an agent id a host holds,
+//! is refused (`forbidden`): an agent is contained on its machine (SPEC 14/16) and must not
+//! act on another through the user's connection.
+
+use crate::api::{ApiError, Caller, Request, Response};
+use crate::model::AgentId;
+use crate::runtime::{RuntimeError, RuntimeHandle};
+
+/// What the router did with a request.
+pub(crate) enum Routed {
+    /// Answered here (forwarded to a host, or refused).
+    Answered(Result<Response, RuntimeError>),
+    /// This machine's to run.
+    Local(Box<Request>),
+}
+
+/// The agent ids a request acts on, with the field naming each.
+fn agent_ids(request: &Request) -> Vec<(&'static str, AgentId)> {
+    use Request as Q;
+    match request {
+        Q::GetAgent { agent_id }
+        | Q::Prompt { agent_id, .. }
+        | Q::Cancel { agent_id }
+        | Q::Stop { agent_id }
+        | Q::Wait { agent_id, .. }
+        | Q::Archive { agent_id }
+        | Q::ArchivePlan { agent_id }
+        | Q::Restore { agent_id, .. }
+        | Q::Detach { agent_id }
+        | Q::Wake { agent_id }
+        | Q::AnswerPermission { agent_id, .. }
+        | Q::MarkSeen { agent_id }
+        | Q::Timeline { agent_id, .. }
+        | Q::SearchTimeline { agent_id, .. }
+        | Q::Changes { agent_id }
+        | Q::Diff { agent_id, .. }
+        | Q::Commit { agent_id, .. }
+        | Q::Discard { agent_id }
+        | Q::Merge { agent_id }
+        | Q::CreatePr { agent_id, .. }
+        | Q::PrStatus { agent_id }
+        | Q::OpenInEditor { agent_id, .. } => vec![("agentId", *agent_id)],
+        Q::Reattach {
+            agent_id,
+            parent_id,
+            ..
+        } => vec![("agentId", *agent_id), ("parentId", *parent_id)],
+        Q::ArchiveFinished { parent_id } | Q::FinishedPlan { parent_id } => {
+            vec![("parentId", *parent_id)]
+        }
+        Q::ListAgents {
+            parent_id: Some(parent_id),
+            ..
+        } => vec![("parentId", *parent_id)],
+        _ => Vec::new(),
+    }
+}
+
+/// The host a request names, with its field, taken out of the request (the host runs it as
+/// its own).
+fn take_host(request: &mut Request) -> Option<String> {
+    match request {
+        Request::CreateAgent { host, .. } | Request::ListAgents { host, .. } => host.take(),
+        _ => None,
+    }
+}
+
+fn forbidden(agent: AgentId, field: &str, what: String) -> RuntimeError {
+    RuntimeError::Forbidden {
+        field: field.to_string(),
+        message: format!("agent {agent} may not reach another machine: {what}"),
+    }
+}
+
+impl RuntimeHandle {
+    pub(crate) async fn route(&self, caller: Caller, mut request: Request) -> Routed {
+        if let Some(name) = take_host(&mut request) {
+            if let Caller::Agent(agent) = caller {
+                return Routed::Answered(Err(forbidden(
+                    agent,
+                    "host",
+                    format!("the host {name:?} is the user's only"),
+                )));
+            }
+            if !self.hosts.is_configured(&name) {
+                return Routed::Answered(Err(RuntimeError::invalid(
+                    "host",
+                    format!("no host is named {name:?} in config.json"),
+                )));
+            }
+            return Routed::Answered(self.on_host(&name, request).await);
+        }
+        for (field, id) in agent_ids(&request) {
+            let Some(name) = self.hosts.holder(id) else {
+                continue;
+            };
+            if let Caller::Agent(agent) = caller {
+                return Routed::Answered(Err(forbidden(
+                    agent,
+                    field,
+                    format!("agent {id} runs on the host {name:?}"),
+                )));
+            }
+            return Routed::Answered(self.on_host(&name, request).await);
+        }
+        match request {
+            Request::ListAgents { .. }
+                if caller == Caller::User && !self.hosts.names().is_empty() =>
+            {
+                Routed::Answered(self.list_everywhere(request).await)
+            }
+            request => Routed::Local(Box::new(request)),
+        }
+    }
+
+    /// Runs `request` on the named host as the user there.
+    async fn on_host(&self, name: &str, request: Request) -> Result<Response, RuntimeError> {
+        let client = self.hosts.client(name).map_err(RuntimeError::Api)?;
+        let answer = client.call(request).await.map_err(|e| {
+            RuntimeError::Api(ApiError {
+                message: format!("on the host {name}: {}", e.message),
+                ..e
+            })
+        })?;
+        match &answer {
+            Response::Agent(agent) => self.hosts.note(name, agent),
+            Response::Agents { agents, .. } => {
+                for agent in agents {
+                    self.hosts.note(name, agent);
+                }
+            }
+            _ => {}
+        }
+        Ok(answer)
+    }
+
+    /// This machine's agents, then each connected host's, one list: `total` counts them all,
+    /// `limit` bounds the whole. A host that is not connected is left out (its agents are
+    /// counted in `listHosts`).
+    async fn list_everywhere(&self, request: Request) -> Result<Response, RuntimeError> {
+        let Request::ListAgents { limit, .. } = &request else {
+            return self.call_here(Caller::User, request).await;
+        };
+        let limit = limit.unwrap_or(100);
+        let Response::Agents {
+            mut agents,
+            mut total,
+        } = self.call_here(Caller::User, request.clone()).await?
+        else {
+            return Err(RuntimeError::invalid(
+                "",
+                "an unexpected answer to listAgents",
+            ));
+        };
+        for name in self.hosts.names() {
+            let Ok(client) = self.hosts.client(&name) else {
+                continue;
+            };
+            match client.call(request.clone()).await {
+                Ok(Response::Agents {
+                    agents: theirs,
+                    total: their_total,
+                }) => {
+                    total += their_total;
+                    for agent in &theirs {
+                        self.hosts.note(&name, agent);
+                    }
+                    let room = limit.saturating_sub(agents.len());
+                    agents.extend(theirs.into_iter().take(room));
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(host = %name, %error, "cannot list the host's agents"),
+            }
+        }
+        Ok(Response::Agents { agents, total })
+    }
+}
