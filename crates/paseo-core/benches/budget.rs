@@ -13,8 +13,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use paseo_core::engine::{Engine, NewAgent};
 use paseo_core::model::{
-    AgentId, Budget, ProjectId, Timestamp, TurnUsage, WorkspaceId, WorkspaceKind,
-    WorkspaceRecord,
+    AgentId, Budget, ProjectId, Timestamp, TurnUsage, WorkspaceId, WorkspaceKind, WorkspaceRecord,
 };
 use paseo_core::runtime::AgentSnapshot;
 
@@ -109,24 +108,35 @@ fn benches(c: &mut Criterion) {
     for n in sizes("PASEO_BUDGET_BENCH_SIZES", "10000,100000") {
         for budget in [false, true] {
             let (e, ids, deepest) = fleet(n, budget);
-            let what = if budget { "budgets" } else { "baseline: no budget" };
+            let what = if budget {
+                "budgets"
+            } else {
+                "baseline: no budget"
+            };
             if n <= fleet_max {
-                g.bench_function(BenchmarkId::new(format!("whole-fleet snapshot, {what}"), n), |b| {
-                    b.iter(|| {
-                        let r = e.usage_rollups();
-                        ids.iter()
-                            .map(|id| AgentSnapshot::with_rollups(&e, e.agent(*id).unwrap(), &r))
-                            .filter(|s| s.tree_budget.is_some())
-                            .count()
-                    })
-                });
+                g.bench_function(
+                    BenchmarkId::new(format!("whole-fleet snapshot, {what}"), n),
+                    |b| {
+                        b.iter(|| {
+                            let r = e.usage_rollups();
+                            ids.iter()
+                                .map(|id| {
+                                    AgentSnapshot::with_rollups(&e, e.agent(*id).unwrap(), &r)
+                                })
+                                .filter(|s| s.tree_budget.is_some())
+                                .count()
+                        })
+                    },
+                );
             }
-            g.bench_function(BenchmarkId::new(format!("one agent's snapshot, {what}"), n), |b| {
-                b.iter(|| AgentSnapshot::of(&e, e.agent(deepest).unwrap()))
-            });
-            g.bench_function(BenchmarkId::new(format!("budget check before a turn, {what}"), n), |b| {
-                b.iter(|| e.budget_reached(deepest))
-            });
+            g.bench_function(
+                BenchmarkId::new(format!("one agent's snapshot, {what}"), n),
+                |b| b.iter(|| AgentSnapshot::of(&e, e.agent(deepest).unwrap())),
+            );
+            g.bench_function(
+                BenchmarkId::new(format!("budget check before a turn, {what}"), n),
+                |b| b.iter(|| e.budget_reached(deepest)),
+            );
         }
     }
     g.finish();
