@@ -52,7 +52,7 @@ fn fleet(n: usize, budget: bool) -> (Engine, Vec<AgentId>, AgentId) {
     let mut ids: Vec<AgentId> = Vec::with_capacity(n);
     let mut depth: Vec<usize> = Vec::with_capacity(n);
     for i in 0..n {
-        let p = (i % 5 != 0).then(|| ids.len().saturating_sub(1 + i % 3));
+        let p = (!i.is_multiple_of(5)).then(|| ids.len().saturating_sub(1 + i % 3));
         let parent = p.map(|k| ids[k]);
         let w = i % 10;
         let id = e

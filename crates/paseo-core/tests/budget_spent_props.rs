@@ -76,7 +76,7 @@ fn workspace() -> WorkspaceRecord {
 fn budget(tokens: u16) -> Budget {
     Budget {
         tree_tokens: Some(tokens as u64 * 4),
-        tree_cost_usd: (tokens % 3 == 0).then_some(tokens as f64 / 100.0),
+        tree_cost_usd: tokens.is_multiple_of(3).then_some(tokens as f64 / 100.0),
     }
 }
 
