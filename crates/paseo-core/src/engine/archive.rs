@@ -322,6 +322,10 @@ impl Engine {
             }
         }
         let now = self.now();
+        let chains: Vec<(AgentId, Option<AgentId>)> = detach
+            .iter()
+            .map(|m| (*m, self.budget_parent(*m)))
+            .collect();
         if let Some(b) = self.agents[&id].record.archive_batch_id.clone() {
             let left = self.batches.get_mut(&b).map(|v| {
                 v.retain(|m| !back.contains(m));
@@ -349,6 +353,13 @@ impl Engine {
                 a.clear_parent();
             }
             self.touch(*m);
+        }
+        // Restored as a root, an agent whose creator is not its parent leaves budget trees.
+        if chains
+            .iter()
+            .any(|(m, before)| self.budget_parent(*m) != *before)
+        {
+            self.index_budget_spent();
         }
         for m in &members {
             self.index_child(*m);

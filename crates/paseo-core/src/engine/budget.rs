@@ -8,7 +8,7 @@
 //! that waits on it. The user's own prompts are never held; a running turn always finishes.
 //! Everything here is a function of the records: the runtime only carries it out.
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::hold::Ending;
 use super::{require_attention, Engine, EngineError, Queued};
@@ -50,7 +50,7 @@ impl Reached {
 
 impl Engine {
     /// The agent a budget tree continues above `id`: its parent, or the agent that created it.
-    fn budget_parent(&self, id: AgentId) -> Option<AgentId> {
+    pub(super) fn budget_parent(&self, id: AgentId) -> Option<AgentId> {
         let a = self.agents.get(&id)?;
         a.parent.or(a.record.created_by)
     }
@@ -67,21 +67,16 @@ impl Engine {
         chain
     }
 
-    /// The agents with a budget at or above `id`: what their trees used changed when `id`'s
-    /// usage did (a detached agent's creator is not above it in the parent chain).
-    pub(super) fn budget_holders(&self, id: AgentId) -> Vec<AgentId> {
-        self.budget_chain(id)
-            .into_iter()
-            .filter(|h| {
-                self.agents
-                    .get(h)
-                    .is_some_and(|a| a.record.budget.is_some())
-            })
-            .collect()
+    /// What `holder`'s budget tree used: its own usage and that of every agent below it. Kept
+    /// up to date (see [`Engine::index_budget_spent`]) rather than summed per question: every
+    /// snapshot and every agent turn's start asks, and summing walks the fleet.
+    pub fn budget_spent(&self, holder: AgentId) -> Spent {
+        self.usage.spent.get(&holder).copied().unwrap_or_default()
     }
 
-    /// What `holder`'s budget tree used: its own usage and that of every agent below it.
-    pub fn budget_spent(&self, holder: AgentId) -> Spent {
+    /// [`Engine::budget_spent`] summed from scratch over every agent with usage: the reference
+    /// the kept figures are tested against (O(agents with usage × depth); not for snapshots).
+    pub fn budget_spent_from_scratch(&self, holder: AgentId) -> Spent {
         let mut total = Usage::default();
         for id in &self.usage.agents {
             if self.budget_chain(*id).contains(&holder) {
@@ -91,6 +86,39 @@ impl Engine {
             }
         }
         Spent::of(&total)
+    }
+
+    /// Sums what every agent's budget tree used, from every agent with usage up its budget
+    /// chain: at load, and when a budget chain changed (rare: a detach or a restore as a root
+    /// of an agent whose creator is not its parent).
+    pub(super) fn index_budget_spent(&mut self) {
+        let mut spent: FxHashMap<AgentId, Spent> = FxHashMap::default();
+        for id in &self.usage.agents {
+            let Some(a) = self.agents.get(id) else {
+                continue;
+            };
+            let s = Spent::of(&a.record.usage);
+            for h in self.budget_chain(*id) {
+                spent.entry(h).or_default().add(s);
+            }
+        }
+        self.usage.spent = spent;
+    }
+
+    /// Adds what `id` just used to every tree it counts in (`chain`: its budget chain).
+    pub(super) fn add_spent(&mut self, chain: &[AgentId], grown: Spent) {
+        for h in chain {
+            self.usage.spent.entry(*h).or_default().add(grown);
+        }
+    }
+
+    /// After `id`'s budget parent may have changed from `before`: the figures of the trees it
+    /// left and joined are summed again when it did. Detaching keeps the creator above it
+    /// (SPEC 18), so this is rare.
+    pub(super) fn budget_parent_changed(&mut self, id: AgentId, before: Option<AgentId>) {
+        if self.budget_parent(id) != before {
+            self.index_budget_spent();
+        }
     }
 
     /// Every budget at or above `id`, nearest first, with what its tree used.

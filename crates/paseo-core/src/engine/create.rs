@@ -140,9 +140,11 @@ impl Engine {
             self.rerender_from(Some(parent));
         }
         self.unindex_child(id);
+        let before = self.budget_parent(id);
         if let Some(a) = self.agents.get_mut(&id) {
             a.clear_parent();
         }
+        self.budget_parent_changed(id, before);
         self.touch(id);
         self.out.tracks.insert(parent);
         self.reroot_subtree(id);
@@ -214,10 +216,13 @@ impl Engine {
         if check {
             return Ok(());
         }
+        // Only its creator takes it back: its budget chain stays what it was (SPEC 18).
+        let before = self.budget_parent(id);
         if let Some(a) = self.agents.get_mut(&id) {
             a.record.set_parent(Some(parent));
             a.parent = Some(parent);
         }
+        self.budget_parent_changed(id, before);
         self.index_child(id);
         self.touch(id);
         self.out.tracks.insert(parent);

@@ -80,6 +80,7 @@ impl Engine {
         report.problems.extend(repairs.lines());
         let (owed, facts) = self.normalize_statuses(&ids, &mut report);
         self.build_indexes(&ids, &tree, facts);
+        self.index_budget_spent();
         self.load_inboxes(inboxes);
         for (child, arm) in owed {
             self.send_notice(child, arm, "failed", Some(INTERRUPTED.to_string()));

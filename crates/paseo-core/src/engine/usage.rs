@@ -7,7 +7,7 @@
 //! one snapshot alike, and never stale after a detach, restore or load.
 
 use super::{Engine, EngineError};
-use crate::model::{AgentId, LastRun, TurnUsage, Usage, WorkspaceId};
+use crate::model::{AgentId, LastRun, Spent, TurnUsage, Usage, WorkspaceId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The agents whose record has usage (what roll-ups are summed from), and the agents whose
@@ -16,6 +16,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 pub struct UsageIndex {
     pub(super) agents: FxHashSet<AgentId>,
     rerender: FxHashSet<AgentId>,
+    /// What each agent's budget tree used (SPEC 18), kept up to date by the budget code.
+    pub(super) spent: FxHashMap<AgentId, Spent>,
 }
 
 /// Roll-ups of every tree and workspace that has usage.
@@ -40,16 +42,28 @@ impl Engine {
     /// What the current turn consumed. Persisted with the turn's end, like its last message.
     pub fn turn_usage(&mut self, id: AgentId, u: &TurnUsage) -> Result<(), EngineError> {
         let a = self.get_mut(id)?;
+        let before = Spent::of(&a.record.usage);
         a.record.usage.add_turn(u);
+        let grown = before.growth(Spent::of(&a.record.usage));
         let ws = a.record.workspace_id.clone();
         self.usage.agents.insert(id);
         let parent = self.agents.get(&id).and_then(|a| a.parent);
         self.rerender_from(parent);
-        // Budgets' "N of M tokens" above it, detached agents' creators' too (SPEC 18).
-        let holders = self.budget_holders(id);
-        self.usage
-            .rerender
-            .extend(holders.into_iter().filter(|h| *h != id));
+        // What it used counts in every budget tree it is in, detached agents' creators' too
+        // (SPEC 18); their "N of M tokens" is re-rendered.
+        let chain = self.budget_chain(id);
+        self.add_spent(&chain, grown);
+        let holders: Vec<AgentId> = chain
+            .into_iter()
+            .filter(|h| {
+                *h != id
+                    && self
+                        .agents
+                        .get(h)
+                        .is_some_and(|a| a.record.budget.is_some())
+            })
+            .collect();
+        self.usage.rerender.extend(holders);
         if let Some(ws) = ws {
             self.out.workspaces.insert(ws);
         }

@@ -44,6 +44,22 @@ impl Spent {
             cost_usd: u.cost_usd,
         }
     }
+
+    /// Adds another's figure (a tree's total), as [`Usage::add`] adds usage.
+    pub fn add(&mut self, o: Spent) {
+        self.tokens = self.tokens.saturating_add(o.tokens);
+        if let Some(c) = o.cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
+        }
+    }
+
+    /// What a running figure grew by from `self` to `later` (an agent's usage only grows).
+    pub fn growth(self, later: Spent) -> Spent {
+        Spent {
+            tokens: later.tokens.saturating_sub(self.tokens),
+            cost_usd: later.cost_usd.map(|c| c - self.cost_usd.unwrap_or(0.0)),
+        }
+    }
 }
 
 /// A budget's part that a child's budget asked too much of, and the words for it.
