@@ -111,6 +111,7 @@ fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugi
                     return Err(error.into());
                 }
             };
+            state.backend_starting();
             let app = app.clone();
             std::thread::Builder::new()
                 .name("paseo-load".into())

@@ -20,8 +20,9 @@ pub struct AppState {
     backend: Mutex<Option<Backend>>,
     /// The runtime, once the backend runs: cheap to clone, so commands never hold a lock.
     runtime: OnceLock<RuntimeHandle>,
-    /// Whether the backend's start ended (`Some(true)`: it runs; `Some(false)`: it failed):
-    /// the window opens while the records load, and its first ask waits on this.
+    /// Whether the backend's start ended (`Some(true)`: it runs; `Some(false)`: it failed or
+    /// never began) or is under way (`None`, from [`AppState::backend_starting`]): the window
+    /// opens while the records load, and its first ask waits on this.
     started: tokio::sync::watch::Sender<Option<bool>>,
     counts: Mutex<FleetCounts>,
 }
@@ -34,7 +35,7 @@ impl AppState {
             created_at: Utc::now(),
             backend: Mutex::new(None),
             runtime: OnceLock::new(),
-            started: tokio::sync::watch::Sender::new(None),
+            started: tokio::sync::watch::Sender::new(Some(false)),
             counts: Mutex::new(FleetCounts::default()),
         }
     }
@@ -52,6 +53,11 @@ impl AppState {
         let _ = self.runtime.set(backend.handle());
         *lock(&self.backend) = Some(backend);
         self.started.send_replace(Some(true));
+    }
+
+    /// The backend's records are loading: asks wait for them from now on.
+    pub fn backend_starting(&self) {
+        self.started.send_replace(None);
     }
 
     /// The backend's start failed: nobody waits for it any longer.
