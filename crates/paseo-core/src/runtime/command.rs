@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use super::checkout::{CheckoutAgent, HoldRequest};
@@ -113,8 +114,8 @@ pub(crate) struct Target {
 pub(crate) enum Command {
     // ------------------------------------------------------------ reads
     Snapshot(Reply<FleetSnapshot>),
-    /// The window's snapshot or a page of its cards, as JSON text ([`super::window`]).
-    WindowSnapshot(super::window::WindowQuery, Reply<String>),
+    /// The window's snapshot or a page of its cards, as JSON text (runtime/window.rs).
+    WindowSnapshot(WindowQuery, Reply<String>),
     /// The window's snapshot and the number of the last event it reflects, in one step.
     SyncSnapshot(Reply<(u64, String)>),
     /// A receiver of the events after the returned number, subscribed in one step.
@@ -317,4 +318,32 @@ pub(crate) enum Command {
     },
     /// Closes every session, flushes, and ends the actor.
     Shutdown(oneshot::Sender<()>),
+}
+
+/// Which cards a window asks for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum WindowQuery {
+    /// The fleet with every card (a resync).
+    Whole,
+    /// The fleet with the cards its first screen shows: every agent of `workspace_id` (or, when
+    /// that is not an open workspace, of the one with the latest activity, the page's own
+    /// choice then), and `agent_ids` (its tabs) with their ancestors and children. Both come
+    /// from the window's saved layout: what names nothing here is passed over (the page drops
+    /// such tabs itself).
+    #[serde(rename_all = "camelCase")]
+    First {
+        #[serde(default)]
+        workspace_id: Option<String>,
+        #[serde(default)]
+        agent_ids: Vec<String>,
+    },
+    /// Up to `limit` cards created after `after` ([created ms, id]; none: from the oldest), with
+    /// the tracks of their parents, and the key to ask after next (null at the end).
+    #[serde(rename_all = "camelCase")]
+    After {
+        #[serde(default)]
+        after: Option<(i64, AgentId)>,
+        limit: usize,
+    },
 }

@@ -12,10 +12,11 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::actor::Actor;
 use super::command::Command;
+pub use super::command::WindowQuery;
 use super::{AgentSnapshot, Event, RuntimeError, RuntimeHandle};
 use crate::engine::usage::UsageRollups;
 use crate::engine::{AgentState, Engine};
@@ -181,34 +182,6 @@ pub struct WindowTrack {
     pub counts: Option<Tally>,
 }
 
-/// Which cards a window asks for.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
-pub enum WindowQuery {
-    /// The fleet with every card (a resync).
-    Whole,
-    /// The fleet with the cards its first screen shows: every agent of `workspace_id` (or, when
-    /// that is not an open workspace, of the one with the latest activity, the page's own
-    /// choice then), and `agent_ids` (its tabs) with their ancestors and children. Both come
-    /// from the window's saved layout: what names nothing here is passed over (the page drops
-    /// such tabs itself).
-    #[serde(rename_all = "camelCase")]
-    First {
-        #[serde(default)]
-        workspace_id: Option<String>,
-        #[serde(default)]
-        agent_ids: Vec<String>,
-    },
-    /// Up to `limit` cards created after `after` ([created ms, id]; none: from the oldest), with
-    /// the tracks of their parents, and the key to ask after next (null at the end).
-    #[serde(rename_all = "camelCase")]
-    After {
-        #[serde(default)]
-        after: Option<(i64, AgentId)>,
-        limit: usize,
-    },
-}
-
 /// The most cards one page carries, whatever a window asks.
 pub const PAGE_MAX: usize = 20_000;
 
@@ -336,7 +309,7 @@ fn first_screen<'a>(
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct WindowSnapshot<'a> {
+struct FleetAnswer<'a> {
     /// Whether `agents` is every card (else the page asks for the rest in pages).
     whole: bool,
     quiet_counts: Vec<(usize, Tally)>,
@@ -397,7 +370,7 @@ impl Actor {
             ),
             None => serde_json::to_writer(
                 &mut out,
-                &WindowSnapshot {
+                &FleetAnswer {
                     whole,
                     quiet_counts,
                     fleet: self.fleet_snapshot(list, tracks),
