@@ -34,6 +34,7 @@ export const CARD = [
   'lastRun',
   'turnCount',
   'unconfined',
+  'treeBudget',
 ];
 
 /** A card's instants, as epoch milliseconds (numbers, not one more string each). */
