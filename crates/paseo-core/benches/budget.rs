@@ -12,29 +12,12 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use paseo_core::engine::{Engine, NewAgent};
-use paseo_core::model::{
-    AgentId, Budget, ProjectId, Timestamp, TurnUsage, WorkspaceId, WorkspaceKind, WorkspaceRecord,
-};
+use paseo_core::model::{AgentId, Budget, Timestamp, TurnUsage, WorkspaceId};
 use paseo_core::runtime::AgentSnapshot;
 
-fn ws(i: usize) -> WorkspaceRecord {
-    WorkspaceRecord {
-        workspace_id: format!("w{i}").parse().unwrap(),
-        project_id: "p".parse::<ProjectId>().unwrap(),
-        cwd: format!("/src/w{i}"),
-        kind: WorkspaceKind::Directory,
-        display_name: format!("w{i}"),
-        name: None,
-        created_at: Timestamp::from_millis(0),
-        updated_at: Timestamp::from_millis(0),
-        archived_at: None,
-        repo: None,
-        branch: None,
-        created_by_agent_id: None,
-        created_by_request: None,
-        extra: Default::default(),
-    }
-}
+#[path = "support/workspace.rs"]
+mod workspace;
+use workspace::ws;
 
 /// `n` agents as the seeded data roots grow them (every fifth a root, the others subagents of
 /// a recent agent), each root with a budget when `budget` (as config.json's default gives every

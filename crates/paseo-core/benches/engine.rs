@@ -10,30 +10,14 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use paseo_core::engine::{Engine, NewAgent};
 use paseo_core::model::{
-    AgentId, AgentRecord, ProjectId, Status, Timestamp, TurnOrigin, TurnOutcome, WorkspaceId,
-    WorkspaceKind, WorkspaceRecord,
+    AgentId, AgentRecord, Status, Timestamp, TurnOrigin, TurnOutcome, WorkspaceId,
 };
 
 const N: usize = 10_000;
 
-fn ws(i: usize) -> WorkspaceRecord {
-    WorkspaceRecord {
-        workspace_id: format!("w{i}").parse().unwrap(),
-        project_id: "p".parse::<ProjectId>().unwrap(),
-        cwd: format!("/src/w{i}"),
-        kind: WorkspaceKind::Directory,
-        display_name: format!("w{i}"),
-        name: None,
-        created_at: Timestamp::from_millis(0),
-        updated_at: Timestamp::from_millis(0),
-        archived_at: None,
-        repo: None,
-        branch: None,
-        created_by_agent_id: None,
-        created_by_request: None,
-        extra: Default::default(),
-    }
-}
+#[path = "support/workspace.rs"]
+mod workspace;
+use workspace::ws;
 
 fn new_agent(parent: Option<AgentId>, w: usize) -> NewAgent {
     let workspace = format!("w{w}").parse::<WorkspaceId>().unwrap();
