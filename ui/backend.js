@@ -126,6 +126,8 @@ export async function createAgent(form) {
     prompt: form.prompt?.trim() ? form.prompt : null,
     autoArchive: Boolean(form.autoArchive),
     unconfined: Boolean(form.unconfined),
+    // The configured host it runs on (SPEC 17); absent: this machine.
+    ...(form.host ? { host: form.host } : {}),
   });
 }
 
@@ -281,6 +283,38 @@ export function prStatus(agentId) {
 
 export function createPr(agentId, title, body) {
   return request('createPr', { agentId, title, body });
+}
+
+/**
+ * config.json `hosts` with each one's state (SPEC 17, docs/hosts.md): [{name, ssh, command?,
+ * state: connecting | connected | disconnected | failed, lastSeen?, error?, code?,
+ * installHelps?, agents, counts}].
+ */
+export function listHosts() {
+  return request('listHosts');
+}
+
+/** Adds {name, ssh} to config.json `hosts` and connects; a bad field is `invalid` naming `host.<field>`. */
+export function addHost(name, ssh) {
+  return request('addHost', { host: { name, ssh } });
+}
+
+/** Removes the host from config.json `hosts`; nothing on the host stops. */
+export function removeHost(name) {
+  return request('removeHost', { name });
+}
+
+/** Copies this app's paseo-headless to the host's ~/.local/bin (after the user confirmed), then connects. */
+export function installHost(name) {
+  return request('installHost', { name });
+}
+
+/**
+ * A connected host's window snapshot and the number of the last host event it reflects:
+ * {seq, snapshot} (snapshot as fleetSnapshot's); `disconnected` while the host is not connected.
+ */
+export function hostSnapshot(host) {
+  return request('syncSnapshot', { host });
 }
 
 /** Subscribes to a backend event; resolves to a function that unsubscribes. */

@@ -14,6 +14,7 @@ import { ALL, showVersion, showBackendError } from './views.js';
 import { resync, resyncSoon } from './resync.js';
 import { openAgent } from './gestures/tabs.js';
 import { loadArchived } from './gestures/archived.js';
+import { startHosts } from './hosts.js';
 
 export async function boot() {
   window.addEventListener('pagehide', () => layout.flush());
@@ -39,6 +40,8 @@ export async function boot() {
     const tabs = Object.values(layout.layout.groups).flatMap((g) => g.tabs);
     const snap = await backend.fleetSnapshot({ workspaceId: layout.layout.selected, agentIds: tabs });
     loadSnapshot(snap);
+    // The hosts' fleets before the layout drops the tabs it does not know (SPEC 17).
+    await startHosts();
     // The backend's state, now that it has loaded the data root (the window opened meanwhile).
     ui.info = await backend.appInfo();
     const raced = early;

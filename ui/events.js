@@ -9,6 +9,7 @@ import { invalidate } from './render.js';
 import { ui } from './window-state.js';
 import { ALL } from './views.js';
 import { resyncSoon } from './resync.js';
+import { syncHost } from './hosts.js';
 import { seen } from './gestures/tabs.js';
 import { reloadArchivedSoon } from './gestures/archived.js';
 
@@ -76,7 +77,11 @@ function redrawFor(change) {
       invalidate('sidebar');
       if (ui.view !== 'welcome') invalidate('pane', 'tabs');
       else invalidate('pane');
-      if (change.unknownProject) resyncSoon();
+      // A project never seen: this machine's snapshot, or the host's, brings it.
+      if (change.unknownProject) {
+        if (change.workspace.host) syncHost(change.workspace.host);
+        else resyncSoon();
+      }
       return;
     case 'track':
       if (change.parentAgentId === active) invalidate('pane');

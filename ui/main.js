@@ -15,6 +15,7 @@ import * as archived from './gestures/archived.js';
 import * as agents from './gestures/agents.js';
 import * as changes from './gestures/changes.js';
 import * as workspaces from './gestures/workspaces.js';
+import * as hosts from './gestures/hosts.js';
 import { ensureDetail } from './details.js';
 
 mountViews({
@@ -36,6 +37,10 @@ mountViews({
   closeForm: agents.closeForm,
   pickFolder: agents.pickFolder,
   addWorkspace: agents.addWorkspace,
+  // Hosts (SPEC 17).
+  addHost: hosts.addHost,
+  removeHost: hosts.removeHost,
+  installHost: hosts.installHost,
   menu: agents.showMenu,
   send: backend.sendPrompt,
   interrupt: backend.cancelAgent,

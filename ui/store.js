@@ -125,6 +125,7 @@ function keepTrack(track) {
  * brings the rest).
  */
 export function loadSnapshot(snap) {
+  const hosts = hostsPart();
   fleet.home = snap.home;
   fleet.mcpUrl = snap.mcpUrl;
   fleet.containment = snap.containment || null;
@@ -139,6 +140,7 @@ export function loadSnapshot(snap) {
   fleet.details = new Map();
   fleet.workspaces = new Map(snap.workspaces.map((w) => [w.workspaceId, w]));
   fleet.projects = new Map(snap.projects.map((p) => [p.projectId, p]));
+  putBack(hosts);
   fleet.providers = snap.providers;
   fleet.counts = snap.counts;
   if (!fleet.loaded) {
@@ -151,6 +153,57 @@ export function loadSnapshot(snap) {
     }
   }
   fleet.loaded = true;
+  emit({ kind: 'snapshot' });
+}
+
+/**
+ * What the hosts' snapshots put in the maps (SPEC 17: their agents, workspaces and projects,
+ * each tagged with `host`), kept when this machine's own snapshot replaces the rest.
+ */
+function hostsPart() {
+  const agents = [...fleet.agents.values()].filter((a) => a.host);
+  const ids = new Set(agents.map((a) => a.id));
+  return {
+    agents,
+    workspaces: [...fleet.workspaces.values()].filter((w) => w.host),
+    projects: [...fleet.projects.values()].filter((p) => p.host),
+    tracks: [...fleet.tracks].filter(([parent]) => ids.has(parent)),
+    trackCounts: [...fleet.trackCounts].filter(([parent]) => ids.has(parent)),
+  };
+}
+
+function putBack(part) {
+  for (const a of part.agents) fleet.agents.set(a.id, a);
+  for (const w of part.workspaces) fleet.workspaces.set(w.workspaceId, w);
+  for (const p of part.projects) fleet.projects.set(p.projectId, p);
+  for (const [parent, members] of part.tracks) fleet.tracks.set(parent, members);
+  for (const [parent, counts] of part.trackCounts) fleet.trackCounts.set(parent, counts);
+}
+
+/** Forgets everything of `host` the maps hold (before its new snapshot, or once it is removed). */
+export function dropHostFleet(host, { quiet = false } = {}) {
+  for (const [id, a] of fleet.agents) {
+    if (a.host !== host) continue;
+    fleet.agents.delete(id);
+    fleet.tracks.delete(id);
+    fleet.trackCounts.delete(id);
+    fleet.details.delete(id);
+  }
+  for (const [id, w] of fleet.workspaces) if (w.host === host) fleet.workspaces.delete(id);
+  for (const [id, p] of fleet.projects) if (p.host === host) fleet.projects.delete(id);
+  if (!quiet) emit({ kind: 'snapshot' });
+}
+
+/**
+ * Replaces what the maps hold of `host` with its snapshot (runtime/window.rs, as this machine's
+ * fleetSnapshot), every card, workspace and project tagged with the host's name.
+ */
+export function loadHostFleet(host, snap) {
+  dropHostFleet(host, { quiet: true });
+  for (const card of snap.agents) card.host = host;
+  keepCards(fleet, snap);
+  for (const w of snap.workspaces) fleet.workspaces.set(w.workspaceId, { ...w, host });
+  for (const p of snap.projects) fleet.projects.set(p.projectId, { ...p, host });
   emit({ kind: 'snapshot' });
 }
 
@@ -358,7 +411,8 @@ export function workspaceName(ws) {
   const base = ws.displayName || parts[parts.length - 1] || ws.cwd;
   let before = 0;
   for (const w of fleet.workspaces.values()) {
-    if (w !== ws && !w.name && !w.archivedAt && w.cwd === ws.cwd && sharesOlder(w, ws)) before++;
+    if (w !== ws && !w.name && !w.archivedAt && w.cwd === ws.cwd && w.host === ws.host && sharesOlder(w, ws))
+      before++;
   }
   return before ? `${base} · ${before + 1}` : base;
 }

@@ -7,6 +7,7 @@ import * as layout from './layout.js';
 import * as timelines from './timeline-model.js';
 import { register, invalidate, flush } from './render.js';
 import { ui } from './window-state.js';
+import { hostList } from './hosts.js';
 import { Sidebar } from './components/sidebar.js';
 import { TabStrip } from './components/tab-strip.js';
 import { AgentPane } from './components/agent-pane.js';
@@ -57,6 +58,7 @@ export function mountViews(actions) {
     sidebar.render({
       selected: layout.layout.selected,
       collapsedProjects: new Set(layout.layout.collapsedProjects),
+      hosts: hostList(),
     });
   });
   register('archived', () => {

@@ -22,6 +22,11 @@ mod doc_keys;
 
 mod helpers;
 
+// A real sshd on loopback and a throwaway user, the hosts tests' (SPEC 17).
+#[allow(dead_code)]
+#[path = "../hosts_support/mod.rs"]
+mod hosts_support;
+
 mod budget;
 mod cards;
 mod changes;
@@ -34,6 +39,7 @@ mod find;
 mod fit;
 mod folder_picker;
 mod held;
+mod hosts;
 mod layouts;
 mod lists;
 mod new_agent;

@@ -43,6 +43,8 @@ export class AgentPane {
     this.glyph = glyph('done');
     this.title = h('h1', { class: 'agent-title', dataset: { testid: 'agent-title' } });
     this.provider = h('span', { class: 'meta', dataset: { testid: 'agent-provider' } });
+    // The host it runs on (SPEC 17); hidden for this machine's agents.
+    this.host = h('span', { class: 'host-tag', dataset: { testid: 'agent-host' }, hidden: true });
     this.power = h('span', { class: 'power-tag', dataset: { testid: 'agent-power' } });
     this.reach = h('span', { class: 'power-tag reach-tag', dataset: { testid: 'agent-reach' } });
     this.statusWord = h('span', { class: 'status-word', dataset: { testid: 'agent-status' } });
@@ -95,6 +97,7 @@ export class AgentPane {
         { class: 'line' },
         this.glyph,
         this.title,
+        this.host,
         this.provider,
         this.power,
         this.reach,
@@ -177,6 +180,9 @@ export class AgentPane {
     setText(this.title, name);
     setAttr(this.title, 'title', name);
     const model_ = detail?.config?.model;
+    setText(this.host, agent.host ? `on ${agent.host}` : '');
+    this.host.hidden = !agent.host;
+    setAttr(this.host, 'title', agent.host ? `Runs on the host ${agent.host}, as your user there` : null);
     setText(this.provider, `${providerLabel(agent.provider)}${model_ ? ` · ${model_}` : ''}`);
     setPower(this.power, agent.power);
     setReach(this.reach, reachOf(agent));

@@ -1,9 +1,11 @@
-// The new-agent form (SPEC 3): provider (unavailable ones disabled, with the reason), model,
+// The new-agent form (SPEC 3): the host it runs on (SPEC 17: this machine or a connected host;
+// the workspaces and providers listed are that host's), provider (unavailable ones disabled, with the reason), model,
 // workspace or directory (or a new worktree of its repository), title, first prompt,
 // autoArchive. It is a pane, not a modal dialog.
 import { h, setText } from '../dom.js';
 import { fleet, workspaceName } from '../store.js';
 import { WorktreeFields } from './worktree-fields.js';
+import { hostList, hosts } from '../hosts.js';
 
 const OTHER = '__directory__';
 // The backend's field paths that name the typed directory (adding it as a workspace, or a
@@ -19,44 +21,32 @@ export class NewAgentForm {
 
   /** Builds the form afresh (providers and workspaces as they are now); `workspaceId` preselected. */
   open(workspaceId) {
-    // Available providers first (in the backend's order), then the ones that cannot run here.
-    const providers = [...fleet.providers].sort((a, b) => Number(b.available) - Number(a.available));
-    const preferred = providers.find((p) => p.available) ?? null;
-    this.providerInputs = [];
-    const providerList = h(
-      'div',
-      { class: 'providers', role: 'radiogroup', 'aria-label': 'Provider' },
-      providers.map((p) => {
-        const input = h('input', {
-          type: 'radio',
-          name: 'provider',
-          value: p.id,
-          disabled: !p.available,
-          checked: preferred?.id === p.id,
-          dataset: { testid: 'new-agent-provider-input' },
-          onchange: () => this.onProvider(),
-        });
-        this.providerInputs.push(input);
-        return h(
-          'label',
-          {
-            class: `provider-option${p.available ? '' : ' unavailable'}`,
-            dataset: { testid: 'provider-option', provider: p.id, available: String(p.available) },
-            title: p.available ? '' : (p.reason ?? 'unavailable'),
-          },
-          input,
-          h('span', { class: 'provider-label' }, p.label),
-          h('span', { class: 'provider-kind muted' }, p.kind === 'shell' ? 'built in' : p.kind),
-          p.available
-            ? null
-            : h(
-                'span',
-                { class: 'provider-reason', dataset: { testid: 'provider-reason' } },
-                p.reason ?? 'unavailable',
-              ),
-        );
-      }),
+    // Where it runs (SPEC 17): this machine or a connected host; the selected workspace's host
+    // first (UI.md). Shown once a host is configured.
+    const configured = hostList();
+    const wsHost = fleet.workspaces.get(workspaceId)?.host ?? '';
+    const start = configured.some((e) => e.name === wsHost && e.state === 'connected') ? wsHost : '';
+    this.host = h(
+      'select',
+      { dataset: { testid: 'new-agent-host' }, onchange: () => this.onHost() },
+      h('option', { value: '', selected: start === '' }, 'This machine'),
+      configured.map((e) =>
+        h(
+          'option',
+          { value: e.name, selected: e.name === start, disabled: e.state !== 'connected' },
+          e.state === 'connected' ? e.name : `${e.name} (not connected)`,
+        ),
+      ),
     );
+    this.hostField = h(
+      'label',
+      { class: 'field', hidden: configured.length === 0 },
+      h('span', { class: 'field-label' }, 'Host'),
+      this.host,
+    );
+    this.providerList = h('div', { class: 'providers', role: 'radiogroup', 'aria-label': 'Provider' });
+    this.initialWorkspace = workspaceId;
+    this.fillProviders();
 
     this.models = h('datalist', { id: 'new-agent-models' });
     this.model = h('input', {
@@ -68,21 +58,11 @@ export class NewAgentForm {
       spellcheck: 'false',
     });
 
-    const workspaces = [...fleet.workspaces.values()].sort((a, b) =>
-      workspaceName(a).localeCompare(workspaceName(b)),
-    );
-    this.workspace = h(
-      'select',
-      { dataset: { testid: 'new-agent-workspace' }, onchange: () => this.onWorkspace() },
-      workspaces.map((w) =>
-        h(
-          'option',
-          { value: w.workspaceId, selected: w.workspaceId === workspaceId },
-          `${workspaceName(w)} — ${w.cwd}`,
-        ),
-      ),
-      h('option', { value: OTHER, selected: workspaces.length === 0 }, 'Another directory…'),
-    );
+    this.workspace = h('select', {
+      dataset: { testid: 'new-agent-workspace' },
+      onchange: () => this.onWorkspace(),
+    });
+    this.fillWorkspaces(workspaceId);
     this.directory = h('input', {
       type: 'text',
       placeholder: '/path/to/a/directory',
@@ -95,11 +75,11 @@ export class NewAgentForm {
       'div',
       { class: 'inline' },
       this.directory,
-      h(
+      (this.browseButton = h(
         'button',
         { type: 'button', dataset: { testid: 'new-agent-browse' }, onclick: () => this.browse() },
         'Browse…',
-      ),
+      )),
     );
     this.title = h('input', {
       type: 'text',
@@ -174,7 +154,8 @@ export class NewAgentForm {
         },
       },
       h('h1', {}, 'New agent'),
-      h('fieldset', { class: 'field' }, h('legend', { class: 'field-label' }, 'Provider'), providerList),
+      this.hostField,
+      h('fieldset', { class: 'field' }, h('legend', { class: 'field-label' }, 'Provider'), this.providerList),
       field('Model', h('span', {}, this.model, this.models)),
       h(
         'div',
@@ -207,8 +188,7 @@ export class NewAgentForm {
       )),
     );
     this.el.replaceChildren(this.form);
-    this.onProvider();
-    this.onWorkspace();
+    this.onHost();
     this.onWorktree();
   }
 
@@ -223,12 +203,94 @@ export class NewAgentForm {
     (first ?? this.title)?.focus();
   }
 
+  /** The chosen host's name, or null for this machine. */
+  selectedHost() {
+    return this.host.value || null;
+  }
+
+  /** The providers of where the agent runs: the host's (from its snapshot) or this machine's. */
+  providersHere() {
+    const host = this.selectedHost();
+    const theirs = host ? hosts.get(host)?.providers : null;
+    return theirs?.length ? theirs : fleet.providers;
+  }
+
+  /** The provider choices of where the agent runs, available ones first (in the backend's order). */
+  fillProviders() {
+    const providers = [...this.providersHere()].sort((a, b) => Number(b.available) - Number(a.available));
+    const preferred = providers.find((p) => p.available) ?? null;
+    this.providerInputs = [];
+    this.providerList.replaceChildren(
+      ...providers.map((p) => {
+        const input = h('input', {
+          type: 'radio',
+          name: 'provider',
+          value: p.id,
+          disabled: !p.available,
+          checked: preferred?.id === p.id,
+          dataset: { testid: 'new-agent-provider-input' },
+          onchange: () => this.onProvider(),
+        });
+        this.providerInputs.push(input);
+        return h(
+          'label',
+          {
+            class: `provider-option${p.available ? '' : ' unavailable'}`,
+            dataset: { testid: 'provider-option', provider: p.id, available: String(p.available) },
+            title: p.available ? '' : (p.reason ?? 'unavailable'),
+          },
+          input,
+          h('span', { class: 'provider-label' }, p.label),
+          h('span', { class: 'provider-kind muted' }, p.kind === 'shell' ? 'built in' : p.kind),
+          p.available
+            ? null
+            : h(
+                'span',
+                { class: 'provider-reason', dataset: { testid: 'provider-reason' } },
+                p.reason ?? 'unavailable',
+              ),
+        );
+      }),
+    );
+  }
+
+  /** The workspaces of where the agent runs, then "Another directory…"; `workspaceId` chosen. */
+  fillWorkspaces(workspaceId) {
+    const host = this.selectedHost();
+    const workspaces = [...fleet.workspaces.values()]
+      .filter((w) => (w.host ?? null) === host)
+      .sort((a, b) => workspaceName(a).localeCompare(workspaceName(b)));
+    const chosen = workspaces.some((w) => w.workspaceId === workspaceId) ? workspaceId : null;
+    this.workspace.replaceChildren(
+      ...workspaces.map((w) =>
+        h(
+          'option',
+          { value: w.workspaceId, selected: w.workspaceId === chosen },
+          `${workspaceName(w)} — ${w.cwd}`,
+        ),
+      ),
+      h('option', { value: OTHER, selected: workspaces.length === 0 }, 'Another directory…'),
+    );
+  }
+
+  onHost() {
+    this.fillProviders();
+    this.onProvider();
+    this.fillWorkspaces(this.initialWorkspace);
+    // The folder picker shows this machine's folders: on a host the path is typed.
+    this.browseButton.hidden = Boolean(this.selectedHost());
+    this.directory.placeholder = this.selectedHost()
+      ? `/path/on/${this.selectedHost()}`
+      : '/path/to/a/directory';
+    this.onWorkspace();
+  }
+
   selectedProvider() {
     return this.providerInputs.find((i) => i.checked)?.value ?? null;
   }
 
   onProvider() {
-    const p = fleet.providers.find((x) => x.id === this.selectedProvider());
+    const p = this.providersHere().find((x) => x.id === this.selectedProvider());
     this.models.replaceChildren(...(p?.models ?? []).map((m) => h('option', { value: m })));
     this.model.disabled = !p || p.kind === 'shell';
     this.model.placeholder = p?.kind === 'shell' ? 'not used by the shell' : 'default';
@@ -242,7 +304,7 @@ export class NewAgentForm {
     // A folder the app knows is not in a git repository cannot have a worktree; a typed path
     // the app does not know yet is checked by the backend when the form is sent.
     const known = other
-      ? [...fleet.workspaces.values()].find((w) => w.cwd === cwd)
+      ? [...fleet.workspaces.values()].find((w) => w.cwd === cwd && (w.host ?? null) === this.selectedHost())
       : fleet.workspaces.get(this.workspace.value);
     this.worktree.setUnavailable(
       known?.kind === 'directory' ? 'needs a git repository: this folder is not in one' : null,
@@ -315,6 +377,7 @@ export class NewAgentForm {
     }
     const form = {
       provider,
+      host: this.selectedHost(),
       model: this.model.disabled ? null : this.model.value.trim() || null,
       title: this.title.value.trim() || null,
       prompt: this.prompt.value.trim() ? this.prompt.value : null,

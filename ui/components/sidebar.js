@@ -1,4 +1,5 @@
-// Sidebar: projects, then their workspaces with the live activity bucket (glyph, colour, word);
+// Sidebar: projects, then their workspaces with the live activity bucket (glyph, colour, word),
+// this machine's first, then each host's under its row (host-rows.js);
 // "Add a workspace" (native folder picker); the archived agents at the bottom, one line per
 // archive gesture, each restorable as a whole or one member at a time and openable read-only.
 // The archived list is paged by the backend and virtualised here like the workspace home's: only
@@ -8,6 +9,7 @@ import { h, reconcile, setAttr, setText, ago, basename, dateTimeText, RowWindow 
 import { fleet, workspaceName, providerLabel } from '../store.js';
 import { agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
 import { openMembers } from './batch-members.js';
+import { HostRows } from './host-rows.js';
 
 /** An archived row's height (styles.css `.archived-row`) and the rows kept beyond the view. */
 const ARCH_ROW_PX = 50;
@@ -16,7 +18,7 @@ const OVERSCAN = 8;
 export class Sidebar {
   /**
    * actions: {menu(anchor), addWorkspace(), select(wsId), toggleProject(id), toggleArchived(), restore(id),
-   * restoreMember(id), openArchived(id), moreArchived()}
+   * restoreMember(id), openArchived(id), moreArchived(), and the host rows' (host-rows.js)}
    */
   constructor(el, actions) {
     this.el = el;
@@ -37,6 +39,13 @@ export class Sidebar {
     );
     this.projects = h('div', { class: 'projects', role: 'tree', 'aria-label': 'Workspaces' });
     this.empty = h('p', { class: 'muted sidebar-empty' }, 'No workspaces yet.');
+    // With hosts, this machine's projects are a group of their own too (UI.md).
+    this.localHead = h(
+      'div',
+      { class: 'host-head local-head', dataset: { testid: 'local-head' }, hidden: true },
+      h('span', { class: 'host-name' }, 'This computer'),
+    );
+    this.hostRows = new HostRows(actions);
     this.archivedToggle = h(
       'button',
       {
@@ -103,7 +112,7 @@ export class Sidebar {
           'Add a workspace',
         ),
       ),
-      h('div', { class: 'sidebar-scroll' }, this.projects, this.empty),
+      h('div', { class: 'sidebar-scroll' }, this.localHead, this.projects, this.empty, this.hostRows.el),
       h(
         'section',
         { class: 'archived' },
@@ -119,26 +128,25 @@ export class Sidebar {
     setText(this.version, `v${version}`);
   }
 
-  /** view: {selected, collapsedProjects: Set} */
+  /** view: {selected, collapsedProjects: Set, hosts: [host entry] (ui/hosts.js)} */
   render(view) {
-    const groups = new Map();
-    for (const ws of fleet.workspaces.values()) {
-      let list = groups.get(ws.projectId);
-      if (!list) groups.set(ws.projectId, (list = []));
-      list.push(ws);
-    }
-    const projects = [...groups.keys()]
-      .map((id) => ({
-        id,
-        name: projectName(id, groups.get(id)),
-        workspaces: groups
-          .get(id)
-          .sort((a, b) => workspaceName(a).localeCompare(workspaceName(b)) || a.cwd.localeCompare(b.cwd)),
-      }))
-      .sort((a, b) => a.name.localeCompare(b.name));
+    // This machine's workspaces, then each host's under its row (SPEC 17).
+    const byHost = new Map([[null, []]]);
+    for (const h of view.hosts) byHost.set(h.name, []);
+    for (const ws of fleet.workspaces.values()) byHost.get(ws.host ?? null)?.push(ws);
+    const projects = projectsOf(byHost.get(null));
     this.empty.hidden = projects.length > 0;
+    this.localHead.hidden = view.hosts.length === 0;
+    this.renderProjects(this.projects, projects, view);
+    this.hostRows.render(view.hosts, (list, host) =>
+      this.renderProjects(list, projectsOf(byHost.get(host)), view),
+    );
+  }
+
+  /** Makes `list` hold the rows of `projects` and their workspaces. */
+  renderProjects(list, projects, view) {
     reconcile(
-      this.projects,
+      list,
       projects,
       (p) => p.id,
       (p) => this.createProject(p.id),
@@ -370,6 +378,25 @@ function mostUrgent(workspaces) {
     if (i >= 0 && i < best) best = i;
   }
   return URGENCY[best] ?? 'done';
+}
+
+/** Workspaces grouped by project, projects by name, workspaces by name then folder. */
+function projectsOf(workspaces) {
+  const groups = new Map();
+  for (const ws of workspaces) {
+    let list = groups.get(ws.projectId);
+    if (!list) groups.set(ws.projectId, (list = []));
+    list.push(ws);
+  }
+  return [...groups.keys()]
+    .map((id) => ({
+      id,
+      name: projectName(id, groups.get(id)),
+      workspaces: groups
+        .get(id)
+        .sort((a, b) => workspaceName(a).localeCompare(workspaceName(b)) || a.cwd.localeCompare(b.cwd)),
+    }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 function projectName(id, workspaces) {

@@ -169,6 +169,8 @@ export class TabStrip {
   create(id) {
     const g = glyph('done');
     const title = h('span', { class: 'tab-title' });
+    // A host's agent carries the host's name, small and grey (UI.md).
+    const host = h('span', { class: 'tab-host', dataset: { testid: 'tab-host' }, hidden: true });
     const close = h(
       'button',
       {
@@ -210,20 +212,27 @@ export class TabStrip {
       },
       g,
       title,
+      host,
       close,
     );
-    el._parts = { g, title, close };
+    el._parts = { g, title, host, close };
     return el;
   }
 
   update(el, agent, active) {
-    const { g, title, close } = el._parts;
+    const { g, title, host, close } = el._parts;
+    setText(host, agent.host ?? '');
+    host.hidden = !agent.host;
     const bucket = agentBucket(agent);
     const label = agentLabel(agent);
     const name = agentName(agent);
     updateGlyph(g, agentLook(agent), label);
     setText(title, name);
-    setAttr(el, 'title', `${name} — ${label}${agent.parentAgentId ? ' (subagent)' : ''}`);
+    setAttr(
+      el,
+      'title',
+      `${name} — ${label}${agent.parentAgentId ? ' (subagent)' : ''}${agent.host ? ` · on ${agent.host}` : ''}`,
+    );
     setAttr(el, 'aria-selected', active ? 'true' : 'false');
     setAttr(el, 'data-status', agent.status);
     el.classList.toggle('active', active);

@@ -11,6 +11,8 @@ import { resyncSoon } from '../resync.js';
 import { notificationsItem } from './notifications.js';
 import { openAbout } from '../components/about.js';
 import * as undo from './undo.js';
+import { addHost } from './hosts.js';
+import { syncHost } from '../hosts.js';
 
 export function showForm(wsId) {
   closeMenu();
@@ -27,7 +29,8 @@ export function closeForm() {
 }
 
 export async function createAgent(f) {
-  if (f.directory) {
+  // On a host the backend makes the workspace there with the agent (SPEC 17): nothing here.
+  if (f.directory && !f.host) {
     // A directory that already has a workspace gets the agent there, not a second workspace.
     const ws = await backend.addWorkspace(f.directory);
     applyEvent({ type: 'workspaceUpdated', workspace: ws });
@@ -35,10 +38,15 @@ export async function createAgent(f) {
     f = { ...rest, workspaceId: ws.workspaceId };
   }
   const agent = await backend.createAgent(f);
-  applyEvent({ type: 'agentUpdated', agent: cardOf(agent) }, { guard: true });
+  const card = cardOf(agent);
+  if (f.host) card.host = f.host;
+  applyEvent({ type: 'agentUpdated', agent: card }, { guard: true });
   ui.formOpen = false;
   layout.openTab(agent.workspaceId, agent.id);
-  if (!fleet.workspaces.has(agent.workspaceId)) resyncSoon(100);
+  if (!fleet.workspaces.has(agent.workspaceId)) {
+    if (f.host) syncHost(f.host);
+    else resyncSoon(100);
+  }
   invalidate('sidebar', 'tabs', 'pane');
   requestAnimationFrame(focusComposer);
 }
@@ -111,6 +119,7 @@ export async function showMenu(anchor) {
       { label: 'New agent', shortcut: 'Ctrl+N', testid: 'menu-new-agent', run: () => showForm() },
       { label: 'New window', shortcut: 'Ctrl+Shift+N', testid: 'menu-new-window', run: () => newWindow() },
       { label: 'Add a workspace…', testid: 'menu-add-workspace', run: () => addWorkspace() },
+      { label: 'Add a host…', testid: 'menu-add-host', run: () => addHost(anchor) },
       notifications,
       { label: 'Settings (config.json)', testid: 'menu-settings', run: () => openSettings() },
       { label: 'About Paseo', testid: 'menu-about', run: () => showAbout(anchor) },

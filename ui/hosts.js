@@ -1,0 +1,260 @@
+// The hosts of the window (SPEC 17, docs/hosts.md): each configured host's connection state
+// (`listHosts`), and its fleet — agents, workspaces, projects — kept in the store's maps beside
+// this machine's, each tagged with `host`, so every view and gesture works on them unchanged (the
+// backend routes a request by the agent or workspace id it names). A host's fleet comes from its
+// own snapshot (`syncSnapshot {host}`) and then its numbered events (`paseo://host-event`): an
+// event the snapshot already reflects (seq ≤ the snapshot's) is skipped, one that arrives while
+// the snapshot loads waits for it. A disconnected host's last known fleet stays (greyed); a
+// reconnect (`paseo://host-state` connected) loads a new snapshot, so nothing that happened
+// meanwhile is missed or shown twice.
+import * as backend from './backend.js';
+import { fleet, addNotice, applyEvent, dropHostFleet, loadHostFleet } from './store.js';
+import * as layout from './layout.js';
+import * as timelines from './timeline-model.js';
+import { invalidate } from './render.js';
+
+/**
+ * name → {name, ssh, state, lastSeen, error, code, installHelps, agents, counts, providers,
+ * seq (of the fleet held; null: none), pending (host events held while a snapshot loads, or
+ * null), busy ('installing' | 'removing' | null), problem (what the last gesture on it said)}.
+ */
+export const hosts = new Map();
+
+/** The hosts in config.json's order. */
+export function hostList() {
+  return [...hosts.values()];
+}
+
+/** How often the states are asked for when the backend sends no `paseo://host-state`. */
+const POLL_MS = 2000;
+
+let listing = null;
+let again = false;
+
+/**
+ * Asks the backend for the hosts and their states (coalesced: a call while one is under way
+ * asks once more after it), and loads the fleet of each host that is connected and not loaded.
+ */
+export function refreshHosts() {
+  if (listing) {
+    again = true;
+    return listing;
+  }
+  listing = (async () => {
+    try {
+      do {
+        again = false;
+        adopt(await backend.listHosts());
+      } while (again);
+    } catch (error) {
+      console.warn('listHosts failed', error);
+    } finally {
+      listing = null;
+    }
+  })();
+  return listing;
+}
+
+function adopt(list) {
+  const names = new Set(list.map((h) => h.name));
+  let changed = false;
+  const wanted = [];
+  for (const name of [...hosts.keys()]) {
+    if (names.has(name)) continue;
+    hosts.delete(name);
+    dropHostFleet(name);
+    changed = true;
+  }
+  const ordered = new Map();
+  for (const info of list) {
+    const had = hosts.get(info.name);
+    const entry = had ?? { seq: null, pending: null, busy: null, problem: null, providers: [] };
+    const before = had ? key(had) : '';
+    const wasConnected = had?.state === 'connected';
+    Object.assign(entry, {
+      name: info.name,
+      ssh: info.ssh,
+      state: info.state,
+      lastSeen: info.lastSeen ?? null,
+      error: info.error ?? null,
+      code: info.code ?? null,
+      installHelps: Boolean(info.installHelps),
+      agents: info.agents ?? 0,
+      counts: info.counts ?? null,
+    });
+    if (entry.state === 'connected' && !wasConnected) entry.problem = null;
+    if (key(entry) !== before) changed = true;
+    ordered.set(info.name, entry);
+    // Connected since the last look (this window's first, or a reconnect): its fleet is loaded.
+    if (entry.state === 'connected' && (!wasConnected || (entry.seq === null && !entry.noSync)))
+      wanted.push(info.name);
+  }
+  if (changed || [...ordered.keys()].join() !== [...hosts.keys()].join()) {
+    hosts.clear();
+    for (const [name, entry] of ordered) hosts.set(name, entry);
+    invalidate('sidebar');
+  }
+  for (const name of wanted) syncHost(name);
+}
+
+/** What a host row shows, to redraw only when it changed. */
+function key(e) {
+  return JSON.stringify([e.ssh, e.state, e.lastSeen, e.error, e.installHelps, e.agents, e.busy, e.problem]);
+}
+
+/** Loads the host's snapshot, then the events it held meanwhile that are newer. */
+export async function syncHost(name) {
+  const entry = hosts.get(name);
+  if (!entry) return;
+  if (entry.pending) {
+    entry.resyncAfter = true;
+    return;
+  }
+  entry.pending = [];
+  try {
+    const answer = await backend.hostSnapshot(name);
+    if (hosts.get(name) !== entry) return;
+    // A backend from before hosts had snapshots ignores `host` and answers its own: never
+    // shown as the host's.
+    if (answer.snapshot.home === fleet.home && answer.snapshot.mcpUrl === fleet.mcpUrl)
+      throw Object.assign(new Error('this backend cannot give a host its snapshot'), { code: 'unsupported' });
+    loadHostFleet(name, answer.snapshot);
+    entry.providers = answer.snapshot.providers ?? [];
+    entry.seq = answer.seq;
+    entry.noSync = false;
+    const held = entry.pending;
+    entry.pending = null;
+    for (const m of held) if (m.seq > entry.seq) apply(entry, m);
+    timelines.reloadAll();
+    if (layout.prune()) layout.save();
+  } catch (error) {
+    entry.pending = null;
+    // Not connected after all (it dropped meanwhile): the next `connected` loads it. A backend
+    // that cannot give a host's snapshot is not asked again until the host reconnects.
+    if (error?.code !== 'disconnected') {
+      entry.noSync = true;
+      console.warn(`syncSnapshot of ${name} failed`, error);
+    }
+  }
+  invalidate('sidebar', 'tabs', 'pane');
+  if (entry.resyncAfter) {
+    entry.resyncAfter = false;
+    syncHost(name);
+  }
+}
+
+/** `paseo://host-event` {host, seq, event}. */
+function onHostEvent(message) {
+  const entry = hosts.get(message?.host);
+  if (!entry) {
+    refreshHosts();
+    return;
+  }
+  if (entry.pending) {
+    entry.pending.push(message);
+    return;
+  }
+  if (entry.seq === null) {
+    // Events before any snapshot: the snapshot comes first, these wait for it.
+    syncHost(entry.name);
+    entry.pending?.push(message);
+    return;
+  }
+  if (message.seq <= entry.seq) return;
+  apply(entry, message);
+}
+
+function apply(entry, { seq, event }) {
+  entry.seq = seq;
+  const host = entry.name;
+  switch (event.type) {
+    case 'agentUpdated':
+    case 'agentArchived':
+      event.agent.host = host;
+      applyEvent(event);
+      return;
+    case 'workspaceUpdated':
+      event.workspace.host = host;
+      applyEvent(event);
+      return;
+    case 'countsChanged':
+      entry.counts = event.counts;
+      invalidate('sidebar');
+      return;
+    case 'notice':
+      addNotice(event.level, `${host}: ${event.message}`);
+      return;
+    default:
+      applyEvent(event);
+  }
+}
+
+/** `paseo://host-state` {host, state, lastSeen?, error?, code?, installHelps?}. */
+function onHostState(message) {
+  const entry = hosts.get(message?.host);
+  if (!entry) {
+    refreshHosts();
+    return;
+  }
+  entry.state = message.state;
+  entry.lastSeen = message.lastSeen ?? entry.lastSeen;
+  entry.error = message.error ?? null;
+  entry.code = message.code ?? null;
+  entry.installHelps = Boolean(message.installHelps);
+  // Connected again (or its mirror rebuilt from a new snapshot): the window's copy follows.
+  if (message.state === 'connected') syncHost(entry.name);
+  invalidate('sidebar');
+  refreshHosts();
+}
+
+/**
+ * Lists the hosts and loads the connected ones' fleets (before the layout drops tabs it does
+ * not know yet), then follows their states and events.
+ */
+export async function startHosts() {
+  await backend.listen('paseo://host-event', onHostEvent);
+  await backend.listen('paseo://host-state', onHostState);
+  await refreshHosts();
+  await Promise.all(hostList().map((e) => (e.pending ? waitSynced(e) : null)));
+  setInterval(refreshHosts, POLL_MS);
+}
+
+function waitSynced(entry) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const check = () => {
+      if (!entry.pending || Date.now() - started > 5000) resolve();
+      else setTimeout(check, 50);
+    };
+    check();
+  });
+}
+
+/** The host a workspace or agent belongs to (null: this machine). */
+export function hostOf(item) {
+  return item?.host ?? null;
+}
+
+/** The words of a host's state for its row: [word, why (or '')]. */
+export function stateWords(entry, timeOf) {
+  if (entry.busy === 'installing') return ['installing…', ''];
+  if (entry.busy === 'removing') return ['removing…', ''];
+  switch (entry.state) {
+    case 'connected':
+      return ['connected', entry.problem ?? ''];
+    case 'connecting':
+      return ['connecting…', entry.problem ?? ''];
+    case 'disconnected':
+      return [
+        entry.lastSeen ? `disconnected (last seen ${timeOf(entry.lastSeen)})` : 'disconnected',
+        entry.problem ?? entry.error ?? '',
+      ];
+    default:
+      return ["can't connect", entry.problem ?? entry.error ?? ''];
+  }
+}
+
+/** SPEC 13's `data-state` of a host row: connected, connecting, disconnected or error. */
+export function stateAttr(entry) {
+  return ['connected', 'connecting', 'disconnected'].includes(entry.state) ? entry.state : 'error';
+}
