@@ -129,6 +129,7 @@ fn load_backend<R: Runtime>(app: &tauri::AppHandle<R>, prepared: backend::Prepar
         Ok(started) => {
             // Subscribed before any window can have its snapshot: none misses an event after it.
             forward_events(app, started.handle());
+            forward_host_events(app, started.handle());
             state.attach_backend(started);
         }
         Err(error) => {
@@ -179,6 +180,37 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::runtime
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
+}
+
+/// Forwards every host's events and states to every window (`paseo://host-event`,
+/// `paseo://host-state`, SPEC 17), in the shapes `paseo_core::hosts::window` defines. A host's
+/// fleet never comes through `paseo://event`, which is this machine's. Windows that fell behind
+/// are told every host's state again, so each takes the host's snapshot anew.
+fn forward_host_events<R: Runtime>(
+    app: &tauri::AppHandle<R>,
+    rt: paseo_core::runtime::RuntimeHandle,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    let app = app.clone();
+    let mut rx = rt.hosts().subscribe();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            let events = match rx.recv().await {
+                Ok(event) => vec![event],
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "windows fell behind a host; resyncing them");
+                    rt.hosts().states()
+                }
+                Err(RecvError::Closed) => return,
+            };
+            for event in &events {
+                let (name, payload) = event.for_window();
+                if let Err(error) = app.emit(name, payload) {
+                    tracing::warn!(%error, "cannot forward a host's event to the windows");
+                }
             }
         }
     });

@@ -412,7 +412,7 @@ fn with_hosts(runtime: &RuntimeHandle) -> Changes {
             let next = tokio::select! {
                 event = here.recv() => event,
                 hosted = hosts.recv() => match hosted {
-                    Ok(HostEvent::Event { host, event }) => match *event {
+                    Ok(HostEvent::Event { host, event, .. }) => match *event {
                         Event::AgentUpdated { agent } => Ok(Event::AgentUpdated {
                             agent: Box::new(tray::on_host(*agent, &host)),
                         }),

@@ -499,7 +499,7 @@ async fn a_hosts_events_come_tagged_and_its_agents_count_and_alert() {
     // Its events, tagged, until it finished.
     loop {
         match next(&mut events).await {
-            HostEvent::Event { host, event } => {
+            HostEvent::Event { host, event, .. } => {
                 assert_eq!(host, "box");
                 if let Event::AgentUpdated { agent } = *event {
                     if agent.id() == id && agent.alert.is_some() {
@@ -528,4 +528,440 @@ async fn a_hosts_events_come_tagged_and_its_agents_count_and_alert() {
     here.add(paseo_core::model::Bucket::Running, false);
     let all = manager.counts_with(here);
     assert_eq!((all.tally.total, all.tally.running), (2, 1), "{all:?}");
+}
+
+/// This machine's runtime in the test's process with the hosts of `names` configured: the
+/// router, the manager and the window's payloads are the ones the desktop app runs
+/// (src-tauri/desktop.rs only emits what `HostEvent::for_window` gives).
+struct InProcess {
+    _dir: tempfile::TempDir,
+    runtime: Option<paseo_core::runtime::Runtime>,
+    rt: paseo_core::runtime::RuntimeHandle,
+    events: tokio::sync::broadcast::Receiver<paseo_core::hosts::HostEvent>,
+}
+
+impl InProcess {
+    async fn start(sshd: &Sshd, names: &[&str]) -> InProcess {
+        use paseo_core::config::Config;
+        use paseo_core::providers::ProviderRegistry;
+        use paseo_core::runtime::{Runtime, RuntimeOptions};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("paseo");
+        std::fs::create_dir_all(&root).unwrap();
+        let registry = ProviderRegistry::from_config(&Config::default());
+        let runtime = Runtime::start(RuntimeOptions::new(&root, registry), None)
+            .await
+            .unwrap();
+        let rt = runtime.handle();
+        let events = rt.hosts().subscribe();
+        let hosts: Vec<_> = names.iter().map(|n| sshd.host(n)).collect();
+        rt.hosts().start(&hosts, sshd.ssh_options());
+        InProcess {
+            _dir: dir,
+            runtime: Some(runtime),
+            rt,
+            events,
+        }
+    }
+
+    async fn user(
+        &self,
+        request: Value,
+    ) -> Result<paseo_core::api::Response, paseo_core::api::ApiError> {
+        self.as_caller(paseo_core::api::Caller::User, request).await
+    }
+
+    async fn as_caller(
+        &self,
+        caller: paseo_core::api::Caller,
+        request: Value,
+    ) -> Result<paseo_core::api::Response, paseo_core::api::ApiError> {
+        let request = paseo_core::api::Request::from_value(request).unwrap();
+        self.rt.call(caller, request).await.map_err(Into::into)
+    }
+
+    /// The next host event as a window gets it: the Tauri event's name and its payload.
+    async fn next_for_window(&mut self) -> (String, Value, paseo_core::hosts::HostEvent) {
+        let event = next(&mut self.events).await;
+        let (name, payload) = event.for_window();
+        let payload = serde_json::to_value(payload).unwrap();
+        (name.to_string(), payload, event)
+    }
+
+    /// Host states (as windows get them) until `host` is in `state`: the payloads seen.
+    async fn until_state(&mut self, host: &str, state: &str) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let (name, payload, _) = self.next_for_window().await;
+            if name != paseo_core::hosts::window::HOST_STATE || payload["host"] != host {
+                continue;
+            }
+            let done = payload["state"] == state;
+            seen.push(payload);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// The answer's value as the window's `call` gives it (`{kind, value}`).
+    async fn value(&self, request: Value) -> Value {
+        let answer = self
+            .user(request.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{request}: {e:?}"));
+        let text = answer.to_json().unwrap();
+        serde_json::from_str::<Value>(&text).unwrap()["value"].clone()
+    }
+
+    async fn stop(mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown().await;
+        }
+    }
+}
+
+/// A folder in the host user's home, theirs.
+fn host_folder(sshd: &Sshd, name: &str) -> PathBuf {
+    let path = sshd.user.home.join(name);
+    std::fs::create_dir_all(&path).unwrap();
+    std::os::unix::fs::chown(&path, Some(sshd.user.uid), None).unwrap();
+    path
+}
+
+/// The window's side of a host (SPEC 17): `syncSnapshot {host}` answers the host's own
+/// snapshot with the number of the last event it reflects; the host's events come to the
+/// windows as `paseo://host-event` `{host, seq, event}` numbered after it, rising one by one,
+/// each event exactly what `paseo://event` would carry; states come as `paseo://host-state`
+/// (connecting, connected, failed with its code, disconnected with when, connected again after
+/// the ssh is killed); a host not configured or not connected is refused by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_takes_a_hosts_snapshot_and_follows_its_numbered_events() {
+    use paseo_core::api::Event;
+    use paseo_core::hosts::window::{HOST_EVENT, HOST_STATE};
+    use paseo_core::hosts::HostEvent;
+    use paseo_core::runtime::window::WindowEvent;
+    let Some(mut sshd) = Sshd::start("appwindow") else {
+        return;
+    };
+    paseo_core::hosts::install(&sshd.host("box"), &sshd.ssh_options(), Path::new(HEADLESS))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", sshd.log()));
+    let mut app = InProcess::start(&sshd, &["box", "nokey"]).await;
+    let states = app.until_state("box", "connected").await;
+    assert_eq!(states[0], json!({"host": "box", "state": "connecting"}));
+    adopt_backend(&mut sshd);
+    let failed = app.until_state("nokey", "failed").await;
+    let failed = failed.last().unwrap();
+    assert_eq!(failed["code"], "ssh_auth", "{failed}");
+    assert_eq!(failed["installHelps"], false, "{failed}");
+    assert!(
+        failed["error"].as_str().unwrap().contains("ssh-copy-id"),
+        "{failed}"
+    );
+
+    // The host's snapshot, as the local one is shaped: the host's data root, its fleet.
+    let synced = app
+        .value(json!({"kind": "syncSnapshot", "host": "box"}))
+        .await;
+    let first_seq = synced["seq"].as_u64().expect("seq");
+    let window = &synced["window"];
+    let host_root = sshd.user.home.join(".paseo").display().to_string();
+    assert_eq!(window["home"], host_root.as_str(), "{window}");
+    for key in ["agents", "workspaces", "projects", "tracks", "counts"] {
+        assert!(!window[key].is_null(), "{key} in {window}");
+    }
+    let here = app.value(json!({"kind": "syncSnapshot"})).await;
+    assert_ne!(here["window"]["home"], host_root.as_str());
+
+    let e = app
+        .user(json!({"kind": "syncSnapshot", "host": "nope"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (e.code.as_str(), e.field.as_deref()),
+        ("invalid", Some("host")),
+        "{e:?}"
+    );
+    let e = app
+        .user(json!({"kind": "syncSnapshot", "host": "nokey"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, "disconnected", "{e:?}");
+
+    // An agent made on the host: its events follow the snapshot's number, one by one.
+    let created = app
+        .value(
+            json!({"kind": "createAgent", "host": "box", "provider": "shell",
+            "workspace": {"kind": "directory", "path": sshd.user.home.display().to_string()},
+            "prompt": "echo numbered"}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    let mut last: Option<u64> = None;
+    let mut about_it = 0;
+    loop {
+        let (name, payload, event) = app.next_for_window().await;
+        let HostEvent::Event { seq, event, .. } = event else {
+            panic!("a state while connected: {payload}");
+        };
+        assert_eq!(name, HOST_EVENT);
+        assert_eq!(payload["host"], "box");
+        assert_eq!(payload["seq"], seq);
+        assert_eq!(
+            payload["event"],
+            serde_json::to_value(WindowEvent(&event)).unwrap()
+        );
+        if let Some(last) = last {
+            assert_eq!(seq, last + 1, "numbered one by one");
+        }
+        last = Some(seq);
+        if let Event::AgentUpdated { agent } = &*event {
+            if agent.id().to_string() == id {
+                assert!(seq > first_seq, "{seq} after the snapshot's {first_seq}");
+                // A card, as the local window's events carry it.
+                assert_eq!(payload["event"]["agent"]["id"], id.as_str());
+                assert!(
+                    payload["event"]["agent"]["statusWord"].is_string(),
+                    "{payload}"
+                );
+                about_it += 1;
+                if agent.alert.is_some() {
+                    break;
+                }
+            }
+        }
+    }
+    assert!(about_it >= 2, "created and finished");
+    let last = last.unwrap();
+    let again = app
+        .value(json!({"kind": "syncSnapshot", "host": "box"}))
+        .await;
+    let seq = again["seq"].as_u64().unwrap();
+    assert!(
+        seq >= last,
+        "the snapshot's number counts the same events: {seq} < {last}"
+    );
+    let ids: Vec<&str> = again["window"]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["id"].as_str())
+        .collect();
+    assert!(ids.contains(&id.as_str()), "{ids:?}");
+
+    // A killed ssh: disconnected with when, then connected (its mirror rebuilt), and the
+    // snapshot again.
+    let ssh = app.rt.hosts().client("box").unwrap().ssh_pid().unwrap();
+    // SAFETY: a signal to the ssh this test's manager started.
+    unsafe { libc::kill(ssh as i32, libc::SIGKILL) };
+    let states = app.until_state("box", "connected").await;
+    let down = states
+        .iter()
+        .find(|s| s["state"] == "disconnected")
+        .unwrap_or_else(|| panic!("{states:?}"));
+    assert!(
+        down["lastSeen"].is_string() && down["error"].is_string(),
+        "{down}"
+    );
+    assert!(states.iter().all(|s| s["host"] == "box"));
+    let after = app
+        .value(json!({"kind": "syncSnapshot", "host": "box"}))
+        .await;
+    assert!(after["seq"].as_u64().unwrap() >= seq);
+    assert_eq!(after["window"]["home"], host_root.as_str());
+    // Every state payload is named as the windows listen for it.
+    let (name, _) = HostEvent::State {
+        host: "box".into(),
+        state: paseo_core::hosts::HostState::Connected,
+    }
+    .for_window();
+    assert_eq!(name, HOST_STATE);
+    app.stop().await;
+}
+
+/// Requests naming a host's workspace go to that host like its agents' do (SPEC 17): the
+/// manager learns the host's workspaces from its snapshot and its events (these ones made by
+/// another client of the host, not this app). `addWorkspace`, `archivedAgents` and
+/// `createAgent` into an existing workspace with `host` or a host's workspace run there;
+/// `setBudget` of a host's agent too. An agent caller naming the host or a host's workspace or
+/// agent is refused and nothing changes on the host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosts_workspaces_and_budgets_route_there_and_agents_are_refused() {
+    use paseo_core::api::{Caller, Request, Response};
+    use paseo_core::model::AgentId;
+    let Some(mut sshd) = Sshd::start("appworkspaces") else {
+        return;
+    };
+    paseo_core::hosts::install(&sshd.host("box"), &sshd.ssh_options(), Path::new(HEADLESS))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", sshd.log()));
+    // Another client of the host (another app): what it makes, this app learns of.
+    let (other, _updates) =
+        paseo_core::hosts::HostClient::connect(sshd.host("box"), sshd.ssh_options())
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{}", sshd.log()));
+    adopt_backend(&mut sshd);
+    let add = |path: PathBuf| Request::AddWorkspace {
+        path: path.display().to_string(),
+        host: None,
+    };
+    let Response::Workspace(one) = other.call(add(host_folder(&sshd, "one"))).await.unwrap() else {
+        panic!("not a workspace")
+    };
+    let one = one.record.workspace_id.to_string();
+
+    let mut app = InProcess::start(&sshd, &["box"]).await;
+    app.until_state("box", "connected").await;
+    // Learnt from the snapshot.
+    let renamed = app
+        .value(json!({"kind": "renameWorkspace", "workspaceId": one, "name": "first"}))
+        .await;
+    assert_eq!(renamed["name"], "first", "{renamed}");
+
+    // Learnt from an event.
+    let Response::Workspace(two) = other.call(add(host_folder(&sshd, "two"))).await.unwrap() else {
+        panic!("not a workspace")
+    };
+    let two = two.record.workspace_id.clone();
+    wait_for("the host's new workspace in the mirror", || {
+        app.rt.hosts().workspace_holder(&two)
+    });
+    let two = two.to_string();
+
+    // An agent's token reaches none of it; nothing changes on the host.
+    let agent = Caller::Agent(AgentId::new());
+    let two_dir = sshd.user.home.join("two");
+    for (request, field) in [
+        (json!({"kind": "syncSnapshot", "host": "box"}), "host"),
+        (json!({"kind": "archivedAgents", "host": "box"}), "host"),
+        (
+            json!({"kind": "addWorkspace", "host": "box",
+                "path": host_folder(&sshd, "three").display().to_string()}),
+            "host",
+        ),
+        (
+            json!({"kind": "renameWorkspace", "workspaceId": one, "name": "agent's"}),
+            "workspaceId",
+        ),
+        (
+            json!({"kind": "archiveWorkspace", "workspaceId": two}),
+            "workspaceId",
+        ),
+        (
+            json!({"kind": "listAgents", "workspaceId": two}),
+            "workspaceId",
+        ),
+        (
+            json!({"kind": "createAgent", "provider": "shell", "prompt": "echo escaped > escaped",
+                "workspace": {"kind": "existing", "workspaceId": two}}),
+            "workspace.workspaceId",
+        ),
+    ] {
+        let e = app.as_caller(agent, request.clone()).await.unwrap_err();
+        assert_eq!(e.code, "forbidden", "{request}: {e:?}");
+        // The refusal names the field that reaches the host (its message's head).
+        assert!(
+            e.message.starts_with(&format!("{field}: ")),
+            "{request}: {e:?}"
+        );
+        assert!(e.message.contains("may not reach another machine"), "{e:?}");
+    }
+    let host = app
+        .value(json!({"kind": "syncSnapshot", "host": "box"}))
+        .await;
+    let names: Vec<(&str, Option<&str>)> = host["window"]["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["workspaceId"].as_str().unwrap(), w["name"].as_str()))
+        .collect();
+    assert!(names.contains(&(one.as_str(), Some("first"))), "{names:?}");
+    assert!(names.iter().any(|(w, _)| *w == two), "{names:?}");
+    assert_eq!(names.len(), 2, "no third workspace: {names:?}");
+    assert!(!two_dir.join("escaped").exists());
+
+    // The user's: an agent in the host's workspace named by id alone runs there, as the
+    // host's user.
+    let created = app
+        .value(
+            json!({"kind": "createAgent", "provider": "shell", "prompt": "echo there > there",
+            "workspace": {"kind": "existing", "workspaceId": two}}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    assert_eq!(created["cwd"], two_dir.display().to_string());
+    let there = wait_for("the agent's file on the host", || {
+        file_of(&two_dir.join("there"))
+    });
+    assert_eq!(there, "there");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        std::fs::metadata(two_dir.join("there")).unwrap().uid(),
+        sshd.user.uid
+    );
+    let listed = app
+        .value(json!({"kind": "listAgents", "workspaceId": two}))
+        .await;
+    let listed: Vec<&str> = listed["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["id"].as_str())
+        .collect();
+    assert_eq!(listed, vec![id.as_str()]);
+
+    // Its budget, set from here, is the host's.
+    let e = app
+        .as_caller(
+            agent,
+            json!({"kind": "setBudget", "agentId": id, "budget": {"treeTokens": 1000}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, "forbidden", "{e:?}");
+    assert!(e.message.starts_with("agentId: agent "), "{e:?}");
+    let budgeted = app
+        .value(json!({"kind": "setBudget", "agentId": id, "budget": {"treeTokens": 1000}}))
+        .await;
+    assert_eq!(budgeted["id"], id.as_str());
+    let Response::Agent(seen) = other
+        .call(Request::GetAgent {
+            agent_id: id.parse().unwrap(),
+        })
+        .await
+        .unwrap()
+    else {
+        panic!("not an agent")
+    };
+    let budget = serde_json::to_value(seen.record.budget).unwrap();
+    assert_eq!(budget["treeTokens"], 1000, "the host's record: {budget}");
+
+    // Added, archived and listed archived on the host by name.
+    let three = app
+        .value(json!({"kind": "addWorkspace", "host": "box",
+            "path": host_folder(&sshd, "three").display().to_string()}))
+        .await;
+    assert_eq!(
+        three["cwd"],
+        sshd.user.home.join("three").display().to_string()
+    );
+    let here = app.value(json!({"kind": "syncSnapshot"})).await;
+    assert_eq!(
+        here["window"]["workspaces"],
+        json!([]),
+        "nothing added here"
+    );
+    let archived = app
+        .value(json!({"kind": "archiveWorkspace", "workspaceId": two, "evenIfRunning": true}))
+        .await;
+    assert_eq!(archived, json!([id]));
+    let listed = app
+        .value(json!({"kind": "archivedAgents", "host": "box"}))
+        .await;
+    assert_eq!(listed["agents"][0]["id"], id.as_str(), "{listed}");
+    let here = app.value(json!({"kind": "archivedAgents"})).await;
+    assert_eq!(here["total"], 0, "{here}");
+    drop(other);
+    app.stop().await;
 }

@@ -54,7 +54,7 @@ impl RuntimeHandle {
                 })
                 .await?,
             ),
-            Request::SyncSnapshot => {
+            Request::SyncSnapshot { host: _ } => {
                 let (seq, window) = self.sync_snapshot().await?;
                 R::Synced { seq, window }
             }
@@ -76,7 +76,11 @@ impl RuntimeHandle {
                 let (agents, total) = self.list(filter, limit.unwrap_or(100)).await?;
                 R::Agents { agents, total }
             }
-            Request::ArchivedAgents { offset, limit } => {
+            Request::ArchivedAgents {
+                offset,
+                limit,
+                host: _,
+            } => {
                 let limit = limit.unwrap_or(500).min(10_000);
                 let (agents, total) = self.archived(offset.unwrap_or(0), limit).await?;
                 R::Agents { agents, total }
@@ -132,6 +136,7 @@ impl RuntimeHandle {
                 repo,
                 target,
                 request_id,
+                host: _,
             } => R::Workspace(Box::new(
                 self.create_worktree(caller, repo, target, request_id)
                     .await?,
@@ -299,7 +304,7 @@ impl RuntimeHandle {
                 user_only(caller, "openInEditor")?;
                 R::Text(self.open_in_editor(agent_id, path).await?)
             }
-            Request::AddWorkspace { path } => {
+            Request::AddWorkspace { path, host: _ } => {
                 user_only(caller, "addWorkspace")?;
                 R::Workspace(Box::new(self.add_workspace(path).await?))
             }

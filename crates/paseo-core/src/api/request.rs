@@ -57,6 +57,9 @@ pub enum Request {
         offset: Option<usize>,
         #[serde(default)]
         limit: Option<usize>,
+        /// That configured host's archived agents (SPEC 17); absent: this machine's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
     /// A new agent with where it works, one gesture: an existing workspace, a directory, or a
     /// new git worktree made for it (SPEC 8).
@@ -102,6 +105,9 @@ pub enum Request {
         target: WorktreeTarget,
         #[serde(default)]
         request_id: Option<String>,
+        /// Made on that configured host, of its repository (SPEC 17); absent: this machine.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
     /// Sends a prompt; background and notification default by the caller (SPEC 8).
     Prompt {
@@ -238,6 +244,9 @@ pub enum Request {
     },
     AddWorkspace {
         path: String,
+        /// Added on that configured host, its directory (SPEC 17); absent: this machine.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
     /// Names a workspace; an empty name clears it.
     RenameWorkspace {
@@ -276,8 +285,12 @@ pub enum Request {
         limit: Option<usize>,
     },
     /// The window's snapshot with the number of the last event it reflects: a client that
-    /// numbers its events (a host's, SPEC 17) applies only those after it.
-    SyncSnapshot,
+    /// numbers its events (a host's, SPEC 17) applies only those after it. With `host`, that
+    /// host's, numbered as its events are (`paseo://host-event`).
+    SyncSnapshot {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
+    },
     /// Sets, raises or (with no `budget`) clears an agent's budget (SPEC 18); turns that
     /// waited on it run. The user's alone: an agent may never widen its own tree's budget.
     SetBudget {

@@ -52,7 +52,7 @@ fn kind_of(r: &Request) -> &'static str {
         Request::SetNotificationSettings { .. } => "setNotificationSettings",
         Request::FleetFirstScreen { .. } => "fleetFirstScreen",
         Request::FleetCards { .. } => "fleetCards",
-        Request::SyncSnapshot => "syncSnapshot",
+        Request::SyncSnapshot { .. } => "syncSnapshot",
         Request::SetBudget { .. } => "setBudget",
         Request::ListHosts => "listHosts",
         Request::AddHost { .. } => "addHost",
@@ -81,6 +81,12 @@ fn every_request() -> Vec<Request> {
         Request::ArchivedAgents {
             offset: Some(3),
             limit: None,
+            host: None,
+        },
+        Request::ArchivedAgents {
+            offset: None,
+            limit: Some(10),
+            host: Some("box".into()),
         },
         Request::CreateAgent {
             provider: "shell".into(),
@@ -132,6 +138,15 @@ fn every_request() -> Vec<Request> {
                 branch: "old".into(),
             },
             request_id: None,
+            host: None,
+        },
+        Request::CreateWorktree {
+            repo: Some("/r".into()),
+            target: WorktreeTarget::CheckoutBranch {
+                branch: "old".into(),
+            },
+            request_id: None,
+            host: Some("box".into()),
         },
         Request::Prompt {
             agent_id: a,
@@ -201,7 +216,14 @@ fn every_request() -> Vec<Request> {
             agent_id: a,
             path: Some("f".into()),
         },
-        Request::AddWorkspace { path: "/w".into() },
+        Request::AddWorkspace {
+            path: "/w".into(),
+            host: None,
+        },
+        Request::AddWorkspace {
+            path: "/w".into(),
+            host: Some("box".into()),
+        },
         Request::RenameWorkspace {
             workspace_id: w.clone(),
             name: "n".into(),
@@ -225,7 +247,10 @@ fn every_request() -> Vec<Request> {
             after: Some((1_700_000_000_000, b)),
             limit: Some(5_000),
         },
-        Request::SyncSnapshot,
+        Request::SyncSnapshot { host: None },
+        Request::SyncSnapshot {
+            host: Some("box".into()),
+        },
         Request::SetBudget {
             agent_id: a,
             budget: Some(Budget {
@@ -302,6 +327,53 @@ fn fields_are_camel_case_and_optional_ones_may_be_left_out() {
                 new_branch: "x".into(),
                 base: None
             }
+        }
+    );
+}
+
+/// The requests that took `host` later (SPEC 17) read as they did without it, and write
+/// without it when it is absent: a host's backend and an older client see the same frame.
+#[test]
+fn requests_written_before_host_existed_still_read() {
+    for (frame, host_less) in [
+        (
+            json!({"kind": "syncSnapshot"}),
+            Request::SyncSnapshot { host: None },
+        ),
+        (
+            json!({"kind": "archivedAgents", "offset": 2}),
+            Request::ArchivedAgents {
+                offset: Some(2),
+                limit: None,
+                host: None,
+            },
+        ),
+        (
+            json!({"kind": "addWorkspace", "path": "/w"}),
+            Request::AddWorkspace {
+                path: "/w".into(),
+                host: None,
+            },
+        ),
+        (
+            json!({"kind": "createWorktree", "target": {"kind": "checkout-branch", "branch": "b"}}),
+            Request::CreateWorktree {
+                repo: None,
+                target: WorktreeTarget::CheckoutBranch { branch: "b".into() },
+                request_id: None,
+                host: None,
+            },
+        ),
+    ] {
+        assert_eq!(Request::from_value(frame.clone()).unwrap(), host_less);
+        let written = serde_json::to_value(&host_less).unwrap();
+        assert!(written.get("host").is_none(), "{written}");
+    }
+    let named = Request::from_value(json!({"kind": "syncSnapshot", "host": "box"})).unwrap();
+    assert_eq!(
+        named,
+        Request::SyncSnapshot {
+            host: Some("box".into())
         }
     );
 }

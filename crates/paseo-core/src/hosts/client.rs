@@ -429,7 +429,7 @@ fn request_sync(shared: &Shared) -> Option<u64> {
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let line = ClientFrame::Request {
         id,
-        request: Box::new(Request::SyncSnapshot),
+        request: Box::new(Request::SyncSnapshot { host: None }),
     }
     .to_line()
     .ok()?;

@@ -4,7 +4,7 @@
 //! listeners tagged with the host's name. A dropped connection stops nothing on the host: the
 //! client reconnects and resyncs, and the mirror is rebuilt from the new snapshot.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,7 +18,7 @@ use super::client::{HostClient, Update};
 use super::ssh::{Host, SshOptions};
 use super::HostError;
 use crate::api::{ApiError, Event};
-use crate::model::{AgentId, FleetCounts, Status};
+use crate::model::{AgentId, FleetCounts, Status, WorkspaceId};
 use crate::runtime::AgentSnapshot;
 
 /// Waits between attempts while a host cannot be reached at all (the client's own backoff
@@ -64,12 +64,19 @@ pub struct HostStatus {
     pub counts: FleetCounts,
 }
 
-/// What local listeners hear of the hosts.
+/// What local listeners hear of the hosts (the windows as `paseo://host-event` and
+/// `paseo://host-state`, [`super::window`]).
 #[derive(Clone, Debug)]
 pub enum HostEvent {
-    /// A host's event, tagged with its name.
-    Event { host: String, event: Box<Event> },
-    /// A host's state changed (or its mirror was rebuilt from a new snapshot).
+    /// A host's event, tagged with its name and numbered as the host numbers it: the same
+    /// numbers as the `seq` of its `syncSnapshot`, so a window applies only those after it.
+    Event {
+        host: String,
+        seq: u64,
+        event: Box<Event>,
+    },
+    /// A host's state changed, or its mirror was rebuilt from a new snapshot (a reconnect, a
+    /// resync): a window then takes the host's snapshot again.
     State { host: String, state: HostState },
 }
 
@@ -83,6 +90,9 @@ pub struct Mirrored {
 #[derive(Default)]
 struct Mirror {
     agents: HashMap<AgentId, Mirrored>,
+    /// The workspaces it holds, so a request naming one goes there. Never forgotten while the
+    /// app runs (an archived one still belongs to the host: its restore must go there).
+    workspaces: HashSet<WorkspaceId>,
     counts: FleetCounts,
     /// The agents that alert the user (`model::attention`), as their last events said: the
     /// tray's entries and the desktop notifications of this host.
@@ -99,8 +109,15 @@ impl Mirror {
             status: Status,
         }
         #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Workspace {
+            workspace_id: WorkspaceId,
+        }
+        #[derive(Deserialize)]
         struct Snapshot {
             agents: Vec<Card>,
+            #[serde(default)]
+            workspaces: Vec<Workspace>,
             counts: FleetCounts,
         }
         let snap: Snapshot =
@@ -120,6 +137,8 @@ impl Mirror {
             .retain(|id, _| agents.get(id).is_some_and(|a| !a.archived));
         self.agents = agents;
         self.counts = snap.counts;
+        self.workspaces
+            .extend(snap.workspaces.into_iter().map(|w| w.workspace_id));
         Ok(())
     }
 
@@ -127,6 +146,9 @@ impl Mirror {
         match event {
             Event::AgentUpdated { agent } | Event::AgentArchived { agent } => {
                 let archived = matches!(event, Event::AgentArchived { .. });
+                if let Some(ws) = &agent.record.workspace_id {
+                    self.workspaces.insert(ws.clone());
+                }
                 if agent.alert.is_some() && !archived {
                     self.alerting.insert(agent.id(), (**agent).clone());
                 } else {
@@ -141,6 +163,10 @@ impl Mirror {
                 );
             }
             Event::CountsChanged { counts } => self.counts = *counts,
+            Event::WorkspaceUpdated { workspace } => {
+                self.workspaces
+                    .insert(workspace.record.workspace_id.clone());
+            }
             _ => {}
         }
     }
@@ -203,6 +229,12 @@ impl HostManager {
     }
 
     fn open(self: &Arc<Self>, host: Host) {
+        // Said at once: a window hearing of a host it does not list yet fetches the list again
+        // (an added host shows while its first attempt runs).
+        let _ = self.events.send(HostEvent::State {
+            host: host.name.clone(),
+            state: HostState::Connecting,
+        });
         let slot = Arc::new(Slot {
             host,
             state: Mutex::new(HostState::Connecting),
@@ -262,11 +294,42 @@ impl HostManager {
             .map(|s| s.host.name.clone())
     }
 
+    /// The host holding the workspace `id`, if one does (by its mirror).
+    pub fn workspace_holder(&self, id: &WorkspaceId) -> Option<String> {
+        lock(&self.slots)
+            .iter()
+            .find(|s| lock(&s.mirror).workspaces.contains(id))
+            .map(|s| s.host.name.clone())
+    }
+
+    /// Notes a workspace a host answered with (added, made, renamed) before its event arrives.
+    pub fn note_workspace(&self, host: &str, id: &WorkspaceId) {
+        if let Some(slot) = self.slot(host) {
+            lock(&slot.mirror).workspaces.insert(id.clone());
+        }
+    }
+
+    /// Every host's state as it is now, as the events that said it: what a window that fell
+    /// behind is told, so it takes each host's snapshot again.
+    pub fn states(&self) -> Vec<HostEvent> {
+        lock(&self.slots)
+            .iter()
+            .map(|s| HostEvent::State {
+                host: s.host.name.clone(),
+                state: lock(&s.state).clone(),
+            })
+            .collect()
+    }
+
     /// Notes an agent a host answered with (created, listed) before its event arrives, so
     /// the next request for it finds its host.
     pub fn note(&self, host: &str, agent: &AgentSnapshot) {
         if let Some(slot) = self.slot(host) {
-            lock(&slot.mirror).agents.insert(
+            let mut mirror = lock(&slot.mirror);
+            if let Some(ws) = &agent.record.workspace_id {
+                mirror.workspaces.insert(ws.clone());
+            }
+            mirror.agents.insert(
                 agent.id(),
                 Mirrored {
                     status: agent.status.as_str().to_string(),
@@ -449,10 +512,11 @@ async fn keep(slot: Arc<Slot>, opts: SshOptions, events: broadcast::Sender<HostE
                 }
                 set_state(HostState::Connected);
             }
-            Update::Event { event, .. } => {
+            Update::Event { seq, event } => {
                 lock(&slot.mirror).apply(&event);
                 let _ = events.send(HostEvent::Event {
                     host: name.clone(),
+                    seq,
                     event,
                 });
             }

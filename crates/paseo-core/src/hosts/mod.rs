@@ -2,7 +2,7 @@
 //! backends the app drives with the same API it uses locally. [`protocol`] is the frames,
 //! [`ssh`] how the system `ssh` is run and its failures read, [`client`] one host's connection
 //! (handshake, requests, numbered events, reconnect and resync), [`install`] the copy of this
-//! machine's `paseo-headless` to a host.
+//! machine's `paseo-headless` to a host, [`window`] what the windows hear of the hosts.
 
 pub mod client;
 pub mod install;
@@ -10,6 +10,7 @@ pub mod manager;
 pub mod protocol;
 pub(crate) mod router;
 pub mod ssh;
+pub mod window;
 
 pub use client::{HostClient, Update};
 pub use install::install;

@@ -314,10 +314,11 @@ mod tests {
 
         let frame = ClientFrame::Request {
             id: 5,
-            request: Box::new(Request::SyncSnapshot),
+            request: Box::new(Request::SyncSnapshot { host: None }),
         };
         match ClientFrame::parse(&frame.to_line().unwrap()).unwrap() {
-            ClientFrame::Request { id: 5, request } if *request == Request::SyncSnapshot => {}
+            ClientFrame::Request { id: 5, request }
+                if *request == Request::SyncSnapshot { host: None } => {}
             other => panic!("{other:?}"),
         }
         let frame = ClientFrame::Hello(Hello::ours());

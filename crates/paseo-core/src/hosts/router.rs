@@ -1,13 +1,14 @@
 //! Where a request runs (SPEC 17): on this machine, or on the configured host that holds its
-//! agent or that it names. Every client's request passes here first
+//! agent or its workspace, or that it names. Every client's request passes here first
 //! ([`RuntimeHandle::call`]), so the window and the MCP server reach hosts the same way.
 //!
-//! Only the user reaches hosts. An agent's token naming a host, or an agent id a host holds,
-//! is refused (`forbidden`): an agent is contained on its machine (SPEC 14/16) and must not
+//! Only the user reaches hosts. An agent's token naming a host, or an agent or workspace id a
+//! host holds, is refused (`forbidden`): an agent is contained on its machine (SPEC 14/16) and must not
 //! act on another through the user's connection.
 
 use crate::api::{ApiError, Caller, Request, Response};
-use crate::model::AgentId;
+use crate::model::{AgentId, WorkspaceId};
+use crate::runtime::WorkspaceTarget;
 use crate::runtime::{RuntimeError, RuntimeHandle};
 
 /// What the router did with a request.
@@ -43,7 +44,8 @@ fn agent_ids(request: &Request) -> Vec<(&'static str, AgentId)> {
         | Q::Merge { agent_id }
         | Q::CreatePr { agent_id, .. }
         | Q::PrStatus { agent_id }
-        | Q::OpenInEditor { agent_id, .. } => vec![("agentId", *agent_id)],
+        | Q::OpenInEditor { agent_id, .. }
+        | Q::SetBudget { agent_id, .. } => vec![("agentId", *agent_id)],
         Q::Reattach {
             agent_id,
             parent_id,
@@ -60,13 +62,56 @@ fn agent_ids(request: &Request) -> Vec<(&'static str, AgentId)> {
     }
 }
 
-/// The host a request names, with its field, taken out of the request (the host runs it as
-/// its own).
+/// The workspace ids a request acts on, with the field naming each.
+fn workspace_ids(request: &Request) -> Vec<(&'static str, &WorkspaceId)> {
+    use Request as Q;
+    match request {
+        Q::RenameWorkspace { workspace_id, .. } | Q::ArchiveWorkspace { workspace_id, .. } => {
+            vec![("workspaceId", workspace_id)]
+        }
+        Q::ListAgents {
+            workspace_id: Some(workspace_id),
+            ..
+        } => vec![("workspaceId", workspace_id)],
+        Q::CreateAgent {
+            workspace: WorkspaceTarget::Existing { id, .. },
+            ..
+        } => vec![("workspace.workspaceId", id)],
+        _ => Vec::new(),
+    }
+}
+
+/// The host a request names, taken out of the request (the host runs it as its own).
 fn take_host(request: &mut Request) -> Option<String> {
     match request {
-        Request::CreateAgent { host, .. } | Request::ListAgents { host, .. } => host.take(),
+        Request::CreateAgent { host, .. }
+        | Request::ListAgents { host, .. }
+        | Request::SyncSnapshot { host }
+        | Request::ArchivedAgents { host, .. }
+        | Request::AddWorkspace { host, .. }
+        | Request::CreateWorktree { host, .. } => host.take(),
         _ => None,
     }
+}
+
+/// The host holding what the request acts on (an agent or a workspace), with the field
+/// naming it and what it is.
+fn holder_of(
+    hosts: &super::HostManager,
+    request: &Request,
+) -> Option<(String, &'static str, String)> {
+    let by_agent = agent_ids(request).into_iter().find_map(|(field, id)| {
+        hosts
+            .holder(id)
+            .map(|name| (name, field, format!("agent {id}")))
+    });
+    by_agent.or_else(|| {
+        workspace_ids(request).into_iter().find_map(|(field, id)| {
+            hosts
+                .workspace_holder(id)
+                .map(|name| (name, field, format!("workspace {id}")))
+        })
+    })
 }
 
 fn forbidden(agent: AgentId, field: &str, what: String) -> RuntimeError {
@@ -94,15 +139,12 @@ impl RuntimeHandle {
             }
             return Routed::Answered(self.on_host(&name, request).await);
         }
-        for (field, id) in agent_ids(&request) {
-            let Some(name) = self.hosts.holder(id) else {
-                continue;
-            };
+        if let Some((name, field, what)) = holder_of(&self.hosts, &request) {
             if let Caller::Agent(agent) = caller {
                 return Routed::Answered(Err(forbidden(
                     agent,
                     field,
-                    format!("agent {id} runs on the host {name:?}"),
+                    format!("{what} is on the host {name:?}"),
                 )));
             }
             return Routed::Answered(self.on_host(&name, request).await);
@@ -128,6 +170,7 @@ impl RuntimeHandle {
         })?;
         match &answer {
             Response::Agent(agent) => self.hosts.note(name, agent),
+            Response::Workspace(ws) => self.hosts.note_workspace(name, &ws.record.workspace_id),
             Response::Agents { agents, .. } => {
                 for agent in agents {
                     self.hosts.note(name, agent);
@@ -177,5 +220,67 @@ impl RuntimeHandle {
             }
         }
         Ok(Response::Agents { agents, total })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(frame: serde_json::Value) -> Request {
+        Request::from_value(frame).unwrap()
+    }
+
+    #[test]
+    fn every_request_naming_a_host_gives_it_up_to_the_host() {
+        for kind in ["syncSnapshot", "archivedAgents", "listAgents"] {
+            let mut r = request(json!({"kind": kind, "host": "box"}));
+            assert_eq!(take_host(&mut r).as_deref(), Some("box"), "{kind}");
+            let left = serde_json::to_value(&r).unwrap();
+            assert!(left.get("host").is_none_or(|h| h.is_null()), "{kind}");
+        }
+        let mut r = request(json!({"kind": "addWorkspace", "path": "/w", "host": "box"}));
+        assert_eq!(take_host(&mut r).as_deref(), Some("box"));
+        let mut r = request(json!({"kind": "createWorktree", "host": "box",
+            "target": {"kind": "checkout-branch", "branch": "b"}}));
+        assert_eq!(take_host(&mut r).as_deref(), Some("box"));
+        assert_eq!(
+            take_host(&mut request(json!({"kind": "syncSnapshot"}))),
+            None
+        );
+    }
+
+    #[test]
+    fn agent_and_workspace_ids_are_found_by_their_fields() {
+        let a = AgentId::new();
+        let w = WorkspaceId::new();
+        let budget = request(json!({"kind": "setBudget", "agentId": a, "budget": null}));
+        assert_eq!(agent_ids(&budget), vec![("agentId", a)]);
+        for (frame, field) in [
+            (
+                json!({"kind": "renameWorkspace", "workspaceId": w, "name": "n"}),
+                "workspaceId",
+            ),
+            (
+                json!({"kind": "archiveWorkspace", "workspaceId": w}),
+                "workspaceId",
+            ),
+            (
+                json!({"kind": "listAgents", "workspaceId": w}),
+                "workspaceId",
+            ),
+            (
+                json!({"kind": "createAgent", "provider": "shell",
+                    "workspace": {"kind": "existing", "workspaceId": w}}),
+                "workspace.workspaceId",
+            ),
+        ] {
+            let r = request(frame.clone());
+            assert_eq!(workspace_ids(&r), vec![(field, &w)], "{frame}");
+        }
+        let r = request(json!({"kind": "createAgent", "provider": "shell",
+            "workspace": {"kind": "directory", "path": "/w"}}));
+        assert!(workspace_ids(&r).is_empty());
     }
 }

@@ -432,6 +432,7 @@ impl PaseoTools {
             repo: input.repo,
             target: input.target,
             request_id: Some(format!("mcp:create_worktree:{}", uuid::Uuid::new_v4())),
+            host: None,
         };
         let Response::Workspace(ws) = self.ask(caller, request, "").await? else {
             return Err(unexpected());
