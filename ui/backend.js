@@ -311,10 +311,11 @@ export function installHost(name) {
 
 /**
  * A connected host's window snapshot and the number of the last host event it reflects:
- * {seq, snapshot} (snapshot as fleetSnapshot's); `disconnected` while the host is not connected.
+ * {seq, snap} (snap as fleetSnapshot's); `disconnected` while the host is not connected.
  */
-export function hostSnapshot(host) {
-  return request('syncSnapshot', { host });
+export async function hostSnapshot(host) {
+  const answer = await request('syncSnapshot', { host });
+  return { seq: answer.seq, snap: answer.window ?? answer.snapshot };
 }
 
 /** Subscribes to a backend event; resolves to a function that unsubscribes. */

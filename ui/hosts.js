@@ -112,15 +112,15 @@ export async function syncHost(name) {
   }
   entry.pending = [];
   try {
-    const answer = await backend.hostSnapshot(name);
+    const { seq, snap } = await backend.hostSnapshot(name);
     if (hosts.get(name) !== entry) return;
     // A backend from before hosts had snapshots ignores `host` and answers its own: never
     // shown as the host's.
-    if (answer.snapshot.home === fleet.home && answer.snapshot.mcpUrl === fleet.mcpUrl)
+    if (snap.home === fleet.home && snap.mcpUrl === fleet.mcpUrl)
       throw Object.assign(new Error('this backend cannot give a host its snapshot'), { code: 'unsupported' });
-    loadHostFleet(name, answer.snapshot);
-    entry.providers = answer.snapshot.providers ?? [];
-    entry.seq = answer.seq;
+    loadHostFleet(name, snap);
+    entry.providers = snap.providers ?? [];
+    entry.seq = seq;
     entry.noSync = false;
     const held = entry.pending;
     entry.pending = null;

@@ -210,6 +210,31 @@ async fn hosts_rows_install_add_remove_and_an_agent_from_the_form() {
         record.exists().then_some(())
     })
     .await;
+    // Its output and its turn's end come as the host's events; its workspace shows under the
+    // host's row (from the host's snapshot), not among this machine's.
+    poll("the host agent's output", TIMEOUT, || async {
+        let said = app
+            .execute(
+                "return [...document.querySelectorAll('[data-testid=\"timeline-item\"]')]\
+                   .filter((el) => el.textContent.includes('hello-from-paseo-h-uirows')).length",
+                vec![],
+            )
+            .await;
+        (said == json!(1)).then_some(())
+    })
+    .await;
+    app.wait_for_attr(&sel_pane(&id), "data-status", "idle")
+        .await;
+    app.wait_for(&format!("{box_row} {}", tid("workspace-row")))
+        .await;
+    assert_eq!(
+        app.count(&format!(
+            ".sidebar-scroll > .projects {}",
+            tid("workspace-row")
+        ))
+        .await,
+        0
+    );
     let here = paseo_core::store::Layout::new(h.home()).record_path(&there, id.parse().unwrap());
     assert!(!here.exists(), "nothing of it on this machine");
     adopt_backend(&mut sshd);

@@ -1,0 +1,212 @@
+//! A host's fleet in the window (SPEC 17), in the dark theme, against a real `sshd` on loopback
+//! as a throwaway user (tests/hosts_support) with this build's paseo-headless installed: the
+//! host's workspace and agent under its row (from `syncSnapshot {host}`, then its numbered
+//! `paseo://host-event`s), the agent's pane with its output and "on box", a prompt from the
+//! composer, its Changes, closing its tab (archived on the host) and Undo; the app's ssh killed
+//! with the host unreachable: the row says disconnected, its rows greyed but kept; once it can
+//! reconnect, by itself, it is connected again and what the agent did meanwhile is shown, once.
+
+use crate::common::{poll, tid, App, Harness, TIMEOUT};
+use crate::helpers::{click_tab_close, git, sel_pane, sel_tab, sel_ws};
+use crate::hosts::ssh_child;
+use crate::hosts_support::{Sshd, HEADLESS};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::Duration;
+
+const SLOW: Duration = Duration::from_secs(90);
+
+fn row(host: &str) -> String {
+    format!("[data-testid=\"host-row\"][data-host=\"{host}\"]")
+}
+
+async fn wait_state(app: &App, host: &str, state: &str, within: Duration) {
+    let sel = row(host);
+    poll(&format!("host {host} {state}"), within, || async {
+        (app.prop(&sel, "dataset.state").await == json!(state)).then_some(())
+    })
+    .await
+}
+
+/// How many timeline items of the pane say `text`.
+async fn items_saying(app: &App, text: &str) -> u64 {
+    app.execute(
+        "return [...document.querySelectorAll('[data-testid=\"timeline-item\"]')]\
+           .filter((el) => el.textContent.includes(arguments[0])).length",
+        vec![json!(text)],
+    )
+    .await
+    .as_u64()
+    .unwrap_or(0)
+}
+
+async fn shot(app: &App, name: &str) {
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    app.screenshot(name).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
+    let Some(mut sshd) = Sshd::start("uifleet") else {
+        return;
+    };
+    paseo_core::hosts::install(&sshd.host("box"), &sshd.ssh_options(), Path::new(HEADLESS))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", sshd.log()));
+    let h = Harness::builder("hosts_fleet")
+        .env("GTK_THEME", "Adwaita:dark")
+        .build();
+    std::fs::write(
+        h.home().join("config.json"),
+        json!({"hosts": [{"name": "box", "ssh": "box"}]}).to_string(),
+    )
+    .unwrap();
+    let config = sshd.dir.path().join("ssh_config");
+    let app = h
+        .launch_with(&[], &[("PASEO_SSH_CONFIG", config.to_str().unwrap())])
+        .await;
+    app.wait_ready().await;
+    wait_state(&app, "box", "connected", SLOW).await;
+    if let Some(pid) = sshd.host_backend() {
+        sshd.backends.push(pid);
+    }
+
+    // A git repository of the host's user, for Changes.
+    let proj = sshd.user.home.join("proj");
+    let _ = std::fs::remove_dir_all(&proj);
+    std::fs::create_dir_all(&proj).unwrap();
+    git(&proj, &["init", "-q", "-b", "main"]);
+    std::fs::write(proj.join("README"), "hi\n").unwrap();
+    git(&proj, &["add", "-A"]);
+    git(&proj, &["commit", "-q", "-m", "start"]);
+    let owner = format!("{0}:{0}", sshd.user.name);
+    let chowned = std::process::Command::new("chown")
+        .args(["-R", &owner])
+        .arg(&proj)
+        .status()
+        .unwrap();
+    assert!(chowned.success());
+
+    // An agent made on the host (as the form does): its workspace shows under the host's row.
+    let there = proj.display().to_string();
+    let agent: Value = app
+        .call_ui(
+            "/backend.js",
+            "createAgent",
+            vec![
+                json!({"provider": "shell", "host": "box", "directory": there,
+                "title": "far", "prompt": "echo first-$((20+1)); echo more >> README"}),
+            ],
+        )
+        .await;
+    assert!(agent.get("error").is_none(), "{agent}");
+    let id = agent["id"].as_str().unwrap().to_string();
+    let ws = agent["workspaceId"].as_str().unwrap().to_string();
+    let under = format!("{} {}", row("box"), sel_ws(&ws));
+    app.wait_for(&under).await;
+    // Not among this machine's.
+    assert_eq!(
+        app.count(&format!(".sidebar-scroll > .projects {}", sel_ws(&ws)))
+            .await,
+        0
+    );
+    app.click(&under).await;
+    app.click(&tid("tab-home")).await;
+    let listed = format!("[data-testid=\"workspace-agent\"][data-agent-id=\"{id}\"]");
+    app.click(&listed).await;
+    app.wait_for(&sel_pane(&id)).await;
+    app.wait_for_text(&tid("agent-host"), |t| t == "on box")
+        .await;
+    poll("the host agent's output", TIMEOUT, || async {
+        (items_saying(&app, "first-21").await == 1).then_some(())
+    })
+    .await;
+    shot(&app, "host-connected-dark").await;
+
+    // A prompt from the composer that outlives the connection.
+    app.wait_for_attr(&sel_pane(&id), "data-status", "idle")
+        .await;
+    app.type_into(&tid("composer-input"), "sleep 4; echo after-drop-$((40+2))")
+        .await;
+    app.click(&tid("composer-send")).await;
+    app.wait_for_attr(&sel_pane(&id), "data-status", "running")
+        .await;
+    // The host is unreachable a while (its sshd stopped: no new login) and the app's ssh dies.
+    let sshd_pid = sshd.pid() as i32;
+    // SAFETY: signals to processes this test started (sshd) or its app started (ssh).
+    unsafe { libc::kill(sshd_pid, libc::SIGSTOP) };
+    let ssh = ssh_child(app.pid()).expect("the app's ssh to the host");
+    unsafe { libc::kill(ssh as i32, libc::SIGKILL) };
+    wait_state(&app, "box", "disconnected", TIMEOUT).await;
+    app.wait_for_text(&format!("{} {}", row("box"), tid("host-state")), |t| {
+        t.starts_with("disconnected (last seen ")
+    })
+    .await;
+    // Kept, greyed, readable.
+    assert!(app.is_shown(&under).await, "the host's rows stay");
+    let opacity = app
+        .execute(
+            "return getComputedStyle(document.querySelector(arguments[0]).closest('.projects')).opacity",
+            vec![json!(under)],
+        )
+        .await;
+    assert!(
+        opacity.as_str().and_then(|o| o.parse::<f64>().ok()) < Some(1.0),
+        "greyed: {opacity}"
+    );
+    shot(&app, "host-disconnected-dark").await;
+    // The agent finishes on the host meanwhile.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    unsafe { libc::kill(sshd_pid, libc::SIGCONT) };
+
+    // It reconnects by itself, and what ran meanwhile shows, once.
+    wait_state(&app, "box", "connected", SLOW).await;
+    poll(
+        "the output of the turn that ran meanwhile",
+        TIMEOUT,
+        || async { (items_saying(&app, "after-drop-42").await >= 1).then_some(()) },
+    )
+    .await;
+    app.wait_for_attr(&sel_pane(&id), "data-status", "idle")
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(items_saying(&app, "after-drop-42").await, 1, "shown once");
+    assert_eq!(items_saying(&app, "first-21").await, 1, "shown once");
+
+    // Changes: what the agent changed in the host's folder.
+    app.click(&tid("changes-toggle")).await;
+    app.wait_for("[data-testid=\"changes-file\"][data-path=\"README\"]")
+        .await;
+    app.click(&tid("changes-toggle")).await;
+
+    // Closing its tab archives it on the host; Undo restores it there.
+    let record = paseo_core::store::Layout::new(sshd.user.home.join(".paseo"))
+        .record_path(&there, id.parse().unwrap());
+    let archived_there = || {
+        let v: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+        v["archivedAt"].is_string()
+    };
+    click_tab_close(&app, &id).await;
+    app.wait_count(&sel_tab(&id), 0).await;
+    poll("the record archived on the host", TIMEOUT, || async {
+        archived_there().then_some(())
+    })
+    .await;
+    app.click(&tid("toast-undo")).await;
+    poll("the record restored on the host", TIMEOUT, || async {
+        (!archived_there()).then_some(())
+    })
+    .await;
+    app.wait_for(&sel_tab(&id)).await;
+
+    // The new-agent form with the host chosen, in the dark theme.
+    app.click(&tid("new-agent")).await;
+    app.click(&format!("{} option[value=\"box\"]", tid("new-agent-host")))
+        .await;
+    app.wait_for(&format!(
+        "{} option[value=\"{ws}\"]",
+        tid("new-agent-workspace")
+    ))
+    .await;
+    shot(&app, "new-agent-on-host-dark").await;
+}
