@@ -55,7 +55,15 @@ export function refreshHosts() {
   return listing;
 }
 
+/** Whether a host's agents may still come (it is connecting, or its snapshot is on its way). */
+export function hostsLoading() {
+  for (const e of hosts.values())
+    if (e.state === 'connecting' || (e.state === 'connected' && e.seq === null && !e.noSync)) return true;
+  return false;
+}
+
 function adopt(list) {
+  const loading = hostsLoading();
   const names = new Set(list.map((h) => h.name));
   let changed = false;
   const wanted = [];
@@ -95,6 +103,11 @@ function adopt(list) {
     invalidate('sidebar');
   }
   for (const name of wanted) syncHost(name);
+  // A host that will not send its agents now (it failed): the tabs that waited for it go.
+  if (loading && !hostsLoading() && layout.prune()) {
+    layout.save();
+    invalidate('tabs', 'pane');
+  }
 }
 
 /** What a host row shows, to redraw only when it changed. */
@@ -126,7 +139,6 @@ export async function syncHost(name) {
     entry.pending = null;
     for (const m of held) if (m.seq > entry.seq) apply(entry, m);
     timelines.reloadAll();
-    if (layout.prune()) layout.save();
   } catch (error) {
     entry.pending = null;
     // Not connected after all (it dropped meanwhile): the next `connected` loads it. A backend
@@ -136,6 +148,7 @@ export async function syncHost(name) {
       console.warn(`syncSnapshot of ${name} failed`, error);
     }
   }
+  if (layout.prune()) layout.save();
   invalidate('sidebar', 'tabs', 'pane');
   if (entry.resyncAfter) {
     entry.resyncAfter = false;

@@ -3,6 +3,7 @@
 // (per window label, $PASEO_HOME/windows.json) shortly after every change, restored at start.
 import * as backend from './backend.js';
 import { fleet, latestWorkspace } from './store.js';
+import { hostsLoading } from './hosts.js';
 
 const SAVE_DELAY_MS = 250;
 
@@ -47,7 +48,8 @@ export function restore(saved) {
 export function prune() {
   let changed = false;
   for (const [ws, group] of Object.entries(layout.groups)) {
-    const tabs = group.tabs.filter((id) => fleet.agents.has(id));
+    // A host still connecting has not sent its agents yet (SPEC 17): their tabs wait for it.
+    const tabs = group.tabs.filter((id) => fleet.agents.has(id) || hostsLoading());
     if (tabs.length !== group.tabs.length) changed = true;
     group.tabs = [...new Set(tabs)];
     if (group.active && !group.tabs.includes(group.active)) {

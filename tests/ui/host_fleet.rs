@@ -4,7 +4,8 @@
 //! `paseo://host-event`s), the agent's pane with its output and "on box", a prompt from the
 //! composer, its Changes, closing its tab (archived on the host) and Undo; the app's ssh killed
 //! with the host unreachable: the row says disconnected, its rows greyed but kept; once it can
-//! reconnect, by itself, it is connected again and what the agent did meanwhile is shown, once.
+//! reconnect, by itself, it is connected again and what the agent did meanwhile is shown, once;
+//! and after a restart with the host slow to answer, the host agent's tab waits for it.
 
 use crate::common::{poll, tid, App, Harness, TIMEOUT};
 use crate::helpers::{click_tab_close, git, sel_pane, sel_tab, sel_ws};
@@ -209,4 +210,32 @@ async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
     ))
     .await;
     shot(&app, "new-agent-on-host-dark").await;
+
+    // Started again: the host agent's tab waits for its host to connect, then shows it.
+    app.click(&tid("new-agent-cancel")).await;
+    poll(
+        "the layout with the host agent's tab saved",
+        TIMEOUT,
+        || async {
+            let saved = std::fs::read_to_string(h.home().join("windows.json")).ok()?;
+            saved.contains(&id).then_some(())
+        },
+    )
+    .await;
+    app.quit().await;
+    poll("the app to release the data root", TIMEOUT, || async {
+        h.lock_is_free().then_some(())
+    })
+    .await;
+    // The host slow to answer (its sshd stopped): the window is up before the host is.
+    unsafe { libc::kill(sshd_pid, libc::SIGSTOP) };
+    let app = h
+        .launch_with(&[], &[("PASEO_SSH_CONFIG", config.to_str().unwrap())])
+        .await;
+    app.wait_ready().await;
+    wait_state(&app, "box", "connecting", TIMEOUT).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    unsafe { libc::kill(sshd_pid, libc::SIGCONT) };
+    wait_state(&app, "box", "connected", SLOW).await;
+    app.wait_for(&sel_tab(&id)).await;
 }
