@@ -2,13 +2,16 @@
 //! as a throwaway user (tests/hosts_support) with this build's paseo-headless installed: the
 //! host's workspace and agent under its row (from `syncSnapshot {host}`, then its numbered
 //! `paseo://host-event`s), the agent's pane with its output and "on box", a prompt from the
-//! composer, its Changes, closing its tab (archived on the host) and Undo; the app's ssh killed
+//! composer, its Changes, closing its tab (archived on the host) and Undo, a subagent it makes
+//! detached from its track; the app's ssh killed
 //! with the host unreachable: the row says disconnected, its rows greyed but kept; once it can
 //! reconnect, by itself, it is connected again and what the agent did meanwhile is shown, once;
 //! and after a restart with the host slow to answer, the host agent's tab waits for it.
 
 use crate::common::{poll, tid, App, Harness, TIMEOUT};
-use crate::helpers::{click_tab_close, git, sel_pane, sel_tab, sel_ws};
+use crate::helpers::{
+    click_tab_close, git, kid, open_root, row_action, sel_pane, sel_tab, sel_ws, spawn_script,
+};
 use crate::hosts::ssh_child;
 use crate::hosts_support::{Sshd, HEADLESS};
 use serde_json::{json, Value};
@@ -199,6 +202,38 @@ async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
     })
     .await;
     app.wait_for(&sel_tab(&id)).await;
+
+    // A subagent the host agent makes through the host's own MCP server: in its track, and
+    // detached from there (on the host).
+    let lead: Value = app
+        .call_ui(
+            "/backend.js",
+            "createAgent",
+            vec![json!({"provider": "shell", "host": "box", "workspaceId": ws,
+                "title": "lead", "prompt": spawn_script(&[kid("kid", "sleep 60")], "echo lead-done")})],
+        )
+        .await;
+    assert!(lead.get("error").is_none(), "{lead}");
+    open_root(&app, &lead).await;
+    let row_sel = tid("track-row");
+    app.wait_for(&row_sel).await;
+    let kid_id = app.prop(&row_sel, "dataset.agentId").await;
+    let kid_id = kid_id.as_str().unwrap().to_string();
+    row_action(&app, &kid_id, "track-detach").await;
+    let kid_record = paseo_core::store::Layout::new(sshd.user.home.join(".paseo"))
+        .record_path(&there, kid_id.parse().unwrap());
+    poll("the subagent detached on the host", TIMEOUT, || async {
+        let v: Value = serde_json::from_slice(&std::fs::read(&kid_record).ok()?).ok()?;
+        v["labels"]
+            .get("paseo.parent-agent-id")
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    poll("the track to hide", TIMEOUT, || async {
+        (!app.is_shown(&tid("track")).await).then_some(())
+    })
+    .await;
 
     // The new-agent form with the host chosen, in the dark theme.
     app.click(&tid("new-agent")).await;
