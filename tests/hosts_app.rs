@@ -621,9 +621,10 @@ impl InProcess {
     }
 }
 
-/// A folder in the host user's home, theirs.
+/// A new folder in the host user's home, theirs (what an earlier run left there removed).
 fn host_folder(sshd: &Sshd, name: &str) -> PathBuf {
     let path = sshd.user.home.join(name);
+    let _ = std::fs::remove_dir_all(&path);
     std::fs::create_dir_all(&path).unwrap();
     std::os::unix::fs::chown(&path, Some(sshd.user.uid), None).unwrap();
     path
@@ -782,8 +783,8 @@ async fn a_window_takes_a_hosts_snapshot_and_follows_its_numbered_events() {
 
 /// Requests naming a host's workspace go to that host like its agents' do (SPEC 17): the
 /// manager learns the host's workspaces from its snapshot and its events (these ones made by
-/// another client of the host, not this app). `addWorkspace`, `archivedAgents` and
-/// `createAgent` into an existing workspace with `host` or a host's workspace run there;
+/// another client of the host, not this app). `addWorkspace`, `createWorktree` and
+/// `archivedAgents` with `host`, and `createAgent` into a host's workspace, run there;
 /// `setBudget` of a host's agent too. An agent caller naming the host or a host's workspace or
 /// agent is refused and nothing changes on the host.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -946,6 +947,58 @@ async fn a_hosts_workspaces_and_budgets_route_there_and_agents_are_refused() {
         three["cwd"],
         sshd.user.home.join("three").display().to_string()
     );
+    // A worktree of the host's repository, made there and renamed from here by its id.
+    let repo = host_folder(&sshd, "repo");
+    for args in [
+        vec!["init", "-q", "-b", "main"],
+        vec![
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "first",
+        ],
+    ] {
+        let done = Command::new("git")
+            .args(["-c", "safe.directory=*"])
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(done.success());
+    }
+    let chowned = Command::new("chown")
+        .args(["-R", &sshd.user.uid.to_string()])
+        .arg(&repo)
+        .status()
+        .unwrap();
+    assert!(chowned.success());
+    let tree = app
+        .value(
+            json!({"kind": "createWorktree", "host": "box", "repo": repo.display().to_string(),
+            "target": {"kind": "branch-off", "newBranch": "on-box"}}),
+        )
+        .await;
+    let tree_dir = tree["cwd"].as_str().unwrap();
+    assert!(
+        tree_dir.starts_with(&sshd.user.home.display().to_string()),
+        "{tree}"
+    );
+    assert_eq!(tree["branch"], "on-box", "{tree}");
+    let made = std::fs::metadata(tree_dir).unwrap();
+    assert_eq!(made.uid(), sshd.user.uid, "made by the host's user");
+    let renamed = app
+        .value(
+            json!({"kind": "renameWorkspace", "workspaceId": tree["workspaceId"], "name": "tree"}),
+        )
+        .await;
+    assert_eq!(renamed["name"], "tree");
+
     let here = app.value(json!({"kind": "syncSnapshot"})).await;
     assert_eq!(
         here["window"]["workspaces"],

@@ -3,8 +3,8 @@
 //! ([`RuntimeHandle::call`]), so the window and the MCP server reach hosts the same way.
 //!
 //! Only the user reaches hosts. An agent's token naming a host, or an agent or workspace id a
-//! host holds, is refused (`forbidden`): an agent is contained on its machine (SPEC 14/16) and must not
-//! act on another through the user's connection.
+//! host holds, is refused (`forbidden`): an agent is contained on its machine (SPEC 14/16) and
+//! must not act on another through the user's connection.
 
 use crate::api::{ApiError, Caller, Request, Response};
 use crate::model::{AgentId, WorkspaceId};
