@@ -8,7 +8,7 @@
 // reconnect (`paseo://host-state` connected) loads a new snapshot, so nothing that happened
 // meanwhile is missed or shown twice.
 import * as backend from './backend.js';
-import { fleet, addNotice, applyEvent, dropHostFleet, loadHostFleet } from './store.js';
+import { addNotice, applyEvent, dropHostFleet, loadHostFleet } from './store.js';
 import * as layout from './layout.js';
 import * as timelines from './timeline-model.js';
 import { invalidate } from './render.js';
@@ -127,10 +127,6 @@ export async function syncHost(name) {
   try {
     const { seq, snap } = await backend.hostSnapshot(name);
     if (hosts.get(name) !== entry) return;
-    // A backend from before hosts had snapshots ignores `host` and answers its own: never
-    // shown as the host's.
-    if (snap.home === fleet.home && snap.mcpUrl === fleet.mcpUrl)
-      throw Object.assign(new Error('this backend cannot give a host its snapshot'), { code: 'unsupported' });
     loadHostFleet(name, snap);
     entry.providers = snap.providers ?? [];
     entry.seq = seq;
