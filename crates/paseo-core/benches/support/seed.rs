@@ -16,15 +16,22 @@ pub fn seed(home: &Path, n: usize) -> Vec<PathBuf> {
     seed_archived(home, n, 0)
 }
 
+#[allow(dead_code)]
 /// [`seed`], then every `every`-th root agent (oldest first; none for 0) archived with its
 /// subagents, one archive batch per root: `n / 5 / every` batches.
 pub fn seed_archived(home: &Path, n: usize, every: usize) -> Vec<PathBuf> {
+    seed_tagged(home, n, every, "seed")
+}
+
+/// [`seed_archived`] with workspace and project ids starting `tag` (`seed` there): machines
+/// seeded apart (a window's hosts) hold distinct ids, as real ones (random) do.
+pub fn seed_tagged(home: &Path, n: usize, every: usize, tag: &str) -> Vec<PathBuf> {
     let layout = Layout::new(home);
     let mut e = Engine::new();
     let workspaces: Vec<WorkspaceRecord> = (0..20)
         .map(|i| WorkspaceRecord {
-            workspace_id: format!("seed-ws-{i}").parse().unwrap(),
-            project_id: "seed-project".parse::<ProjectId>().unwrap(),
+            workspace_id: format!("{tag}-ws-{i}").parse().unwrap(),
+            project_id: format!("{tag}-project").parse::<ProjectId>().unwrap(),
             cwd: format!("/tmp/seed/project-{i}"),
             kind: WorkspaceKind::Directory,
             display_name: format!("project-{i}"),
