@@ -40,7 +40,7 @@ export async function boot() {
     const tabs = Object.values(layout.layout.groups).flatMap((g) => g.tabs);
     const snap = await backend.fleetSnapshot({ workspaceId: layout.layout.selected, agentIds: tabs });
     loadSnapshot(snap);
-    // The hosts' fleets before the layout drops the tabs it does not know (SPEC 17).
+    // The hosts (SPEC 17): their rows now, their fleets as each snapshot arrives.
     await startHosts();
     // The backend's state, now that it has loaded the data root (the window opened meanwhile).
     ui.info = await backend.appInfo();

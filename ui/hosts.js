@@ -146,6 +146,8 @@ export async function syncHost(name) {
   }
   if (layout.prune()) layout.save();
   invalidate('sidebar', 'tabs', 'pane');
+  // After the frame that draws it (benches/hosts.rs times launch → a host's fleet listed).
+  if (entry.seq !== null) requestAnimationFrame(() => performance.mark(`paseo-host-listed:${name}`));
   if (entry.resyncAfter) {
     entry.resyncAfter = false;
     syncHost(name);
@@ -217,26 +219,16 @@ function onHostState(message) {
 }
 
 /**
- * Lists the hosts and loads the connected ones' fleets (before the layout drops tabs it does
- * not know yet), then follows their states and events.
+ * Lists the hosts and starts loading the connected ones' fleets, then follows their states and
+ * events. This machine's first screen does not wait for them: a host's fleet arrives under its
+ * row when its snapshot does, and meanwhile the layout keeps the tabs and the selection a
+ * loading host may hold (`hostsLoading`).
  */
 export async function startHosts() {
   await backend.listen('paseo://host-event', onHostEvent);
   await backend.listen('paseo://host-state', onHostState);
   await refreshHosts();
-  await Promise.all(hostList().map((e) => (e.pending ? waitSynced(e) : null)));
   setInterval(refreshHosts, POLL_MS);
-}
-
-function waitSynced(entry) {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const check = () => {
-      if (!entry.pending || Date.now() - started > 5000) resolve();
-      else setTimeout(check, 50);
-    };
-    check();
-  });
 }
 
 /** The host a workspace or agent belongs to (null: this machine). */

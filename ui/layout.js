@@ -56,7 +56,7 @@ export function prune() {
       group.active = group.tabs[group.tabs.length - 1] ?? null;
       changed = true;
     }
-    if (!fleet.workspaces.has(ws) && group.tabs.length === 0) {
+    if (!fleet.workspaces.has(ws) && group.tabs.length === 0 && !hostsLoading()) {
       delete layout.groups[ws];
       changed = true;
     }
@@ -64,7 +64,8 @@ export function prune() {
   if (
     layout.selected &&
     !fleet.workspaces.has(layout.selected) &&
-    !layout.groups[layout.selected]?.tabs.length
+    !layout.groups[layout.selected]?.tabs.length &&
+    !hostsLoading()
   ) {
     layout.selected = null;
     changed = true;
