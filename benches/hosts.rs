@@ -60,10 +60,7 @@ fn main() {
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         if arg == "--agents" {
-            agents = it
-                .next()
-                .and_then(|s| s.parse().ok())
-                .expect("--agents N");
+            agents = it.next().and_then(|s| s.parse().ok()).expect("--agents N");
         }
     }
     // SAFETY: geteuid has no preconditions.
@@ -403,8 +400,10 @@ async fn run(agents: usize) {
             "workspaceId": ws["workspaceId"], "autoArchive": false}))
         .await;
     let remote = app
-        .create_agent(json!({"provider": "shell", "title": "there", "host": "box1",
-            "directory": host_home.display().to_string(), "autoArchive": false}))
+        .create_agent(
+            json!({"provider": "shell", "title": "there", "host": "box1",
+            "directory": host_home.display().to_string(), "autoArchive": false}),
+        )
         .await;
     let (local, remote) = (
         local["id"].as_str().expect("an id").to_string(),
@@ -463,7 +462,10 @@ async fn run(agents: usize) {
     }
     drop(h);
     let local_listed = stats(times);
-    line("launch → every card in the page, this machine", &local_listed);
+    line(
+        "launch → every card in the page, this machine",
+        &local_listed,
+    );
 
     hosts.seed(1, agents);
     let h = harness("hosts_listing", &[1], &hosts.config);

@@ -100,7 +100,7 @@ function adopt(list) {
   if (changed || [...ordered.keys()].join() !== [...hosts.keys()].join()) {
     hosts.clear();
     for (const [name, entry] of ordered) hosts.set(name, entry);
-    invalidate('sidebar');
+    invalidate('sidebar', 'status');
   }
   for (const name of wanted) syncHost(name);
   // A host that will not send its agents now (it failed): the tabs that waited for it go.
@@ -112,7 +112,17 @@ function adopt(list) {
 
 /** What a host row shows, to redraw only when it changed. */
 function key(e) {
-  return JSON.stringify([e.ssh, e.state, e.lastSeen, e.error, e.installHelps, e.agents, e.busy, e.problem]);
+  return JSON.stringify([
+    e.ssh,
+    e.state,
+    e.lastSeen,
+    e.error,
+    e.installHelps,
+    e.agents,
+    e.busy,
+    e.problem,
+    e.counts,
+  ]);
 }
 
 /** Loads the host's snapshot, then the events it held meanwhile that are newer. */
@@ -190,7 +200,7 @@ function apply(entry, { seq, event }) {
       return;
     case 'countsChanged':
       entry.counts = event.counts;
-      invalidate('sidebar');
+      invalidate('sidebar', 'status');
       return;
     case 'notice':
       addNotice(event.level, `${host}: ${event.message}`);
@@ -214,7 +224,7 @@ function onHostState(message) {
   entry.installHelps = Boolean(message.installHelps);
   // Connected again (or its mirror rebuilt from a new snapshot): the window's copy follows.
   if (message.state === 'connected') syncHost(entry.name);
-  invalidate('sidebar');
+  invalidate('sidebar', 'status', 'pane');
   refreshHosts();
 }
 

@@ -119,6 +119,7 @@ export function mountViews(actions) {
         said: fleet.said,
         open: actions.open,
         agents: () => [...fleet.agents.values()],
+        hosts: hostList(),
       });
     else renderStatus($('status-bar'), ui.backend);
   });

@@ -135,6 +135,15 @@ async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
     app.click(&tid("composer-send")).await;
     app.wait_for_attr(&sel_pane(&id), "data-status", "running")
         .await;
+    // The status bar counts the host's agents on their own, after this machine's none.
+    app.wait_for_text("[data-testid=\"status-host\"][data-host=\"box\"]", |t| {
+        t.contains("on box: 1 running")
+    })
+    .await;
+    assert!(
+        app.text(&tid("status-line")).await.contains("0 running"),
+        "this machine's own count stays its own"
+    );
     // The host is unreachable a while (its sshd stopped: no new login) and the app's ssh dies.
     let sshd_pid = sshd.pid() as i32;
     // SAFETY: signals to processes this test started (sshd) or its app started (ssh).
@@ -146,8 +155,10 @@ async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
         t.starts_with("disconnected (last seen ")
     })
     .await;
-    // Kept, greyed, readable.
+    // Kept, greyed, readable; the open agent says its state is the last known.
     assert!(app.is_shown(&under).await, "the host's rows stay");
+    app.wait_for_text(&tid("agent-host"), |t| t == "on box · not connected")
+        .await;
     let opacity = app
         .execute(
             "return getComputedStyle(document.querySelector(arguments[0]).closest('.projects')).opacity",
@@ -172,6 +183,8 @@ async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
     )
     .await;
     app.wait_for_attr(&sel_pane(&id), "data-status", "idle")
+        .await;
+    app.wait_for_text(&tid("agent-host"), |t| t == "on box")
         .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(items_saying(&app, "after-drop-42").await, 1, "shown once");

@@ -16,6 +16,7 @@ import {
 } from '../status.js';
 import { TimelineView, toolSummary } from './timeline.js';
 import { TrackView } from './track.js';
+import { hosts } from '../hosts.js';
 import { Composer } from './composer.js';
 import { FindBar } from './find-bar.js';
 import { ChangesView } from './changes-view.js';
@@ -180,9 +181,20 @@ export class AgentPane {
     setText(this.title, name);
     setAttr(this.title, 'title', name);
     const model_ = detail?.config?.model;
-    setText(this.host, agent.host ? `on ${agent.host}` : '');
+    // While its host is not connected the pane shows what was last known, and says so.
+    const away = agent.host && hosts.get(agent.host)?.state !== 'connected';
+    setText(this.host, agent.host ? `on ${agent.host}${away ? ' · not connected' : ''}` : '');
     this.host.hidden = !agent.host;
-    setAttr(this.host, 'title', agent.host ? `Runs on the host ${agent.host}, as your user there` : null);
+    this.host.classList.toggle('host-away', Boolean(away));
+    setAttr(
+      this.host,
+      'title',
+      !agent.host
+        ? null
+        : away
+          ? `${agent.host} is not connected: this is its last known state; the app reconnects by itself`
+          : `Runs on the host ${agent.host}, as your user there`,
+    );
     setText(this.provider, `${providerLabel(agent.provider)}${model_ ? ` · ${model_}` : ''}`);
     setPower(this.power, agent.power);
     setReach(this.reach, reachOf(agent));

@@ -25,9 +25,24 @@ export function renderStatus(el, state) {
   // "failed" list those agents.
   const line = countsLine(
     counts.tally.line,
-    (kind) => state.agents().filter((a) => agentBucket(a) === kind),
+    (kind) => state.agents().filter((a) => !a.host && agentBucket(a) === kind),
     state.open,
   );
+  // Each connected host's own line after this machine's (SPEC 17), as the tray counts them.
+  const hosts = (state.hosts ?? [])
+    .filter((host) => host.state === 'connected' && host.counts?.tally?.line?.length)
+    .map((host) =>
+      h(
+        'span',
+        { class: 'status-host', dataset: { testid: 'status-host', host: host.name } },
+        ` · on ${host.name}: `,
+        countsLine(
+          host.counts.tally.line,
+          (kind) => state.agents().filter((a) => a.host === host.name && agentBucket(a) === kind),
+          state.open,
+        ),
+      ),
+    );
   mount(
     el,
     h(
@@ -36,6 +51,7 @@ export function renderStatus(el, state) {
       h('span', { class: `dot ${info.backend}`, 'aria-hidden': 'true' }, '●'),
       ` Backend ${info.backend} · pid ${info.pid} · `,
       line,
+      hosts,
     ),
     saidNote(state.said, state.open),
     h(
