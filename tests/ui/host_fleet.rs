@@ -137,7 +137,7 @@ async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
         .await;
     // The status bar counts the host's agents on their own, after this machine's none.
     app.wait_for_text("[data-testid=\"status-host\"][data-host=\"box\"]", |t| {
-        t.contains("on box: 1 running")
+        t.contains("on box: 1 running · 1 total")
     })
     .await;
     assert!(

@@ -37,7 +37,8 @@ export function renderStatus(el, state) {
         { class: 'status-host', dataset: { testid: 'status-host', host: host.name } },
         ` · on ${host.name}: `,
         countsLine(
-          host.counts.tally.line,
+          // Short beside this machine's: what is happening there, and its total.
+          host.counts.tally.line.filter((p) => p.kind === 'total' || p.count > 0),
           (kind) => state.agents().filter((a) => a.host === host.name && agentBucket(a) === kind),
           state.open,
         ),
