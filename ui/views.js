@@ -69,8 +69,13 @@ export function mountViews(actions) {
     const here = fleet.counts.archived ?? 0;
     const there = connected.map((e) => [e.name, e.counts?.archived ?? 0]);
     ui.archived.count = there.reduce((n, [, c]) => n + c, here);
-    ui.archived.countTitle = there.length
-      ? `${ui.archived.count} archived: ${here} on this computer, ${there.map(([n, c]) => `${c} on ${n}`).join(', ')}`
+    const away = hostList().filter((e) => e.state !== 'connected');
+    ui.archived.countTitle = hostList().length
+      ? [
+          `${ui.archived.count} archived: ${here} on this computer`,
+          ...there.map(([n, c]) => `${c} on ${n}`),
+          ...away.map((e) => `${e.name} not connected`),
+        ].join(', ')
       : null;
     sidebar.renderArchived(
       ui.archived,

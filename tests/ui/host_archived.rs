@@ -145,6 +145,11 @@ async fn hosts_an_agent_archived_on_the_host_is_listed_read_and_restored() {
     );
     app.wait_for_text(&tid("archived-toggle"), |t| t.ends_with('1'))
         .await;
+    // The count is this machine's and the connected host's; its tooltip says where.
+    assert_eq!(
+        app.prop(&tid("archived-toggle"), "title").await,
+        json!("1 archived: 0 on this computer, 1 on box")
+    );
     shot(&app, "archived-host-light").await;
 
     // Read-only, its timeline from the host.
@@ -216,6 +221,10 @@ async fn hosts_an_agent_archived_on_the_host_is_listed_read_and_restored() {
     )
     .await;
     app.wait_count(&listed, 0).await;
+    assert_eq!(
+        app.prop(&tid("archived-toggle"), "title").await,
+        json!("0 archived: 0 on this computer, box not connected")
+    );
     shot(&app, "archived-host-disconnected-dark").await;
     unsafe { libc::kill(sshd_pid, libc::SIGCONT) };
     wait_state(&app, "box", "connected", SLOW).await;

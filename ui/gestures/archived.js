@@ -44,7 +44,7 @@ export async function restore(id, { member = false } = {}) {
     // Bring the restored agent up where the user can see it (a root agent opens as a tab), but
     // closed: SPEC 5 restores a batch closed, and starting its process is for when it is used
     // (a prompt), not for a restore the user may only want to read.
-    const head = await arrived([id, restored?.[0]]);
+    const head = await arrived([id, restored?.[0]], findArchived(id)?.host ? 5000 : 0);
     if (head && (!head.parentAgentId || reading)) openAgent(head.id, { wake: false });
   } catch (error) {
     addError('Could not restore', error);
@@ -105,13 +105,13 @@ function findArchived(id) {
 }
 
 /**
- * The first of `ids` in the fleet once it is there: a host's restored agent comes back by the
- * host's event, which may follow the restore's answer by a moment.
+ * The first of `ids` in the fleet, waiting up to `ms` for it: a host's restored agent comes back
+ * by the host's event, which may follow the restore's answer by a moment.
  */
-async function arrived(ids) {
+async function arrived(ids, ms) {
   for (let waited = 0; ; waited += 100) {
     for (const id of ids) if (id && fleet.agents.has(id)) return fleet.agents.get(id);
-    if (waited >= 5000) return undefined;
+    if (waited >= ms) return undefined;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
