@@ -1018,3 +1018,70 @@ async fn a_hosts_workspaces_and_budgets_route_there_and_agents_are_refused() {
     drop(other);
     app.stop().await;
 }
+
+/// An agent archived on the host before this app started is in no mirror of this app: listing
+/// the host's archived agents (`archivedAgents {host}`, what the window's archived list asks)
+/// tells the router where it lives, so its `timeline` and its `restore` then run on the host —
+/// the host's own record says it is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_archived_on_a_host_before_the_app_started_restores_there_once_listed() {
+    let Some(mut sshd) = Sshd::start("apparchived") else {
+        return;
+    };
+    paseo_core::hosts::install(&sshd.host("box"), &sshd.ssh_options(), Path::new(HEADLESS))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", sshd.log()));
+    let folder = host_folder(&sshd, "far");
+
+    // An earlier run of the app made it on the host and archived it there.
+    let mut earlier = InProcess::start(&sshd, &["box"]).await;
+    earlier.until_state("box", "connected").await;
+    adopt_backend(&mut sshd);
+    let created = earlier
+        .value(
+            json!({"kind": "createAgent", "host": "box", "provider": "shell",
+            "workspace": {"kind": "directory", "path": folder.display().to_string()},
+            "prompt": "echo said-on-box-$((30+3))"}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    let home = sshd.user.home.clone();
+    wait_for("the agent's turn on the host", || idle_on_host(&home, &id));
+    let archived = earlier
+        .value(json!({"kind": "archive", "agentId": id}))
+        .await;
+    assert_eq!(archived, json!([id]));
+    earlier.stop().await;
+    let record = paseo_core::store::Layout::new(home.join(".paseo"))
+        .record_path(&folder.display().to_string(), id.parse().unwrap());
+    let on_disk = || -> Value { serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap() };
+    assert!(on_disk()["archivedAt"].is_string(), "archived on the host");
+
+    // This run has never seen it.
+    let mut app = InProcess::start(&sshd, &["box"]).await;
+    app.until_state("box", "connected").await;
+    assert_eq!(app.rt.hosts().holder(id.parse().unwrap()), None);
+    let listed = app
+        .value(json!({"kind": "archivedAgents", "host": "box"}))
+        .await;
+    assert_eq!(listed["agents"][0]["id"], id.as_str(), "{listed}");
+    assert_eq!(
+        app.rt.hosts().holder(id.parse().unwrap()).as_deref(),
+        Some("box")
+    );
+    let timeline = app
+        .value(json!({"kind": "timeline", "agentId": id, "limit": 50}))
+        .await;
+    assert!(
+        timeline.to_string().contains("said-on-box-33"),
+        "the host's timeline: {timeline}"
+    );
+    let restored = app.value(json!({"kind": "restore", "agentId": id})).await;
+    assert_eq!(restored, json!([id]));
+    wait_for("the host's record restored", || {
+        (!on_disk()["archivedAt"].is_string()).then_some(())
+    });
+    let here = app.value(json!({"kind": "archivedAgents"})).await;
+    assert_eq!(here["total"], 0, "nothing of it here: {here}");
+    app.stop().await;
+}

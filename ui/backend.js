@@ -90,9 +90,12 @@ export function getAgent(agentId) {
   return request('getAgent', { agentId });
 }
 
-/** A page of archived agents, most recently archived first: {agents, total}. */
-export function archivedAgents(offset = 0, limit = 500) {
-  return request('archivedAgents', { offset, limit });
+/**
+ * A page of archived agents, most recently archived first: {agents, total}; with `host`, that
+ * connected host's (SPEC 17).
+ */
+export function archivedAgents(offset = 0, limit = 500, host = null) {
+  return request('archivedAgents', { offset, limit, ...(host ? { host } : {}) });
 }
 
 /** Where the form says the agent works, as the create request's `workspace`. */

@@ -12,6 +12,7 @@ import { addNotice, applyEvent, dropHostFleet, loadHostFleet } from './store.js'
 import * as layout from './layout.js';
 import * as timelines from './timeline-model.js';
 import { invalidate } from './render.js';
+import { reloadArchivedSoon } from './gestures/archived.js';
 
 /**
  * name → {name, ssh, state, lastSeen, error, code, installHelps, agents, counts, providers,
@@ -100,7 +101,7 @@ function adopt(list) {
   if (changed || [...ordered.keys()].join() !== [...hosts.keys()].join()) {
     hosts.clear();
     for (const [name, entry] of ordered) hosts.set(name, entry);
-    invalidate('sidebar', 'status');
+    invalidate('sidebar', 'status', 'archived');
   }
   for (const name of wanted) syncHost(name);
   // A host that will not send its agents now (it failed): the tabs that waited for it go.
@@ -145,6 +146,8 @@ export async function syncHost(name) {
     entry.pending = null;
     for (const m of held) if (m.seq > entry.seq) apply(entry, m);
     timelines.reloadAll();
+    // Connected (again): its section of the archived list, if open, is the host's as it is now.
+    reloadArchivedSoon();
   } catch (error) {
     entry.pending = null;
     // Not connected after all (it dropped meanwhile): the next `connected` loads it. A backend
@@ -200,7 +203,7 @@ function apply(entry, { seq, event }) {
       return;
     case 'countsChanged':
       entry.counts = event.counts;
-      invalidate('sidebar', 'status');
+      invalidate('sidebar', 'status', 'archived');
       return;
     case 'notice':
       addNotice(event.level, `${host}: ${event.message}`);
@@ -224,7 +227,7 @@ function onHostState(message) {
   entry.installHelps = Boolean(message.installHelps);
   // Connected again (or its mirror rebuilt from a new snapshot): the window's copy follows.
   if (message.state === 'connected') syncHost(entry.name);
-  invalidate('sidebar', 'status', 'pane');
+  invalidate('sidebar', 'status', 'pane', 'archived');
   refreshHosts();
 }
 

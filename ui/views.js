@@ -63,8 +63,24 @@ export function mountViews(actions) {
   });
   register('archived', () => {
     ui.archived.open = layout.layout.archivedOpen;
-    ui.archived.count = fleet.counts.archived ?? 0;
-    sidebar.renderArchived(ui.archived);
+    // The count is every archived agent the list can show: this machine's and each connected
+    // host's (SPEC 17); its title says how many are where.
+    const connected = hostList().filter((e) => e.state === 'connected');
+    const here = fleet.counts.archived ?? 0;
+    const there = connected.map((e) => [e.name, e.counts?.archived ?? 0]);
+    ui.archived.count = there.reduce((n, [, c]) => n + c, here);
+    const away = hostList().filter((e) => e.state !== 'connected');
+    ui.archived.countTitle = hostList().length
+      ? [
+          `${ui.archived.count} archived: ${here} on this computer`,
+          ...there.map(([n, c]) => `${c} on ${n}`),
+          ...away.map((e) => `${e.name} not connected`),
+        ].join(', ')
+      : null;
+    sidebar.renderArchived(
+      ui.archived,
+      hostList().map((e) => ({ name: e.name, state: e.state })),
+    );
   });
   register('tabs', () => {
     const g = layout.currentGroup();

@@ -8,7 +8,11 @@ export const ui = {
   /** The archived agent shown read-only in the pane (its snapshot from the archived list), if any. */
   readOnly: null,
   backend: { kind: 'connecting' },
-  archived: { open: false, count: 0, batches: null, loaded: [], total: 0, busy: new Set() },
+  /**
+   * This machine's archived list ({loaded, total, batches, loadingMore}), and `hosts`: host name →
+   * that host's, each paged on its own (SPEC 17).
+   */
+  archived: { open: false, count: 0, batches: null, loaded: [], total: 0, busy: new Set(), hosts: new Map() },
   /** Archives in progress, by gesture (see gestures/archive.js): a second click does nothing. */
   closing: new Set(),
   seenInFlight: new Set(),

@@ -39,6 +39,7 @@ mod find;
 mod fit;
 mod folder_picker;
 mod held;
+mod host_archived;
 mod host_fleet;
 mod hosts;
 mod layouts;

@@ -91,6 +91,8 @@ export class ArchivedView {
     setText(this.title, name);
     setAttr(this.title, 'title', name);
     setText(this.provider, providerLabel(agent.provider));
+    // A host's (SPEC 17): its timeline and its restore are the host's.
+    setText(this.tag, agent.host ? `archived · read-only · on ${agent.host}` : 'archived · read-only');
     setText(this.cwdText, agent.cwd);
     setAttr(this.cwd, 'title', agent.cwd);
     setText(this.when, `archived ${ago(agent.archivedAt)}`);

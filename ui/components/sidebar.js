@@ -10,6 +10,7 @@ import { fleet, workspaceName, providerLabel } from '../store.js';
 import { agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
 import { openMembers } from './batch-members.js';
 import { HostRows } from './host-rows.js';
+import { ArchivedHosts } from './archived-hosts.js';
 
 /** An archived row's height (styles.css `.archived-row`) and the rows kept beyond the view. */
 const ARCH_ROW_PX = 50;
@@ -18,7 +19,7 @@ const OVERSCAN = 8;
 export class Sidebar {
   /**
    * actions: {menu(anchor), addWorkspace(), select(wsId), toggleProject(id), toggleArchived(), restore(id),
-   * restoreMember(id), openArchived(id), moreArchived(), and the host rows' (host-rows.js)}
+   * restoreMember(id), openArchived(id), moreArchived(host?), and the host rows' (host-rows.js)}
    */
   constructor(el, actions) {
     this.el = el;
@@ -60,10 +61,30 @@ export class Sidebar {
       h('span', { class: 'count muted' }),
     );
     this.archivedRows = h('ul', { class: 'archived-rows', 'aria-label': 'Archived agents' });
+    // Each host's archived agents below this machine's (SPEC 17), in the same scroll.
+    this.archivedHosts = new ArchivedHosts(actions, {
+      create: (id, batchesOf) => this.createArchived(id, batchesOf),
+      update: (el, batch, busy) => this.updateArchived(el, batch, busy),
+    });
+    this.archivedLocal = h(
+      'div',
+      { class: 'archived-host-head', dataset: { testid: 'archived-local' }, hidden: true },
+      h('span', { class: 'archived-host-name' }, 'On this computer'),
+    );
+    this.archivedEmpty = h('p', { class: 'muted archived-empty' }, 'Nothing archived.');
+    this.archivedMore = h('button', {
+      class: 'small ghost archived-more',
+      type: 'button',
+      dataset: { testid: 'archived-more' },
+      onclick: () => actions.moreArchived(),
+    });
     this.archivedList = h(
       'div',
       { class: 'archived-list', dataset: { testid: 'archived-list' } },
+      this.archivedLocal,
       this.archivedRows,
+      this.archivedEmpty,
+      this.archivedHosts.el,
     );
     this.archivedList.addEventListener('scroll', () => this.renderArchivedRows(), { passive: true });
     /** The batches shown and the restores under way. */
@@ -78,13 +99,6 @@ export class Sidebar {
         setAttr(el, 'aria-setsize', String(this.batches.length));
         this.updateArchived(el, this.batches[i], this.restoring);
       },
-    });
-    this.archivedEmpty = h('p', { class: 'muted archived-empty' }, 'Nothing archived.');
-    this.archivedMore = h('button', {
-      class: 'small ghost archived-more',
-      type: 'button',
-      dataset: { testid: 'archived-more' },
-      onclick: () => actions.moreArchived(),
     });
     el.replaceChildren(
       h(
@@ -113,14 +127,9 @@ export class Sidebar {
         ),
       ),
       h('div', { class: 'sidebar-scroll' }, this.localHead, this.projects, this.empty, this.hostRows.el),
-      h(
-        'section',
-        { class: 'archived' },
-        this.archivedToggle,
-        this.archivedList,
-        this.archivedMore,
-        this.archivedEmpty,
-      ),
+      // This machine's "Show more" stays in sight below the list, however long its page; a
+      // host's sits at the end of its section.
+      h('section', { class: 'archived' }, this.archivedToggle, this.archivedList, this.archivedMore),
     );
   }
 
@@ -279,13 +288,21 @@ export class Sidebar {
     el.classList.toggle('selected', selected);
   }
 
-  /** archived: {open, count, batches: [{head, members}] | null (loading), loaded, total, loadingMore} */
-  renderArchived(archived) {
+  /**
+   * archived: {open, count, countTitle, batches: [{head, members}] | null (loading), loaded, total,
+   * loadingMore, hosts: name → its own list}; hosts: [{name, state}] (a section each).
+   */
+  renderArchived(archived, hosts = []) {
     setAttr(this.archivedToggle, 'aria-expanded', archived.open ? 'true' : 'false');
     setText(this.archivedToggle.firstChild, archived.open ? '▾' : '▸');
     setText(this.archivedToggle.lastChild, `${archived.count}`);
+    setAttr(this.archivedToggle, 'title', archived.countTitle ?? null);
     this.archivedList.hidden = !archived.open;
-    this.archivedEmpty.hidden = !archived.open || archived.count > 0 || (archived.batches?.length ?? 0) > 0;
+    // "Nothing archived." is this machine's; with hosts, it sits under "On this computer".
+    this.archivedEmpty.hidden =
+      !archived.open || (archived.batches?.length ?? 0) > 0 || (hosts.length === 0 && archived.count > 0);
+    this.archivedLocal.hidden = hosts.length === 0;
+    this.archivedHosts.render(archived.open ? hosts : [], archived.hosts, archived.busy);
     const left = archived.total - archived.loaded.length;
     this.archivedMore.hidden = !archived.open || !(left > 0);
     if (!archived.open) return;
@@ -293,12 +310,14 @@ export class Sidebar {
       this.archivedMore,
       archived.loadingMore
         ? 'Loading…'
-        : `Show more (${archived.loaded.length.toLocaleString('en-US')} of ${archived.total.toLocaleString('en-US')} shown)`,
+        : `Show more${hosts.length ? ' on this computer' : ''} (${archived.loaded.length.toLocaleString('en-US')} of ${archived.total.toLocaleString('en-US')} shown)`,
     );
     this.archivedMore.disabled = archived.loadingMore ?? false;
     this.batches = archived.batches ?? [];
     this.restoring = archived.busy;
     this.archivedRows.style.height = `${this.batches.length * ARCH_ROW_PX}px`;
+    // The virtualised rows are placed from the list's top: below the "On this computer" head.
+    this.rowsTop = this.archivedRows.offsetTop;
     this.archivedList.dataset.rows = String(this.batches.length);
     this.renderArchivedRows();
   }
@@ -308,13 +327,14 @@ export class Sidebar {
     this.archivedWindow.render(
       this.batches.length,
       (i) => this.batches[i].head.id,
-      this.archivedList.scrollTop,
+      this.archivedList.scrollTop - (this.rowsTop ?? 0),
       this.archivedList.clientHeight,
       12,
     );
   }
 
-  createArchived(id) {
+  /** batchesOf(): the batches of the list the row is in (this machine's, or a host's). */
+  createArchived(id, batchesOf = () => this.batches) {
     // The name opens the agent read-only (its timeline from disk, and Restore).
     const name = h('button', {
       class: 'arch-name link',
@@ -328,7 +348,7 @@ export class Sidebar {
       type: 'button',
       dataset: { testid: 'archived-members-toggle' },
       onclick: (e) => {
-        const b = this.batches.find((x) => x.head.id === id);
+        const b = batchesOf().find((x) => x.head.id === id);
         if (b) openMembers(e.currentTarget, b, this.actions, this.restoring);
       },
     });

@@ -1,8 +1,12 @@
 // The archived list at the bottom of the sidebar: opening it, loading it (one line per archive
 // gesture, grouped by batch), Restore (a whole batch, or one member with what was archived below
 // it) — which asks before bringing a subagent whose parent is still archived back as a root
-// agent — and opening an archived agent read-only.
+// agent — and opening an archived agent read-only. This machine's archived agents first, then
+// each host's (SPEC 17), every section paged on its own; a host's come from it (`archivedAgents
+// {host}`), which also tells the backend where they live, so their timelines and restores go
+// there.
 import * as backend from '../backend.js';
+import { hostList } from '../hosts.js';
 import { fleet, addError } from '../store.js';
 import * as layout from '../layout.js';
 import { invalidate } from '../render.js';
@@ -25,7 +29,7 @@ export async function restore(id, { member = false } = {}) {
       restored = await backend.restoreAgent(id, false, member);
     } catch (error) {
       if (error.code !== 'conflict' || !/parent/.test(error.message)) throw error;
-      const name = agentName(ui.archived.loaded.find((a) => a.id === id));
+      const name = agentName(findArchived(id));
       const ok = await backend.confirm(
         'Restore as a root agent?',
         `The parent of “${name}” is still archived, so it cannot go back into its parent's track.\n\nRestore “${name}” as a root agent instead?`,
@@ -40,7 +44,7 @@ export async function restore(id, { member = false } = {}) {
     // Bring the restored agent up where the user can see it (a root agent opens as a tab), but
     // closed: SPEC 5 restores a batch closed, and starting its process is for when it is used
     // (a prompt), not for a restore the user may only want to read.
-    const head = fleet.agents.get(id) ?? fleet.agents.get(restored?.[0]);
+    const head = await arrived([id, restored?.[0]], findArchived(id)?.host ? 5000 : 0);
     if (head && (!head.parentAgentId || reading)) openAgent(head.id, { wake: false });
   } catch (error) {
     addError('Could not restore', error);
@@ -53,7 +57,7 @@ export async function restore(id, { member = false } = {}) {
 
 /** Shows an archived agent read-only in the pane: its timeline from disk, and Restore. */
 export function openArchived(id) {
-  const agent = ui.archived.loaded.find((a) => a.id === id);
+  const agent = findArchived(id);
   if (!agent) return;
   closeMembers();
   ui.formOpen = false;
@@ -89,38 +93,100 @@ export function reloadArchivedSoon(delay = 150) {
 // Thousands of archive gestures add up over months: the list comes a page at a time.
 const PAGE = 500;
 
-/** (Re)loads the open list from the top, as many agents as were shown (at least a page). */
+/** The archived agent `id` as listed: this machine's, or a host's (tagged with `host`). */
+function findArchived(id) {
+  const here = ui.archived.loaded.find((a) => a.id === id);
+  if (here) return here;
+  for (const section of ui.archived.hosts.values()) {
+    const there = section.loaded.find((a) => a.id === id);
+    if (there) return there;
+  }
+  return undefined;
+}
+
+/**
+ * The first of `ids` in the fleet, waiting up to `ms` for it: a host's restored agent comes back
+ * by the host's event, which may follow the restore's answer by a moment.
+ */
+async function arrived(ids, ms) {
+  for (let waited = 0; ; waited += 100) {
+    for (const id of ids) if (id && fleet.agents.has(id)) return fleet.agents.get(id);
+    if (waited >= ms) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The list of `host` (null: this machine's): {loaded, total, batches, loadingMore}. */
+function sectionOf(host) {
+  if (!host) return ui.archived;
+  let section = ui.archived.hosts.get(host);
+  if (!section)
+    ui.archived.hosts.set(host, (section = { loaded: [], total: 0, batches: null, loadingMore: false }));
+  return section;
+}
+
+async function page(host, offset, limit) {
+  const answer = await backend.archivedAgents(offset, limit, host);
+  if (host) for (const a of answer.agents) a.host = host;
+  return answer;
+}
+
+/**
+ * (Re)loads the open list from the top, as many agents as were shown (at least a page): this
+ * machine's, and each connected host's. A host not connected keeps no rows (they could be
+ * neither read nor restored now); its section says so.
+ */
 export async function loadArchived() {
-  try {
-    const page = await backend.archivedAgents(0, Math.min(10000, Math.max(PAGE, ui.archived.loaded.length)));
-    show(page.agents, page.total);
-  } catch (error) {
-    addError('Could not list the archived agents', error);
-  }
+  const names = new Set(hostList().map((e) => e.name));
+  for (const name of [...ui.archived.hosts.keys()]) if (!names.has(name)) ui.archived.hosts.delete(name);
+  const loads = [null, ...hostList().map((e) => e.name)].map(async (host) => {
+    const section = sectionOf(host);
+    if (host && hostList().find((e) => e.name === host)?.state !== 'connected') {
+      show(section, [], 0);
+      return;
+    }
+    try {
+      const got = await page(host, 0, Math.min(10000, Math.max(PAGE, section.loaded.length)));
+      show(section, got.agents, got.total);
+    } catch (error) {
+      // A host that dropped meanwhile: its section says it is not connected.
+      if (host && error?.code === 'disconnected') show(section, [], 0);
+      else
+        addError(
+          host ? `Could not list the archived agents on ${host}` : 'Could not list the archived agents',
+          error,
+        );
+    }
+  });
+  await Promise.all(loads);
   invalidate('archived');
 }
 
-/** "Show more": the next page below the ones shown. */
-export async function loadMoreArchived() {
-  if (ui.archived.loadingMore) return;
-  ui.archived.loadingMore = true;
+/** "Show more" of a section (`host`, or this machine's): the next page below the ones shown. */
+export async function loadMoreArchived(host = null) {
+  const section = sectionOf(host);
+  if (section.loadingMore) return;
+  section.loadingMore = true;
   invalidate('archived');
   try {
-    const page = await backend.archivedAgents(ui.archived.loaded.length, PAGE);
-    const seen = new Set(ui.archived.loaded.map((a) => a.id));
-    show([...ui.archived.loaded, ...page.agents.filter((a) => !seen.has(a.id))], page.total);
+    const got = await page(host, section.loaded.length, PAGE);
+    const seen = new Set(section.loaded.map((a) => a.id));
+    show(section, [...section.loaded, ...got.agents.filter((a) => !seen.has(a.id))], got.total);
   } catch (error) {
-    addError('Could not list more archived agents', error);
+    addError(
+      host ? `Could not list more archived agents on ${host}` : 'Could not list more archived agents',
+      error,
+    );
   } finally {
-    ui.archived.loadingMore = false;
+    section.loadingMore = false;
   }
   invalidate('archived');
 }
 
-function show(agents, total) {
-  ui.archived.loaded = agents;
-  ui.archived.total = total;
-  ui.archived.batches = batches(agents);
+function show(section, agents, total) {
+  section.loaded = agents;
+  section.total = total;
+  section.batches = batches(agents);
   // Restored meanwhile (another window, or a whole batch): nothing archived is left to read.
   if (ui.readOnly && fleet.agents.has(ui.readOnly.id)) ui.readOnly = null;
 }

@@ -171,6 +171,9 @@ impl RuntimeHandle {
         match &answer {
             Response::Agent(agent) => self.hosts.note(name, agent),
             Response::Workspace(ws) => self.hosts.note_workspace(name, &ws.record.workspace_id),
+            // `listAgents`, and `archivedAgents`: an agent archived on the host before this
+            // app started is in no snapshot or event, and only its listing tells the mirror
+            // where its `timeline` and `restore` must go.
             Response::Agents { agents, .. } => {
                 for agent in agents {
                     self.hosts.note(name, agent);
