@@ -3,14 +3,16 @@
 //! host's workspace and agent under its row (from `syncSnapshot {host}`, then its numbered
 //! `paseo://host-event`s), the agent's pane with its output and "on box", a prompt from the
 //! composer, its Changes, closing its tab (archived on the host) and Undo, a subagent it makes
-//! detached from its track; the app's ssh killed
+//! detached from its track, a subagent's turn held on the host (its tree's budget) allowed from
+//! its pane here; the app's ssh killed
 //! with the host unreachable: the row says disconnected, its rows greyed but kept; once it can
 //! reconnect, by itself, it is connected again and what the agent did meanwhile is shown, once;
 //! and after a restart with the host slow to answer, the host agent's tab waits for it.
 
 use crate::common::{poll, tid, App, Harness, TIMEOUT};
 use crate::helpers::{
-    click_tab_close, git, kid, open_root, row_action, sel_pane, sel_tab, sel_ws, spawn_script,
+    click_tab_close, git, kid, open_root, row_action, sel_pane, sel_row, sel_tab, sel_ws,
+    spawn_script,
 };
 use crate::hosts::ssh_child;
 use crate::hosts_support::{Sshd, HEADLESS};
@@ -247,6 +249,74 @@ async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
         (!app.is_shown(&tid("track")).await).then_some(())
     })
     .await;
+
+    // A turn held on the host: its tree's budget is 0 tokens, so every turn an agent asks for
+    // waits for the user (SPEC 18, 14). The child's pane here shows the request; Allow from
+    // here runs it there, once.
+    let boss: Value = app
+        .call_ui(
+            "/backend.js",
+            "createAgent",
+            vec![json!({"provider": "shell", "host": "box", "workspaceId": ws, "title": "boss"})],
+        )
+        .await;
+    assert!(boss.get("error").is_none(), "{boss}");
+    let boss_id = boss["id"].as_str().unwrap().to_string();
+    let set = app
+        .call_ui(
+            "/backend.js",
+            "setBudget",
+            vec![json!(boss_id), json!({"treeTokens": 0})],
+        )
+        .await;
+    assert!(set.get("error").is_none(), "{set}");
+    let script = spawn_script(&[kid("asked", "echo held-ran-$((3*5))")], "echo boss-done");
+    let sent = app
+        .call_ui(
+            "/backend.js",
+            "sendPrompt",
+            vec![json!(boss_id), json!(script)],
+        )
+        .await;
+    assert!(sent.get("error").is_none(), "{sent}");
+    open_root(&app, &boss).await;
+    let boss_rows = format!("{} {}", sel_pane(&boss_id), tid("track-row"));
+    app.wait_for(&boss_rows).await;
+    let held_id = app.prop(&boss_rows, "dataset.agentId").await;
+    let held_id = held_id.as_str().unwrap().to_string();
+    app.wait_for_attr(&sel_row(&held_id), "data-bucket", "needs_input")
+        .await;
+    app.click(&format!("{} {}", sel_row(&held_id), tid("track-open")))
+        .await;
+    let held_pane = sel_pane(&held_id);
+    app.wait_for_text(&format!("{held_pane} {}", tid("permission-budget")), |t| {
+        t.contains("budget: this tree used 0 of 0 tokens")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        items_saying(&app, "held-ran-15").await,
+        0,
+        "nothing held runs"
+    );
+    app.click(&format!("{held_pane} {}", tid("permission-allow")))
+        .await;
+    poll("the allowed turn's output", TIMEOUT, || async {
+        (items_saying(&app, "held-ran-15").await == 1).then_some(())
+    })
+    .await;
+    app.wait_for_attr(&held_pane, "data-status", "idle").await;
+    // It ran there: the host's own timeline of the child has the output.
+    let on_host = sshd
+        .user
+        .home
+        .join(format!(".paseo/timelines/{held_id}.jsonl"));
+    let text = std::fs::read_to_string(&on_host).unwrap_or_default();
+    assert!(
+        text.contains("held-ran-15"),
+        "{}: {text}",
+        on_host.display()
+    );
 
     // The new-agent form with the host chosen, in the dark theme.
     app.click(&tid("new-agent")).await;
