@@ -17,8 +17,13 @@
 //!   click timed as above), then scrolled top to bottom the same way;
 //! - memory (PSS) of the app and its WebKit processes once loaded, against the empty root's.
 //!
-//! `cargo bench --bench scroll [-- N... --speed PX_PER_S]` (release build, Xvfb,
-//! tauri-driver). Target: no frame over 50 ms while scrolling.
+//! Each size's launches also print where the time went: the median of each step (the window
+//! open, the page's start, its first-screen request and answer, the records read and loaded),
+//! in ms from the process's start.
+//!
+//! `cargo bench --bench scroll [-- N... --speed PX_PER_S --launch-only]` (release build, Xvfb,
+//! tauri-driver; `--launch-only`: launches and memory, no scrolling). Target: no frame over
+//! 50 ms while scrolling.
 
 // The e2e harness, shared with the tests.
 #[path = "../tests/common/mod.rs"]
@@ -124,6 +129,7 @@ fn main() {
         return;
     }
     let mut speed = SPEED;
+    let launch_only = args.iter().any(|a| a == "--launch-only");
     let mut sizes = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -144,10 +150,10 @@ fn main() {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    rt.block_on(run(sizes, speed));
+    rt.block_on(run(sizes, speed, launch_only));
 }
 
-async fn run(sizes: Vec<usize>, speed: f64) {
+async fn run(sizes: Vec<usize>, speed: f64, launch_only: bool) {
     println!("scroll benchmark, {}", support::machine());
     println!("steady scroll speed {speed:.0} px/s; frame budget {BUDGET_MS} ms\n");
     let empty = Harness::new("scroll_empty");
@@ -161,12 +167,16 @@ async fn run(sizes: Vec<usize>, speed: f64) {
     let mut targets = Vec::new();
     let mut worst: f64 = 0.0;
     for n in sizes {
-        let (o, t, max) = size(n, speed, empty_launch, empty_memory).await;
+        let (o, t, max) = size(n, speed, launch_only, empty_launch, empty_memory).await;
         over.extend(o);
         targets.extend(t);
         worst = worst.max(max);
     }
     println!("\nload average after the run: {}", support::loadavg());
+    if launch_only {
+        targets.iter().for_each(|t| println!("{t}"));
+        return;
+    }
     if over.is_empty() {
         println!("every scrolled frame within {BUDGET_MS} ms");
     } else {
@@ -194,15 +204,25 @@ fn pass(ok: bool) -> &'static str {
 
 /// Launches the app on `h`'s data root `LAUNCHES` times; the median launch → ready in ms, the
 /// median launch → every card in the page, and the memory of the last launch once settled.
+/// Prints where the launch's time went (the median of each step, ms from the process's start).
 async fn launches(h: &Harness) -> (f64, f64, f64) {
     let mut times = Vec::new();
     let mut wholes = Vec::new();
+    let mut steps: Vec<Vec<f64>> = vec![Vec::new(); STEPS.len()];
     let mut memory = 0.0;
     let mut split = (0.0, 0.0);
     for i in 0..LAUNCHES {
         let app = h.launch_ready(&[]).await;
-        times.push(launch_ms(&app, "paseo-ready").await);
-        wholes.push(launch_ms(&app, "paseo-whole").await);
+        let start = started_ms(&app);
+        times.push(mark_ms(&app, "paseo-ready").await - start);
+        wholes.push(mark_ms(&app, "paseo-whole").await - start);
+        for (k, (_, step)) in STEPS.iter().enumerate() {
+            let at = match step {
+                Step::Page(mark) => marked_ms(&app, mark).await,
+                Step::Log(message) => logged_ms(h.home(), message),
+            };
+            steps[k].push(at.map_or(f64::NAN, |t| t - start));
+        }
         if i + 1 == LAUNCHES {
             tokio::time::sleep(Duration::from_secs(5)).await;
             let m = support::memory(app.pid());
@@ -211,6 +231,12 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
         }
         app.quit().await;
     }
+    let said: Vec<String> = STEPS
+        .iter()
+        .zip(steps)
+        .map(|((what, _), at)| format!("{what} {:.0}", stats(at).p50))
+        .collect();
+    println!("  (ms from the process's start: {})", said.join(", "));
     println!(
         "  (PSS of the app {:.0} MiB, its WebKit processes {:.0} MiB)",
         split.0, split.1
@@ -218,24 +244,78 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
     (stats(times).p50, stats(wholes).p50, memory)
 }
 
-/// Milliseconds from the app process's start to the page's `mark` (`paseo-ready`: its first
-/// screen with the true counts; `paseo-whole`: every card in).
-async fn launch_ms(app: &App, mark: &str) -> f64 {
-    let ready = app
-        .execute(
-            "const m = performance.getEntriesByName(arguments[0])[0];
-             return m ? performance.timeOrigin + m.startTime : null;",
-            vec![json!(mark)],
-        )
-        .await
-        .as_f64()
-        .expect("the page marked its start");
+/// Where a launch's time goes: a mark of the page (`ui/boot.js`) or a line of the app's log.
+enum Step {
+    Page(&'static str),
+    Log(&'static str),
+}
+
+/// The steps of a launch the bench reports, by name, in the order they usually come.
+const STEPS: [(&str, Step); 13] = [
+    ("window open", Step::Log("main window open")),
+    ("page start", Step::Page("navigation")),
+    ("boot", Step::Page("paseo-boot")),
+    ("first screen asked", Step::Page("paseo-asked")),
+    ("records read", Step::Log("records read")),
+    ("records loaded", Step::Log("data root loaded")),
+    ("backend started", Step::Log("backend started")),
+    ("answered", Step::Page("paseo-answered")),
+    ("kept", Step::Page("paseo-kept")),
+    ("info", Step::Page("paseo-info")),
+    ("render", Step::Page("paseo-render")),
+    ("ready", Step::Page("paseo-ready")),
+    ("painted", Step::Page("paseo-painted")),
+];
+
+/// The app process's start, epoch milliseconds (a clock tick's resolution: 10 ms).
+fn started_ms(app: &App) -> f64 {
     let age = support::age_seconds(app.pid()).expect("the app's start time");
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64() * 1000.0)
         .unwrap_or(0.0);
-    ready - (now - age * 1000.0)
+    now - age * 1000.0
+}
+
+/// When the page marked `mark` (`paseo-ready`: its first screen with the true counts;
+/// `paseo-whole`: every card in; `navigation`: the page's own start), epoch milliseconds.
+async fn mark_ms(app: &App, mark: &str) -> f64 {
+    marked_ms(app, mark)
+        .await
+        .expect("the page marked its start")
+}
+
+/// [`mark_ms`], or `None` when the page has not set the mark (a frame not painted yet).
+async fn marked_ms(app: &App, mark: &str) -> Option<f64> {
+    app.execute(
+        "if (arguments[0] === 'navigation') return performance.timeOrigin;
+         const m = performance.getEntriesByName(arguments[0])[0];
+         return m ? performance.timeOrigin + m.startTime : null;",
+        vec![json!(mark)],
+    )
+    .await
+    .as_f64()
+}
+
+/// When the app last logged `message` in the data root `home`, epoch milliseconds.
+fn logged_ms(home: &std::path::Path, message: &str) -> Option<f64> {
+    let logs = std::fs::read_dir(home.join("logs")).ok()?;
+    let mut last: Option<f64> = None;
+    for file in logs.flatten() {
+        let text = std::fs::read_to_string(file.path()).unwrap_or_default();
+        for l in text.lines().filter(|l| l.contains(message)) {
+            let Some(at) = l
+                .split_whitespace()
+                .next()
+                .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+            else {
+                continue;
+            };
+            let ms = at.timestamp_micros() as f64 / 1000.0;
+            last = Some(last.map_or(ms, |l| l.max(ms)));
+        }
+    }
+    last
 }
 
 /// One data root of `n` records: launch, open the biggest workspace, scroll its home list,
@@ -244,6 +324,7 @@ async fn launch_ms(app: &App, mark: &str) -> f64 {
 async fn size(
     n: usize,
     speed: f64,
+    launch_only: bool,
     empty_launch: f64,
     empty_memory: f64,
 ) -> (Vec<String>, Vec<String>, f64) {
@@ -276,6 +357,9 @@ async fn size(
             "target: window PSS at {n} records ≤ {GROWTH_TARGET}× idle: {m:.2}× ({memory:.0} / {empty_memory:.0} MiB) {}",
             pass(m <= GROWTH_TARGET)
         ));
+    }
+    if launch_only {
+        return (Vec::new(), targets, 0.0);
     }
 
     let app = h.launch_ready(&[]).await;

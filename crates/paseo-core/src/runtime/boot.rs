@@ -33,6 +33,8 @@ pub(crate) async fn start(
     let layout = Layout::new(&opts.home);
     let (agents, registry, ((inboxes, inbox_q), (inboxes_aside, inbox_problems))) =
         load_root(layout.clone()).await?;
+    // A step of the start benches/scroll.rs times (its launch breakdown).
+    tracing::info!(records = agents.records.len(), "records read");
 
     // What a killed app left running goes first, before any agent starts again (SPEC 11).
     let stopped = GroupRecorder::new(layout.run_dir()).stop_leftovers().await;
