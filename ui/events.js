@@ -27,6 +27,9 @@ function redrawFor(change) {
   switch (change.kind) {
     case 'snapshot':
       invalidate(...ALL);
+      // A host's fleet (re)loaded, connected again: its section of the archived list is the
+      // host's as it is now.
+      if (change.host) reloadArchivedSoon();
       return;
     case 'cards':
       invalidate('tabs', 'pane', 'status');

@@ -12,7 +12,6 @@ import { addNotice, applyEvent, dropHostFleet, loadHostFleet } from './store.js'
 import * as layout from './layout.js';
 import * as timelines from './timeline-model.js';
 import { invalidate } from './render.js';
-import { reloadArchivedSoon } from './gestures/archived.js';
 
 /**
  * name → {name, ssh, state, lastSeen, error, code, installHelps, agents, counts, providers,
@@ -62,6 +61,7 @@ export function hostsLoading() {
     if (e.state === 'connecting' || (e.state === 'connected' && e.seq === null && !e.noSync)) return true;
   return false;
 }
+layout.keepUnknownWhile(hostsLoading);
 
 function adopt(list) {
   const loading = hostsLoading();
@@ -146,8 +146,6 @@ export async function syncHost(name) {
     entry.pending = null;
     for (const m of held) if (m.seq > entry.seq) apply(entry, m);
     timelines.reloadAll();
-    // Connected (again): its section of the archived list, if open, is the host's as it is now.
-    reloadArchivedSoon();
   } catch (error) {
     entry.pending = null;
     // Not connected after all (it dropped meanwhile): the next `connected` loads it. A backend

@@ -3,7 +3,6 @@
 // (per window label, $PASEO_HOME/windows.json) shortly after every change, restored at start.
 import * as backend from './backend.js';
 import { fleet, latestWorkspace } from './store.js';
-import { hostsLoading } from './hosts.js';
 
 const SAVE_DELAY_MS = 250;
 
@@ -44,19 +43,29 @@ export function restore(saved) {
   layout.archivedOpen = saved.archivedOpen === true;
 }
 
+/**
+ * Whether agents and workspaces the window does not hold yet may still come (a host still
+ * connecting, SPEC 17): their tabs and the selection wait for them. Set by ui/hosts.js.
+ */
+let stillLoading = () => false;
+
+export function keepUnknownWhile(loading) {
+  stillLoading = loading;
+}
+
 /** Drops tabs of agents that are gone and workspaces that are gone; keeps a sane selection. */
 export function prune() {
   let changed = false;
   for (const [ws, group] of Object.entries(layout.groups)) {
     // A host still connecting has not sent its agents yet (SPEC 17): their tabs wait for it.
-    const tabs = group.tabs.filter((id) => fleet.agents.has(id) || hostsLoading());
+    const tabs = group.tabs.filter((id) => fleet.agents.has(id) || stillLoading());
     if (tabs.length !== group.tabs.length) changed = true;
     group.tabs = [...new Set(tabs)];
     if (group.active && !group.tabs.includes(group.active)) {
       group.active = group.tabs[group.tabs.length - 1] ?? null;
       changed = true;
     }
-    if (!fleet.workspaces.has(ws) && group.tabs.length === 0 && !hostsLoading()) {
+    if (!fleet.workspaces.has(ws) && group.tabs.length === 0 && !stillLoading()) {
       delete layout.groups[ws];
       changed = true;
     }
@@ -65,7 +74,7 @@ export function prune() {
     layout.selected &&
     !fleet.workspaces.has(layout.selected) &&
     !layout.groups[layout.selected]?.tabs.length &&
-    !hostsLoading()
+    !stillLoading()
   ) {
     layout.selected = null;
     changed = true;

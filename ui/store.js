@@ -204,7 +204,7 @@ export function loadHostFleet(host, snap) {
   keepCards(fleet, snap);
   for (const w of snap.workspaces) fleet.workspaces.set(w.workspaceId, { ...w, host });
   for (const p of snap.projects) fleet.projects.set(p.projectId, { ...p, host });
-  emit({ kind: 'snapshot' });
+  emit({ kind: 'snapshot', host });
 }
 
 /** Agents archived since the snapshot, while its other cards still come in pages. */
