@@ -265,19 +265,6 @@ fn ssh_children(app_pid: u32) -> Vec<u32> {
         .collect()
 }
 
-fn pss_mib(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Pss:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse::<f64>().ok())
-        })
-        .unwrap_or(0.0)
-        / 1024.0
-}
-
 /// In the page: sends `prompt` to agent `id` (its pane on screen) and resolves to the
 /// milliseconds until the first frame after its pane shows `marker` (the output: the prompt's
 /// own text does not contain it).
@@ -564,7 +551,10 @@ async fn memory(hosts: &Hosts, agents: usize) -> String {
         }
         tokio::time::sleep(Duration::from_secs(5)).await;
         attacheds.push(support::memory(app.pid()));
-        ssh = ssh_children(app.pid()).into_iter().map(pss_mib).sum();
+        ssh = ssh_children(app.pid())
+            .into_iter()
+            .map(|p| support::pss_kib(p) as f64 / 1024.0)
+            .sum();
         if k == 0 {
             app.click(&tid("tab-home")).await;
             app.screenshot("three-hosts").await;
@@ -574,11 +564,7 @@ async fn memory(hosts: &Hosts, agents: usize) -> String {
     drop((idle_h, h));
     let median = |v: &mut Vec<support::Memory>| {
         v.sort_by(|a, b| a.total().total_cmp(&b.total()));
-        let m = &v[v.len() / 2];
-        support::Memory {
-            app: m.app,
-            webkit: m.webkit,
-        }
+        v[v.len() / 2]
     };
     let all_idle: Vec<String> = idles.iter().map(|m| format!("{:.0}", m.total())).collect();
     let all_attached: Vec<String> = attacheds

@@ -63,7 +63,7 @@ pub fn machine() -> String {
 }
 
 /// PSS in KiB of one process (0 once it is gone).
-fn pss_kib(pid: u32) -> u64 {
+pub fn pss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
         .ok()
         .and_then(|s| {
@@ -98,6 +98,7 @@ fn children(pid: u32) -> Vec<u32> {
 
 /// The app's memory as scripts/idle-memory.sh counts it, but only the app and its WebKit
 /// processes (not the agents it runs): PSS in MiB of the app, of WebKit, and their sum.
+#[derive(Clone, Copy)]
 pub struct Memory {
     pub app: f64,
     pub webkit: f64,
