@@ -186,6 +186,14 @@ impl Harness {
     /// the rounding of adding in another order.
     fn check(&self, op: &Op) {
         for id in &self.ids {
+            let kept = self.e.tree_usage(*id);
+            let fresh = self.e.tree_usage_from_scratch(*id);
+            assert!(
+                same(Spent::of(&kept), Spent::of(&fresh)) && kept.turns == fresh.turns,
+                "after {op:?}: {id} tree usage kept {kept:?}, from scratch {fresh:?}"
+            );
+        }
+        for id in &self.ids {
             let kept = self.e.budget_spent(*id);
             let fresh = self.e.budget_spent_from_scratch(*id);
             assert!(

@@ -354,6 +354,10 @@ impl Engine {
             }
             self.touch(*m);
         }
+        // Restored as a root, its subtree's usage leaves the trees above it.
+        if !detach.is_empty() {
+            self.index_tree_usage();
+        }
         // Restored as a root, an agent whose creator is not its parent leaves budget trees.
         if chains
             .iter()

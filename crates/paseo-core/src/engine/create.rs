@@ -136,7 +136,8 @@ impl Engine {
         };
         // The subtree's usage leaves every former ancestor's tree total (SPEC 3: from now on a
         // root): they are re-rendered with this step, not at their own next update.
-        if !self.tree_usage(id).is_empty() {
+        let used = !self.tree_usage(id).is_empty();
+        if used {
             self.rerender_from(Some(parent));
         }
         self.unindex_child(id);
@@ -145,6 +146,9 @@ impl Engine {
             a.clear_parent();
         }
         self.budget_parent_changed(id, before);
+        if used {
+            self.index_tree_usage();
+        }
         self.touch(id);
         self.out.tracks.insert(parent);
         self.reroot_subtree(id);
@@ -231,6 +235,7 @@ impl Engine {
         self.reroot_subtree(id);
         // Its subtree's usage joins the tree totals above it again.
         if !self.tree_usage(id).is_empty() {
+            self.index_tree_usage();
             self.rerender_from(Some(parent));
         }
         Ok(())

@@ -81,6 +81,7 @@ impl Engine {
         let (owed, facts) = self.normalize_statuses(&ids, &mut report);
         self.build_indexes(&ids, &tree, facts);
         self.index_budget_spent();
+        self.index_tree_usage();
         self.load_inboxes(inboxes);
         for (child, arm) in owed {
             self.send_notice(child, arm, "failed", Some(INTERRUPTED.to_string()));

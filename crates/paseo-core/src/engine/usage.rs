@@ -2,9 +2,11 @@
 //! and the roll-ups per tree (an agent and all its descendants, archived ones included) and per
 //! workspace.
 //!
-//! Roll-ups are computed when asked, from the few agents that have usage at all (an index kept
-//! here), walking up each one's parent chain: cheap for a fleet of mostly shell agents and for
-//! one snapshot alike, and never stale after a detach, restore or load.
+//! Each tree's total is kept (`UsageIndex::tree`): a turn's usage is added to its agent and
+//! every ancestor, and the totals are summed again from the agents with usage at load and when
+//! a parent link changes (detach, reattach, restore as a root). Every agent's snapshot carries
+//! its tree's total, so summing it per snapshot walked every agent with usage once per event.
+//! Whole-fleet roll-ups (windows) are still summed when asked.
 
 use super::{Engine, EngineError};
 use crate::model::{AgentId, LastRun, Spent, TurnUsage, Usage, WorkspaceId};
@@ -18,6 +20,8 @@ pub struct UsageIndex {
     rerender: FxHashSet<AgentId>,
     /// What each agent's budget tree used (SPEC 18), kept up to date by the budget code.
     pub(super) spent: FxHashMap<AgentId, Spent>,
+    /// Each agent's tree total (it and its descendants, by parent links), for those with any.
+    tree: FxHashMap<AgentId, Usage>,
 }
 
 /// Roll-ups of every tree and workspace that has usage.
@@ -43,11 +47,16 @@ impl Engine {
     pub fn turn_usage(&mut self, id: AgentId, u: &TurnUsage) -> Result<(), EngineError> {
         let a = self.get_mut(id)?;
         let before = Spent::of(&a.record.usage);
+        let had = (*a.record.usage).clone();
         a.record.usage.add_turn(u);
+        let added = growth(&had, &a.record.usage);
         let grown = before.growth(Spent::of(&a.record.usage));
         let ws = a.record.workspace_id.clone();
         self.usage.agents.insert(id);
         let parent = self.agents.get(&id).and_then(|a| a.parent);
+        for up in self.tree_chain(id) {
+            self.usage.tree.entry(up).or_default().add(&added);
+        }
         self.rerender_from(parent);
         // What it used counts in every budget tree it is in, detached agents' creators' too
         // (SPEC 18); their "N of M tokens" is re-rendered.
@@ -125,8 +134,42 @@ impl Engine {
         r
     }
 
-    /// The usage of `id` and its descendants, archived ones included.
+    /// `id` and its ancestors by parent links, nearest first (a cycle, which load cuts, ends it).
+    fn tree_chain(&self, id: AgentId) -> Vec<AgentId> {
+        let mut seen = FxHashSet::default();
+        let mut chain = Vec::new();
+        let mut cur = Some(id);
+        while let Some(c) = cur.filter(|c| seen.insert(*c)) {
+            let Some(a) = self.agents.get(&c) else { break };
+            chain.push(c);
+            cur = a.parent;
+        }
+        chain
+    }
+
+    /// Sums every tree's total again from the agents with usage: at load, and after a parent
+    /// link changed.
+    pub(super) fn index_tree_usage(&mut self) {
+        let mut tree: FxHashMap<AgentId, Usage> = FxHashMap::default();
+        for id in &self.usage.agents {
+            let Some(a) = self.agents.get(id) else {
+                continue;
+            };
+            for up in self.tree_chain(*id) {
+                tree.entry(up).or_default().add(&a.record.usage);
+            }
+        }
+        self.usage.tree = tree;
+    }
+
+    /// The usage of `id` and its descendants, archived ones included (kept, see the module).
     pub fn tree_usage(&self, id: AgentId) -> Usage {
+        self.usage.tree.get(&id).cloned().unwrap_or_default()
+    }
+
+    /// [`Engine::tree_usage`] summed from scratch: the reference the kept totals are tested
+    /// against (O(agents with usage × depth); not for snapshots).
+    pub fn tree_usage_from_scratch(&self, id: AgentId) -> Usage {
         let mut total = Usage::default();
         for a in self.usage.agents.iter().filter_map(|u| self.agents.get(u)) {
             if a.record.id == id || self.is_descendant(a.record.id, id) {
@@ -150,5 +193,22 @@ impl Engine {
             }
         }
         total
+    }
+}
+
+/// What `after` added to `before`, field by field (a turn's contribution to the trees above).
+fn growth(before: &Usage, after: &Usage) -> Usage {
+    Usage {
+        input_tokens: after.input_tokens.saturating_sub(before.input_tokens),
+        output_tokens: after.output_tokens.saturating_sub(before.output_tokens),
+        cache_read_tokens: after
+            .cache_read_tokens
+            .saturating_sub(before.cache_read_tokens),
+        cache_write_tokens: after
+            .cache_write_tokens
+            .saturating_sub(before.cache_write_tokens),
+        cost_usd: after.cost_usd.map(|c| c - before.cost_usd.unwrap_or(0.0)),
+        turns: after.turns.saturating_sub(before.turns),
+        ..Usage::default()
     }
 }
