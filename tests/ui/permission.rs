@@ -83,9 +83,15 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
         .wait_for_text(&usage, |t| t.starts_with("20 in · 10 out · $"))
         .await;
     assert!(!used.contains("subagents"), "{used}");
-    // The call opens on a click to show its input and output.
-    app.click(&format!("{call} summary")).await;
-    assert_eq!(app.prop(&details, "open").await, json!(true));
+    // The call opens on a click to show its input and output. Under load the turn's last news
+    // can redraw the item right after the click (it comes back closed): click again then.
+    poll("the call to open on a click", TIMEOUT, || async {
+        if app.prop(&details, "open").await != json!(true) {
+            app.click(&format!("{call} summary")).await;
+        }
+        (app.prop(&details, "open").await == json!(true)).then_some(())
+    })
+    .await;
     let input = app
         .wait_for_text(&format!("{call} .tool-in"), |t| !t.is_empty())
         .await;

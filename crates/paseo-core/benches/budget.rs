@@ -3,7 +3,9 @@
 //! budget at all, measured in the same run:
 //! - every agent's snapshot as the whole-fleet snapshot builds it (`with_rollups`);
 //! - one agent's snapshot, as each `AgentUpdated` builds it (`AgentSnapshot::of`);
-//! - the budget check before an agent's turn starts (`budget_reached`).
+//! - the budget check before an agent's turn starts (`budget_reached`);
+//! - the root's tree usage as a snapshot reads it (`tree_usage`, kept per tree) beside the sum
+//!   from scratch over every agent with usage (`tree_usage_from_scratch`, how it was read).
 //!
 //! Sizes: `PASEO_BUDGET_BENCH_SIZES` (comma-separated, default `10000,100000`); the whole-fleet
 //! snapshot only up to `PASEO_BUDGET_BENCH_FLEET_MAX` agents (default all sizes).
@@ -120,6 +122,16 @@ fn benches(c: &mut Criterion) {
                 BenchmarkId::new(format!("budget check before a turn, {what}"), n),
                 |b| b.iter(|| e.budget_reached(deepest)),
             );
+            if !budget {
+                let root = ids[0];
+                g.bench_function(BenchmarkId::new("tree usage of a root, kept", n), |b| {
+                    b.iter(|| e.tree_usage(root))
+                });
+                g.bench_function(
+                    BenchmarkId::new("baseline: tree usage of a root, from scratch", n),
+                    |b| b.iter(|| e.tree_usage_from_scratch(root)),
+                );
+            }
         }
     }
     g.finish();
