@@ -31,7 +31,7 @@ mod seed;
 mod support;
 
 use common::{tid, App, Harness};
-use hosts_support::{alive, stop_pid, Sshd, HEADLESS};
+use hosts_support::{alive, ssh_children, stop_pid, Sshd, HEADLESS};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -246,23 +246,6 @@ fn host_row(name: &str) -> String {
 async fn connected(app: &App, name: &str) {
     app.wait_for_attr(&host_row(name), "data-state", "connected")
         .await;
-}
-
-/// The app's ssh processes (its children named ssh).
-fn ssh_children(app_pid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let (comm, rest) = stat.split_once(") ")?;
-            let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
-            (ppid == app_pid && comm.ends_with("(ssh")).then_some(pid)
-        })
-        .collect()
 }
 
 /// In the page: sends `prompt` to agent `id` (its pane on screen) and resolves to the

@@ -179,14 +179,7 @@ impl App {
 
     /// The ssh process carrying the app's connection to its host.
     fn ssh_child(&self) -> Option<u32> {
-        let me = self.pid();
-        std::fs::read_dir("/proc").ok()?.find_map(|e| {
-            let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let (comm, rest) = stat.split_once(") ")?;
-            let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
-            (ppid == me && comm.ends_with("(ssh")).then_some(pid)
-        })
+        hosts_support::ssh_child(self.pid())
     }
 }
 

@@ -269,6 +269,30 @@ pub fn stop_pid(pid: u32) {
     }
 }
 
+/// The ssh processes carrying an app's connections to its hosts: its children named ssh.
+#[allow(dead_code)] // not every target that compiles this module kills ssh
+pub fn ssh_children(app_pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (comm, rest) = stat.split_once(") ")?;
+            let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+            (ppid == app_pid && comm.ends_with("(ssh")).then_some(pid)
+        })
+        .collect()
+}
+
+/// The ssh process carrying the app's connection to its one host.
+#[allow(dead_code)]
+pub fn ssh_child(app_pid: u32) -> Option<u32> {
+    ssh_children(app_pid).first().copied()
+}
+
 pub fn alive(pid: u32) -> bool {
     // A zombie is gone for our purposes.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

@@ -9,28 +9,16 @@
 
 use crate::common::{poll, tid, App, Harness, TIMEOUT};
 use crate::helpers::{sel_tab, sel_ws};
-use crate::hosts::ssh_child;
-use crate::hosts_support::{Sshd, HEADLESS};
+use crate::hosts::{row, shot, wait_state};
+use crate::hosts_support::{ssh_child, Sshd, HEADLESS};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
 
 const SLOW: Duration = Duration::from_secs(90);
 
-fn row(host: &str) -> String {
-    format!("[data-testid=\"host-row\"][data-host=\"{host}\"]")
-}
-
 fn section(host: &str) -> String {
     format!("[data-testid=\"archived-host\"][data-host=\"{host}\"]")
-}
-
-async fn wait_state(app: &App, host: &str, state: &str, within: Duration) {
-    let sel = row(host);
-    poll(&format!("host {host} {state}"), within, || async {
-        (app.prop(&sel, "dataset.state").await == json!(state)).then_some(())
-    })
-    .await
 }
 
 async fn launch(h: &Harness, config: &Path, dark: bool) -> App {
@@ -59,11 +47,6 @@ fn record(path: &Path) -> Option<Value> {
 
 fn archived_there(path: &Path) -> bool {
     record(path).is_some_and(|v| v["archivedAt"].is_string())
-}
-
-async fn shot(app: &App, name: &str) {
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    app.screenshot(name).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

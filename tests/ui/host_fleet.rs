@@ -14,25 +14,13 @@ use crate::helpers::{
     click_tab_close, git, kid, open_root, row_action, sel_pane, sel_row, sel_tab, sel_ws,
     spawn_script,
 };
-use crate::hosts::ssh_child;
-use crate::hosts_support::{Sshd, HEADLESS};
+use crate::hosts::{row, shot, wait_state};
+use crate::hosts_support::{ssh_child, Sshd, HEADLESS};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
 
 const SLOW: Duration = Duration::from_secs(90);
-
-fn row(host: &str) -> String {
-    format!("[data-testid=\"host-row\"][data-host=\"{host}\"]")
-}
-
-async fn wait_state(app: &App, host: &str, state: &str, within: Duration) {
-    let sel = row(host);
-    poll(&format!("host {host} {state}"), within, || async {
-        (app.prop(&sel, "dataset.state").await == json!(state)).then_some(())
-    })
-    .await
-}
 
 /// How many timeline items of the pane say `text`.
 async fn items_saying(app: &App, text: &str) -> u64 {
@@ -44,11 +32,6 @@ async fn items_saying(app: &App, text: &str) -> u64 {
     .await
     .as_u64()
     .unwrap_or(0)
-}
-
-async fn shot(app: &App, name: &str) {
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    app.screenshot(name).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -8,14 +8,15 @@
 
 use crate::common::{poll, tid, Answer, App, Harness, TIMEOUT};
 use crate::helpers::sel_pane;
-use crate::hosts_support::Sshd;
+use crate::hosts_support::{ssh_child, Sshd};
 use serde_json::{json, Value};
 use std::time::Duration;
 
 /// Installing copies the whole debug binary over ssh, then connects: longer than a click.
 const SLOW: Duration = Duration::from_secs(120);
 
-fn row(host: &str) -> String {
+/// A host's row in the sidebar.
+pub fn row(host: &str) -> String {
     format!("[data-testid=\"host-row\"][data-host=\"{host}\"]")
 }
 
@@ -35,7 +36,7 @@ async fn launch(h: &Harness, sshd: &Sshd, hosts: Value) -> App {
 }
 
 /// Waits until the host's row says `state` (its `data-state`).
-async fn wait_state(app: &App, host: &str, state: &str, within: Duration) {
+pub async fn wait_state(app: &App, host: &str, state: &str, within: Duration) {
     let sel = row(host);
     poll(&format!("host {host} {state}"), within, || async {
         let now = app.prop(&sel, "dataset.state").await;
@@ -55,6 +56,12 @@ fn configured_hosts(h: &Harness) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// A screenshot once the page has settled (transitions done).
+pub async fn shot(app: &App, name: &str) {
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    app.screenshot(name).await;
 }
 
 /// The host's backend is stopped at the end (it outlives ssh by design).
@@ -257,15 +264,4 @@ async fn hosts_rows_install_add_remove_and_an_agent_from_the_form() {
     app.screenshot("host-disconnected").await;
     unsafe { libc::kill(sshd_pid, libc::SIGCONT) };
     wait_state(&app, "box", "connected", SLOW).await;
-}
-
-/// The ssh process carrying the app's connection to its host.
-pub fn ssh_child(app_pid: u32) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.find_map(|e| {
-        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let (comm, rest) = stat.split_once(") ")?;
-        let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
-        (ppid == app_pid && comm.ends_with("(ssh")).then_some(pid)
-    })
 }
