@@ -6,7 +6,7 @@
 //! every ancestor, and the totals are summed again from the agents with usage at load and when
 //! a parent link changes (detach, reattach, restore as a root). Every agent's snapshot carries
 //! its tree's total, so summing it per snapshot walked every agent with usage once per event.
-//! Whole-fleet roll-ups (windows) are still summed when asked.
+//! Workspaces' roll-ups (windows) are summed when asked; the trees' come from the kept totals.
 
 use super::{Engine, EngineError};
 use crate::model::{AgentId, LastRun, Spent, TurnUsage, Usage, WorkspaceId};
@@ -114,21 +114,20 @@ impl Engine {
 
     /// Every tree's and workspace's roll-up.
     pub fn usage_rollups(&self) -> UsageRollups {
-        let mut r = UsageRollups::default();
+        // The trees' totals are kept; only the workspaces' are summed here.
+        let mut r = UsageRollups {
+            tree: self.usage.tree.clone(),
+            workspace: FxHashMap::default(),
+        };
         for id in &self.usage.agents {
             let Some(a) = self.agents.get(id) else {
                 continue;
             };
-            let u = &a.record.usage;
             if let Some(ws) = &a.record.workspace_id {
-                r.workspace.entry(ws.clone()).or_default().add(u);
-            }
-            let mut seen = FxHashSet::default();
-            let mut cur = Some(*id);
-            while let Some(c) = cur.filter(|c| seen.insert(*c)) {
-                let Some(ca) = self.agents.get(&c) else { break };
-                r.tree.entry(c).or_default().add(u);
-                cur = ca.parent;
+                r.workspace
+                    .entry(ws.clone())
+                    .or_default()
+                    .add(&a.record.usage);
             }
         }
         r
