@@ -16,6 +16,10 @@ use tauri::{Emitter, Manager, RunEvent, Runtime, WebviewWindowBuilder, WindowEve
 
 /// Runs the desktop app until it quits; returns the process exit code.
 pub fn run(data_root: PathBuf) -> ExitCode {
+    // Claimed before Tauri and GTK start (≈ 100 ms on one core), so the records are read on the
+    // other meanwhile (docs/benchmarks.md). A root another process holds is not claimed here:
+    // single instance below hands over to it, or the backend plugin says who holds it.
+    let claim = Arc::new(Mutex::new(backend::claim(&data_root).ok()));
     let context = tauri::generate_context!("tauri.conf.json");
     let builder = tauri::Builder::default().plugin(
         // Registered first: a second launch on the same data root hands over to the first one
@@ -33,7 +37,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
     );
     let refusal = Arc::new(Mutex::new(None));
     let app = crate::configure(builder, AppState::new(data_root, Mode::Window))
-        .plugin(backend_plugin(refusal.clone()))
+        .plugin(backend_plugin(refusal.clone(), claim))
         .plugin(crate::native::plugin())
         .manage(crate::geometry::GeometryWatch::default())
         .setup(|app| {
@@ -86,7 +90,10 @@ pub fn run(data_root: PathBuf) -> ExitCode {
 /// later, inside the event loop on Linux, where an error can only panic.) Only the quick part
 /// runs here: the records load on a thread of their own while the window opens (SPEC 7: the
 /// window's start is the time to its first screen), and its first snapshot waits for them.
-fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugin<R> {
+fn backend_plugin<R: Runtime>(
+    refusal: Arc<Mutex<Option<String>>>,
+    claim: Arc<Mutex<Option<backend::Claim>>>,
+) -> TauriPlugin<R> {
     tauri::plugin::Builder::new("paseo-backend")
         .setup(move |app, _api| {
             // Listen before taking the root (see paseo_headless::headless); a signal then quits the event
@@ -100,8 +107,12 @@ fn backend_plugin<R: Runtime>(refusal: Arc<Mutex<Option<String>>>) -> TauriPlugi
             });
             let state = app.state::<AppState>();
             let root = state.data_root().to_path_buf();
+            let claimed = claim.lock().ok().and_then(|mut c| c.take());
             let prepared = match tauri::async_runtime::block_on(async {
-                backend::prepare(&root, Mode::Window)
+                match claimed {
+                    Some(claimed) => claimed.prepare(Mode::Window),
+                    None => backend::prepare(&root, Mode::Window),
+                }
             }) {
                 Ok(prepared) => prepared,
                 Err(error) => {

@@ -12,7 +12,7 @@ use paseo_core::config::Config;
 use paseo_core::hosts::HostManager;
 use paseo_core::mcp::{McpError, McpServer, RunningMcp};
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{Runtime, RuntimeError, RuntimeHandle, RuntimeOptions};
+use paseo_core::runtime::{Preload, Runtime, RuntimeError, RuntimeHandle, RuntimeOptions};
 use paseo_core::store::Layout;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -66,46 +66,94 @@ pub async fn start(data_root: &Path, mode: Mode) -> Result<Backend, BackendError
 pub struct Prepared {
     data_root: PathBuf,
     mode: Mode,
+    // Field order matters on drop: the options hold the records' reading, which ends before
+    // the lock goes.
+    options: RuntimeOptions,
     lock: DataRootLock,
     log: LogGuard,
     mcp: McpServer,
-    options: RuntimeOptions,
     hosts: Vec<paseo_core::hosts::Host>,
 }
 
-/// The quick part of [`start`]: takes the lock first, so a refused process writes nothing into
-/// the root, not even a log line.
-pub fn prepare(data_root: &Path, mode: Mode) -> Result<Prepared, BackendError> {
+/// A data root owned (its lock taken, the log open, its modes made private) with its records
+/// being read on a thread of their own: the first step of [`prepare`]. The desktop app takes it
+/// before Tauri and GTK start, so the reading has the core their start leaves idle
+/// (docs/benchmarks.md, "Where a window's launch goes").
+pub struct Claim {
+    data_root: PathBuf,
+    // Field order matters on drop: the reading ends before the lock goes.
+    preload: Option<Preload>,
+    notices: Vec<String>,
+    lock: DataRootLock,
+    log: LogGuard,
+}
+
+/// Takes the lock first, so a refused process writes nothing into the root, not even a log
+/// line; then starts reading the records.
+pub fn claim(data_root: &Path) -> Result<Claim, BackendError> {
     let lock = DataRootLock::acquire(data_root)?;
     let log = logging::init(&data_root::log_dir(data_root))?;
     let layout = Layout::new(data_root);
     // Private at every start, not only when created (SPEC 16): what was loosened is fixed
     // before anything reads or writes a secret, and the windows show what was fixed.
-    let mut notices = paseo_core::store::private::secure_root(&layout);
-    // A bad config.json must not lock the user out of their fleet: the defaults run, a copy of
-    // the file is set aside in quarantine/, and the error (naming the file and the field) is
-    // shown in the UI and the log.
-    let (config, notice) = Config::load_or_default(data_root);
-    notices.extend(notice);
-    // The MCP listener first: agents resumed by the runtime need its URL and their tokens.
-    let mcp = McpServer::bind(&layout, config.mcp.port)?;
-    let mut options = RuntimeOptions::new(data_root, ProviderRegistry::from_config(&config));
-    options.notices = notices;
-    options.timeline_max_bytes = config.storage.timeline_max_bytes;
-    options.trash_days = config.storage.trash_days;
-    options.limits = config.limits;
-    options.budget = config.budget;
-    options.start_timeout = config.start_timeout;
-    options.sandbox = config.sandbox.clone();
-    Ok(Prepared {
+    let notices = paseo_core::store::private::secure_root(&layout);
+    // Without a thread of its own the runtime's start reads the records, as it always could.
+    let preload = Preload::start(data_root)
+        .map_err(|error| {
+            tracing::warn!(target: LOG_TARGET, %error, "the records are read at the runtime's start")
+        })
+        .ok();
+    Ok(Claim {
         data_root: data_root.to_path_buf(),
-        mode,
+        preload,
+        notices,
         lock,
         log,
-        mcp,
-        options,
-        hosts: config.hosts,
     })
+}
+
+/// The quick part of [`start`]: [`claim`], then [`Claim::prepare`].
+pub fn prepare(data_root: &Path, mode: Mode) -> Result<Prepared, BackendError> {
+    claim(data_root)?.prepare(mode)
+}
+
+impl Claim {
+    /// The config read and the MCP listener bound, the records still being read.
+    pub fn prepare(self, mode: Mode) -> Result<Prepared, BackendError> {
+        let Claim {
+            data_root,
+            preload,
+            mut notices,
+            lock,
+            log,
+        } = self;
+        let layout = Layout::new(&data_root);
+        // A bad config.json must not lock the user out of their fleet: the defaults run, a copy
+        // of the file is set aside in quarantine/, and the error (naming the file and the field)
+        // is shown in the UI and the log.
+        let (config, notice) = Config::load_or_default(&data_root);
+        notices.extend(notice);
+        // The MCP listener first: agents resumed by the runtime need its URL and their tokens.
+        let mcp = McpServer::bind(&layout, config.mcp.port)?;
+        let mut options = RuntimeOptions::new(&data_root, ProviderRegistry::from_config(&config));
+        options.notices = notices;
+        options.timeline_max_bytes = config.storage.timeline_max_bytes;
+        options.trash_days = config.storage.trash_days;
+        options.limits = config.limits;
+        options.budget = config.budget;
+        options.start_timeout = config.start_timeout;
+        options.sandbox = config.sandbox.clone();
+        options.preload = preload;
+        Ok(Prepared {
+            data_root,
+            mode,
+            options,
+            lock,
+            log,
+            mcp,
+            hosts: config.hosts,
+        })
+    }
 }
 
 impl Prepared {

@@ -27,12 +27,18 @@ use rustc_hash::FxHashSet;
 
 /// Loads the data root and starts the actor.
 pub(crate) async fn start(
-    opts: RuntimeOptions,
+    mut opts: RuntimeOptions,
     access: Option<Arc<dyn AgentAccess>>,
 ) -> Result<(RuntimeHandle, tokio::task::JoinHandle<()>), RuntimeError> {
     let layout = Layout::new(&opts.home);
-    let (agents, registry, ((inboxes, inbox_q), (inboxes_aside, inbox_problems))) =
-        load_root(layout.clone()).await?;
+    let (agents, registry, ((inboxes, inbox_q), (inboxes_aside, inbox_problems))) = match opts
+        .preload
+        .take()
+        .filter(|p| p.home() == opts.home.as_path())
+    {
+        Some(preload) => preload.take().await?,
+        None => super::preload::load_root(layout.clone()).await?,
+    };
     // A step of the start benches/scroll.rs times (its launch breakdown).
     tracing::info!(records = agents.records.len(), "records read");
 
@@ -261,41 +267,6 @@ async fn adopt_workspaces(
         fixed_ws,
         registry_changed,
     })
-}
-
-/// What [`load_root`] answers: the records, the registries, the inboxes with what could not be
-/// read of them, and the inboxes set aside with the problems setting them aside met.
-type RootLoad = (
-    store::LoadedAgents,
-    store::LoadedRegistry,
-    (
-        (store::Inboxes, Vec<Quarantined>),
-        (Vec<Quarantined>, Vec<String>),
-    ),
-);
-
-/// Everything of the data root but the timelines: the records (at rest), the registries and
-/// the inboxes, with the inboxes of agents that are not there set aside.
-async fn load_root(l: Layout) -> Result<RootLoad, RuntimeError> {
-    let loaded = tokio::task::spawn_blocking(move || {
-        store::atomic::ensure_dir(&l.home).map_err(|e| store::StoreError::Read {
-            path: l.home.display().to_string(),
-            source: e,
-        })?;
-        let agents = store::load_agents_at_rest(&l)?;
-        let registry = store::load_registry(&l);
-        let (inboxes, q) = store::load_inboxes(&l);
-        // Which inboxes' agents were loaded: only those few ids are looked for.
-        let owners: FxHashSet<AgentId> = inboxes.iter().map(|(id, _)| *id).collect();
-        let ids = agents.records.iter().map(|r| r.record.id);
-        let loaded: std::collections::HashSet<AgentId> =
-            ids.filter(|id| owners.contains(id)).collect();
-        let orphans = store::set_aside_orphan_inboxes(&l, inboxes, &loaded);
-        Ok::<_, store::StoreError>((agents, registry, ((orphans.0, q), (orphans.1, orphans.2))))
-    })
-    .await
-    .map_err(|_| RuntimeError::Stopped)??;
-    Ok(loaded)
 }
 
 /// What load could not read (moved aside) and the notices that say so, after `notices`.

@@ -32,6 +32,7 @@ mod live;
 mod notice_crash_tests;
 mod persist;
 pub mod policy;
+mod preload;
 mod removal;
 mod searches;
 mod sessions;
@@ -62,6 +63,7 @@ pub use events::{
 pub use gate::{CHANGES_CONCURRENCY, CHANGES_WAIT};
 pub use handle::{Prompted, RuntimeHandle};
 pub use policy::Caller;
+pub use preload::Preload;
 pub use wait::WaitResult;
 
 /// Largest prompt accepted (bytes).
@@ -264,6 +266,9 @@ pub struct RuntimeOptions {
     /// How long a provider session may take to become ready (config.json
     /// `startTimeoutSecs`); past it the agent goes `error` and its process tree is stopped.
     pub start_timeout: Duration,
+    /// The data root already being read ([`Preload`]): the start takes what it read instead of
+    /// reading again. One for another data root is not used.
+    pub preload: Option<Preload>,
 }
 
 impl RuntimeOptions {
@@ -280,6 +285,7 @@ impl RuntimeOptions {
             limits: crate::config::Limits::default(),
             budget: None,
             start_timeout: crate::config::DEFAULT_START_TIMEOUT,
+            preload: None,
         }
     }
 }

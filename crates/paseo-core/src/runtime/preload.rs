@@ -1,0 +1,118 @@
+//! Reading the data root (records at rest, registries, inboxes) before the runtime starts: on
+//! the runtime's blocking pool as part of its start, or ahead of it on a thread of its own
+//! ([`Preload`]), which the desktop app starts first thing so the reading uses the core its
+//! window's start leaves idle (docs/benchmarks.md, "Where a window's launch goes").
+
+use std::path::{Path, PathBuf};
+
+use tokio::sync::oneshot;
+
+use super::RuntimeError;
+use crate::model::AgentId;
+use crate::store::{self, Layout, Quarantined};
+use rustc_hash::FxHashSet;
+
+/// What [`read_root`] answers: the records, the registries, the inboxes with what could not be
+/// read of them, and the inboxes set aside with the problems setting them aside met.
+pub(super) type RootLoad = (
+    store::LoadedAgents,
+    store::LoadedRegistry,
+    (
+        (store::Inboxes, Vec<Quarantined>),
+        (Vec<Quarantined>, Vec<String>),
+    ),
+);
+
+/// Everything of the data root but the timelines: the records (at rest), the registries and
+/// the inboxes, with the inboxes of agents that are not there set aside.
+fn read_root(l: &Layout) -> Result<RootLoad, store::StoreError> {
+    store::atomic::ensure_dir(&l.home).map_err(|e| store::StoreError::Read {
+        path: l.home.display().to_string(),
+        source: e,
+    })?;
+    let agents = store::load_agents_at_rest(l)?;
+    let registry = store::load_registry(l);
+    let (inboxes, q) = store::load_inboxes(l);
+    // Which inboxes' agents were loaded: only those few ids are looked for.
+    let owners: FxHashSet<AgentId> = inboxes.iter().map(|(id, _)| *id).collect();
+    let ids = agents.records.iter().map(|r| r.record.id);
+    let loaded: std::collections::HashSet<AgentId> = ids.filter(|id| owners.contains(id)).collect();
+    let orphans = store::set_aside_orphan_inboxes(l, inboxes, &loaded);
+    Ok((agents, registry, ((orphans.0, q), (orphans.1, orphans.2))))
+}
+
+/// [`read_root`] on the runtime's blocking pool.
+pub(super) async fn load_root(l: Layout) -> Result<RootLoad, RuntimeError> {
+    let loaded = tokio::task::spawn_blocking(move || read_root(&l))
+        .await
+        .map_err(|_| RuntimeError::Stopped)??;
+    Ok(loaded)
+}
+
+/// A data root being read ahead of the runtime's start, handed to it through
+/// [`super::RuntimeOptions::preload`]. Start one only while holding the data root's lock: the
+/// reading removes the temp files a crash left and moves unreadable files aside, as the
+/// runtime's own start does. Dropped unused, it waits for the reading to end, so nothing of it
+/// outlives the lock its owner releases next.
+pub struct Preload {
+    home: PathBuf,
+    answer: Option<oneshot::Receiver<Result<RootLoad, store::StoreError>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Preload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Preload").field("home", &self.home).finish()
+    }
+}
+
+impl Preload {
+    /// Starts reading the data root `home` on a thread of its own.
+    pub fn start(home: &Path) -> std::io::Result<Preload> {
+        let (tx, rx) = oneshot::channel();
+        let layout = Layout::new(home);
+        let thread = std::thread::Builder::new()
+            .name("paseo-preload".into())
+            .spawn(move || {
+                // The runtime may have stopped waiting (a start that failed): nothing to tell.
+                let _ = tx.send(read_root(&layout));
+            })?;
+        Ok(Preload {
+            home: home.to_path_buf(),
+            answer: Some(rx),
+            thread: Some(thread),
+        })
+    }
+
+    /// The data root this reads.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// Whether the reading has ended.
+    pub fn is_read(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    /// What was read, once the reading ends.
+    pub(super) async fn take(mut self) -> Result<RootLoad, RuntimeError> {
+        let answer = self.answer.take().ok_or(RuntimeError::Stopped)?;
+        // The thread ended without answering only if the reading panicked.
+        let loaded = answer.await.map_err(|_| {
+            RuntimeError::Store(store::StoreError::LoadThread(
+                "the data root's reading stopped".into(),
+            ))
+        })??;
+        Ok(loaded)
+    }
+}
+
+impl Drop for Preload {
+    fn drop(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            // Taken: the answer was sent, the thread is at its end. Not taken: the reading
+            // ends before the owner goes on to release the lock.
+            let _ = thread.join();
+        }
+    }
+}
