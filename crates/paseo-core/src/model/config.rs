@@ -141,6 +141,14 @@ static POOL: std::sync::LazyLock<
     std::sync::Mutex<std::collections::HashMap<PoolKey, SharedConfig>>,
 > = std::sync::LazyLock::new(Default::default);
 
+/// Pool entries a thread keeps at hand, checked in turn: a fleet has a few model/mode pairs.
+const RECENT_MAX: usize = 8;
+
+thread_local! {
+    static RECENT: std::cell::RefCell<Vec<(PoolKey, SharedConfig)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl AgentConfig {
     /// This config as a record holds it: the one shared copy of an equal config without a
     /// prompt in memory or extras (those are the agent's own), a new one otherwise.
@@ -154,15 +162,38 @@ impl AgentConfig {
             self.system_prompt_on_disk,
             self.unconfined,
         );
-        // A poisoned pool still holds whole entries: each is inserted in one step.
-        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = pool.get(&key) {
-            return c.clone();
+        // The load's reading threads each ask this once per record: a few configs seen last on
+        // this thread answer without the pool's lock, which four threads contending for cost a
+        // twentieth of the load's CPU at 100,000 records (docs/benchmarks.md).
+        if let Some(c) = RECENT.with_borrow(|recent| {
+            recent
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, c)| c.clone())
+        }) {
+            return c;
         }
-        let c = SharedConfig::new(self);
-        if pool.len() < POOL_MAX {
-            pool.insert(key, c.clone());
-        }
+        let c = {
+            // A poisoned pool still holds whole entries: each is inserted in one step.
+            let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+            match pool.get(&key) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = SharedConfig::new(self);
+                    if pool.len() >= POOL_MAX {
+                        return c;
+                    }
+                    pool.insert(key.clone(), c.clone());
+                    c
+                }
+            }
+        };
+        RECENT.with_borrow_mut(|recent| {
+            if recent.len() == RECENT_MAX {
+                recent.remove(0);
+            }
+            recent.push((key, c.clone()));
+        });
         c
     }
 }
