@@ -381,3 +381,61 @@ fn an_unreadable_record_is_reported_and_left_in_place() {
     let again = load_agents_on(&layout, 2, false).unwrap();
     assert_eq!(again.records.len(), 2);
 }
+
+/// The access time of `path`, in nanoseconds.
+fn atime(path: &Path) -> i128 {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(path).unwrap();
+    i128::from(m.atime()) * 1_000_000_000 + i128::from(m.atime_nsec())
+}
+
+/// Sets `path`'s access time a day before its modification (what relatime updates on a read).
+fn age_atime(path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(path).unwrap();
+    let times = [
+        libc::timespec {
+            tv_sec: (m.mtime() - 86_400) as libc::time_t,
+            tv_nsec: 0,
+        },
+        libc::timespec {
+            tv_sec: 0,
+            tv_nsec: libc::UTIME_OMIT,
+        },
+    ];
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path and two timespecs that outlive the call.
+    assert_eq!(
+        unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), times.as_ptr(), 0) },
+        0
+    );
+}
+
+#[test]
+fn loading_leaves_the_records_access_times_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = Layout::new(dir.path());
+    let r = rec("/src/p0", 0, None);
+    put(&layout, "-src-p0", &r);
+    let path = layout
+        .agents_dir()
+        .join("-src-p0")
+        .join(format!("{}.json", r.id));
+    // Whether this mount updates access times on a read at all (noatime mounts never do).
+    age_atime(&path);
+    let before = atime(&path);
+    fs::read(&path).unwrap();
+    if atime(&path) == before {
+        eprintln!("this mount never updates access times: nothing to check");
+        return;
+    }
+    age_atime(&path);
+    let before = atime(&path);
+    let loaded = load_agents_on(&layout, 1, true).unwrap();
+    assert_eq!(loaded.records.len(), 1);
+    assert_eq!(
+        atime(&path),
+        before,
+        "the load wrote the record's access time"
+    );
+}
