@@ -114,3 +114,37 @@ fn repairs_are_summarized_one_line_per_kind() {
         .iter()
         .all(|k| e2.agent(*k).unwrap().record.is_archived()));
 }
+
+#[test]
+fn records_loaded_share_one_copy_of_each_workspace_and_batch_id() {
+    let mut f = Fx::new();
+    let a = f.idle(None, "w1");
+    let b = f.idle(None, "w1");
+    let mut records = f.records();
+    // As read from disk: every record holds its own copy of each id.
+    for r in records.iter_mut() {
+        r.workspace_id = Some("w1".parse().unwrap());
+        r.archived_at = Some(Timestamp::from_millis(5));
+        r.archive_batch_id = Some("b1".parse().unwrap());
+    }
+    let (e2, _) = f.reload(records);
+    let (ra, rb) = (&e2.agent(a).unwrap().record, &e2.agent(b).unwrap().record);
+    let at = |id: Option<&str>| id.map(str::as_ptr);
+    let kept = e2
+        .workspaces()
+        .find(|w| w.workspace_id.as_str() == "w1")
+        .unwrap();
+    assert_eq!(
+        at(ra.workspace_id.as_ref().map(|w| w.as_str())),
+        Some(kept.workspace_id.as_str().as_ptr()),
+        "the registry's copy"
+    );
+    assert_eq!(
+        at(ra.workspace_id.as_ref().map(|w| w.as_str())),
+        at(rb.workspace_id.as_ref().map(|w| w.as_str()))
+    );
+    assert_eq!(
+        at(ra.archive_batch_id.as_ref().map(|w| w.as_str())),
+        at(rb.archive_batch_id.as_ref().map(|w| w.as_str()))
+    );
+}
