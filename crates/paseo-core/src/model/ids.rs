@@ -152,6 +152,9 @@ fn valid_opaque(s: &str) -> bool {
         && s != ".."
 }
 
+/// Opaque ids a thread keeps at hand per kind, checked in turn when one is parsed.
+const RECENT_IDS: usize = 4;
+
 macro_rules! opaque_id {
     ($name:ident, $kind:literal) => {
         /// An opaque id (we mint UUIDs; other tools' ids of a safe shape are accepted). Shared,
@@ -177,8 +180,24 @@ macro_rules! opaque_id {
         impl FromStr for $name {
             type Err = ModelError;
             fn from_str(s: &str) -> Result<Self, Self::Err> {
+                // The records of one folder mostly name the same workspace: the last few ids
+                // parsed on this thread are shared, not allocated again (docs/scale.md).
+                thread_local! {
+                    static RECENT: std::cell::RefCell<Vec<$name>> =
+                        const { std::cell::RefCell::new(Vec::new()) };
+                }
+                if let Some(seen) = RECENT.with_borrow(|r| r.iter().find(|x| &*x.0 == s).cloned()) {
+                    return Ok(seen);
+                }
                 if valid_opaque(s) {
-                    Ok($name(s.into()))
+                    let id = $name(s.into());
+                    RECENT.with_borrow_mut(|r| {
+                        if r.len() == RECENT_IDS {
+                            r.remove(0);
+                        }
+                        r.push(id.clone());
+                    });
+                    Ok(id)
                 } else {
                     Err(ModelError::InvalidOpaqueId {
                         kind: $kind,
@@ -213,6 +232,17 @@ serde_as_string!(Timestamp);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_parsed_again_on_a_thread_is_the_same_copy() {
+        let a: WorkspaceId = "4d0c6f5e-1b2a-4c3d-8e9f-0a1b2c3d4e5f".parse().unwrap();
+        let b: WorkspaceId = "4d0c6f5e-1b2a-4c3d-8e9f-0a1b2c3d4e5f".parse().unwrap();
+        assert_eq!(a.as_str().as_ptr(), b.as_str().as_ptr());
+        let other: WorkspaceId = "another".parse().unwrap();
+        assert_ne!(other.as_str().as_ptr(), a.as_str().as_ptr());
+        // A bad one is still refused, whatever was parsed before.
+        assert!("../x".parse::<WorkspaceId>().is_err());
+    }
 
     #[test]
     fn agent_id_accepts_only_canonical_uuids() {
