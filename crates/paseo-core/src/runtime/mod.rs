@@ -411,12 +411,19 @@ async fn blocking<T: Send + 'static>(
 #[cfg(test)]
 pub(crate) mod tests;
 
-/// [`release_freed_memory`] two seconds from now, not at once: a core busy trimming the heap is
-/// one the first answers after a start wait for.
+/// [`release_freed_memory`] once two seconds pass without another call, not at once: a core
+/// busy trimming the heap is one the first answers after a start wait for, and a window taking
+/// its cards in pages (megabytes of JSON each at 100,000 agents, freed in the middle of the
+/// heap) asks again and again; its last page is followed by one trim.
 pub(crate) fn release_freed_memory_later() {
-    tokio::spawn(async {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static ASKED: AtomicU64 = AtomicU64::new(0);
+    let asked = ASKED.fetch_add(1, Ordering::Relaxed) + 1;
+    tokio::spawn(async move {
         tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-        let _ = tokio::task::spawn_blocking(release_freed_memory).await;
+        if ASKED.load(Ordering::Relaxed) == asked {
+            let _ = tokio::task::spawn_blocking(release_freed_memory).await;
+        }
     });
 }
 

@@ -378,6 +378,7 @@ impl Actor {
             ),
         };
         written.map_err(|e| encode(e.to_string()))?;
+        super::release_freed_memory_later();
         Ok(String::from_utf8(out).map_err(|e| encode(e.to_string()))?)
     }
 }
