@@ -16,10 +16,16 @@ use tauri::{Emitter, Manager, RunEvent, Runtime, WebviewWindowBuilder, WindowEve
 
 /// Runs the desktop app until it quits; returns the process exit code.
 pub fn run(data_root: PathBuf) -> ExitCode {
+    // Listen before taking the root (see paseo_headless::headless): a stop signal once the lock
+    // file names us quits the event loop, whose exit path shuts the backend down.
+    let signals = tauri::async_runtime::block_on(async { StopSignals::install() });
     // Claimed before Tauri and GTK start (≈ 100 ms on one core), so the records are read on the
     // other meanwhile (docs/benchmarks.md). A root another process holds is not claimed here:
     // single instance below hands over to it, or the backend plugin says who holds it.
-    let claim = Arc::new(Mutex::new(backend::claim(&data_root).ok()));
+    let claim = signals
+        .as_ref()
+        .ok()
+        .and_then(|_| backend::claim(&data_root).ok());
     let context = tauri::generate_context!("tauri.conf.json");
     let builder = tauri::Builder::default().plugin(
         // Registered first: a second launch on the same data root hands over to the first one
@@ -37,7 +43,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
     );
     let refusal = Arc::new(Mutex::new(None));
     let app = crate::configure(builder, AppState::new(data_root, Mode::Window))
-        .plugin(backend_plugin(refusal.clone(), claim))
+        .plugin(backend_plugin(refusal.clone(), signals, claim))
         .plugin(crate::native::plugin())
         .manage(crate::geometry::GeometryWatch::default())
         .setup(|app| {
@@ -92,13 +98,12 @@ pub fn run(data_root: PathBuf) -> ExitCode {
 /// window's start is the time to its first screen), and its first snapshot waits for them.
 fn backend_plugin<R: Runtime>(
     refusal: Arc<Mutex<Option<String>>>,
-    claim: Arc<Mutex<Option<backend::Claim>>>,
+    signals: std::io::Result<StopSignals>,
+    claim: Option<backend::Claim>,
 ) -> TauriPlugin<R> {
     tauri::plugin::Builder::new("paseo-backend")
         .setup(move |app, _api| {
-            // Listen before taking the root (see paseo_headless::headless); a signal then quits the event
-            // loop, whose exit path shuts the backend down.
-            let mut signals = tauri::async_runtime::block_on(async { StopSignals::install() })?;
+            let mut signals = signals?;
             let handle = app.clone();
             tauri::async_runtime::spawn(async move {
                 let signal = signals.recv().await;
@@ -107,9 +112,8 @@ fn backend_plugin<R: Runtime>(
             });
             let state = app.state::<AppState>();
             let root = state.data_root().to_path_buf();
-            let claimed = claim.lock().ok().and_then(|mut c| c.take());
             let prepared = match tauri::async_runtime::block_on(async {
-                match claimed {
+                match claim {
                     Some(claimed) => claimed.prepare(Mode::Window),
                     None => backend::prepare(&root, Mode::Window),
                 }

@@ -148,6 +148,19 @@ async fn a_second_launch_focuses_the_first_window_and_exits() {
 }
 
 #[tokio::test]
+async fn a_stop_signal_as_soon_as_the_window_app_owns_its_root_is_a_clean_stop() {
+    // The window app takes its data root before Tauri starts (its records read meanwhile): a
+    // SIGTERM from then on must quit it in order, not kill it.
+    let h = Harness::builder("early_signal").build();
+    let mut app = h.spawn_app(&[]);
+    h.wait_for_lock_holder(app.pid()).await;
+    app.signal(libc::SIGTERM);
+    let status = app.wait_exit(TIMEOUT).await;
+    assert_eq!(status.code(), Some(0), "{status}; {}", app.stderr());
+    assert!(h.lock_is_free());
+}
+
+#[tokio::test]
 async fn the_tray_menu_shows_counts_toggles_the_window_and_quits() {
     let h = Harness::builder("tray_menu").dbus(true).build();
     let mut app = h.spawn_window_app().await;
