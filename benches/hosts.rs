@@ -26,16 +26,19 @@ mod common;
 #[allow(dead_code)] // the tests' helpers this bench does not need
 #[path = "../tests/hosts_support/mod.rs"]
 mod hosts_support;
+#[path = "support/page.rs"]
+mod page;
 #[path = "../crates/paseo-core/benches/support/seed.rs"]
 mod seed;
 mod support;
 
 use common::{tid, App, Harness};
 use hosts_support::{alive, ssh_children, stop_pid, Sshd, HEADLESS};
+use page::{mark_ms, now_ms, started_ms};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use support::{line, stats};
 
 const AGENTS: usize = 10_000;
@@ -210,33 +213,10 @@ fn harness(name: &str, hosts: &[usize], config: &Path) -> Harness {
     h
 }
 
-fn now_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64() * 1000.0)
-        .unwrap_or(0.0)
-}
-
 /// Milliseconds from the app process's start to the page's performance mark `mark`, waiting
 /// (bounded) until the page has made it.
 async fn launch_ms(app: &App, mark: &str) -> f64 {
-    let deadline = Instant::now() + LONG;
-    let at = loop {
-        let at = app
-            .execute(
-                "const m = performance.getEntriesByName(arguments[0])[0];
-                 return m ? performance.timeOrigin + m.startTime : null;",
-                vec![json!(mark)],
-            )
-            .await;
-        if let Some(at) = at.as_f64() {
-            break at;
-        }
-        assert!(Instant::now() < deadline, "the page never marked {mark}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    let age = support::age_seconds(app.pid()).expect("the app's start time");
-    at - (now_ms() - age * 1000.0)
+    mark_ms(app, mark, LONG).await - started_ms(app)
 }
 
 fn host_row(name: &str) -> String {

@@ -28,13 +28,16 @@
 // The e2e harness, shared with the tests.
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/page.rs"]
+mod page;
 #[path = "../crates/paseo-core/benches/support/seed.rs"]
 mod seed;
 mod support;
 
 use common::{poll, tid, App, Harness};
+use page::{mark_ms, marked_ms, started_ms};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use support::{line, stats, Stats};
 
 /// Archive every other root tree: n / 10 archive batches.
@@ -215,8 +218,8 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
     for _ in 0..LAUNCHES {
         let app = h.launch_ready(&[]).await;
         let start = started_ms(&app);
-        times.push(mark_ms(&app, "paseo-ready").await - start);
-        wholes.push(mark_ms(&app, "paseo-whole").await - start);
+        times.push(mark_ms(&app, "paseo-ready", LONG).await - start);
+        wholes.push(mark_ms(&app, "paseo-whole", LONG).await - start);
         for (k, (_, step)) in STEPS.iter().enumerate() {
             let at = match step {
                 Step::Page(mark) => marked_ms(&app, mark).await,
@@ -271,36 +274,6 @@ const STEPS: [(&str, Step); 13] = [
     ("ready", Step::Page("paseo-ready")),
     ("painted", Step::Page("paseo-painted")),
 ];
-
-/// The app process's start, epoch milliseconds (a clock tick's resolution: 10 ms).
-fn started_ms(app: &App) -> f64 {
-    let age = support::age_seconds(app.pid()).expect("the app's start time");
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64() * 1000.0)
-        .unwrap_or(0.0);
-    now - age * 1000.0
-}
-
-/// When the page marked `mark` (`paseo-ready`: its first screen with the true counts;
-/// `paseo-whole`: every card in; `navigation`: the page's own start), epoch milliseconds.
-async fn mark_ms(app: &App, mark: &str) -> f64 {
-    marked_ms(app, mark)
-        .await
-        .expect("the page marked its start")
-}
-
-/// [`mark_ms`], or `None` when the page has not set the mark (a frame not painted yet).
-async fn marked_ms(app: &App, mark: &str) -> Option<f64> {
-    app.execute(
-        "if (arguments[0] === 'navigation') return performance.timeOrigin;
-         const m = performance.getEntriesByName(arguments[0])[0];
-         return m ? performance.timeOrigin + m.startTime : null;",
-        vec![json!(mark)],
-    )
-    .await
-    .as_f64()
-}
 
 /// When the app last logged `message` in the data root `home`, epoch milliseconds.
 fn logged_ms(home: &std::path::Path, message: &str) -> Option<f64> {
