@@ -141,12 +141,10 @@ static POOL: std::sync::LazyLock<
     std::sync::Mutex<std::collections::HashMap<PoolKey, SharedConfig>>,
 > = std::sync::LazyLock::new(Default::default);
 
-/// Pool entries a thread keeps at hand, checked in turn: a fleet has a few model/mode pairs.
-const RECENT_MAX: usize = 8;
-
 thread_local! {
-    static RECENT: std::cell::RefCell<Vec<(PoolKey, SharedConfig)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    /// Pool entries a thread keeps at hand: a fleet has a few model/mode pairs.
+    static RECENT: super::recent::Recent<(PoolKey, SharedConfig), 8> =
+        const { super::recent::Recent::new() };
 }
 
 impl AgentConfig {
@@ -165,35 +163,23 @@ impl AgentConfig {
         // The load's reading threads each ask this once per record: a few configs seen last on
         // this thread answer without the pool's lock, which four threads contending for cost a
         // twentieth of the load's CPU at 100,000 records (docs/benchmarks.md).
-        if let Some(c) = RECENT.with_borrow(|recent| {
-            recent
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, c)| c.clone())
-        }) {
+        if let Some(c) = RECENT.with(|r| r.find_map(|(k, c)| (*k == key).then(|| c.clone()))) {
             return c;
         }
         let c = {
             // A poisoned pool still holds whole entries: each is inserted in one step.
             let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-            match pool.get(&key) {
-                Some(c) => c.clone(),
-                None => {
-                    let c = SharedConfig::new(self);
-                    if pool.len() >= POOL_MAX {
-                        return c;
-                    }
-                    pool.insert(key.clone(), c.clone());
-                    c
-                }
+            if let Some(c) = pool.get(&key) {
+                c.clone()
+            } else if pool.len() >= POOL_MAX {
+                return SharedConfig::new(self);
+            } else {
+                let c = SharedConfig::new(self);
+                pool.insert(key.clone(), c.clone());
+                c
             }
         };
-        RECENT.with_borrow_mut(|recent| {
-            if recent.len() == RECENT_MAX {
-                recent.remove(0);
-            }
-            recent.push((key, c.clone()));
-        });
+        RECENT.with(|r| r.keep((key, c.clone())));
         c
     }
 }

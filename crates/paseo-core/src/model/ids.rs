@@ -152,9 +152,6 @@ fn valid_opaque(s: &str) -> bool {
         && s != ".."
 }
 
-/// Opaque ids a thread keeps at hand per kind, checked in turn when one is parsed.
-const RECENT_IDS: usize = 4;
-
 macro_rules! opaque_id {
     ($name:ident, $kind:literal) => {
         /// An opaque id (we mint UUIDs; other tools' ids of a safe shape are accepted). Shared,
@@ -183,20 +180,16 @@ macro_rules! opaque_id {
                 // The records of one folder mostly name the same workspace: the last few ids
                 // parsed on this thread are shared, not allocated again (docs/scale.md).
                 thread_local! {
-                    static RECENT: std::cell::RefCell<Vec<$name>> =
-                        const { std::cell::RefCell::new(Vec::new()) };
+                    static RECENT: $crate::model::recent::Recent<$name, 4> =
+                        const { $crate::model::recent::Recent::new() };
                 }
-                if let Some(seen) = RECENT.with_borrow(|r| r.iter().find(|x| &*x.0 == s).cloned()) {
+                if let Some(seen) = RECENT.with(|r| r.find_map(|x| (&*x.0 == s).then(|| x.clone())))
+                {
                     return Ok(seen);
                 }
                 if valid_opaque(s) {
                     let id = $name(s.into());
-                    RECENT.with_borrow_mut(|r| {
-                        if r.len() == RECENT_IDS {
-                            r.remove(0);
-                        }
-                        r.push(id.clone());
-                    });
+                    RECENT.with(|r| r.keep(id.clone()));
                     Ok(id)
                 } else {
                     Err(ModelError::InvalidOpaqueId {

@@ -26,6 +26,7 @@ pub mod notice;
 pub mod permission;
 pub mod power;
 pub mod provider;
+mod recent;
 pub mod status;
 pub mod tally;
 pub mod timeline;
