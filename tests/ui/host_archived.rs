@@ -9,7 +9,7 @@
 
 use crate::common::{poll, tid, App, Harness, TIMEOUT};
 use crate::helpers::{sel_tab, sel_ws};
-use crate::hosts::{row, shot, wait_state};
+use crate::hosts::{create_agent, row, shot, wait_state};
 use crate::hosts_support::{ssh_child, Sshd, HEADLESS};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -75,17 +75,12 @@ async fn hosts_an_agent_archived_on_the_host_is_listed_read_and_restored() {
     std::fs::create_dir_all(&folder).unwrap();
     std::os::unix::fs::chown(&folder, Some(sshd.user.uid), None).unwrap();
     let there = folder.display().to_string();
-    let agent: Value = app
-        .call_ui(
-            "/backend.js",
-            "createAgent",
-            vec![
-                json!({"provider": "shell", "host": "box", "directory": there,
+    let agent = create_agent(
+        &app,
+        json!({"provider": "shell", "host": "box", "directory": there,
                 "title": "far away", "prompt": "echo said-on-box-$((30+3))"}),
-            ],
-        )
-        .await;
-    assert!(agent.get("error").is_none(), "{agent}");
+    )
+    .await;
     let id = agent["id"].as_str().unwrap().to_string();
     let ws = agent["workspaceId"].as_str().unwrap().to_string();
     let path = paseo_core::store::Layout::new(sshd.user.home.join(".paseo"))

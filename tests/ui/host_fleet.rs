@@ -14,7 +14,7 @@ use crate::helpers::{
     click_tab_close, git, kid, open_root, row_action, sel_pane, sel_row, sel_tab, sel_ws,
     spawn_script,
 };
-use crate::hosts::{row, shot, wait_state};
+use crate::hosts::{create_agent, row, shot, wait_state};
 use crate::hosts_support::{ssh_child, Sshd, HEADLESS};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -78,17 +78,12 @@ async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
 
     // An agent made on the host (as the form does): its workspace shows under the host's row.
     let there = proj.display().to_string();
-    let agent: Value = app
-        .call_ui(
-            "/backend.js",
-            "createAgent",
-            vec![
-                json!({"provider": "shell", "host": "box", "directory": there,
+    let agent = create_agent(
+        &app,
+        json!({"provider": "shell", "host": "box", "directory": there,
                 "title": "far", "prompt": "echo first-$((20+1)); echo more >> README"}),
-            ],
-        )
-        .await;
-    assert!(agent.get("error").is_none(), "{agent}");
+    )
+    .await;
     let id = agent["id"].as_str().unwrap().to_string();
     let ws = agent["workspaceId"].as_str().unwrap().to_string();
     let under = format!("{} {}", row("box"), sel_ws(&ws));
@@ -203,15 +198,13 @@ async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
 
     // A subagent the host agent makes through the host's own MCP server: in its track, and
     // detached from there (on the host).
-    let lead: Value = app
-        .call_ui(
-            "/backend.js",
-            "createAgent",
-            vec![json!({"provider": "shell", "host": "box", "workspaceId": ws,
-                "title": "lead", "prompt": spawn_script(&[kid("kid", "sleep 60")], "echo lead-done")})],
-        )
-        .await;
-    assert!(lead.get("error").is_none(), "{lead}");
+    let script = spawn_script(&[kid("kid", "sleep 60")], "echo lead-done");
+    let lead = create_agent(
+        &app,
+        json!({"provider": "shell", "host": "box", "workspaceId": ws,
+            "title": "lead", "prompt": script}),
+    )
+    .await;
     open_root(&app, &lead).await;
     let row_sel = tid("track-row");
     app.wait_for(&row_sel).await;
@@ -236,14 +229,11 @@ async fn hosts_a_host_fleet_under_its_row_through_a_dropped_connection() {
     // A turn held on the host: its tree's budget is 0 tokens, so every turn an agent asks for
     // waits for the user (SPEC 18, 14). The child's pane here shows the request; Allow from
     // here runs it there, once.
-    let boss: Value = app
-        .call_ui(
-            "/backend.js",
-            "createAgent",
-            vec![json!({"provider": "shell", "host": "box", "workspaceId": ws, "title": "boss"})],
-        )
-        .await;
-    assert!(boss.get("error").is_none(), "{boss}");
+    let boss = create_agent(
+        &app,
+        json!({"provider": "shell", "host": "box", "workspaceId": ws, "title": "boss"}),
+    )
+    .await;
     let boss_id = boss["id"].as_str().unwrap().to_string();
     let set = app
         .call_ui(

@@ -58,6 +58,17 @@ fn configured_hosts(h: &Harness) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// An agent created through the page's backend module, as the new-agent form sends it
+/// (`fields`: provider, host, directory or workspaceId, title, prompt); an error answer fails
+/// the test.
+pub async fn create_agent(app: &App, fields: Value) -> Value {
+    let agent: Value = app
+        .call_ui("/backend.js", "createAgent", vec![fields])
+        .await;
+    assert!(agent.get("error").is_none(), "{agent}");
+    agent
+}
+
 /// A screenshot once the page has settled (transitions done).
 pub async fn shot(app: &App, name: &str) {
     tokio::time::sleep(Duration::from_millis(400)).await;
