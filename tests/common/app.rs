@@ -403,27 +403,39 @@ impl Harness {
 
     /// Like [`Harness::launch`] with extra environment for the app.
     pub async fn launch_with(&self, args: &[&str], env: &[(&str, &str)]) -> App {
-        let (driver, address) = self.start_driver(env).await;
         let mut capabilities = serde_json::Map::new();
         capabilities.insert("browserName".into(), json!("wry"));
         capabilities.insert(
             "tauri:options".into(),
             json!({ "application": APP, "args": args }),
         );
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let session = bounded(
-            "new session",
-            ClientBuilder::new(connector)
-                .capabilities(capabilities)
-                .connect(&format!("http://{address}")),
-        )
-        .await;
-        let client = match session {
-            Ok(client) => client,
-            Err(error) => panic!(
-                "WebDriver session failed: {error}\ntauri-driver stderr:\n{}",
-                driver.stderr()
-            ),
+        let mut attempt = 0;
+        let (client, driver) = loop {
+            attempt += 1;
+            let (driver, address) = self.start_driver(env).await;
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            let session = bounded(
+                "new session",
+                ClientBuilder::new(connector)
+                    .capabilities(capabilities.clone())
+                    .connect(&format!("http://{address}")),
+            )
+            .await;
+            match session {
+                Ok(client) => break (client, driver),
+                // WebKitWebDriver found its port taken after it was chosen free, by a process
+                // that accepts connections there (another test's app or driver): the ports
+                // looked up, and only the session says otherwise. Other ports are tried.
+                Err(error)
+                    if attempt < 3 && driver.stderr().contains("Unable to listen for HTTP") =>
+                {
+                    eprintln!("WebDriver session failed ({error}): its port was taken; retrying");
+                }
+                Err(error) => panic!(
+                    "WebDriver session failed: {error}\ntauri-driver stderr:\n{}",
+                    driver.stderr()
+                ),
+            }
         };
         let app = App {
             client,
