@@ -55,7 +55,7 @@ impl Engine {
 
     pub fn mcp_status(&mut self, id: AgentId, status: String) -> Result<(), EngineError> {
         let a = self.get_mut(id)?;
-        a.mcp_status = Some(status.into());
+        a.note(|n| n.mcp_status = Some(status.into()));
         self.out.agents.insert(id);
         Ok(())
     }
@@ -244,11 +244,13 @@ impl Engine {
         let Some(a) = self.agents.get_mut(&id) else {
             return;
         };
-        if a.waiting_for_slot != limit {
-            a.waiting_for_slot = limit;
-            if limit.is_none() {
-                a.queue_place = None;
-            }
+        if a.waiting_for_slot() != limit {
+            a.note(|n| {
+                n.waiting_for_slot = limit;
+                if limit.is_none() {
+                    n.queue_place = None;
+                }
+            });
             self.out.agents.insert(id);
             if let Some(p) = self.unarchived_parent(id) {
                 self.out.tracks.insert(p);
@@ -263,8 +265,8 @@ impl Engine {
         let Some(a) = self.agents.get_mut(&id) else {
             return;
         };
-        if a.queue_place != place {
-            a.queue_place = place;
+        if a.queue_place() != place {
+            a.note(|n| n.queue_place = place);
             self.out.agents.insert(id);
             if let Some(p) = self.unarchived_parent(id) {
                 self.out.tracks.insert(p);

@@ -95,7 +95,6 @@ impl Engine {
         if a.record.held_turn.is_none() || q.arm.is_some() {
             a.record.notify_arm = q.arm.clone().map(|arm| Box::new(NotifyArm { turn, ..arm }));
         }
-        a.turn_origin = Some(Box::new(q.origin.clone()));
         self.touch(id);
         self.timeline(id, item);
         self.out.effects.push(Effect::SendTurn {
@@ -123,7 +122,6 @@ impl Engine {
         let a = self.running_mut(id, to)?;
         a.pending_permission = None;
         a.cancel_requested = false;
-        a.turn_origin = None;
         a.record.last_activity_at = Some(now);
         a.record.updated_at = now;
         let arm = take_turn_arm(a);

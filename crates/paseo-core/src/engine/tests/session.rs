@@ -134,3 +134,46 @@ fn closing_to_make_room_says_why_in_the_closed_agents_timeline() {
         format!("Closed 'claude {id8}' to make room for 'worker 7' (live-agent limit 3)")
     );
 }
+
+/// What the runtime notes about a session or a start's wait lives in one box per agent that
+/// has any (docs/scale.md): set, shown, and gone again once all of it is cleared.
+#[test]
+fn runtime_notes_are_kept_while_set_and_their_box_goes_with_the_last() {
+    let mut f = Fx::new();
+    let id = f.idle(None, "w1");
+    let notes = |f: &Fx| f.e.agent(id).unwrap().notes.clone();
+    assert_eq!(notes(&f), None);
+    f.e.set_waiting_for_slot(id, Some(3));
+    f.e.set_queue_place(id, Some(2));
+    f.e.mcp_status(id, "connected".into()).unwrap();
+    let a = f.e.agent(id).unwrap();
+    assert_eq!(
+        (a.waiting_for_slot(), a.queue_place(), a.mcp_status()),
+        (Some(3), Some(2), Some("connected"))
+    );
+    // The slot's wait ends: its place in line goes with it, the MCP status stays.
+    f.e.set_waiting_for_slot(id, None);
+    let a = f.e.agent(id).unwrap();
+    assert_eq!(
+        (a.waiting_for_slot(), a.queue_place(), a.mcp_status()),
+        (None, None, Some("connected"))
+    );
+    let mut g = Fx::new();
+    let other = g.idle(None, "w1");
+    g.e.set_waiting_for_slot(other, Some(1));
+    g.e.set_queue_place(other, Some(1));
+    g.e.set_waiting_for_slot(other, None);
+    assert_eq!(
+        g.e.agent(other).unwrap().notes,
+        None,
+        "nothing left: no box"
+    );
+}
+
+/// Every agent's state stays in memory beside its record (docs/scale.md): a field only a few
+/// agents use goes in [`crate::engine::RuntimeNotes`] or a box of its own, and one that does not shows here.
+#[test]
+fn an_agent_state_in_memory_stays_small() {
+    let size = std::mem::size_of::<crate::engine::AgentState>();
+    assert!(size <= 104, "{size}");
+}
