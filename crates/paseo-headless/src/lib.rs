@@ -28,6 +28,7 @@ use std::process::ExitCode;
 /// and `--version`, and resolves the data root. `Ok` is the mode to run on that root; `Err` the
 /// exit code the process ends with (the message is already written).
 pub fn prepare(program: Program) -> Result<(Mode, PathBuf), ExitCode> {
+    paseo_core::runtime::limit_heap_arenas();
     cli::set_program(program);
     let name = program.name();
     let mut attach = false;
