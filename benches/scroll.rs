@@ -19,7 +19,8 @@
 //!
 //! Each size's launches also print where the time went: the median of each step (the window
 //! open, the page's start, its first-screen request and answer, the records read and loaded),
-//! in ms from the process's start.
+//! in ms from the process's start; with `PASEO_BENCH_EACH=1` each launch's steps as well (the
+//! medians are of each step on its own, so they need not add up as one launch's do).
 //!
 //! `cargo bench --bench scroll [-- N... --speed PX_PER_S --launch-only]` (release build, Xvfb,
 //! tauri-driver; `--launch-only`: launches and memory, no scrolling). Target: no frame over
@@ -215,17 +216,25 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
     let mut memory = 0.0;
     let mut split = (0.0, 0.0);
     let mut memories = Vec::new();
+    // PASEO_BENCH_EACH=1: each launch's steps too, not only their medians.
+    let each = std::env::var_os("PASEO_BENCH_EACH").is_some();
     for _ in 0..LAUNCHES {
         let app = h.launch_ready(&[]).await;
         let start = started_ms(&app);
         times.push(mark_ms(&app, "paseo-ready", LONG).await - start);
         wholes.push(mark_ms(&app, "paseo-whole", LONG).await - start);
-        for (k, (_, step)) in STEPS.iter().enumerate() {
+        let mut this = Vec::new();
+        for (k, (what, step)) in STEPS.iter().enumerate() {
             let at = match step {
                 Step::Page(mark) => marked_ms(&app, mark).await,
                 Step::Log(message) => logged_ms(h.home(), message),
             };
-            steps[k].push(at.map_or(f64::NAN, |t| t - start));
+            let at = at.map_or(f64::NAN, |t| t - start);
+            this.push(format!("{what} {at:.0}"));
+            steps[k].push(at);
+        }
+        if each {
+            println!("  (one launch: {})", this.join(", "));
         }
         // Every launch's, settled: one launch's PSS moves by ±5 MiB (which library pages the
         // app and its WebKit processes share at the time), the median of three far less.

@@ -1,6 +1,7 @@
 //! The in-process part of a launch, phase by phase, for profiling (`perf record` this with a
 //! release build that keeps symbols): config, MCP bind, runtime start (load), serve, first
-//! listing. The whole-process figure is the `launch` bench of the desktop crate.
+//! listing, a window's first screen. The whole-process figure is the `launch` bench of the
+//! desktop crate.
 //!
 //! `cargo run --release -p paseo-core --example launch_phases -- HOME [RUNS]`
 //! (seed HOME first with the `seed_records` example).
@@ -8,6 +9,7 @@
 use paseo_core::config::Config;
 use paseo_core::mcp::McpServer;
 use paseo_core::providers::ProviderRegistry;
+use paseo_core::runtime::window::WindowQuery;
 use paseo_core::runtime::{Runtime, RuntimeOptions};
 use paseo_core::store::Layout;
 use std::time::Instant;
@@ -44,13 +46,49 @@ fn main() {
                 .await
                 .expect("list");
             let listed = t.elapsed();
+            // A window's first screen with nothing selected: the latest workspace's agents.
+            let first = std::time::Instant::now();
+            let screen = runtime
+                .handle()
+                .window_snapshot(WindowQuery::First {
+                    workspace_id: None,
+                    agent_ids: Vec::new(),
+                })
+                .await
+                .expect("first screen");
+            let first = first.elapsed();
+            if let Some(out) = std::env::var_os("PASEO_FIRST_SCREEN_OUT") {
+                std::fs::write(out, &screen).expect("write the first screen");
+            }
             println!(
                 "bind {bound:.1?}, runtime started (loaded) {loaded:.1?}, serving {serving:.1?}, \
-                 first listing {listed:.1?}: {total} agents"
+                 first listing {listed:.1?}: {total} agents; a window's first screen {first:.1?} \
+                 ({} KB)",
+                screen.len() / 1000
             );
+            // The runtime's memory with the fleet loaded, freed pages returned as the app does.
+            paseo_core::runtime::release_freed_memory();
+            println!("  memory: {}", memory());
             runtime.handle().deliver_pending().await.expect("deliver");
             mcp.shutdown().await;
             runtime.shutdown().await;
         });
     }
+}
+
+/// Resident and anonymous memory of this process, from `/proc/self/smaps_rollup`.
+fn memory() -> String {
+    let text = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+    let kb = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    format!(
+        "RSS {:.1} MB, anonymous {:.1} MB",
+        kb("Rss:") / 1000.0,
+        kb("Anonymous:") / 1000.0
+    )
 }
