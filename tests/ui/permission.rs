@@ -83,15 +83,27 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
         .wait_for_text(&usage, |t| t.starts_with("20 in · 10 out · $"))
         .await;
     assert!(!used.contains("subagents"), "{used}");
-    // The call opens on a click to show its input and output. Under load the turn's last news
-    // can redraw the item right after the click (it comes back closed): click again then.
+    // The call opens on a click to show its input and output, and stays open when the pane
+    // draws its timeline again (the turn's last news, a resync that fetches it anew).
+    app.click(&format!("{call} summary")).await;
     poll("the call to open on a click", TIMEOUT, || async {
-        if app.prop(&details, "open").await != json!(true) {
-            app.click(&format!("{call} summary")).await;
-        }
         (app.prop(&details, "open").await == json!(true)).then_some(())
     })
     .await;
+    let mark = "document.querySelector(arguments[0]).dataset.before = 'resync'; \
+        import('/resync.js').then((m) => m.resync());";
+    app.execute(mark, vec![json!(call)]).await;
+    let drawn_again = "const el = document.querySelector(arguments[0]); \
+        return el !== null && el.dataset.before === undefined;";
+    poll("the timeline drawn again", TIMEOUT, || async {
+        (app.execute(drawn_again, vec![json!(call)]).await == json!(true)).then_some(())
+    })
+    .await;
+    assert_eq!(
+        app.prop(&details, "open").await,
+        json!(true),
+        "the call the user opened is open again after the redraw"
+    );
     let input = app
         .wait_for_text(&format!("{call} .tool-in"), |t| !t.is_empty())
         .await;

@@ -269,6 +269,16 @@ function fillToolResult(callEl, it) {
   delete callEl.dataset.awaiting;
 }
 
+/** Per agent, the items (by seq) whose details the user opened. */
+const opened = new Map();
+
+function openedIn(agentId) {
+  if (agentId == null) return new Set();
+  let set = opened.get(agentId);
+  if (!set) opened.set(agentId, (set = new Set()));
+  return set;
+}
+
 export class TimelineView {
   /** ctx: {open(agentId), canOpen(agentId)} for links in notices. */
   constructor(ctx, invalidate) {
@@ -314,10 +324,13 @@ export class TimelineView {
     this.userAt = -Infinity;
     // The call id the agent's pending permission is about, if any.
     this.awaiting = null;
+    // The items (by seq) whose details the user opened: a redraw builds them open again.
+    this.opened = openedIn(null);
     this.reset();
   }
 
   reset() {
+    for (const seq of this.nodes?.keys() ?? []) this.keepOpen(seq);
     this.list.replaceChildren();
     this.nodes = new Map();
     this.calls = new Map();
@@ -331,6 +344,11 @@ export class TimelineView {
     if (this.model === model) return;
     if (this.model) this.model.listeners.delete(this.onModel);
     this.release();
+    // What the user opened stays open when they come back to the agent, and in a new model of
+    // it (a resync fetches it again): an item's seq is its place in the timeline for good.
+    for (const seq of this.nodes.keys()) this.keepOpen(seq);
+    this.nodes = new Map();
+    this.opened = openedIn(model?.agentId);
     this.model = model;
     this.reset();
     if (model) model.listeners.add(this.onModel);
@@ -430,6 +448,7 @@ export class TimelineView {
         continue;
       }
       const el = renderItem(it, m.at(seq - 1), this.ctx);
+      if (this.opened.has(seq)) el.querySelector('details')?.setAttribute('open', '');
       this.decorate?.(seq, el);
       if (it.kind === 'tool_call' && it.callId) {
         this.calls.set(it.callId, el);
@@ -441,7 +460,16 @@ export class TimelineView {
     return frag;
   }
 
+  /** Remembers whether the item `seq` shows its details open, before its element goes. */
+  keepOpen(seq) {
+    const details = this.nodes.get(seq)?.querySelector('details');
+    if (!details) return;
+    if (details.open) this.opened.add(seq);
+    else this.opened.delete(seq);
+  }
+
   remove(seq) {
+    this.keepOpen(seq);
     const el = this.nodes.get(seq);
     this.nodes.delete(seq);
     if (!el) return;
