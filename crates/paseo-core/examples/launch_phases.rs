@@ -1,7 +1,7 @@
 //! The in-process part of a launch, phase by phase, for profiling (`perf record` this with a
 //! release build that keeps symbols): config, MCP bind, runtime start (load), serve, first
-//! listing, a window's first screen. The whole-process figure is the `launch` bench of the
-//! desktop crate.
+//! listing, a window's first screen and its pages. The whole-process figure is the `launch`
+//! bench of the desktop crate.
 //!
 //! `cargo run --release -p paseo-core --example launch_phases -- HOME [RUNS]`
 //! (seed HOME first with the `seed_records` example).
@@ -57,13 +57,30 @@ fn main() {
                 .await
                 .expect("first screen");
             let first = first.elapsed();
+            // The rest of the fleet in the page's pages of 5,000 (`ui/boot.js`), as it asks.
+            let paging = std::time::Instant::now();
+            let (mut after, mut pages) = (None, 0);
+            loop {
+                let page = runtime
+                    .handle()
+                    .window_snapshot(WindowQuery::After { after, limit: 5000 })
+                    .await
+                    .expect("a page");
+                pages += 1;
+                let next: serde_json::Value = serde_json::from_str(&page).expect("a page is JSON");
+                after = match serde_json::from_value(next["next"].clone()) {
+                    Ok(Some(key)) => Some(key),
+                    _ => break,
+                };
+            }
+            let paging = paging.elapsed();
             if let Some(out) = std::env::var_os("PASEO_FIRST_SCREEN_OUT") {
                 std::fs::write(out, &screen).expect("write the first screen");
             }
             println!(
                 "bind {bound:.1?}, runtime started (loaded) {loaded:.1?}, serving {serving:.1?}, \
                  first listing {listed:.1?}: {total} agents; a window's first screen {first:.1?} \
-                 ({} KB)",
+                 ({} KB), the rest in {pages} pages {paging:.1?}",
                 screen.len() / 1000
             );
             // The runtime's memory with the fleet loaded, freed pages returned as the app does.

@@ -187,12 +187,19 @@ pub const PAGE_MAX: usize = 20_000;
 
 /// Unarchived agents, oldest first, that `keep` accepts.
 fn agents_where(e: &Engine, keep: impl Fn(&AgentState) -> bool) -> Vec<&AgentState> {
-    let mut agents: Vec<&AgentState> = e
-        .agents()
+    let mut agents = keyed(e, keep);
+    agents.sort_unstable_by_key(|(k, _)| *k);
+    agents.into_iter().map(|(_, a)| a).collect()
+}
+
+/// The unarchived agents `keep` accepts, each with its [`key`]: taken once per agent, so a sort
+/// compares keys at hand instead of reaching through two boxes per comparison (a cache miss
+/// each, at 100,000 agents most of a page's time).
+fn keyed(e: &Engine, keep: impl Fn(&AgentState) -> bool) -> Vec<((i64, AgentId), &AgentState)> {
+    e.agents()
         .filter(|a| !a.record.is_archived() && keep(a))
-        .collect();
-    agents.sort_unstable_by_key(|a| (a.record.created_at.millis(), a.record.id));
-    agents
+        .map(|a| (key(a), a))
+        .collect()
 }
 
 fn key(a: &AgentState) -> (i64, AgentId) {
@@ -207,10 +214,17 @@ fn page(
     limit: usize,
 ) -> (Vec<&AgentState>, Option<(i64, AgentId)>) {
     let limit = limit.clamp(1, PAGE_MAX);
-    let mut agents = agents_where(e, |a| after.is_none_or(|k| key(a) > k));
-    let next = (agents.len() > limit).then(|| key(agents[limit - 1]));
-    agents.truncate(limit);
-    (agents, next)
+    let mut agents = keyed(e, |a| after.is_none_or(|k| key(a) > k));
+    // Only the page is sorted: the `limit` oldest are picked out first, in linear time (a
+    // window's pages at 100,000 agents sorted everything after each one again).
+    let more = agents.len() > limit;
+    if more {
+        agents.select_nth_unstable_by_key(limit - 1, |(k, _)| *k);
+        agents.truncate(limit);
+    }
+    agents.sort_unstable_by_key(|(k, _)| *k);
+    let next = more.then(|| agents[limit - 1].0);
+    (agents.into_iter().map(|(_, a)| a).collect(), next)
 }
 
 /// The tracks of those of `agents` that are parents.
