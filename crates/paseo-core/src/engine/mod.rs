@@ -127,19 +127,6 @@ pub struct Queued {
     pub arm: Option<NotifyArm>,
 }
 
-/// What the runtime tells the engine about an agent's session and its start, never stored: of
-/// 100,000 agents a few have any of it, so it lives in one box, absent for the rest (48 bytes
-/// less per agent than as fields of [`AgentState`], docs/scale.md).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct RuntimeNotes {
-    /// What its MCP client last reported.
-    mcp_status: Option<Box<str>>,
-    /// `Some(limit)` while its start waits for one of the `limit` live slots (SPEC 14
-    /// `maxLiveAgents`), and its place in line (1: next).
-    waiting_for_slot: Option<usize>,
-    queue_place: Option<usize>,
-}
-
 /// One agent as the engine holds it: the durable record plus what only lives while the app runs.
 /// What only a live agent has (a permission request, queued input) is boxed: of 100,000 agents
 /// a few are live, and each state is held apart, sized to itself (docs/scale.md).
@@ -157,7 +144,7 @@ pub struct AgentState {
     /// The parent label, parsed once (kept in step with `record.labels`).
     pub parent: Option<AgentId>,
     /// What the runtime said about its session or its wait for a slot; absent for nearly all.
-    notes: Option<Box<RuntimeNotes>>,
+    notes: Option<Box<session::RuntimeNotes>>,
     /// What it changed on disk, as last counted by the runtime (never stored).
     pub changes: Option<Box<crate::model::ChangeCounts>>,
     /// The top of its unarchived parent chain (itself for a root agent).
@@ -206,27 +193,6 @@ impl AgentState {
     /// Its start waits for a live slot (SPEC 14): created, not running.
     pub fn is_queued(&self) -> bool {
         self.waiting_for_slot().is_some() && self.record.last_status == Status::Initializing
-    }
-    /// `Some(limit)` while its start waits for one of the `limit` live slots (SPEC 14
-    /// `maxLiveAgents`).
-    pub fn waiting_for_slot(&self) -> Option<usize> {
-        self.notes.as_ref().and_then(|n| n.waiting_for_slot)
-    }
-    /// Its place in the line for a live slot (1: next).
-    pub fn queue_place(&self) -> Option<usize> {
-        self.notes.as_ref().and_then(|n| n.queue_place)
-    }
-    /// What its MCP client last reported.
-    pub fn mcp_status(&self) -> Option<&str> {
-        self.notes.as_ref().and_then(|n| n.mcp_status.as_deref())
-    }
-    /// Changes its notes; the box goes once nothing is left in it.
-    fn note(&mut self, change: impl FnOnce(&mut RuntimeNotes)) {
-        let notes = self.notes.get_or_insert_with(Box::default);
-        change(notes);
-        if **notes == RuntimeNotes::default() {
-            self.notes = None;
-        }
     }
     /// Whether it needs the user ([`crate::model::status`]).
     pub fn needs_you(&self) -> bool {

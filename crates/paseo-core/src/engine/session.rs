@@ -3,7 +3,9 @@
 //! shutdown.
 
 use super::hold::{keep_held, take_turn_arm};
-use super::{clear_attention, set_error, step, Effect, Engine, EngineError, SessionState};
+use super::{
+    clear_attention, set_error, step, AgentState, Effect, Engine, EngineError, SessionState,
+};
 use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, NotifyArm, Status};
 
 impl Engine {
@@ -299,5 +301,42 @@ fn shown_name(r: &crate::model::AgentRecord) -> String {
         format!("{} {}", r.provider, id.get(..8).unwrap_or(&id))
     } else {
         title.to_string()
+    }
+}
+
+/// What the runtime tells the engine about an agent's session and its start, never stored: of
+/// 100,000 agents a few have any of it, so it lives in one box, absent for the rest (48 bytes
+/// less per agent than as fields of [`AgentState`], docs/scale.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct RuntimeNotes {
+    /// What its MCP client last reported.
+    mcp_status: Option<Box<str>>,
+    /// `Some(limit)` while its start waits for one of the `limit` live slots (SPEC 14
+    /// `maxLiveAgents`), and its place in line (1: next).
+    waiting_for_slot: Option<usize>,
+    queue_place: Option<usize>,
+}
+
+impl AgentState {
+    /// `Some(limit)` while its start waits for one of the `limit` live slots (SPEC 14
+    /// `maxLiveAgents`).
+    pub fn waiting_for_slot(&self) -> Option<usize> {
+        self.notes.as_ref().and_then(|n| n.waiting_for_slot)
+    }
+    /// Its place in the line for a live slot (1: next).
+    pub fn queue_place(&self) -> Option<usize> {
+        self.notes.as_ref().and_then(|n| n.queue_place)
+    }
+    /// What its MCP client last reported.
+    pub fn mcp_status(&self) -> Option<&str> {
+        self.notes.as_ref().and_then(|n| n.mcp_status.as_deref())
+    }
+    /// Changes its notes; the box goes once nothing is left in it.
+    pub(super) fn note(&mut self, change: impl FnOnce(&mut RuntimeNotes)) {
+        let notes = self.notes.get_or_insert_with(Box::default);
+        change(notes);
+        if **notes == RuntimeNotes::default() {
+            self.notes = None;
+        }
     }
 }

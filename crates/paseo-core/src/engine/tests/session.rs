@@ -171,7 +171,8 @@ fn runtime_notes_are_kept_while_set_and_their_box_goes_with_the_last() {
 }
 
 /// Every agent's state stays in memory beside its record (docs/scale.md): a field only a few
-/// agents use goes in [`crate::engine::RuntimeNotes`] or a box of its own, and one that does not shows here.
+/// agents use goes in [`crate::engine::session::RuntimeNotes`] or a box of its own, and one
+/// that does not shows here.
 #[test]
 fn an_agent_state_in_memory_stays_small() {
     let size = std::mem::size_of::<crate::engine::AgentState>();
