@@ -344,13 +344,12 @@ export class TimelineView {
     if (this.model === model) return;
     if (this.model) this.model.listeners.delete(this.onModel);
     this.release();
-    // What the user opened stays open when they come back to the agent, and in a new model of
-    // it (a resync fetches it again): an item's seq is its place in the timeline for good.
-    for (const seq of this.nodes.keys()) this.keepOpen(seq);
-    this.nodes = new Map();
+    // Cleared first, so what was open is kept with the agent it belongs to: it stays open when
+    // the user comes back, and in a new model of it (a resync fetches it again), an item's seq
+    // being its place in the timeline for good.
+    this.reset();
     this.opened = openedIn(model?.agentId);
     this.model = model;
-    this.reset();
     if (model) model.listeners.add(this.onModel);
   }
 
