@@ -187,18 +187,22 @@ pub const PAGE_MAX: usize = 20_000;
 
 /// Unarchived agents, oldest first, that `keep` accepts.
 fn agents_where(e: &Engine, keep: impl Fn(&AgentState) -> bool) -> Vec<&AgentState> {
-    let mut agents = keyed(e, keep);
+    let mut agents = keyed(e, |_, a| keep(a));
     agents.sort_unstable_by_key(|(k, _)| *k);
     agents.into_iter().map(|(_, a)| a).collect()
 }
 
-/// The unarchived agents `keep` accepts, each with its [`key`]: taken once per agent, so a sort
-/// compares keys at hand instead of reaching through two boxes per comparison (a cache miss
-/// each, at 100,000 agents most of a page's time).
-fn keyed(e: &Engine, keep: impl Fn(&AgentState) -> bool) -> Vec<((i64, AgentId), &AgentState)> {
+/// The unarchived agents `keep` accepts (given each one's [`key`] and state), with their keys:
+/// taken once per agent, so a sort compares keys at hand instead of reaching through two boxes
+/// per comparison (a cache miss each, at 100,000 agents most of a page's time).
+fn keyed(
+    e: &Engine,
+    keep: impl Fn((i64, AgentId), &AgentState) -> bool,
+) -> Vec<((i64, AgentId), &AgentState)> {
     e.agents()
-        .filter(|a| !a.record.is_archived() && keep(a))
+        .filter(|a| !a.record.is_archived())
         .map(|a| (key(a), a))
+        .filter(|&(k, a)| keep(k, a))
         .collect()
 }
 
@@ -214,7 +218,7 @@ fn page(
     limit: usize,
 ) -> (Vec<&AgentState>, Option<(i64, AgentId)>) {
     let limit = limit.clamp(1, PAGE_MAX);
-    let mut agents = keyed(e, |a| after.is_none_or(|k| key(a) > k));
+    let mut agents = keyed(e, |k, _| after.is_none_or(|after| k > after));
     // Only the page is sorted: the `limit` oldest are picked out first, in linear time (a
     // window's pages at 100,000 agents sorted everything after each one again).
     let more = agents.len() > limit;
