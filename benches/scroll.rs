@@ -213,8 +213,6 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
     let mut times = Vec::new();
     let mut wholes = Vec::new();
     let mut steps: Vec<Vec<f64>> = vec![Vec::new(); STEPS.len()];
-    let mut memory = 0.0;
-    let mut split = (0.0, 0.0);
     let mut memories = Vec::new();
     // PASEO_BENCH_EACH=1: each launch's steps too, not only their medians.
     let each = std::env::var_os("PASEO_BENCH_EACH").is_some();
@@ -244,10 +242,11 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
         app.quit().await;
     }
     memories.sort_by(|a, b| a.0.total_cmp(&b.0));
-    if let Some(&(total, app, webkit)) = memories.get(memories.len() / 2) {
-        memory = total;
-        split = (app, webkit);
-    }
+    let (memory, split) = memories
+        .get(memories.len() / 2)
+        .map_or((0.0, (0.0, 0.0)), |&(total, app, webkit)| {
+            (total, (app, webkit))
+        });
     let said: Vec<String> = STEPS
         .iter()
         .zip(steps)

@@ -47,7 +47,7 @@ fn main() {
                 .expect("list");
             let listed = t.elapsed();
             // A window's first screen with nothing selected: the latest workspace's agents.
-            let first = std::time::Instant::now();
+            let first = Instant::now();
             let screen = runtime
                 .handle()
                 .window_snapshot(WindowQuery::First {
@@ -58,7 +58,7 @@ fn main() {
                 .expect("first screen");
             let first = first.elapsed();
             // The rest of the fleet in the page's pages of 5,000 (`ui/boot.js`), as it asks.
-            let paging = std::time::Instant::now();
+            let paging = Instant::now();
             let (mut after, mut pages) = (None, 0);
             loop {
                 let page = runtime
