@@ -3,7 +3,7 @@
 //! listing, a window's first screen and its pages. The whole-process figure is the `launch`
 //! bench of the desktop crate.
 //!
-//! `cargo run --release -p paseo-core --example launch_phases -- HOME [RUNS]`
+//! `cargo run --release -p paseo-core --example launch_phases -- HOME [RUNS [--cache]]`
 //! (seed HOME first with the `seed_records` example).
 
 use paseo_core::config::Config;
@@ -21,6 +21,11 @@ fn main() {
         std::process::exit(2);
     };
     let runs: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
+    // `--cache`: write the records cache first, as a launch before these would have.
+    if args.next().as_deref() == Some("--cache") {
+        let built = paseo_core::store::records_cache::rebuild(&Layout::new(&home));
+        println!("records cache: {built:?}");
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

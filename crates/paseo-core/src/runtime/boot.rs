@@ -40,7 +40,12 @@ pub(crate) async fn start(
         None => super::preload::load_root(layout.clone()).await?,
     };
     // A step of the start benches/scroll.rs times (its launch breakdown).
-    tracing::info!(records = agents.records.len(), "records read");
+    tracing::info!(
+        records = agents.records.len(),
+        cached = agents.cache.used,
+        "records read"
+    );
+    let next_cache = agents.cache.next(agents.records.len());
 
     // What a killed app left running goes first, before any agent starts again (SPEC 11).
     let stopped = GroupRecorder::new(layout.run_dir()).stop_leftovers().await;
@@ -175,12 +180,18 @@ pub(crate) async fn start(
             tracing::info!(entries = purged.len(), days, "trash purged");
         }
     });
+    // The records cache off the start's path too, once the first screens are answered.
+    store::records_cache::tend_later(layout.clone(), next_cache, CACHE_AFTER);
     let hidden = crate::sandbox::hidden_roots(&layout.home, &opts.sandbox.hide);
     let gate = actor.changes_gate.clone();
     let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout, hidden, gate);
     let task = tokio::spawn(actor.run(rx, sink_rx, internal_rx));
     Ok((handle, task))
 }
+
+/// How long after a start the records cache is tended: past the window's first screen and
+/// its pages of cards.
+const CACHE_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The records as load found them, each with a known workspace.
 struct Adopted {

@@ -3,6 +3,8 @@
 //! file open, so 100,000 records never come near the file-descriptor limit. The result does not depend on the
 //! threads' timing: records come back in path order (folders by name, files by name within
 //! them), and what cannot be read is set aside afterwards, in that same order, on one thread.
+//! A file that is as the records cache has it is parsed from the cache's copy instead of read
+//! ([`super::records_cache`]): the same bytes, so the same result.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::fs;
@@ -11,6 +13,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::records_cache::{CacheUse, CachedFolder, Hit, RecordsCache};
 use super::{atomic, quarantine, Layout, Quarantined, StoreError};
 use crate::model::{AgentId, AgentRecord};
 
@@ -22,6 +25,8 @@ pub struct LoadedAgents {
     pub quarantined: Vec<Quarantined>,
     /// Files that could not even be moved aside (reported, left in place).
     pub problems: Vec<String>,
+    /// What the load found and used of the records cache.
+    pub cache: CacheUse,
 }
 
 /// One record as read.
@@ -78,6 +83,7 @@ pub(crate) fn load_agents_on(
     at_rest: bool,
 ) -> Result<LoadedAgents, StoreError> {
     let dirs = list_folders(layout)?;
+    let cache = RecordsCache::open(layout);
     let folders = in_turn(&dirs, 1, threads, || (), |_, dir| list_records(dir))?;
     // Turns of files within one folder, which is opened once for them.
     let turns: Vec<(&Folder, Range<usize>)> = folders
@@ -94,11 +100,23 @@ pub(crate) fn load_agents_on(
         1,
         threads,
         Scratch::default,
-        |scratch, (folder, range)| read_turn(folder, range.clone(), scratch, at_rest),
+        |scratch, (folder, range)| {
+            let cached = cache
+                .as_ref()
+                .and_then(|c| c.folder(folder.dir.file_name()?));
+            read_turn(folder, range.clone(), scratch, at_rest, cached)
+        },
     )?;
-    let mut out = LoadedAgents::default();
-    out.records.reserve(parsed.iter().map(Vec::len).sum());
-    for r in parsed.into_iter().flatten() {
+    let mut out = LoadedAgents {
+        cache: CacheUse {
+            entries: cache.as_ref().map_or(0, RecordsCache::len),
+            used: parsed.iter().map(|(_, used)| used).sum(),
+        },
+        ..LoadedAgents::default()
+    };
+    out.records
+        .reserve(parsed.iter().map(|(p, _)| p.len()).sum());
+    for r in parsed.into_iter().flat_map(|(p, _)| p) {
         match r {
             Ok(rec) => out.records.push(rec),
             Err((path, Failure::Invalid(reason))) => match quarantine(layout, &path, &reason) {
@@ -239,6 +257,8 @@ struct Scratch {
     /// The last cwd seen, and whether its records belong in the folder being read.
     cwd: String,
     cwd_here: bool,
+    /// The cached bytes of the turn's files, read in one go.
+    span: Vec<u8>,
 }
 
 /// Why a record file did not load.
@@ -250,24 +270,63 @@ enum Failure {
     Invalid(String),
 }
 
-/// Reads and parses the files `range` of `folder`; what did not load comes back with its
-/// path and why.
+/// The most a turn reads of the cache in one go; hits further apart are read one by one.
+const MAX_SPAN: u64 = 4 << 20;
+
+/// The records of one turn; what did not load with its path and why; and how many came from
+/// the cache.
+type Turn = (Vec<Result<LoadedRecord, (PathBuf, Failure)>>, usize);
+
+/// Reads and parses the files `range` of `folder` (from the cache, `cached`, where a file is
+/// as it was cached).
 fn read_turn(
     folder: &Folder,
     range: Range<usize>,
     scratch: &mut Scratch,
     at_rest: bool,
-) -> Vec<Result<LoadedRecord, (PathBuf, Failure)>> {
+    cached: Option<CachedFolder>,
+) -> Turn {
     let dir = fs::File::open(&folder.dir);
     // A new folder: what was worked out for the last cwd was about another one.
     scratch.cwd.clear();
     let folder_name = folder.dir.file_name().and_then(|n| n.to_str());
-    folder.names[range]
+    let names = &folder.names[range];
+    // The stamps first, then one read of the cached bytes of every file that kept its own.
+    let hits: Vec<Option<Hit>> = match (&dir, cached) {
+        (Ok(dir), Some(c)) => names.iter().map(|n| c.hit(dir, n)).collect(),
+        _ => Vec::new(),
+    };
+    let first = hits.iter().flatten().next().map(|h| h.at);
+    let end = hits.iter().flatten().last().map(|h| h.at + h.len);
+    let span_at = match (cached, first, end) {
+        (Some(c), Some(a), Some(e)) if e - a <= MAX_SPAN => {
+            c.read(a, e - a, &mut scratch.span).ok().map(|()| a)
+        }
+        _ => None,
+    };
+    let mut used = 0;
+    let records = names
         .iter()
-        .map(|name| {
-            let record = match &dir {
-                Ok(dir) => read_record(dir, name, &mut scratch.buf, at_rest),
-                Err(e) => Err(Failure::Unreadable(format!("its folder: {e}"))),
+        .enumerate()
+        .map(|(i, name)| {
+            let hit = hits.get(i).copied().flatten();
+            let from_cache = hit.and_then(|h| {
+                let bytes = match span_at {
+                    Some(a) => &scratch.span[(h.at - a) as usize..(h.at - a + h.len) as usize],
+                    None => {
+                        cached?.read(h.at, h.len, &mut scratch.buf).ok()?;
+                        &scratch.buf[..]
+                    }
+                };
+                // Bytes that do not make this file's record are read from the file, whose
+                // reading says what is wrong.
+                parse_named(bytes, name, at_rest).ok()
+            });
+            used += usize::from(from_cache.is_some());
+            let record = match (from_cache, &dir) {
+                (Some(r), _) => Ok(r),
+                (None, Ok(dir)) => read_record(dir, name, &mut scratch.buf, at_rest),
+                (None, Err(e)) => Err(Failure::Unreadable(format!("its folder: {e}"))),
             };
             match record {
                 Ok(record) => {
@@ -280,7 +339,8 @@ fn read_turn(
                 Err(reason) => Err((folder.dir.join(name), reason)),
             }
         })
-        .collect()
+        .collect();
+    (records, used)
 }
 
 /// Whether `record`, read from the file `name` in the folder `folder_name`, is where
@@ -314,11 +374,6 @@ fn read_record(
     at_rest: bool,
 ) -> Result<Box<AgentRecord>, Failure> {
     let unreadable = |e: io::Error| Failure::Unreadable(e.to_string());
-    let parse = if at_rest {
-        AgentRecord::from_json_at_rest
-    } else {
-        AgentRecord::from_json_boxed
-    };
     use std::io::Read;
     let mut f = open_at(dir, name).map_err(unreadable)?;
     // One read into a buffer larger than the file, its short count taken as the end: open,
@@ -335,19 +390,24 @@ fn read_record(
             Err(e) => return Err(unreadable(e)),
         }
     };
-    let parsed = if n < buf.len() {
-        parse(&buf[..n]).ok()
-    } else {
-        None
-    };
-    let rec = match parsed {
-        Some(rec) => rec,
-        None => {
-            let mut all = buf[..n].to_vec();
-            f.read_to_end(&mut all).map_err(unreadable)?;
-            parse(&all).map_err(|e| Failure::Invalid(format!("invalid agent record: {e}")))?
+    if n < buf.len() {
+        if let Ok(rec) = parse_named(&buf[..n], name, at_rest) {
+            return Ok(rec);
         }
+    }
+    let mut all = buf[..n].to_vec();
+    f.read_to_end(&mut all).map_err(unreadable)?;
+    parse_named(&all, name, at_rest)
+}
+
+/// Parses the bytes of the record file `name`, which must hold the record its name says.
+fn parse_named(bytes: &[u8], name: &OsStr, at_rest: bool) -> Result<Box<AgentRecord>, Failure> {
+    let parse = if at_rest {
+        AgentRecord::from_json_at_rest
+    } else {
+        AgentRecord::from_json_boxed
     };
+    let rec = parse(bytes).map_err(|e| Failure::Invalid(format!("invalid agent record: {e}")))?;
     // The file is named after the id it holds; compared as ids (no allocation per record).
     let stem = Path::new(name)
         .file_stem()
@@ -367,7 +427,7 @@ fn read_record(
 /// updating the file's access time where the user owns it (`O_NOATIME`): the first read of a
 /// record written since the last start would otherwise write its inode back, a journal update
 /// per record (docs/benchmarks.md).
-fn open_at(dir: &fs::File, name: &OsStr) -> io::Result<fs::File> {
+pub(super) fn open_at(dir: &fs::File, name: &OsStr) -> io::Result<fs::File> {
     use std::os::fd::{AsRawFd, FromRawFd};
     use std::os::unix::ffi::OsStrExt;
     let name = CString::new(name.as_bytes()).map_err(|_| io::ErrorKind::InvalidInput)?;

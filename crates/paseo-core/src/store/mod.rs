@@ -9,6 +9,7 @@ mod load;
 pub mod paths;
 pub mod private;
 pub mod quarantine;
+pub mod records_cache;
 pub mod timeline;
 pub mod writer;
 

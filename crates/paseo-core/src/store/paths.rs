@@ -69,6 +69,11 @@ impl Layout {
     pub fn windows_path(&self) -> PathBuf {
         self.home.join("windows.json")
     }
+    /// A copy of the settled record files, read at start instead of each file
+    /// ([`super::records_cache`]).
+    pub fn records_cache_path(&self) -> PathBuf {
+        self.home.join("cache").join("records.bin")
+    }
     pub fn logs_dir(&self) -> PathBuf {
         self.home.join("logs")
     }
