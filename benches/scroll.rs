@@ -219,7 +219,13 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
     let mut memories = Vec::new();
     // PASEO_BENCH_EACH=1: each launch's steps too, not only their medians.
     let each = std::env::var_os("PASEO_BENCH_EACH").is_some();
+    // PASEO_BENCH_CACHE=off: each launch without the records cache (removed before it), for
+    // the figure with and without it from one build, runs alternating.
+    let no_cache = std::env::var("PASEO_BENCH_CACHE").is_ok_and(|v| v == "off");
     for _ in 0..LAUNCHES {
+        if no_cache {
+            let _ = std::fs::remove_file(h.home().join("cache").join("records.bin"));
+        }
         let app = h.launch_ready(&[]).await;
         let start = started_ms(&app);
         times.push(mark_ms(&app, "paseo-ready", LONG).await - start);
@@ -235,7 +241,15 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
             steps[k].push(at);
         }
         if each {
-            println!("  (one launch: {})", this.join(", "));
+            // How many records it parsed from the records cache (the log's `cached=`).
+            let cached = last_logged(h.home(), "records read")
+                .and_then(|l| {
+                    l.split_whitespace()
+                        .find(|w| w.starts_with("cached="))
+                        .map(String::from)
+                })
+                .unwrap_or_else(|| "cached=?".into());
+            println!("  (one launch: {}; {cached})", this.join(", "));
         }
         // Every launch's, settled: one launch's PSS moves by ±5 MiB (which library pages the
         // app and its WebKit processes share at the time), the median of three far less.
@@ -301,6 +315,21 @@ const STEPS: [(&str, Step); 13] = [
     ("ready", Step::Page("paseo-ready")),
     ("painted", Step::Page("paseo-painted")),
 ];
+
+/// The last line of the app's log in the data root `home` that says `message`.
+fn last_logged(home: &std::path::Path, message: &str) -> Option<String> {
+    let mut files: Vec<_> = std::fs::read_dir(home.join("logs"))
+        .ok()?
+        .flatten()
+        .map(|f| f.path())
+        .collect();
+    files.sort();
+    let text = std::fs::read_to_string(files.last()?).ok()?;
+    text.lines()
+        .rev()
+        .find(|l| l.contains(message))
+        .map(String::from)
+}
 
 /// When the app last logged `message` in the data root `home`, epoch milliseconds.
 fn logged_ms(home: &std::path::Path, message: &str) -> Option<f64> {
