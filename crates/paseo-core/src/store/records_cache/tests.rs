@@ -262,34 +262,20 @@ fn the_cache_is_private_and_its_build_leaves_no_temp_file() {
 
 #[test]
 fn a_cache_is_rebuilt_when_one_file_in_fifty_changed_and_removed_below_its_size() {
-    let use_ = |entries, used| CacheUse { entries, used };
-    assert_eq!(use_(0, 0).next(100), NextCache::Keep, "small, none");
-    assert_eq!(
-        use_(10, 0).next(100),
-        NextCache::Remove,
-        "small, one left over"
-    );
-    assert_eq!(use_(0, 0).next(MIN_RECORDS), NextCache::Rebuild, "none yet");
-    assert_eq!(
-        use_(9_800, 9_800).next(10_000),
-        NextCache::Keep,
-        "200 read from files"
-    );
-    assert_eq!(
-        use_(9_799, 9_799).next(10_000),
-        NextCache::Rebuild,
-        "201 read"
-    );
-    assert_eq!(
-        use_(10_200, 10_000).next(10_000),
-        NextCache::Keep,
-        "200 gone"
-    );
-    assert_eq!(
-        use_(10_201, 10_000).next(10_000),
-        NextCache::Rebuild,
-        "201 gone"
-    );
+    use NextCache::{Keep, Rebuild, Remove};
+    // (entries cached, records parsed from it, records loaded, what next, why)
+    let cases = [
+        (0, 0, 100, Keep, "small, none"),
+        (10, 0, 100, Remove, "small, one left over"),
+        (0, 0, MIN_RECORDS, Rebuild, "none yet"),
+        (9_800, 9_800, 10_000, Keep, "200 read from files"),
+        (9_799, 9_799, 10_000, Rebuild, "201 read"),
+        (10_200, 10_000, 10_000, Keep, "200 gone"),
+        (10_201, 10_000, 10_000, Rebuild, "201 gone"),
+    ];
+    for (entries, used, records, next, why) in cases {
+        assert_eq!(CacheUse { entries, used }.next(records), next, "{why}");
+    }
 }
 
 #[test]
