@@ -181,7 +181,7 @@ pub(crate) async fn start(
         }
     });
     // The records cache off the start's path too, once the first screens are answered.
-    store::records_cache::tend_later(layout.clone(), next_cache, CACHE_AFTER);
+    super::preload::tend_cache_later(layout.clone(), next_cache, CACHE_AFTER);
     let hidden = crate::sandbox::hidden_roots(&layout.home, &opts.sandbox.hide);
     let gate = actor.changes_gate.clone();
     let handle = RuntimeHandle::new(tx, events, writer, opts.providers, layout, hidden, gate);

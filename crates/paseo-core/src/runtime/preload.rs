@@ -4,11 +4,13 @@
 //! window's start leaves idle (docs/benchmarks.md, "Where a window's launch goes").
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use tokio::sync::oneshot;
 
 use super::RuntimeError;
 use crate::model::AgentId;
+use crate::store::records_cache::{self, NextCache};
 use crate::store::{self, Layout, Quarantined};
 use rustc_hash::FxHashSet;
 
@@ -114,5 +116,93 @@ impl Drop for Preload {
             // ends before the owner goes on to release the lock.
             let _ = thread.join();
         }
+    }
+}
+
+/// Does what `next` says on a thread of its own, `after` from now (off the start's path), at
+/// idle priority: the cache is only worth the cores nothing else wants.
+pub(super) fn tend_cache_later(layout: Layout, next: NextCache, after: Duration) {
+    if next == NextCache::Keep {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("paseo-records-cache".into())
+        .spawn(move || {
+            std::thread::sleep(after);
+            idle_priority();
+            if next == NextCache::Remove {
+                if let Err(e) = store::atomic::remove_durable(&layout.records_cache_path()) {
+                    tracing::warn!("cannot remove the records cache: {e}");
+                }
+                return;
+            }
+            match records_cache::rebuild(&layout) {
+                Ok(r) => tracing::info!(
+                    cached = r.cached,
+                    unsettled = r.unsettled,
+                    bytes = r.bytes,
+                    "records cache written"
+                ),
+                Err(e) => tracing::warn!("cannot write the records cache: {e}"),
+            }
+            // The index and buffers of the build, freed in the middle of the heap.
+            super::release_freed_memory();
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start writing the records cache: {e}");
+    }
+}
+
+/// Puts the calling thread in the idle scheduling class (Linux: a thread's own policy).
+fn idle_priority() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sets the calling thread's policy from a valid parameter; a failure changes nothing.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    if rc != 0 {
+        tracing::debug!(
+            "the records cache is written at normal priority: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tending_the_cache_writes_or_removes_it_off_the_caller() {
+        let d = tempfile::tempdir().unwrap();
+        let layout = Layout::new(d.path());
+        let id = AgentId::new();
+        let r = crate::model::AgentRecord::new(
+            id,
+            "shell".into(),
+            "/src".into(),
+            crate::model::Status::Idle,
+            crate::model::Timestamp::from_millis(0),
+        );
+        let file = layout.record_path("/src", id);
+        store::atomic::write_atomic(&file, &store::encode_record(&r).unwrap()).unwrap();
+        let path = layout.records_cache_path();
+        let wait = |exists: bool| {
+            for _ in 0..500 {
+                if path.exists() == exists {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            panic!(
+                "the cache still {}",
+                if exists { "missing" } else { "there" }
+            );
+        };
+        tend_cache_later(layout.clone(), NextCache::Rebuild, Duration::from_millis(1));
+        wait(true);
+        tend_cache_later(layout.clone(), NextCache::Remove, Duration::from_millis(1));
+        wait(false);
+        tend_cache_later(layout.clone(), NextCache::Keep, Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!path.exists());
     }
 }

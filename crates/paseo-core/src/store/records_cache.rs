@@ -364,53 +364,6 @@ impl CacheUse {
     }
 }
 
-/// Does what `next` says on a thread of its own, `after` from now (off the start's path), at
-/// idle priority: the cache is only worth the cores nothing else wants.
-pub fn tend_later(layout: Layout, next: NextCache, after: Duration) {
-    if next == NextCache::Keep {
-        return;
-    }
-    let spawned = std::thread::Builder::new()
-        .name("paseo-records-cache".into())
-        .spawn(move || {
-            std::thread::sleep(after);
-            idle_priority();
-            if next == NextCache::Remove {
-                if let Err(e) = atomic::remove_durable(&layout.records_cache_path()) {
-                    tracing::warn!("cannot remove the records cache: {e}");
-                }
-                return;
-            }
-            match rebuild(&layout) {
-                Ok(r) => tracing::info!(
-                    cached = r.cached,
-                    unsettled = r.unsettled,
-                    bytes = r.bytes,
-                    "records cache written"
-                ),
-                Err(e) => tracing::warn!("cannot write the records cache: {e}"),
-            }
-            // The index and buffers of the build, freed in the middle of the heap.
-            crate::runtime::release_freed_memory();
-        });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot start writing the records cache: {e}");
-    }
-}
-
-/// Puts the calling thread in the idle scheduling class (Linux: a thread's own policy).
-fn idle_priority() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: sets the calling thread's policy from a valid parameter; a failure changes nothing.
-    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
-    if rc != 0 {
-        tracing::debug!(
-            "the records cache is written at normal priority: {}",
-            io::Error::last_os_error()
-        );
-    }
-}
-
 /// What a [`rebuild`] wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Rebuilt {

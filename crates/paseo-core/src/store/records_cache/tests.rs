@@ -277,30 +277,3 @@ fn a_cache_is_rebuilt_when_one_file_in_fifty_changed_and_removed_below_its_size(
         assert_eq!(CacheUse { entries, used }.next(records), next, "{why}");
     }
 }
-
-#[test]
-fn tending_the_cache_writes_or_removes_it_off_the_caller() {
-    let d = tempfile::tempdir().unwrap();
-    let layout = Layout::new(d.path());
-    root(&layout, 5, false);
-    let path = layout.records_cache_path();
-    let wait = |exists: bool| {
-        for _ in 0..500 {
-            if path.exists() == exists {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!(
-            "the cache still {}",
-            if exists { "missing" } else { "there" }
-        );
-    };
-    tend_later(layout.clone(), NextCache::Rebuild, Duration::from_millis(1));
-    wait(true);
-    tend_later(layout.clone(), NextCache::Remove, Duration::from_millis(1));
-    wait(false);
-    tend_later(layout.clone(), NextCache::Keep, Duration::ZERO);
-    std::thread::sleep(Duration::from_millis(50));
-    assert!(!path.exists());
-}
