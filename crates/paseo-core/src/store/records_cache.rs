@@ -36,6 +36,8 @@ const MAGIC: &[u8; 8] = b"PASEORC\x01";
 const HEADER: usize = 32;
 /// How long before the build a file's times must be to be kept (see the module's note).
 pub const SETTLE: Duration = Duration::from_secs(2);
+/// The largest index a cache may have (≈ 5 million records).
+const MAX_INDEX: u64 = 512 << 20;
 /// Fewer records than this load in a few milliseconds from their files: no cache is kept.
 pub const MIN_RECORDS: usize = 2_000;
 
@@ -207,11 +209,13 @@ impl RecordsCache {
                 "its length is not the one it was written with",
             ));
         }
-        let mut index = vec![
-            0u8;
-            usize::try_from(index_len)
-                .map_err(|_| CacheError::Format("index too large"))?
-        ];
+        // An index is ≈ 100 bytes a record: one larger than this is not one this app wrote.
+        if index_len > MAX_INDEX {
+            return Err(CacheError::Format(
+                "its index is larger than any the app writes",
+            ));
+        }
+        let mut index = vec![0u8; index_len as usize];
         file.read_exact_at(&mut index, index_at)?;
         let folders = parse_index(&index, index_at)?;
         let entries = folders.iter().map(|f| f.entries.len()).sum();

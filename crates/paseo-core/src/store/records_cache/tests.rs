@@ -219,6 +219,26 @@ fn a_cache_that_cannot_be_trusted_whole_is_not_used() {
         let l = load_agents_on(&layout, 2, false).unwrap();
         assert_eq!(seen(&layout, &l), expected, "{what}");
     }
+    // A header claiming an index of 1 GiB at the end of a (sparse) file that long: refused
+    // before anything is allocated for it.
+    let mut b = good[..HEADER].to_vec();
+    let total = (1u64 << 30) + HEADER as u64;
+    b[8..16].copy_from_slice(&(HEADER as u64).to_le_bytes());
+    b[16..24].copy_from_slice(&(1u64 << 30).to_le_bytes());
+    b[24..32].copy_from_slice(&total.to_le_bytes());
+    fs::write(layout.records_cache_path(), &b).unwrap();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(layout.records_cache_path())
+        .unwrap()
+        .set_len(total)
+        .unwrap();
+    assert!(matches!(
+        RecordsCache::try_open(&layout.records_cache_path()),
+        Err(CacheError::Format(m)) if m.contains("larger")
+    ));
+    let l = load_agents_on(&layout, 2, false).unwrap();
+    assert_eq!(seen(&layout, &l), expected, "a huge index");
     // A record's bytes damaged in the cache (not in its file): that record is read from its
     // file, the others from the cache.
     let mut b = good.clone();
