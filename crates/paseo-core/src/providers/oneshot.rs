@@ -5,14 +5,14 @@
 //! left running in the background.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use tokio::io::AsyncWriteExt;
 use tokio::task::JoinHandle;
 
-use super::output::{drain_readers, pump_output, Emitter};
+use super::output::{drain_readers, pump_output, Emitter, Progress};
 use super::process::{
     self, check_dir, describe_exit, join_or_abort, signal_group, AgentEnv, Launch, INTERRUPT_GRACE,
     TERM_GRACE,
@@ -231,7 +231,7 @@ async fn run_turn(
             let _ = stdin.shutdown().await;
         });
     }
-    let progress = Arc::new(AtomicU64::new(0));
+    let progress = Arc::new(Progress::default());
     let readers = vec![
         tokio::spawn(pump_output(
             spawned.stdout,

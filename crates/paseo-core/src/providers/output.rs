@@ -402,21 +402,32 @@ async fn coalesce(mut rx: mpsc::Receiver<Emit>, sink: EventSink) {
     }
 }
 
+/// What a command's output readers tell the turn's end: bytes read so far, and how many readers
+/// are handing a chunk to the emitter (waiting on the runtime, not on the pipe).
+#[derive(Debug, Default)]
+pub struct Progress {
+    bytes: AtomicU64,
+    delivering: std::sync::atomic::AtomicUsize,
+}
+
 /// Reads a pipe to its end and hands every chunk to the emitter as output of `stream`.
-/// `progress` counts bytes read, so a caller can tell a draining pipe from an idle one.
+/// `progress` tells a caller a draining pipe from an idle one.
 pub async fn pump_output<R: AsyncRead + Unpin>(
     mut reader: R,
     stream: &'static str,
     emitter: Emitter,
-    progress: Arc<AtomicU64>,
+    progress: Arc<Progress>,
 ) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => return,
             Ok(n) => {
-                progress.fetch_add(n as u64, Ordering::Relaxed);
-                if !emitter.output(stream, buf[..n].to_vec()).await {
+                progress.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                progress.delivering.fetch_add(1, Ordering::Relaxed);
+                let sent = emitter.output(stream, buf[..n].to_vec()).await;
+                progress.delivering.fetch_sub(1, Ordering::Relaxed);
+                if !sent {
                     return;
                 }
             }
@@ -424,21 +435,28 @@ pub async fn pump_output<R: AsyncRead + Unpin>(
     }
 }
 
+/// The longest a turn's end waits on readers that are still handing output to a runtime too
+/// busy to take it.
+const DELIVERY_WAIT: Duration = Duration::from_secs(10);
+
 /// After a process exited, waits for its output readers to reach the end of their pipes. A
 /// grandchild that keeps a pipe open would hold them forever, so the wait ends once no bytes
-/// have arrived for a short while.
+/// have arrived for a short while and no reader is handing a chunk on (a reader waiting on a
+/// busy runtime has more to read: stopping it then lost the end of a fast stream's output).
 /// Readers still running then are stopped, so nothing they read later leaks past the turn.
-pub async fn drain_readers(handles: Vec<tokio::task::JoinHandle<()>>, progress: &AtomicU64) {
+pub async fn drain_readers(handles: Vec<tokio::task::JoinHandle<()>>, progress: &Progress) {
     let aborts: Vec<_> = handles.iter().map(|h| h.abort_handle()).collect();
     let all = futures::future::join_all(handles);
     tokio::pin!(all);
-    let mut seen = progress.load(Ordering::Relaxed);
+    let mut seen = progress.bytes.load(Ordering::Relaxed);
+    let give_up = tokio::time::Instant::now() + DELIVERY_WAIT;
     loop {
         tokio::select! {
             _ = &mut all => return,
             _ = tokio::time::sleep(Duration::from_millis(300)) => {
-                let now = progress.load(Ordering::Relaxed);
-                if now == seen {
+                let now = progress.bytes.load(Ordering::Relaxed);
+                let delivering = progress.delivering.load(Ordering::Relaxed) > 0;
+                if now == seen && (!delivering || tokio::time::Instant::now() >= give_up) {
                     tracing::debug!("output pipes still open after exit (a background process holds them); not waiting");
                     aborts.iter().for_each(|a| a.abort());
                     return;
