@@ -234,7 +234,7 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
         for (k, (what, step)) in STEPS.iter().enumerate() {
             let at = match step {
                 Step::Page(mark) => marked_ms(&app, mark).await,
-                Step::Log(message) => logged_ms(h.home(), message),
+                Step::Log(message) => last_logged(h.home(), message).map(|(ms, _)| ms),
             };
             let at = at.map_or(f64::NAN, |t| t - start);
             this.push(format!("{what} {at:.0}"));
@@ -243,7 +243,7 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
         if each {
             // How many records it parsed from the records cache (the log's `cached=`).
             let cached = last_logged(h.home(), "records read")
-                .and_then(|l| {
+                .and_then(|(_, l)| {
                     l.split_whitespace()
                         .find(|w| w.starts_with("cached="))
                         .map(String::from)
@@ -316,25 +316,11 @@ const STEPS: [(&str, Step); 13] = [
     ("painted", Step::Page("paseo-painted")),
 ];
 
-/// The last line of the app's log in the data root `home` that says `message`.
-fn last_logged(home: &std::path::Path, message: &str) -> Option<String> {
-    let mut files: Vec<_> = std::fs::read_dir(home.join("logs"))
-        .ok()?
-        .flatten()
-        .map(|f| f.path())
-        .collect();
-    files.sort();
-    let text = std::fs::read_to_string(files.last()?).ok()?;
-    text.lines()
-        .rev()
-        .find(|l| l.contains(message))
-        .map(String::from)
-}
-
-/// When the app last logged `message` in the data root `home`, epoch milliseconds.
-fn logged_ms(home: &std::path::Path, message: &str) -> Option<f64> {
+/// The app's last log line in the data root `home` that says `message`: when (epoch
+/// milliseconds) and the line.
+fn last_logged(home: &std::path::Path, message: &str) -> Option<(f64, String)> {
     let logs = std::fs::read_dir(home.join("logs")).ok()?;
-    let mut last: Option<f64> = None;
+    let mut last: Option<(f64, String)> = None;
     for file in logs.flatten() {
         let text = std::fs::read_to_string(file.path()).unwrap_or_default();
         for l in text.lines().filter(|l| l.contains(message)) {
@@ -346,7 +332,9 @@ fn logged_ms(home: &std::path::Path, message: &str) -> Option<f64> {
                 continue;
             };
             let ms = at.timestamp_micros() as f64 / 1000.0;
-            last = Some(last.map_or(ms, |l| l.max(ms)));
+            if last.as_ref().is_none_or(|(t, _)| ms >= *t) {
+                last = Some((ms, l.to_string()));
+            }
         }
     }
     last

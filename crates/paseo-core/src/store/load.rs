@@ -196,7 +196,7 @@ where
 }
 
 /// The folders under `agents/` (one per cwd), by name.
-fn list_folders(layout: &Layout) -> Result<Vec<PathBuf>, StoreError> {
+pub(super) fn list_folders(layout: &Layout) -> Result<Vec<PathBuf>, StoreError> {
     let dir = layout.agents_dir();
     let top = match fs::read_dir(&dir) {
         Ok(t) => t,
@@ -226,6 +226,16 @@ struct Folder {
 
 /// The `*.json` files of one folder, by name, removing temp files a crash left behind.
 fn list_records(dir: &Path) -> Folder {
+    Folder {
+        dir: dir.to_path_buf(),
+        names: record_names(dir, true),
+    }
+}
+
+/// The names of the record files (`*.json`, plain files) in `dir`, sorted; with
+/// `remove_leftovers`, the temp files a crash left there are removed (only under the data
+/// root's lock, before anything writes).
+pub(super) fn record_names(dir: &Path, remove_leftovers: bool) -> Vec<OsString> {
     let mut names = Vec::new();
     if let Ok(inner) = fs::read_dir(dir) {
         for f in inner.flatten() {
@@ -233,7 +243,9 @@ fn list_records(dir: &Path) -> Folder {
             let text = name.to_string_lossy();
             if text.starts_with(atomic::TEMP_PREFIX) {
                 // A write that never reached its rename: the old record is intact.
-                let _ = fs::remove_file(f.path());
+                if remove_leftovers {
+                    let _ = fs::remove_file(f.path());
+                }
                 continue;
             }
             if text.ends_with(".json") && f.file_type().is_ok_and(|t| t.is_file()) {
@@ -242,10 +254,7 @@ fn list_records(dir: &Path) -> Folder {
         }
     }
     names.sort_unstable();
-    Folder {
-        dir: dir.to_path_buf(),
-        names,
-    }
+    names
 }
 
 /// What a reading thread reuses from one record to the next.

@@ -25,10 +25,10 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use super::{atomic, Layout};
+use super::{atomic, load, Layout};
 
 /// The first bytes of a cache file; the last byte is the format's version.
 const MAGIC: &[u8; 8] = b"PASEORC\x01";
@@ -128,7 +128,6 @@ pub(crate) struct RecordsCache {
     file: File,
     index: Vec<u8>,
     folders: Vec<Folder>,
-    entries: usize,
 }
 
 /// Where one cached file's bytes are, once its stamp matched.
@@ -178,6 +177,8 @@ pub enum CacheError {
     Io(#[from] io::Error),
     #[error("the records cache is not in this version's format or is cut short: {0}")]
     Format(&'static str),
+    #[error("cannot list the records for the records cache: {0}")]
+    Store(#[from] super::StoreError),
 }
 
 impl RecordsCache {
@@ -218,12 +219,10 @@ impl RecordsCache {
         let mut index = vec![0u8; index_len as usize];
         file.read_exact_at(&mut index, index_at)?;
         let folders = parse_index(&index, index_at)?;
-        let entries = folders.iter().map(|f| f.entries.len()).sum();
         Ok(RecordsCache {
             file,
             index,
             folders,
-            entries,
         })
     }
 
@@ -242,7 +241,7 @@ impl RecordsCache {
 
     /// How many files it holds.
     pub(crate) fn len(&self) -> usize {
-        self.entries
+        self.folders.iter().map(|f| f.entries.len()).sum()
     }
 }
 
@@ -426,19 +425,6 @@ fn remove_leftovers(dir: &Path) {
     }
 }
 
-/// A sorted listing of `dir`'s entries whose names pass `keep`, by name.
-fn sorted_names(dir: &Path, keep: impl Fn(&fs::DirEntry, &str) -> bool) -> Vec<OsString> {
-    let mut names: Vec<OsString> = fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| keep(e, &e.file_name().to_string_lossy()))
-        .map(|e| e.file_name())
-        .collect();
-    names.sort_unstable();
-    names
-}
-
 fn write_cache(layout: &Layout, tmp: &Path, built: (i64, i64)) -> Result<Rebuilt, CacheError> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = fs::OpenOptions::new()
@@ -452,18 +438,15 @@ fn write_cache(layout: &Layout, tmp: &Path, built: (i64, i64)) -> Result<Rebuilt
     let put = |index: &mut Vec<u8>, x: u64| index.extend_from_slice(&x.to_le_bytes());
     let mut done = Rebuilt::default();
     let mut at = HEADER as u64;
-    let agents = layout.agents_dir();
-    let folders = sorted_names(&agents, |e, _| e.file_type().is_ok_and(|t| t.is_dir()));
     let mut folder_entries: Vec<(OsString, Vec<u8>, u64)> = Vec::new();
     let mut buf = Vec::new();
-    for folder in folders {
-        let path: PathBuf = agents.join(&folder);
+    // The folders and files a load reads, as it lists them (the runtime's temp files left be).
+    for path in load::list_folders(layout)? {
+        let Some(folder) = path.file_name().map(OsStr::to_os_string) else {
+            continue;
+        };
         let Ok(dir) = File::open(&path) else { continue };
-        let names = sorted_names(&path, |e, n| {
-            !n.starts_with(atomic::TEMP_PREFIX)
-                && n.ends_with(".json")
-                && e.file_type().is_ok_and(|t| t.is_file())
-        });
+        let names = load::record_names(&path, false);
         let mut entries = Vec::new();
         let mut count = 0u64;
         for name in names {
@@ -516,7 +499,7 @@ fn write_cache(layout: &Layout, tmp: &Path, built: (i64, i64)) -> Result<Rebuilt
 /// Reads `name` in `dir` into `buf`; its stamp if it is settled and was not changed while
 /// read (its size is what was read, its stamp taken from the open file after the read).
 fn read_settled(dir: &File, name: &OsStr, built: (i64, i64), buf: &mut Vec<u8>) -> Option<Stamp> {
-    let mut f = super::load::open_at(dir, name).ok()?;
+    let mut f = load::open_at(dir, name).ok()?;
     buf.clear();
     f.read_to_end(buf).ok()?;
     let stamp = Stamp::of_file(&f).ok()?;
