@@ -23,32 +23,41 @@ export async function boot() {
   invalidate('status', 'pane');
   layout.setSaveErrorHandler((error) => addError("Could not save this window's layout", error));
   try {
-    ui.info = await backend.appInfo();
+    // Each call is a round trip through the app's main thread, which a large data root's load
+    // keeps busy: the calls that do not depend on one another go together.
+    let early = [];
+    const [info, win] = await Promise.all([
+      backend.appInfo(),
+      backend.windowLayout(),
+      // Before the snapshot is asked: an event after it is held (`early`), never missed.
+      backend.listen('paseo://event', (ev) => (early ? early.push(ev) : applyEvent(ev))),
+      backend.listen('paseo://resync', () => resync()),
+    ]);
+    ui.info = info;
     showVersion(ui.info.version);
-    const win = await backend.windowLayout();
     ui.label = win.label;
     document.body.dataset.window = win.label;
     layout.restore(win.layout);
     if (win.notice) addNotice('warning', win.notice);
-    let early = [];
-    await backend.listen('paseo://event', (ev) => (early ? early.push(ev) : applyEvent(ev)));
-    await backend.listen('paseo://resync', () => resync());
-    if (win.label === 'main') {
-      // The tray's attention entries: show that agent.
-      await backend.listen('paseo://open-agent', (payload) => {
+    // The tray's attention entries: show that agent (main window only).
+    const opening =
+      win.label === 'main' &&
+      backend.listen('paseo://open-agent', (payload) => {
         if (payload?.agentId) openAgent(payload.agentId);
       });
-    }
+    // The hosts (SPEC 17) while this machine's first screen loads: their rows, then their
+    // fleets as each snapshot arrives.
+    const hosts = startHosts();
     const tabs = Object.values(layout.layout.groups).flatMap((g) => g.tabs);
     performance.mark('paseo-asked');
     const snap = await backend.fleetSnapshot({ workspaceId: layout.layout.selected, agentIds: tabs });
     performance.mark('paseo-answered');
+    // The backend's state, now that it has loaded the data root (the window opened meanwhile).
+    const loaded = backend.appInfo();
     loadSnapshot(snap);
     performance.mark('paseo-kept');
-    // The hosts (SPEC 17): their rows now, their fleets as each snapshot arrives.
-    await startHosts();
-    // The backend's state, now that it has loaded the data root (the window opened meanwhile).
-    ui.info = await backend.appInfo();
+    await Promise.all([opening, hosts]);
+    ui.info = await loaded;
     performance.mark('paseo-info');
     const raced = early;
     early = null;
