@@ -31,6 +31,11 @@ pub(crate) async fn start(
     access: Option<Arc<dyn AgentAccess>>,
 ) -> Result<(RuntimeHandle, tokio::task::JoinHandle<()>), RuntimeError> {
     let layout = Layout::new(&opts.home);
+    // Found while the records load: its probe (a bubblewrap run) waits on a process, not on
+    // them.
+    let (sandbox, home) = (opts.sandbox.clone(), opts.home.clone());
+    let containment =
+        tokio::task::spawn_blocking(move || crate::sandbox::Containment::detect(&sandbox, &home));
     let (agents, registry, ((inboxes, inbox_q), (inboxes_aside, inbox_problems))) = match opts
         .preload
         .take()
@@ -50,11 +55,7 @@ pub(crate) async fn start(
     // What a killed app left running goes first, before any agent starts again (SPEC 11).
     let stopped = GroupRecorder::new(layout.run_dir()).stop_leftovers().await;
     let mut notices: Vec<String> = opts.notices.clone();
-    let (sandbox, home) = (opts.sandbox.clone(), opts.home.clone());
-    let containment =
-        tokio::task::spawn_blocking(move || crate::sandbox::Containment::detect(&sandbox, &home))
-            .await
-            .map_err(|_| RuntimeError::Stopped)?;
+    let containment = containment.await.map_err(|_| RuntimeError::Stopped)?;
     let said = containment.info();
     match &containment {
         crate::sandbox::Containment::On { .. } => tracing::info!("{}", said.message),
