@@ -88,10 +88,12 @@ export class TabStrip {
     );
     this.el.replaceChildren(this.home, this.left, this.tabs, this.right, this.form, this.more, this.plus);
     this.list = [];
-    // A narrower window must not hide the active tab.
-    new ResizeObserver(() => (this.shown ? this.reveal(this.shown) : this.updateOverflow())).observe(
-      this.tabs,
-    );
+    // Whether the tabs overflow is read once the frame is laid out, never during a render (a
+    // read there forces a layout of its own, the whole window's on its first frame): from the
+    // sizes of the strip (a narrower window must not hide the active tab; tabs closed until the
+    // rest fit shrink it) and of each tab (one added or renamed while they overflow).
+    this.sizes = new ResizeObserver(() => (this.shown ? this.reveal(this.shown) : this.updateOverflow()));
+    this.sizes.observe(this.tabs);
     // Arrow keys move the focus along the tabs (Enter or Space then opens one).
     this.el.addEventListener('keydown', (e) => {
       if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
@@ -119,6 +121,7 @@ export class TabStrip {
     this.form.classList.toggle('active', view.formOpen);
 
     const agents = view.tabs.map((id) => fleet.agents.get(id)).filter(Boolean);
+    const before = this.tabs._keyed;
     reconcile(
       this.tabs,
       agents,
@@ -126,6 +129,7 @@ export class TabStrip {
       (a) => this.create(a.id),
       (el, a) => this.update(el, a, !covered && a.id === view.active),
     );
+    for (const [id, el] of before ?? []) if (!this.tabs._keyed.has(id)) this.sizes.unobserve(el);
     // What the overflow menu lists: every tab in the order shown, the home tab first.
     this.list = [
       ...(view.workspaceId
@@ -152,7 +156,6 @@ export class TabStrip {
       this.shown = active;
       if (active) requestAnimationFrame(() => this.reveal(active));
     }
-    this.updateOverflow();
   }
 
   /** Shows the scroll arrows and the tab menu only while the agent tabs do not all fit. */
@@ -216,6 +219,7 @@ export class TabStrip {
       close,
     );
     el._parts = { g, title, host, close };
+    this.sizes.observe(el);
     return el;
   }
 
