@@ -62,6 +62,24 @@ async fn a_workspace_home_with_thousands_of_agents_keeps_few_rows_in_the_dom() {
     app.wait_for(&sel_pane(&oldest)).await;
     app.wait_for_text(&tid("agent-title"), |t| t == "worker-0000")
         .await;
+    // Back on the home after the agent's view: the rows where the list is scrolled are there.
+    app.click(&tid("tab-home")).await;
+    poll("rows in view on the home again", TIMEOUT, || async {
+        let seen = app
+            .execute(
+                r#"const home = document.querySelector('[data-testid="workspace-home"]');
+                   if (!home || !home.isConnected) return false;
+                   const box = home.getBoundingClientRect();
+                   return [...home.querySelectorAll('[data-testid="workspace-agent"]')].some((r) => {
+                     const b = r.getBoundingClientRect();
+                     return b.height > 0 && b.top >= box.top && b.bottom <= box.bottom;
+                   });"#,
+                vec![],
+            )
+            .await;
+        (seen == json!(true)).then_some(())
+    })
+    .await;
 }
 
 const ARCHIVED: usize = 1_200;

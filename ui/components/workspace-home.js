@@ -161,7 +161,21 @@ export class WorkspaceHome {
       create: (id) => this.create(id),
       update: (el, i) => this.update(el, fleet.agents.get(this.roots[i])),
     });
-    this.el.addEventListener('scroll', () => this.renderRows(), { passive: true });
+    // Where the list is in view, as the last layout left it: read after one (a scroll, a
+    // resize of the home or of what is above the list), never during a render, where the read
+    // would force a layout of its own (on a window's first frame, the whole window's).
+    this.seen = { top: 0, height: 0 };
+    this.scrolled = 0;
+    this.el.addEventListener('scroll', () => this.measure(), { passive: true });
+    const sizes = new ResizeObserver(() => this.measure());
+    for (const el of [this.el, this.el.firstElementChild, this.tools]) sizes.observe(el);
+  }
+
+  /** Reads where the list is in view and shows the rows there. */
+  measure() {
+    this.scrolled = this.el.scrollTop;
+    this.seen = { top: this.scrolled - this.list.offsetTop, height: this.el.clientHeight };
+    this.renderRows();
   }
 
   render(wsId) {
@@ -192,7 +206,10 @@ export class WorkspaceHome {
     this.usage.hidden = !usage;
     if (this.shownWs !== wsId) {
       this.shownWs = wsId;
-      this.el.scrollTop = 0;
+      // Written only when it moved: a write forces a layout (on a window's first frame, the
+      // whole window's).
+      if (this.scrolled) this.el.scrollTop = 0;
+      this.seen = { ...this.seen, top: 0 };
     }
     const all = rootsIn(wsId);
     const roots = this.arrange(all);
@@ -256,8 +273,8 @@ export class WorkspaceHome {
     this.window.render(
       this.roots.length,
       (i) => (fleet.agents.has(this.roots[i]) ? this.roots[i] : null),
-      this.el.scrollTop - this.list.offsetTop,
-      this.el.clientHeight,
+      this.seen.top,
+      this.seen.height,
       20,
     );
   }
