@@ -164,17 +164,17 @@ async fn run(sizes: Vec<usize>, speed: f64, launch_only: bool) {
     println!("scroll benchmark, {}", support::machine());
     println!("steady scroll speed {speed:.0} px/s; frame budget {BUDGET_MS} ms\n");
     let empty = Harness::new("scroll_empty");
-    let (empty_launch, _, empty_memory) = launches(&empty).await;
+    let base = launches(&empty).await;
     println!(
-        "empty data root: launch → ready {:.0} ms, PSS app + WebKit {:.0} MiB",
-        empty_launch, empty_memory
+        "empty data root: launch → ready {:.0} ms, painted {:.0} ms, PSS app + WebKit {:.0} MiB",
+        base.ready, base.painted, base.memory
     );
     drop(empty);
     let mut over = Vec::new();
     let mut targets = Vec::new();
     let mut worst: f64 = 0.0;
     for n in sizes {
-        let (o, t, max) = size(n, speed, launch_only, empty_launch, empty_memory).await;
+        let (o, t, max) = size(n, speed, launch_only, &base).await;
         over.extend(o);
         targets.extend(t);
         worst = worst.max(max);
@@ -212,7 +212,17 @@ fn pass(ok: bool) -> &'static str {
 /// Launches the app on `h`'s data root `LAUNCHES` times; the median launch → ready in ms, the
 /// median launch → every card in the page, and the median memory of the launches once settled.
 /// Prints where the launch's time went (the median of each step, ms from the process's start).
-async fn launches(h: &Harness) -> (f64, f64, f64) {
+/// Medians of a data root's launches: to its first screen (`paseo-ready`, the DOM built) and to
+/// the frame that draws it (`paseo-painted`, laid out and painted), to every card in the page,
+/// and the PSS of the app and its WebKit processes, settled.
+struct Launched {
+    ready: f64,
+    painted: f64,
+    whole: f64,
+    memory: f64,
+}
+
+async fn launches(h: &Harness) -> Launched {
     let mut times = Vec::new();
     let mut wholes = Vec::new();
     let mut steps: Vec<Vec<f64>> = vec![Vec::new(); STEPS.len()];
@@ -264,17 +274,27 @@ async fn launches(h: &Harness) -> (f64, f64, f64) {
         .map_or((0.0, (0.0, 0.0)), |&(total, app, webkit)| {
             (total, (app, webkit))
         });
+    let medians: Vec<f64> = steps.into_iter().map(|at| stats(at).p50).collect();
     let said: Vec<String> = STEPS
         .iter()
-        .zip(steps)
-        .map(|((what, _), at)| format!("{what} {:.0}", stats(at).p50))
+        .zip(&medians)
+        .map(|((what, _), at)| format!("{what} {at:.0}"))
         .collect();
+    let painted = STEPS
+        .iter()
+        .position(|(what, _)| *what == "painted")
+        .map_or(f64::NAN, |i| medians[i]);
     println!("  (ms from the process's start: {})", said.join(", "));
     println!(
         "  (PSS of the app {:.0} MiB, its WebKit processes {:.0} MiB)",
         split.0, split.1
     );
-    (stats(times).p50, stats(wholes).p50, memory)
+    Launched {
+        ready: stats(times).p50,
+        painted,
+        whole: stats(wholes).p50,
+        memory,
+    }
 }
 
 /// The first launch on a new data root: its launch → ready, and whether it wrote the records
@@ -347,9 +367,9 @@ async fn size(
     n: usize,
     speed: f64,
     launch_only: bool,
-    empty_launch: f64,
-    empty_memory: f64,
+    base: &Launched,
 ) -> (Vec<String>, Vec<String>, f64) {
+    let (empty_launch, empty_memory) = (base.ready, base.memory);
     let h = Harness::new(&format!("scroll_{n}"));
     let started = Instant::now();
     seed::seed_archived(h.home(), n, ARCHIVE_EVERY);
@@ -364,10 +384,20 @@ async fn size(
         if cached { "it wrote one" } else { "none written" },
         cold / empty_launch
     );
-    let (launch, whole, memory) = launches(&h).await;
+    let Launched {
+        ready: launch,
+        painted,
+        whole,
+        memory,
+    } = launches(&h).await;
     println!(
         "  launch → ready (first screen, true counts; median of {LAUNCHES}): {launch:.0} ms = {:.2}× the empty root's",
         launch / empty_launch
+    );
+    // The first layout comes after `paseo-ready` for both (the page's render reads no layout).
+    println!(
+        "  launch → painted (its first frame drawn): {painted:.0} ms = {:.2}× the empty root's",
+        painted / base.painted
     );
     println!("  launch → every card in the page: {whole:.0} ms");
     println!(
