@@ -55,11 +55,52 @@ pub fn machine() -> String {
                 .map(|m| m.trim().to_string())
         })
         .unwrap_or_default();
+    let sharing = sharing_pages();
     format!(
-        "{cpus} cores ({model}), {}, load average at start {}",
+        "{cpus} cores ({model}), {}, load average at start {}{}",
         chrono::Utc::now().format("%Y-%m-%d"),
-        loadavg()
+        loadavg(),
+        if sharing.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\nWARNING: already running, sharing pages with the measured app and WebKit (their \
+                 PSS reads lower, an idle window's by more): {}",
+                sharing.join(", ")
+            )
+        }
     )
+}
+
+/// Display servers, WebKit processes and Paseo windows running before the bench starts any:
+/// each maps some of the pages the measured processes map and takes a share of their PSS.
+fn sharing_pages() -> Vec<String> {
+    const NAMES: [&str; 5] = [
+        "Xvfb",
+        "Xorg",
+        "WebKitWebProces",
+        "WebKitNetworkPr",
+        "paseo-desktop",
+    ];
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = procs
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
+            let comm = comm.trim();
+            // A process that has ended and waits to be reaped (state Z) maps nothing.
+            let ended = std::fs::read_to_string(e.path().join("stat"))
+                .ok()
+                .and_then(|st| st.rsplit_once(") ").map(|(_, rest)| rest.starts_with('Z')))
+                .unwrap_or(true);
+            (NAMES.contains(&comm) && !ended).then(|| format!("{comm} (pid {pid})"))
+        })
+        .collect();
+    found.sort();
+    found
 }
 
 /// PSS in KiB of one process (0 once it is gone).
