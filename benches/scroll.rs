@@ -209,9 +209,6 @@ fn pass(ok: bool) -> &'static str {
     }
 }
 
-/// Launches the app on `h`'s data root `LAUNCHES` times; the median launch → ready in ms, the
-/// median launch → every card in the page, and the median memory of the launches once settled.
-/// Prints where the launch's time went (the median of each step, ms from the process's start).
 /// Medians of a data root's launches: to its first screen (`paseo-ready`, the DOM built) and to
 /// the frame that draws it (`paseo-painted`, laid out and painted), to every card in the page,
 /// and the PSS of the app and its WebKit processes, settled.
@@ -222,6 +219,8 @@ struct Launched {
     memory: f64,
 }
 
+/// Launches the app on `h`'s data root `LAUNCHES` times and takes the medians ([`Launched`]).
+/// Prints where the launch's time went (the median of each step, ms from the process's start).
 async fn launches(h: &Harness) -> Launched {
     let mut times = Vec::new();
     let mut wholes = Vec::new();
