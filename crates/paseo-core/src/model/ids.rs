@@ -107,6 +107,10 @@ impl AgentId {
     pub fn as_uuid(&self) -> Uuid {
         self.0
     }
+    /// The id of `uuid` (any UUID: ids are read back as stored, as [`FromStr`] accepts them).
+    pub fn from_uuid(uuid: Uuid) -> Self {
+        AgentId(uuid)
+    }
 }
 
 impl Default for AgentId {

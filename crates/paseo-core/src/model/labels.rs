@@ -57,6 +57,23 @@ impl Labels {
     pub fn iter(&self) -> Pairs<'_> {
         self.0.iter()
     }
+
+    /// Labels from `pairs` as [`Labels::iter`] gave them (in key order, each key once), with
+    /// no copy of each pair on the way; pairs in any other order are put in order first.
+    pub fn from_ordered<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Labels {
+        let mut keys = pairs.clone().map(|(k, _)| k);
+        let mut prev = keys.next();
+        let ordered = keys.all(|k| {
+            let ok = prev.is_some_and(|p| p < k);
+            prev = Some(k);
+            ok
+        });
+        if ordered {
+            Labels(Packed::pack(pairs))
+        } else {
+            Labels(Packed::pack_unsorted(pairs.collect()))
+        }
+    }
 }
 
 impl FromIterator<(String, String)> for Labels {

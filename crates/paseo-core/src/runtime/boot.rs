@@ -48,6 +48,7 @@ pub(crate) async fn start(
     tracing::info!(
         records = agents.records.len(),
         cached = agents.cache.used,
+        listings = agents.cache.listings,
         "records read"
     );
     let next_cache = agents.cache.next(agents.records.len());

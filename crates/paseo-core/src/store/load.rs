@@ -13,7 +13,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::records_cache::{CacheUse, CachedFolder, Hit, RecordsCache};
+use super::records_cache::{binary, CacheUse, CachedFolder, Hit, Kind, RecordsCache};
 use super::{atomic, quarantine, Layout, Quarantined, StoreError};
 use crate::model::{AgentId, AgentRecord};
 
@@ -84,12 +84,18 @@ pub(crate) fn load_agents_on(
 ) -> Result<LoadedAgents, StoreError> {
     let dirs = list_folders(layout)?;
     let cache = RecordsCache::open(layout);
-    let folders = in_turn(&dirs, 1, threads, || (), |_, dir| list_records(dir))?;
+    let folders = in_turn(
+        &dirs,
+        1,
+        threads,
+        || (),
+        |_, dir| list_records(dir, cache.as_ref()),
+    )?;
     // Turns of files within one folder, which is opened once for them.
     let turns: Vec<(&Folder, Range<usize>)> = folders
         .iter()
         .flat_map(|f| {
-            let n = f.names.len();
+            let n = f.len();
             (0..n)
                 .step_by(FILES_PER_TURN)
                 .map(move |s| (f, s..(s + FILES_PER_TURN).min(n)))
@@ -101,9 +107,12 @@ pub(crate) fn load_agents_on(
         threads,
         Scratch::default,
         |scratch, (folder, range)| {
-            let cached = cache
-                .as_ref()
-                .and_then(|c| c.folder(folder.dir.file_name()?));
+            let cached = match folder.names {
+                Names::Cached(c) => Some(c),
+                Names::Listed(_) => cache
+                    .as_ref()
+                    .and_then(|c| c.folder(folder.dir.file_name()?)),
+            };
             read_turn(folder, range.clone(), scratch, at_rest, cached)
         },
     )?;
@@ -111,6 +120,10 @@ pub(crate) fn load_agents_on(
         cache: CacheUse {
             entries: cache.as_ref().map_or(0, RecordsCache::len),
             used: parsed.iter().map(|(_, used)| used).sum(),
+            listings: folders
+                .iter()
+                .filter(|f| matches!(f.names, Names::Cached(_)))
+                .count(),
         },
         ..LoadedAgents::default()
     };
@@ -219,30 +232,70 @@ pub(super) fn list_folders(layout: &Layout) -> Result<Vec<PathBuf>, StoreError> 
 }
 
 /// One folder's record files, by name.
-struct Folder {
+struct Folder<'c> {
     dir: PathBuf,
-    names: Vec<OsString>,
+    names: Names<'c>,
 }
 
-/// The `*.json` files of one folder, by name, removing temp files a crash left behind.
-fn list_records(dir: &Path) -> Folder {
-    Folder {
-        dir: dir.to_path_buf(),
-        names: record_names(dir, true),
+/// Where a folder's names come from.
+enum Names<'c> {
+    /// Its listing, read.
+    Listed(Vec<OsString>),
+    /// The cache's copy of its listing, which the folder still has.
+    Cached(CachedFolder<'c>),
+}
+
+impl Folder<'_> {
+    fn len(&self) -> usize {
+        match &self.names {
+            Names::Listed(n) => n.len(),
+            Names::Cached(c) => c.len(),
+        }
+    }
+
+    fn name(&self, i: usize) -> &OsStr {
+        match &self.names {
+            Names::Listed(n) => &n[i],
+            Names::Cached(c) => c.name(i),
+        }
     }
 }
 
-/// The names of the record files (`*.json`, plain files) in `dir`, sorted; with
-/// `remove_leftovers`, the temp files a crash left there are removed (only under the data
-/// root's lock, before anything writes).
-pub(super) fn record_names(dir: &Path, remove_leftovers: bool) -> Vec<OsString> {
+/// The `*.json` files of one folder, by name, removing temp files a crash left behind; as the
+/// cache holds them if the folder has not changed since (no temp file can be there then: the
+/// cache keeps no listing that had one).
+fn list_records<'c>(dir: &Path, cache: Option<&'c RecordsCache>) -> Folder<'c> {
+    let cached = cache.and_then(|c| c.folder(dir.file_name()?));
+    let unchanged = cached.filter(|c| fs::File::open(dir).is_ok_and(|d| c.listing_holds(&d)));
+    Folder {
+        dir: dir.to_path_buf(),
+        names: match unchanged {
+            Some(c) => Names::Cached(c),
+            None => Names::Listed(record_names(dir, true).names),
+        },
+    }
+}
+
+/// A folder's record files as listed.
+pub(super) struct Listing {
+    /// The names of its record files (`*.json`, plain files), sorted.
+    pub names: Vec<OsString>,
+    /// Temp files a crash left there (removed, if asked).
+    pub leftovers: usize,
+}
+
+/// The record files in `dir`; with `remove_leftovers`, the temp files a crash left there are
+/// removed (only under the data root's lock, before anything writes).
+pub(super) fn record_names(dir: &Path, remove_leftovers: bool) -> Listing {
     let mut names = Vec::new();
+    let mut leftovers = 0;
     if let Ok(inner) = fs::read_dir(dir) {
         for f in inner.flatten() {
             let name = f.file_name();
             let text = name.to_string_lossy();
             if text.starts_with(atomic::TEMP_PREFIX) {
                 // A write that never reached its rename: the old record is intact.
+                leftovers += 1;
                 if remove_leftovers {
                     let _ = fs::remove_file(f.path());
                 }
@@ -254,7 +307,7 @@ pub(super) fn record_names(dir: &Path, remove_leftovers: bool) -> Vec<OsString> 
         }
     }
     names.sort_unstable();
-    names
+    Listing { names, leftovers }
 }
 
 /// What a reading thread reuses from one record to the next.
@@ -299,10 +352,13 @@ fn read_turn(
     // A new folder: what was worked out for the last cwd was about another one.
     scratch.cwd.clear();
     let folder_name = folder.dir.file_name().and_then(|n| n.to_str());
-    let names = &folder.names[range];
     // The stamps first, then one read of the cached bytes of every file that kept its own.
-    let hits: Vec<Option<Hit>> = match (&dir, cached) {
-        (Ok(dir), Some(c)) => names.iter().map(|n| c.hit(dir, n)).collect(),
+    let hits: Vec<Option<Hit>> = match (&dir, cached, &folder.names) {
+        // The cache's own listing: its entries in order, no lookup.
+        (Ok(dir), Some(c), Names::Cached(_)) => range.clone().map(|i| c.hit_at(dir, i)).collect(),
+        (Ok(dir), Some(c), Names::Listed(_)) => {
+            range.clone().map(|i| c.hit(dir, folder.name(i))).collect()
+        }
         _ => Vec::new(),
     };
     let first = hits.iter().flatten().next().map(|h| h.at);
@@ -314,10 +370,10 @@ fn read_turn(
         _ => None,
     };
     let mut used = 0;
-    let records = names
-        .iter()
+    let records = range
         .enumerate()
-        .map(|(i, name)| {
+        .map(|(i, at)| {
+            let name = folder.name(at);
             let hit = hits.get(i).copied().flatten();
             let from_cache = hit.and_then(|h| {
                 let bytes = match span_at {
@@ -329,7 +385,12 @@ fn read_turn(
                 };
                 // Bytes that do not make this file's record are read from the file, whose
                 // reading says what is wrong.
-                parse_named(bytes, name, at_rest).ok()
+                match h.kind {
+                    Kind::Json => parse_named(bytes, name, at_rest).ok(),
+                    Kind::Binary => {
+                        binary::decode(bytes, at_rest).filter(|r| named_after(name, r).is_ok())
+                    }
+                }
             });
             used += usize::from(from_cache.is_some());
             let record = match (from_cache, &dir) {
@@ -417,7 +478,13 @@ fn parse_named(bytes: &[u8], name: &OsStr, at_rest: bool) -> Result<Box<AgentRec
         AgentRecord::from_json_boxed
     };
     let rec = parse(bytes).map_err(|e| Failure::Invalid(format!("invalid agent record: {e}")))?;
-    // The file is named after the id it holds; compared as ids (no allocation per record).
+    named_after(name, &rec)?;
+    Ok(rec)
+}
+
+/// Whether the file `name` is named after the id `rec` holds; compared as ids (no allocation
+/// per record).
+fn named_after(name: &OsStr, rec: &AgentRecord) -> Result<(), Failure> {
     let stem = Path::new(name)
         .file_stem()
         .and_then(|s| s.to_str())
@@ -428,7 +495,7 @@ fn parse_named(bytes: &[u8], name: &OsStr, at_rest: bool) -> Result<Box<AgentRec
             rec.id
         )));
     }
-    Ok(rec)
+    Ok(())
 }
 
 /// Opens `name` in the folder `dir` is open on (openat): the kernel does not walk the whole

@@ -2,38 +2,42 @@
 //! 100,000 records reads one file instead of opening, reading and closing 100,000 (SPEC 1's
 //! load; docs/scale.md, "The records cache").
 //!
-//! The record files stay the truth. The cache holds each file's bytes exactly as they were,
-//! with the file's stamp (inode, size, modification and change times). A start uses an entry
-//! only when the file it names still has that stamp (one `fstatat`, no open or read), and
-//! parses the entry's bytes as it would have parsed the file's. Anything else (no cache, a
-//! cache from another format or cut short, an entry whose file changed) reads the file. So a
-//! load with the cache gives the same records, the same quarantine and the same problems as a
-//! load without it.
+//! The record files stay the truth. The cache holds each file's record (in a binary form that
+//! reads back as the file's bytes parse, [`binary`], or as those bytes) with the file's stamp
+//! (inode, size, modification and change times). A start uses an entry only when the file it
+//! names still has that stamp (one `fstatat`, no open or read). It also holds the listing of
+//! each folder whose files it all holds, with the folder's own stamp: a folder that still has
+//! it has the same files (adding, removing or renaming one changes it), so its listing is not
+//! read again. Anything else (no cache, a cache from another format or cut short, an entry
+//! whose file changed, a folder that changed) reads the folder or the file. So a load with the
+//! cache gives the same records, the same quarantine and the same problems as a load without
+//! it.
 //!
 //! Why a stamp can be trusted: the app replaces a record by writing a new file and renaming it
 //! over the old one, so a rewrite has a new inode and a new change time. An edit in place (a
 //! user's editor) changes the change time, which nobody can set back. The one gap is an edit
-//! within the same clock tick as the stamp was taken; so a file whose times are less than
-//! [`SETTLE`] before the cache's build is left out of it (read from its file each start until
-//! the next build), as git does with its index.
+//! within the same clock tick as the stamp was taken; so a file or folder whose times are less
+//! than [`SETTLE`] before the cache's build is left out of it (read from its file each start
+//! until the next build), as git does with its index.
 //!
-//! The cache is written by [`rebuild`] off the start's path, at idle priority, into a temp
-//! file that is synced and renamed over the old one: a crash leaves the old cache or the new.
+//! The cache is written by [`rebuild`] off the start's path ([`build`]).
 
-use std::ffi::{OsStr, OsString};
-use std::fs::{self, File};
-use std::io::{self, BufWriter, Read, Write};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use super::{atomic, load, Layout};
+use super::Layout;
 
-/// The first bytes of a cache file; the last byte is the format's version.
-const MAGIC: &[u8; 8] = b"PASEORC\x01";
-/// The header: magic, where the index starts, its length, the file's length.
-const HEADER: usize = 32;
+/// The first bytes of a cache file; the last byte is the format's version (2: records in the
+/// binary form, folders' listings).
+const MAGIC: &[u8; 8] = b"PASEORC\x02";
+/// The header: magic, where the index starts, its length, the file's length, the index's
+/// CRC-32.
+const HEADER: usize = 40;
 /// How long before the build a file's times must be to be kept (see the module's note).
 pub const SETTLE: Duration = Duration::from_secs(2);
 /// The largest index a cache may have (≈ 5 million records).
@@ -41,8 +45,9 @@ const MAX_INDEX: u64 = 512 << 20;
 /// Fewer records than this load in a few milliseconds from their files: no cache is kept.
 pub const MIN_RECORDS: usize = 2_000;
 
-/// What identifies one version of a file: a rewrite by rename changes the inode and the change
-/// time, an edit in place the change time (which cannot be set back).
+/// What identifies one version of a file (or of a folder's listing): a rewrite by rename
+/// changes the inode and the change time, an edit in place the change time (which cannot be
+/// set back).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stamp {
     ino: u64,
@@ -52,12 +57,41 @@ pub(crate) struct Stamp {
 }
 
 impl Stamp {
+    /// Stands for "none" in the index (a folder whose listing is not kept).
+    const NONE: Stamp = Stamp {
+        ino: 0,
+        size: 0,
+        mtime: (0, 0),
+        ctime: (0, 0),
+    };
+
     fn of(st: &libc::stat) -> Stamp {
         Stamp {
             ino: st.st_ino,
             size: st.st_size as u64,
             mtime: (st.st_mtime, st.st_mtime_nsec),
             ctime: (st.st_ctime, st.st_ctime_nsec),
+        }
+    }
+
+    /// As the index holds it.
+    fn words(&self) -> [u64; 6] {
+        [
+            self.ino,
+            self.size,
+            self.mtime.0 as u64,
+            self.mtime.1 as u64,
+            self.ctime.0 as u64,
+            self.ctime.1 as u64,
+        ]
+    }
+
+    fn from_words(w: [u64; 6]) -> Stamp {
+        Stamp {
+            ino: w[0],
+            size: w[1],
+            mtime: (w[2] as i64, w[3] as i64),
+            ctime: (w[4] as i64, w[5] as i64),
         }
     }
 
@@ -85,7 +119,7 @@ impl Stamp {
         Ok(Stamp::of(unsafe { &st.assume_init() }))
     }
 
-    /// The stamp of the open file `f`.
+    /// The stamp of the open file (or folder) `f`.
     fn of_file(f: &File) -> io::Result<Stamp> {
         use std::os::fd::AsRawFd;
         let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
@@ -107,22 +141,34 @@ impl Stamp {
     }
 }
 
-/// One file's entry: its name (a range of the index), its stamp and where its bytes are.
+/// How an entry holds its record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// The file's bytes.
+    Json = 0,
+    /// The binary form ([`binary`]).
+    Binary = 1,
+}
+
+/// One file's entry: its name (a range of the index), its stamp and where its record is.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     name: (usize, usize),
     stamp: Stamp,
     at: u64,
+    len: u64,
+    kind: Kind,
 }
 
-/// One folder's entries, by name.
+/// One folder's entries, by name; with the stamp of its listing when they are all of it.
 #[derive(Debug)]
 struct Folder {
     name: (usize, usize),
+    listing: Option<Stamp>,
     entries: Vec<Entry>,
 }
 
-/// A cache file opened for a load: its index in memory, its record bytes read on demand.
+/// A cache file opened for a load: its index in memory, its records read on demand.
 #[derive(Debug)]
 pub(crate) struct RecordsCache {
     file: File,
@@ -130,11 +176,12 @@ pub(crate) struct RecordsCache {
     folders: Vec<Folder>,
 }
 
-/// Where one cached file's bytes are, once its stamp matched.
+/// Where one cached record is, once its file's stamp matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Hit {
     pub at: u64,
     pub len: u64,
+    pub kind: Kind,
 }
 
 /// One folder of the cache, for a reading thread.
@@ -144,9 +191,28 @@ pub(crate) struct CachedFolder<'a> {
     folder: &'a Folder,
 }
 
-impl CachedFolder<'_> {
-    /// The bytes of `name` as cached, if the file in `dir` still has the stamp they were
-    /// cached with.
+impl<'a> CachedFolder<'a> {
+    /// Whether the folder `dir` is open on still has the listing the cache holds: then its
+    /// record files are the cache's entries, named by [`CachedFolder::name`].
+    pub(crate) fn listing_holds(&self, dir: &File) -> bool {
+        self.folder
+            .listing
+            .is_some_and(|s| Stamp::of_file(dir).is_ok_and(|now| now == s))
+    }
+
+    /// How many entries it has.
+    pub(crate) fn len(&self) -> usize {
+        self.folder.entries.len()
+    }
+
+    /// The name of entry `i` (in name order).
+    pub(crate) fn name(&self, i: usize) -> &'a OsStr {
+        let e = &self.folder.entries[i];
+        OsStr::from_bytes(&self.cache.index[e.name.0..e.name.1])
+    }
+
+    /// The record of `name` as cached, if the file in `dir` still has the stamp it was cached
+    /// with.
     pub(crate) fn hit(&self, dir: &File, name: &OsStr) -> Option<Hit> {
         let idx = &self.cache.index;
         let key = name.as_bytes();
@@ -155,10 +221,16 @@ impl CachedFolder<'_> {
             .entries
             .binary_search_by(|e| idx[e.name.0..e.name.1].cmp(key))
             .ok()?;
-        let e = self.folder.entries[i];
-        (Stamp::at(dir, name).ok()? == e.stamp).then_some(Hit {
+        self.hit_at(dir, i)
+    }
+
+    /// [`CachedFolder::hit`] of entry `i`.
+    pub(crate) fn hit_at(&self, dir: &File, i: usize) -> Option<Hit> {
+        let e = self.folder.entries.get(i)?;
+        (Stamp::at(dir, self.name(i)).ok()? == e.stamp).then_some(Hit {
             at: e.at,
-            len: e.stamp.size,
+            len: e.len,
+            kind: e.kind,
         })
     }
 
@@ -204,7 +276,7 @@ impl RecordsCache {
             return Err(CacheError::Format("unknown format"));
         }
         let word = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().unwrap_or([0; 8]));
-        let (index_at, index_len, total) = (word(8), word(16), word(24));
+        let (index_at, index_len, total, crc) = (word(8), word(16), word(24), word(32));
         if file.metadata()?.len() != total || index_at.checked_add(index_len) != Some(total) {
             return Err(CacheError::Format(
                 "its length is not the one it was written with",
@@ -218,6 +290,11 @@ impl RecordsCache {
         }
         let mut index = vec![0u8; index_len as usize];
         file.read_exact_at(&mut index, index_at)?;
+        // The index names the files a load trusts unread (a folder's listing): a byte of it
+        // damaged would name a file that is not there.
+        if u64::from(crc32fast::hash(&index)) != crc {
+            return Err(CacheError::Format("its index is damaged"));
+        }
         let folders = parse_index(&index, index_at)?;
         Ok(RecordsCache {
             file,
@@ -246,7 +323,8 @@ impl RecordsCache {
 }
 
 /// Reads the index: folders and entries, each list in strictly ascending name order, every
-/// entry's bytes inside the data part (before `data_end`, where the index starts).
+/// entry's record inside the data part (before `data_end`, where the index starts), one after
+/// the other.
 fn parse_index(b: &[u8], data_end: u64) -> Result<Vec<Folder>, CacheError> {
     let mut c = Cursor { b, at: 0 };
     let folders_n = c.word()?;
@@ -254,22 +332,30 @@ fn parse_index(b: &[u8], data_end: u64) -> Result<Vec<Folder>, CacheError> {
     let mut next_data = HEADER as u64;
     for _ in 0..folders_n {
         let name = c.name()?;
+        let whole = c.word()?;
+        let listing_stamp = c.stamp()?;
+        let listing = match whole {
+            0 => None,
+            1 => Some(listing_stamp),
+            _ => {
+                return Err(CacheError::Format(
+                    "a folder's listing is neither kept nor not",
+                ))
+            }
+        };
         let n = c.word()?;
         let mut entries: Vec<Entry> = Vec::new();
         for _ in 0..n {
             let ename = c.name()?;
-            let mut w = [0u64; 6];
-            for x in w.iter_mut() {
-                *x = c.word()?;
-            }
-            let stamp = Stamp {
-                ino: w[0],
-                size: w[1],
-                mtime: (w[2] as i64, w[3] as i64),
-                ctime: (w[4] as i64, w[5] as i64),
+            let stamp = c.stamp()?;
+            let kind = match c.word()? {
+                0 => Kind::Json,
+                1 => Kind::Binary,
+                _ => return Err(CacheError::Format("an entry of an unknown kind")),
             };
+            let len = c.word()?;
             let end = next_data
-                .checked_add(stamp.size)
+                .checked_add(len)
                 .filter(|&e| e <= data_end)
                 .ok_or(CacheError::Format("an entry lies outside its data"))?;
             if entries
@@ -282,6 +368,8 @@ fn parse_index(b: &[u8], data_end: u64) -> Result<Vec<Folder>, CacheError> {
                 name: ename,
                 stamp,
                 at: next_data,
+                len,
+                kind,
             });
             next_data = end;
         }
@@ -291,7 +379,11 @@ fn parse_index(b: &[u8], data_end: u64) -> Result<Vec<Folder>, CacheError> {
         {
             return Err(CacheError::Format("its folders are out of order"));
         }
-        folders.push(Folder { name, entries });
+        folders.push(Folder {
+            name,
+            listing,
+            entries,
+        });
     }
     if c.at != b.len() || next_data != data_end {
         return Err(CacheError::Format("its index does not cover its data"));
@@ -325,6 +417,13 @@ impl Cursor<'_> {
             usize::try_from(self.word()?).map_err(|_| CacheError::Format("a name too long"))?;
         self.take(len)
     }
+    fn stamp(&mut self) -> Result<Stamp, CacheError> {
+        let mut w = [0u64; 6];
+        for x in w.iter_mut() {
+            *x = self.word()?;
+        }
+        Ok(Stamp::from_words(w))
+    }
 }
 
 /// What a load saw of the cache, for the runtime to decide on a [`rebuild`].
@@ -334,6 +433,8 @@ pub struct CacheUse {
     pub entries: usize,
     /// Records that loaded from it.
     pub used: usize,
+    /// Folders whose listing came from it (unchanged since it was built).
+    pub listings: usize,
 }
 
 /// What to do with the cache after a load.
@@ -367,144 +468,12 @@ impl CacheUse {
     }
 }
 
-/// What a [`rebuild`] wrote.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Rebuilt {
-    /// Files cached.
-    pub cached: usize,
-    /// Files left out: changed too recently to be trusted, or changing while read.
-    pub unsettled: usize,
-    pub bytes: u64,
-}
+pub(super) mod binary;
+mod build;
 
-/// Writes a new cache of every record file under `agents/` whose times are settled, replacing
-/// the old one atomically. Reads the files (not what the runtime holds: the cache is a copy of
-/// the files). Leaves temp files of the records' own writes alone (the runtime may be writing).
-pub fn rebuild(layout: &Layout) -> Result<Rebuilt, CacheError> {
-    rebuild_as_of(layout, SystemTime::now())
-}
-
-/// [`rebuild`] as if built at `now` (tests build "later", when their files have settled).
-pub(crate) fn rebuild_as_of(layout: &Layout, now: SystemTime) -> Result<Rebuilt, CacheError> {
-    let path = layout.records_cache_path();
-    let dir = path
-        .parent()
-        .ok_or(CacheError::Format("the cache path has no folder"))?
-        .to_path_buf();
-    atomic::ensure_dir(&dir)?;
-    remove_leftovers(&dir);
-    let now = now
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default();
-    let built = (now.as_secs() as i64, i64::from(now.subsec_nanos()));
-    let tmp = dir.join(format!(
-        "{}{}-records.bin",
-        atomic::TEMP_PREFIX,
-        std::process::id()
-    ));
-    let result = write_cache(layout, &tmp, built).and_then(|r| {
-        fs::rename(&tmp, &path)?;
-        atomic::sync_dir(&dir)?;
-        Ok(r)
-    });
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Temp files an earlier build left when the app stopped mid-way.
-fn remove_leftovers(dir: &Path) {
-    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
-        if e.file_name()
-            .to_string_lossy()
-            .starts_with(atomic::TEMP_PREFIX)
-        {
-            let _ = fs::remove_file(e.path());
-        }
-    }
-}
-
-fn write_cache(layout: &Layout, tmp: &Path, built: (i64, i64)) -> Result<Rebuilt, CacheError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(super::private::FILE_MODE)
-        .open(tmp)?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
-    out.write_all(&[0u8; HEADER])?;
-    let mut index: Vec<u8> = Vec::new();
-    let put = |index: &mut Vec<u8>, x: u64| index.extend_from_slice(&x.to_le_bytes());
-    let mut done = Rebuilt::default();
-    let mut at = HEADER as u64;
-    let mut folder_entries: Vec<(OsString, Vec<u8>, u64)> = Vec::new();
-    let mut buf = Vec::new();
-    // The folders and files a load reads, as it lists them (the runtime's temp files left be).
-    for path in load::list_folders(layout)? {
-        let Some(folder) = path.file_name().map(OsStr::to_os_string) else {
-            continue;
-        };
-        let Ok(dir) = File::open(&path) else { continue };
-        let names = load::record_names(&path, false);
-        let mut entries = Vec::new();
-        let mut count = 0u64;
-        for name in names {
-            let Some(stamp) = read_settled(&dir, &name, built, &mut buf) else {
-                done.unsettled += 1;
-                continue;
-            };
-            out.write_all(&buf)?;
-            at += buf.len() as u64;
-            put(&mut entries, name.len() as u64);
-            entries.extend_from_slice(name.as_bytes());
-            for w in [
-                stamp.ino,
-                stamp.size,
-                stamp.mtime.0 as u64,
-                stamp.mtime.1 as u64,
-                stamp.ctime.0 as u64,
-                stamp.ctime.1 as u64,
-            ] {
-                put(&mut entries, w);
-            }
-            count += 1;
-            done.cached += 1;
-        }
-        if count > 0 {
-            folder_entries.push((folder, entries, count));
-        }
-    }
-    put(&mut index, folder_entries.len() as u64);
-    for (name, entries, count) in folder_entries {
-        put(&mut index, name.len() as u64);
-        index.extend_from_slice(&name.into_vec());
-        put(&mut index, count);
-        index.extend_from_slice(&entries);
-    }
-    out.write_all(&index)?;
-    let total = at + index.len() as u64;
-    let file = out.into_inner().map_err(|e| e.into_error())?;
-    let mut head = Vec::with_capacity(HEADER);
-    head.extend_from_slice(MAGIC);
-    for w in [at, index.len() as u64, total] {
-        head.extend_from_slice(&w.to_le_bytes());
-    }
-    file.write_all_at(&head, 0)?;
-    file.sync_all()?;
-    done.bytes = total;
-    Ok(done)
-}
-
-/// Reads `name` in `dir` into `buf`; its stamp if it is settled and was not changed while
-/// read (its size is what was read, its stamp taken from the open file after the read).
-fn read_settled(dir: &File, name: &OsStr, built: (i64, i64), buf: &mut Vec<u8>) -> Option<Stamp> {
-    let mut f = load::open_at(dir, name).ok()?;
-    buf.clear();
-    f.read_to_end(buf).ok()?;
-    let stamp = Stamp::of_file(&f).ok()?;
-    (stamp.size == buf.len() as u64 && stamp.settled_before(built)).then_some(stamp)
-}
+#[cfg(test)]
+pub(crate) use build::rebuild_as_of;
+pub use build::{rebuild, Rebuilt};
 
 #[cfg(test)]
 mod tests;

@@ -8,8 +8,10 @@ use std::time::{Duration, SystemTime};
 
 use super::*;
 use crate::model::{AgentId, AgentRecord, Status, Timestamp};
+use crate::store::atomic;
 use crate::store::load::load_agents_on;
 use crate::store::{encode_record, LoadedAgents};
+use std::ffi::OsString;
 
 /// Writes `n` records over three folders (with `bad`, also a file that is not a record and one
 /// whose name is not its record's id); returns the records' paths in load order.
@@ -100,6 +102,9 @@ fn a_load_from_the_cache_is_the_load_from_the_files() {
     copy_root(&plain.home, &cached.home);
     let built = rebuild_as_of(&cached, later()).unwrap();
     assert_eq!((built.cached, built.unsettled), (302, 0));
+    // All but the file that is no record in the binary form (the stray copy of a record too:
+    // its name is checked when it loads); every folder's listing.
+    assert_eq!((built.binary, built.listed), (301, 3));
 
     for at_rest in [false, true] {
         let a = load_agents_on(&plain, 3, at_rest).unwrap();
@@ -110,7 +115,9 @@ fn a_load_from_the_cache_is_the_load_from_the_files() {
             b.cache,
             CacheUse {
                 entries: 302,
-                used: 300
+                used: 300,
+                // Once the bad files are set aside, their folder is listed again.
+                listings: if at_rest { 2 } else { 3 },
             }
         );
         // The first load sets the two bad files aside; the second has none.
@@ -172,6 +179,57 @@ fn a_file_changed_in_any_way_since_it_was_cached_is_read_from_the_file() {
 }
 
 #[test]
+fn a_folder_unchanged_since_the_build_keeps_its_listing_and_a_changed_one_is_listed_again() {
+    let d = tempfile::tempdir().unwrap();
+    let layout = Layout::new(d.path());
+    root(&layout, 30, false);
+    let folder = |cwd: &str| layout.agents_dir().join(crate::store::cwd_with_dashes(cwd));
+    // A write a crash cut off, in one folder: that folder's listing is not kept.
+    let leftover = folder("/src/p0").join(format!("{}half", atomic::TEMP_PREFIX));
+    fs::write(&leftover, b"{").unwrap();
+    let built = rebuild_as_of(&layout, later()).unwrap();
+    assert_eq!((built.cached, built.listed), (30, 2));
+    let l = load_agents_on(&layout, 2, true).unwrap();
+    assert_eq!(
+        (l.records.len(), l.cache.used, l.cache.listings),
+        (30, 30, 2)
+    );
+    assert!(
+        !leftover.exists(),
+        "the load still removes what a crash left"
+    );
+
+    rebuild_as_of(&layout, later()).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    // A record added to one folder and one removed from another: both folders are listed.
+    let mut new = AgentRecord::new(
+        AgentId::new(),
+        "shell".into(),
+        "/src/p1".into(),
+        Status::Idle,
+        Timestamp::from_millis(1_800_000_000_000),
+    );
+    new.title = "new".into();
+    fs::write(
+        layout.record_path(&new.cwd, new.id),
+        encode_record(&new).unwrap(),
+    )
+    .unwrap();
+    let gone = fs::read_dir(folder("/src/p2"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    fs::remove_file(&gone).unwrap();
+    let l = load_agents_on(&layout, 2, true).unwrap();
+    assert_eq!(l.cache.listings, 1);
+    assert_eq!((l.records.len(), l.cache.used), (30, 29));
+    assert!(l.records.iter().any(|r| r.record.title == "new"));
+    assert!(l.problems.is_empty() && l.quarantined.is_empty());
+}
+
+#[test]
 fn files_written_just_before_a_build_are_left_out_of_it() {
     let d = tempfile::tempdir().unwrap();
     let layout = Layout::new(d.path());
@@ -183,7 +241,8 @@ fn files_written_just_before_a_build_are_left_out_of_it() {
         l.cache,
         CacheUse {
             entries: 0,
-            used: 0
+            used: 0,
+            listings: 0,
         }
     );
     assert_eq!(l.records.len(), 20);
@@ -294,6 +353,11 @@ fn a_cache_is_rebuilt_when_one_file_in_fifty_changed_and_removed_below_its_size(
         (10_201, 10_000, 10_000, Rebuild, "201 gone"),
     ];
     for (entries, used, records, next, why) in cases {
-        assert_eq!(CacheUse { entries, used }.next(records), next, "{why}");
+        let used_ = CacheUse {
+            entries,
+            used,
+            listings: 0,
+        };
+        assert_eq!(used_.next(records), next, "{why}");
     }
 }
