@@ -178,6 +178,14 @@ macro_rules! opaque_id {
             }
         }
 
+        /// Looked up by its text (a set of ids asked with a `&str`): hashed and compared as
+        /// that text is.
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
         impl FromStr for $name {
             type Err = ModelError;
             fn from_str(s: &str) -> Result<Self, Self::Err> {

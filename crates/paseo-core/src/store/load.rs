@@ -86,7 +86,6 @@ pub(crate) fn load_agents_on(
     let cache = RecordsCache::open(layout);
     let folders = in_turn(
         &dirs,
-        1,
         threads,
         || (),
         |_, dir| list_records(dir, cache.as_ref()),
@@ -101,11 +100,14 @@ pub(crate) fn load_agents_on(
                 .map(move |s| (f, s..(s + FILES_PER_TURN).min(n)))
         })
         .collect();
-    let parsed = in_turn(
+    let thread = AtomicUsize::new(0);
+    let (parsed, scratches) = in_turn_with_states(
         &turns,
-        1,
         threads,
-        Scratch::default,
+        || Scratch {
+            thread: thread.fetch_add(1, Ordering::Relaxed),
+            ..Scratch::default()
+        },
         |scratch, (folder, range)| {
             let cached = match folder.names {
                 Names::Cached(c) => Some(c),
@@ -119,7 +121,7 @@ pub(crate) fn load_agents_on(
     let mut out = LoadedAgents {
         cache: CacheUse {
             entries: cache.as_ref().map_or(0, RecordsCache::len),
-            used: parsed.iter().map(|(_, used)| used).sum(),
+            used: parsed.iter().map(|t| t.used).sum(),
             listings: folders
                 .iter()
                 .filter(|f| matches!(f.names, Names::Cached(_)))
@@ -127,9 +129,18 @@ pub(crate) fn load_agents_on(
         },
         ..LoadedAgents::default()
     };
-    out.records
-        .reserve(parsed.iter().map(|(p, _)| p.len()).sum());
-    for r in parsed.into_iter().flat_map(|(p, _)| p) {
+    out.records.reserve(parsed.iter().map(|t| t.records).sum());
+    // Each thread's results, in the order it read its turns (which is the turns' order).
+    let mut read: Vec<_> = scratches
+        .into_iter()
+        .map(|s| (s.thread, s.out.into_iter()))
+        .collect();
+    read.sort_unstable_by_key(|(thread, _)| *thread);
+    let mut in_order = Vec::with_capacity(out.records.capacity());
+    for t in &parsed {
+        in_order.extend(read[t.thread].1.by_ref().take(t.records));
+    }
+    for r in in_order {
         match r {
             Ok(rec) => out.records.push(rec),
             Err((path, Failure::Invalid(reason))) => match quarantine(layout, &path, &reason) {
@@ -156,11 +167,10 @@ pub(crate) fn load_agents_on(
     Ok(out)
 }
 
-/// `f` applied to every item by `threads` threads, each taking the next `per` items in turn
-/// (with its own `state`); the results in the items' order, whatever the threads' timing.
+/// `f` applied to every item by `threads` threads, each taking the next item in turn (with its
+/// own `state`); the results in the items' order, whatever the threads' timing.
 fn in_turn<T, S, R>(
     items: &[T],
-    per: usize,
     threads: usize,
     state: impl Fn() -> S + Sync,
     f: impl Fn(&mut S, &T) -> R + Sync,
@@ -168,22 +178,36 @@ fn in_turn<T, S, R>(
 where
     T: Sync,
     R: Send,
+    S: Send,
 {
-    let turns = items.len().div_ceil(per);
+    in_turn_with_states(items, threads, state, f).map(|(r, _)| r)
+}
+
+/// [`in_turn`], with each thread's state at its end.
+fn in_turn_with_states<T, S, R>(
+    items: &[T],
+    threads: usize,
+    state: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, &T) -> R + Sync,
+) -> Result<(Vec<R>, Vec<S>), StoreError>
+where
+    T: Sync,
+    R: Send,
+    S: Send,
+{
     let next = AtomicUsize::new(0);
-    let done: Vec<Vec<(usize, Vec<R>)>> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads.min(turns))
+    let done: Vec<(Vec<(usize, R)>, S)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads.min(items.len()))
             .map(|_| {
                 s.spawn(|| {
                     let mut st = state();
                     let mut mine = Vec::new();
                     loop {
-                        let turn = next.fetch_add(1, Ordering::Relaxed);
-                        if turn >= turns {
-                            return mine;
-                        }
-                        let part = &items[turn * per..((turn + 1) * per).min(items.len())];
-                        mine.push((turn, part.iter().map(|x| f(&mut st, x)).collect()));
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            return (mine, st);
+                        };
+                        mine.push((i, f(&mut st, item)));
                     }
                 })
             })
@@ -196,16 +220,20 @@ where
             })
             .collect::<Result<_, _>>()
     })?;
-    let mut slots: Vec<Option<Vec<R>>> = (0..turns).map(|_| None).collect();
-    for (turn, results) in done.into_iter().flatten() {
-        slots[turn] = Some(results);
+    let mut slots: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    let mut states = Vec::with_capacity(done.len());
+    for (mine, st) in done {
+        for (i, r) in mine {
+            slots[i] = Some(r);
+        }
+        states.push(st);
     }
-    let mut out = Vec::with_capacity(items.len());
-    for (turn, slot) in slots.into_iter().enumerate() {
-        let results = slot.ok_or_else(|| StoreError::LoadThread(format!("turn {turn} lost")))?;
-        out.extend(results);
-    }
-    Ok(out)
+    let out = slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| r.ok_or_else(|| StoreError::LoadThread(format!("turn {i} lost"))))
+        .collect::<Result<_, _>>()?;
+    Ok((out, states))
 }
 
 /// The folders under `agents/` (one per cwd), by name.
@@ -321,6 +349,12 @@ struct Scratch {
     cwd_here: bool,
     /// The cached bytes of the turn's files, read in one go.
     span: Vec<u8>,
+    /// Which reading thread this is (the threads' results are put in order at the end).
+    thread: usize,
+    /// Every turn's records and failures, in the order this thread read them: one vector per
+    /// thread, not one per turn of 64 files, whose 1,600 blocks would be freed at the end of the
+    /// load between the records (a few MB of the heap's pages kept for nothing).
+    out: Vec<Result<LoadedRecord, (PathBuf, Failure)>>,
 }
 
 /// Why a record file did not load.
@@ -335,9 +369,15 @@ enum Failure {
 /// The most a turn reads of the cache in one go; hits further apart are read one by one.
 const MAX_SPAN: u64 = 4 << 20;
 
-/// The records of one turn; what did not load with its path and why; and how many came from
-/// the cache.
-type Turn = (Vec<Result<LoadedRecord, (PathBuf, Failure)>>, usize);
+/// One turn as read: its records (and what did not load, with its path and why) are in its
+/// thread's [`Scratch::out`].
+struct Turn {
+    thread: usize,
+    /// How many it put there.
+    records: usize,
+    /// How many of them came from the cache.
+    used: usize,
+}
 
 /// Reads and parses the files `range` of `folder` (from the cache, `cached`, where a file is
 /// as it was cached).
@@ -370,47 +410,52 @@ fn read_turn(
         _ => None,
     };
     let mut used = 0;
-    let records = range
-        .enumerate()
-        .map(|(i, at)| {
-            let name = folder.name(at);
-            let hit = hits.get(i).copied().flatten();
-            let from_cache = hit.and_then(|h| {
-                let bytes = match span_at {
-                    Some(a) => &scratch.span[(h.at - a) as usize..(h.at - a + h.len) as usize],
-                    None => {
-                        cached?.read(h.at, h.len, &mut scratch.buf).ok()?;
-                        &scratch.buf[..]
-                    }
-                };
-                // Bytes that do not make this file's record are read from the file, whose
-                // reading says what is wrong.
-                match h.kind {
-                    Kind::Json => parse_named(bytes, name, at_rest).ok(),
-                    Kind::Binary => {
-                        binary::decode(bytes, at_rest).filter(|r| named_after(name, r).is_ok())
-                    }
+    let records = range.len();
+    let mut out = std::mem::take(&mut scratch.out);
+    let read = range.enumerate().map(|(i, at)| {
+        let name = folder.name(at);
+        let hit = hits.get(i).copied().flatten();
+        let from_cache = hit.and_then(|h| {
+            let bytes = match span_at {
+                Some(a) => &scratch.span[(h.at - a) as usize..(h.at - a + h.len) as usize],
+                None => {
+                    cached?.read(h.at, h.len, &mut scratch.buf).ok()?;
+                    &scratch.buf[..]
                 }
-            });
-            used += usize::from(from_cache.is_some());
-            let record = match (from_cache, &dir) {
-                (Some(r), _) => Ok(r),
-                (None, Ok(dir)) => read_record(dir, name, &mut scratch.buf, at_rest),
-                (None, Err(e)) => Err(Failure::Unreadable(format!("its folder: {e}"))),
             };
-            match record {
-                Ok(record) => {
-                    let home = record_belongs_here(&record, folder_name, name, scratch);
-                    Ok(LoadedRecord {
-                        stray_path: (!home).then(|| folder.dir.join(name)),
-                        record,
-                    })
+            // Bytes that do not make this file's record are read from the file, whose
+            // reading says what is wrong.
+            match h.kind {
+                Kind::Json => parse_named(bytes, name, at_rest).ok(),
+                Kind::Binary => {
+                    binary::decode(bytes, at_rest).filter(|r| named_after(name, r).is_ok())
                 }
-                Err(reason) => Err((folder.dir.join(name), reason)),
             }
-        })
-        .collect();
-    (records, used)
+        });
+        used += usize::from(from_cache.is_some());
+        let record = match (from_cache, &dir) {
+            (Some(r), _) => Ok(r),
+            (None, Ok(dir)) => read_record(dir, name, &mut scratch.buf, at_rest),
+            (None, Err(e)) => Err(Failure::Unreadable(format!("its folder: {e}"))),
+        };
+        match record {
+            Ok(record) => {
+                let home = record_belongs_here(&record, folder_name, name, scratch);
+                Ok(LoadedRecord {
+                    stray_path: (!home).then(|| folder.dir.join(name)),
+                    record,
+                })
+            }
+            Err(reason) => Err((folder.dir.join(name), reason)),
+        }
+    });
+    out.extend(read);
+    scratch.out = out;
+    Turn {
+        thread: scratch.thread,
+        records,
+        used,
+    }
 }
 
 /// Whether `record`, read from the file `name` in the folder `folder_name`, is where

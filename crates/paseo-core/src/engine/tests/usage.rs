@@ -48,7 +48,7 @@ fn trees_sum_descendants_archived_or_not_and_workspaces_sum_their_agents() {
     assert!(rerender.contains(&kid) && rerender.contains(&root));
     assert!(f.e.take_rerender().is_empty());
     assert!(!o.agents.contains(&root));
-    assert!(o.workspaces.contains(&"w2".parse().unwrap()));
+    assert!(o.workspaces.contains("w2"));
     f.e.turn_usage(detached, &used(1000, None)).unwrap();
     f.e.turn_usage(root, &used(100, Some(0.5))).unwrap();
 

@@ -13,7 +13,8 @@ use uuid::Uuid;
 
 use crate::model::usage::{LastRun, Usage};
 use crate::model::{
-    AgentConfig, AgentId, AgentRecord, AttentionReason, Labels, Persistence, Status, Timestamp,
+    AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Labels, Persistence, Status,
+    Timestamp,
 };
 
 /// `bytes`, the file's, in the binary form if the record they hold has the common shape and
@@ -196,7 +197,10 @@ pub(crate) fn decode(b: &[u8], at_rest: bool) -> Option<Box<AgentRecord>> {
         1 => Some(AgentId::from_uuid(Uuid::from_bytes(i.uuid()?))),
         _ => return None,
     };
-    r.archive_batch_id = i.opt_str()?.map(str::parse).transpose().ok()?;
+    r.archive_batch_id = match i.opt_str()? {
+        None => None,
+        Some(s) => Some(batch_id(s)?),
+    };
     r.created_workspace_id = i.opt_str()?.map(str::parse).transpose().ok()?;
     match i.opt_str()? {
         Some(_) if at_rest => r.last_message_on_disk = true,
@@ -233,6 +237,23 @@ pub(crate) fn decode(b: &[u8], at_rest: bool) -> Option<Box<AgentRecord>> {
         _ => return None,
     };
     (i.at == b.len()).then_some(r)
+}
+
+/// The batch id `s`, one copy per reading thread: the records of a batch are spread over its
+/// folders, and a copy made for each (freed again when the engine keeps one for all) would
+/// leave a hole in the heap between the records (≈ 2 MB at 100,000 records, half archived).
+fn batch_id(s: &str) -> Option<BatchId> {
+    thread_local! {
+        static SEEN: std::cell::RefCell<rustc_hash::FxHashSet<BatchId>> = Default::default();
+    }
+    SEEN.with_borrow_mut(|seen| {
+        if let Some(b) = seen.get(s) {
+            return Some(b.clone());
+        }
+        let b: BatchId = s.parse().ok()?;
+        seen.insert(b.clone());
+        Some(b)
+    })
 }
 
 fn status_code(s: Status) -> u8 {
