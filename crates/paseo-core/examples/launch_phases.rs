@@ -20,6 +20,8 @@ fn main() {
         eprintln!("usage: launch_phases HOME [RUNS]");
         std::process::exit(2);
     };
+    // As the app does first thing (`paseo_headless::prepare`): its heap's shape is the app's.
+    paseo_core::runtime::limit_heap_arenas();
     let runs: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
     // `--cache`: write the records cache first, as a launch before these would have.
     if args.next().as_deref() == Some("--cache") {
@@ -113,9 +115,13 @@ fn memory() -> String {
             .and_then(|v| v.parse::<f64>().ok())
             .unwrap_or(f64::NAN)
     };
+    // SAFETY: mallinfo2 reads glibc's own counters, under its arenas' locks.
+    let heap = unsafe { libc::mallinfo2() };
     format!(
-        "RSS {:.1} MB, anonymous {:.1} MB",
+        "RSS {:.1} MB, anonymous {:.1} MB (the heap: {:.1} MB in use, {:.1} MB free)",
         kb("Rss:") / 1000.0,
-        kb("Anonymous:") / 1000.0
+        kb("Anonymous:") / 1000.0,
+        heap.uordblks as f64 / 1e6,
+        heap.fordblks as f64 / 1e6,
     )
 }
