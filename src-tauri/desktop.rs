@@ -25,7 +25,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
     let claim = signals
         .as_ref()
         .ok()
-        .and_then(|_| backend::claim(&data_root).ok());
+        .and_then(|_| backend::claim_beside_window(&data_root).ok());
     let context = tauri::generate_context!("tauri.conf.json");
     let builder = tauri::Builder::default().plugin(
         // Registered first: a second launch on the same data root hands over to the first one

@@ -91,6 +91,16 @@ pub struct Claim {
 /// Takes the lock first, so a refused process writes nothing into the root, not even a log
 /// line; then starts reading the records.
 pub fn claim(data_root: &Path) -> Result<Claim, BackendError> {
+    claim_with(data_root, false)
+}
+
+/// [`claim`] for the desktop app, whose window starts while the records are read: the reading
+/// gives way to it ([`Preload::start_beside_window`]).
+pub fn claim_beside_window(data_root: &Path) -> Result<Claim, BackendError> {
+    claim_with(data_root, true)
+}
+
+fn claim_with(data_root: &Path, beside_window: bool) -> Result<Claim, BackendError> {
     let lock = DataRootLock::acquire(data_root)?;
     let log = logging::init(&data_root::log_dir(data_root))?;
     let layout = Layout::new(data_root);
@@ -98,7 +108,12 @@ pub fn claim(data_root: &Path) -> Result<Claim, BackendError> {
     // before anything reads or writes a secret, and the windows show what was fixed.
     let notices = paseo_core::store::private::secure_root(&layout);
     // Without a thread of its own the runtime's start reads the records, as it always could.
-    let preload = Preload::start(data_root)
+    let preload = if beside_window {
+        Preload::start_beside_window(data_root)
+    } else {
+        Preload::start(data_root)
+    };
+    let preload = preload
         .map_err(|error| {
             tracing::warn!(target: LOG_TARGET, %error, "the records are read at the runtime's start")
         })

@@ -71,11 +71,28 @@ impl std::fmt::Debug for Preload {
 impl Preload {
     /// Starts reading the data root `home` on a thread of its own.
     pub fn start(home: &Path) -> std::io::Result<Preload> {
+        Self::start_with(home, false)
+    }
+
+    /// [`Preload::start`] for a window that starts meanwhile: the reading gives way to the
+    /// window's start (its threads and reading threads at nice [`BESIDE_WINDOW`]) and takes
+    /// what CPU that leaves. The window asks for its first screen when its page has started,
+    /// and a reading that took the cores from that start delayed it by as long as it took
+    /// (docs/benchmarks.md, "The records cache's second format").
+    pub fn start_beside_window(home: &Path) -> std::io::Result<Preload> {
+        Self::start_with(home, true)
+    }
+
+    fn start_with(home: &Path, beside_window: bool) -> std::io::Result<Preload> {
         let (tx, rx) = oneshot::channel();
         let layout = Layout::new(home);
         let thread = std::thread::Builder::new()
             .name("paseo-preload".into())
             .spawn(move || {
+                if beside_window {
+                    // The loading threads it starts inherit it.
+                    lower_priority(BESIDE_WINDOW);
+                }
                 // The runtime may have stopped waiting (a start that failed): nothing to tell.
                 let _ = tx.send(read_root(&layout));
             })?;
@@ -153,6 +170,32 @@ pub(super) fn tend_cache_later(layout: Layout, next: NextCache, after: Duration)
     }
 }
 
+/// How much nicer a reading beside a window's start is than the window: a third of a normal
+/// thread's share of a busy core (the kernel's weights, 335 against 1,024), all of an idle one.
+const BESIDE_WINDOW: libc::c_int = 5;
+
+/// Makes the calling thread `by` nicer than it is (Linux: a thread's own nice value, which the
+/// threads it starts inherit; at most 19).
+fn lower_priority(by: libc::c_int) {
+    // SAFETY: the calling thread's id, its nice value read and set; a failure changes nothing.
+    let rc = unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        *libc::__errno_location() = 0;
+        let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+        if now == -1 && *libc::__errno_location() != 0 {
+            -1
+        } else {
+            libc::setpriority(libc::PRIO_PROCESS, tid, (now + by).min(19))
+        }
+    };
+    if rc != 0 {
+        tracing::debug!(
+            "the records are read at normal priority: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
 /// Puts the calling thread in the idle scheduling class (Linux: a thread's own policy).
 fn idle_priority() {
     let param = libc::sched_param { sched_priority: 0 };
@@ -169,6 +212,25 @@ fn idle_priority() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn nice() -> libc::c_int {
+        // SAFETY: reads the calling thread's nice value.
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+    }
+
+    #[test]
+    fn a_reading_beside_a_window_is_nicer_and_so_are_the_threads_it_starts() {
+        let before = nice();
+        let (mine, its) = std::thread::spawn(move || {
+            lower_priority(BESIDE_WINDOW);
+            (nice(), std::thread::spawn(nice).join().unwrap())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(mine, (before + BESIDE_WINDOW).min(19));
+        assert_eq!(its, mine, "a reading thread inherits it");
+        assert_eq!(nice(), before, "the other threads keep theirs");
+    }
 
     #[test]
     fn tending_the_cache_writes_or_removes_it_off_the_caller() {
