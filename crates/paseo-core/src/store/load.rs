@@ -425,6 +425,9 @@ fn read_turn(
             };
             // Bytes that do not make this file's record are read from the file, whose
             // reading says what is wrong.
+            if !h.holds(bytes) {
+                return None;
+            }
             match h.kind {
                 Kind::Json => parse_named(bytes, name, at_rest).ok(),
                 Kind::Binary => {

@@ -158,6 +158,7 @@ struct Entry {
     at: u64,
     len: u64,
     kind: Kind,
+    crc: u32,
 }
 
 /// One folder's entries, by name; with the stamp of its listing when they are all of it.
@@ -182,6 +183,16 @@ pub(crate) struct Hit {
     pub at: u64,
     pub len: u64,
     pub kind: Kind,
+    crc: u32,
+}
+
+impl Hit {
+    /// Whether `bytes` (read from where it says) are the ones cached: a record read back from
+    /// damaged bytes could still be a record, only not the file's (a binary form has no syntax
+    /// to break), and the runtime would write it back to the file.
+    pub(crate) fn holds(&self, bytes: &[u8]) -> bool {
+        crc32fast::hash(bytes) == self.crc
+    }
 }
 
 /// One folder of the cache, for a reading thread.
@@ -231,6 +242,7 @@ impl<'a> CachedFolder<'a> {
             at: e.at,
             len: e.len,
             kind: e.kind,
+            crc: e.crc,
         })
     }
 
@@ -354,6 +366,8 @@ fn parse_index(b: &[u8], data_end: u64) -> Result<Vec<Folder>, CacheError> {
                 _ => return Err(CacheError::Format("an entry of an unknown kind")),
             };
             let len = c.word()?;
+            let crc = u32::try_from(c.word()?)
+                .map_err(|_| CacheError::Format("an entry's checksum is too large"))?;
             let end = next_data
                 .checked_add(len)
                 .filter(|&e| e <= data_end)
@@ -370,6 +384,7 @@ fn parse_index(b: &[u8], data_end: u64) -> Result<Vec<Folder>, CacheError> {
                 at: next_data,
                 len,
                 kind,
+                crc,
             });
             next_data = end;
         }

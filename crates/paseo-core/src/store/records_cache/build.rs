@@ -133,6 +133,7 @@ fn write_cache(layout: &Layout, tmp: &Path, built: (i64, i64)) -> Result<Rebuilt
             put_stamp(&mut entries, &stamp);
             put(&mut entries, kind as u64);
             put(&mut entries, bytes.len() as u64);
+            put(&mut entries, u64::from(crc32fast::hash(bytes)));
             count += 1;
             done.cached += 1;
             done.binary += usize::from(kind == Kind::Binary);
