@@ -87,6 +87,20 @@ fn copy_root(from: &Path, to: &Path) {
     }
 }
 
+/// Writes a new record titled "new" in the folder of `/src/p1`.
+fn write_new(layout: &Layout) {
+    let mut new = AgentRecord::new(
+        AgentId::new(),
+        "shell".into(),
+        "/src/p1".into(),
+        Status::Idle,
+        Timestamp::from_millis(1_800_000_000_000),
+    );
+    new.title = "new".into();
+    let path = layout.record_path(&new.cwd, new.id);
+    fs::write(path, encode_record(&new).unwrap()).unwrap();
+}
+
 /// A build "later": the files just written count as settled.
 fn later() -> SystemTime {
     SystemTime::now() + SETTLE + Duration::from_secs(1)
@@ -152,16 +166,7 @@ fn a_file_changed_in_any_way_since_it_was_cached_is_read_from_the_file() {
     assert_eq!(fs::metadata(&paths[1]).unwrap().len() as usize, text.len());
     // Gone, and a new one.
     fs::remove_file(&paths[2]).unwrap();
-    let mut new = AgentRecord::new(
-        AgentId::new(),
-        "shell".into(),
-        "/src/p1".into(),
-        Status::Idle,
-        Timestamp::from_millis(1_800_000_000_000),
-    );
-    new.title = "new".into();
-    let new_path = layout.record_path(&new.cwd, new.id);
-    fs::write(&new_path, encode_record(&new).unwrap()).unwrap();
+    write_new(&layout);
 
     let l = load_agents_on(&layout, 2, true).unwrap();
     let titles: Vec<&str> = l.records.iter().map(|r| r.record.title.as_str()).collect();
@@ -202,19 +207,7 @@ fn a_folder_unchanged_since_the_build_keeps_its_listing_and_a_changed_one_is_lis
     rebuild_as_of(&layout, later()).unwrap();
     std::thread::sleep(Duration::from_millis(50));
     // A record added to one folder and one removed from another: both folders are listed.
-    let mut new = AgentRecord::new(
-        AgentId::new(),
-        "shell".into(),
-        "/src/p1".into(),
-        Status::Idle,
-        Timestamp::from_millis(1_800_000_000_000),
-    );
-    new.title = "new".into();
-    fs::write(
-        layout.record_path(&new.cwd, new.id),
-        encode_record(&new).unwrap(),
-    )
-    .unwrap();
+    write_new(&layout);
     let gone = fs::read_dir(folder("/src/p2"))
         .unwrap()
         .next()
