@@ -21,7 +21,7 @@ use super::labels::Labels;
 use super::usage::{LastRun, RecordUsage};
 
 /// The label that links a subagent to its parent.
-pub const PARENT_LABEL: &str = "paseo.parent-agent-id";
+pub const PARENT_LABEL: &str = super::compact::PARENT_KEY;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -256,7 +256,8 @@ impl Packed {
 /// The parent link's key, which most agents have, is packed as one mark instead of its 24
 /// characters (a part otherwise starts with its length's digits): the label of 80,000 subagents
 /// then fits 48 bytes of the heap instead of 80 (docs/scale.md).
-const PARENT_KEY: &str = super::agent::PARENT_LABEL;
+/// (The record's `PARENT_LABEL`, which is defined from this one.)
+pub(super) const PARENT_KEY: &str = "paseo.parent-agent-id";
 const PARENT_MARK: char = '@';
 
 /// The pairs of a [`Packed`] (and so of a [`super::Labels`]), in key order.
