@@ -60,44 +60,34 @@ fn encode(r: &AgentRecord, out: &mut Vec<u8>) -> Option<()> {
     w.u8(status_code(r.last_status));
     w.i64(r.created_at.millis());
     w.i64(r.updated_at.millis());
-    w.opt_time(r.last_activity_at);
-    w.opt_time(r.last_user_message_at);
+    w.opt_time(r.last_activity_at)?;
+    w.opt_time(r.last_user_message_at)?;
     w.opt_str(c.model.as_deref())?;
     w.opt_str(c.mode.as_deref())?;
     w.opt_str(c.system_prompt.as_deref())?;
     w.u8(c.unconfined.into());
-    match &r.persistence {
-        None => w.u8(0),
-        Some(p) => {
-            w.u8(1);
-            w.opt_str(p.session_id.as_deref())?;
-        }
-    }
+    w.opt(r.persistence.as_deref(), |w, p| {
+        w.opt_str(p.session_id.as_deref())
+    })?;
     w.u8(r.requires_attention.into());
     w.u8(r.attention_reason.map_or(0, reason_code));
-    w.opt_time(r.attention_timestamp);
+    w.opt_time(r.attention_timestamp)?;
     w.opt_str(r.last_error.as_deref())?;
-    w.opt_time(r.archived_at);
+    w.opt_time(r.archived_at)?;
     w.u8(r.auto_archive.into());
     w.u8(r.notify_on_finish.into());
-    match r.created_by {
-        None => w.u8(0),
-        Some(id) => {
-            w.u8(1);
-            w.bytes(id.as_uuid().as_bytes());
-        }
-    }
+    w.opt(r.created_by, |w, id| {
+        w.bytes(id.as_uuid().as_bytes());
+        Some(())
+    })?;
     w.opt_str(r.archive_batch_id.as_ref().map(|x| x.as_str()))?;
     w.opt_str(r.created_workspace_id.as_ref().map(|x| x.as_str()))?;
     w.opt_str(r.last_message.as_deref())?;
     w.u64(r.turn_count);
     w.u8(r.auto_archive_done.into());
     // Not `is_empty` (no turns): tokens with no turn are still kept.
-    if *r.usage == Usage::default() {
-        w.u8(0);
-    } else {
-        let u = &*r.usage;
-        w.u8(1);
+    let usage = (*r.usage != Usage::default()).then_some(&*r.usage);
+    w.opt(usage, |w, u| {
         for x in [
             u.input_tokens,
             u.output_tokens,
@@ -107,24 +97,16 @@ fn encode(r: &AgentRecord, out: &mut Vec<u8>) -> Option<()> {
         ] {
             w.u64(x);
         }
-        w.opt_f64(u.cost_usd);
-        w.opt_f64(u.session_cost_usd);
-    }
-    match &r.last_run {
-        None => w.u8(0),
-        Some(l) => {
-            w.u8(1);
-            w.u64(l.wall_ms);
-            match l.exit_code {
-                None => w.u8(0),
-                Some(c) => {
-                    w.u8(1);
-                    w.i64(c.into());
-                }
-            }
-        }
-    }
-    Some(())
+        w.opt_f64(u.cost_usd)?;
+        w.opt_f64(u.session_cost_usd)
+    })?;
+    w.opt(r.last_run.as_deref(), |w, l| {
+        w.u64(l.wall_ms);
+        w.opt(l.exit_code, |w, c| {
+            w.i64(c.into());
+            Some(())
+        })
+    })
 }
 
 /// The record `b` holds, whole or at rest (its system prompt and last message left in its
@@ -174,14 +156,12 @@ pub(crate) fn decode(b: &[u8], at_rest: bool) -> Option<Box<AgentRecord>> {
     }
     config.unconfined = i.flag()?;
     r.config = config.shared();
-    r.persistence = match i.u8()? {
-        0 => None,
-        1 => Some(Box::new(Persistence {
+    r.persistence = i.opt(|i| {
+        Some(Box::new(Persistence {
             session_id: i.opt_str()?.map(str::to_string),
             ..Persistence::default()
-        })),
-        _ => return None,
-    };
+        }))
+    })?;
     r.requires_attention = i.flag()?;
     r.attention_reason = match i.u8()? {
         0 => None,
@@ -192,15 +172,8 @@ pub(crate) fn decode(b: &[u8], at_rest: bool) -> Option<Box<AgentRecord>> {
     r.archived_at = i.opt_time()?;
     r.auto_archive = i.flag()?;
     r.notify_on_finish = i.flag()?;
-    r.created_by = match i.u8()? {
-        0 => None,
-        1 => Some(AgentId::from_uuid(Uuid::from_bytes(i.uuid()?))),
-        _ => return None,
-    };
-    r.archive_batch_id = match i.opt_str()? {
-        None => None,
-        Some(s) => Some(batch_id(s)?),
-    };
+    r.created_by = i.opt(|i| Some(AgentId::from_uuid(Uuid::from_bytes(i.uuid()?))))?;
+    r.archive_batch_id = i.opt(|i| batch_id(i.str()?))?;
     r.created_workspace_id = i.opt_str()?.map(str::parse).transpose().ok()?;
     match i.opt_str()? {
         Some(_) if at_rest => r.last_message_on_disk = true,
@@ -208,9 +181,8 @@ pub(crate) fn decode(b: &[u8], at_rest: bool) -> Option<Box<AgentRecord>> {
     }
     r.turn_count = i.u64()?;
     r.auto_archive_done = i.flag()?;
-    r.usage = match i.u8()? {
-        0 => Usage::default().into(),
-        1 => Usage {
+    let usage = i.opt(|i| {
+        Some(Usage {
             input_tokens: i.u64()?,
             output_tokens: i.u64()?,
             cache_read_tokens: i.u64()?,
@@ -219,23 +191,16 @@ pub(crate) fn decode(b: &[u8], at_rest: bool) -> Option<Box<AgentRecord>> {
             cost_usd: i.opt_f64()?,
             session_cost_usd: i.opt_f64()?,
             ..Usage::default()
-        }
-        .into(),
-        _ => return None,
-    };
-    r.last_run = match i.u8()? {
-        0 => None,
-        1 => Some(Box::new(LastRun {
+        })
+    })?;
+    r.usage = usage.unwrap_or_default().into();
+    r.last_run = i.opt(|i| {
+        Some(Box::new(LastRun {
             wall_ms: i.u64()?,
-            exit_code: match i.u8()? {
-                0 => None,
-                1 => Some(i32::try_from(i.i64()?).ok()?),
-                _ => return None,
-            },
+            exit_code: i.opt(|i| i32::try_from(i.i64()?).ok())?,
             extra: Default::default(),
-        })),
-        _ => return None,
-    };
+        }))
+    })?;
     (i.at == b.len()).then_some(r)
 }
 
@@ -320,33 +285,31 @@ impl Out<'_> {
         self.bytes(s.as_bytes());
         Some(())
     }
-    fn opt_str(&mut self, s: Option<&str>) -> Option<()> {
-        match s {
+    /// `v`: a 0 byte when absent; a 1, then what `put` writes of it, when present.
+    fn opt<T>(&mut self, v: Option<T>, put: impl FnOnce(&mut Self, T) -> Option<()>) -> Option<()> {
+        match v {
             None => self.u8(0),
-            Some(s) => {
+            Some(v) => {
                 self.u8(1);
-                self.str(s)?;
+                put(self, v)?;
             }
         }
         Some(())
     }
-    fn opt_time(&mut self, t: Option<Timestamp>) {
-        match t {
-            None => self.u8(0),
-            Some(t) => {
-                self.u8(1);
-                self.i64(t.millis());
-            }
-        }
+    fn opt_str(&mut self, s: Option<&str>) -> Option<()> {
+        self.opt(s, Self::str)
     }
-    fn opt_f64(&mut self, x: Option<f64>) {
-        match x {
-            None => self.u8(0),
-            Some(x) => {
-                self.u8(1);
-                self.u64(x.to_bits());
-            }
-        }
+    fn opt_time(&mut self, t: Option<Timestamp>) -> Option<()> {
+        self.opt(t, |w, t| {
+            w.i64(t.millis());
+            Some(())
+        })
+    }
+    fn opt_f64(&mut self, x: Option<f64>) -> Option<()> {
+        self.opt(x, |w, x| {
+            w.u64(x.to_bits());
+            Some(())
+        })
     }
 }
 
@@ -387,26 +350,22 @@ impl<'a> In<'a> {
         let len = u32::from_le_bytes(self.take(4)?.try_into().ok()?);
         std::str::from_utf8(self.take(len as usize)?).ok()
     }
-    fn opt_str(&mut self) -> Option<Option<&'a str>> {
+    /// What [`Out::opt`] wrote: `None` for a 0 byte, what `get` reads after a 1.
+    fn opt<T>(&mut self, get: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         match self.u8()? {
             0 => Some(None),
-            1 => self.str().map(Some),
+            1 => get(self).map(Some),
             _ => None,
         }
+    }
+    fn opt_str(&mut self) -> Option<Option<&'a str>> {
+        self.opt(Self::str)
     }
     fn opt_time(&mut self) -> Option<Option<Timestamp>> {
-        match self.u8()? {
-            0 => Some(None),
-            1 => self.i64().map(|t| Some(Timestamp::from_millis(t))),
-            _ => None,
-        }
+        self.opt(|i| i.i64().map(Timestamp::from_millis))
     }
     fn opt_f64(&mut self) -> Option<Option<f64>> {
-        match self.u8()? {
-            0 => Some(None),
-            1 => self.u64().map(|x| Some(f64::from_bits(x))),
-            _ => None,
-        }
+        self.opt(|i| i.u64().map(f64::from_bits))
     }
 }
 
