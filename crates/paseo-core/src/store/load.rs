@@ -87,7 +87,7 @@ pub(crate) fn load_agents_on(
     let folders = in_turn(
         &dirs,
         threads,
-        || (),
+        |_| (),
         |_, dir| list_records(dir, cache.as_ref()),
     )?;
     // Turns of files within one folder, which is opened once for them.
@@ -100,23 +100,14 @@ pub(crate) fn load_agents_on(
                 .map(move |s| (f, s..(s + FILES_PER_TURN).min(n)))
         })
         .collect();
-    let thread = AtomicUsize::new(0);
     let (parsed, scratches) = in_turn_with_states(
         &turns,
         threads,
-        || Scratch {
-            thread: thread.fetch_add(1, Ordering::Relaxed),
+        |thread| Scratch {
+            thread,
             ..Scratch::default()
         },
-        |scratch, (folder, range)| {
-            let cached = match folder.names {
-                Names::Cached(c) => Some(c),
-                Names::Listed(_) => cache
-                    .as_ref()
-                    .and_then(|c| c.folder(folder.dir.file_name()?)),
-            };
-            read_turn(folder, range.clone(), scratch, at_rest, cached)
-        },
+        |scratch, (folder, range)| read_turn(folder, range.clone(), scratch, at_rest),
     )?;
     let mut out = LoadedAgents {
         cache: CacheUse {
@@ -131,16 +122,11 @@ pub(crate) fn load_agents_on(
     };
     out.records.reserve(parsed.iter().map(|t| t.records).sum());
     // Each thread's results, in the order it read its turns (which is the turns' order).
-    let mut read: Vec<_> = scratches
-        .into_iter()
-        .map(|s| (s.thread, s.out.into_iter()))
-        .collect();
-    read.sort_unstable_by_key(|(thread, _)| *thread);
-    let mut in_order = Vec::with_capacity(out.records.capacity());
-    for t in &parsed {
-        in_order.extend(read[t.thread].1.by_ref().take(t.records));
-    }
-    for r in in_order {
+    let mut read: Vec<_> = scratches.into_iter().map(|s| s.out.into_iter()).collect();
+    let in_order = parsed
+        .iter()
+        .flat_map(|t| (0..t.records).map(move |_| t.thread));
+    for r in in_order.filter_map(|thread| read[thread].next()) {
         match r {
             Ok(rec) => out.records.push(rec),
             Err((path, Failure::Invalid(reason))) => match quarantine(layout, &path, &reason) {
@@ -172,7 +158,7 @@ pub(crate) fn load_agents_on(
 fn in_turn<T, S, R>(
     items: &[T],
     threads: usize,
-    state: impl Fn() -> S + Sync,
+    state: impl Fn(usize) -> S + Sync,
     f: impl Fn(&mut S, &T) -> R + Sync,
 ) -> Result<Vec<R>, StoreError>
 where
@@ -183,11 +169,12 @@ where
     in_turn_with_states(items, threads, state, f).map(|(r, _)| r)
 }
 
-/// [`in_turn`], with each thread's state at its end.
+/// [`in_turn`], with each thread's state at its end, by the thread's number (`state` is given
+/// it: 0, 1, …).
 fn in_turn_with_states<T, S, R>(
     items: &[T],
     threads: usize,
-    state: impl Fn() -> S + Sync,
+    state: impl Fn(usize) -> S + Sync,
     f: impl Fn(&mut S, &T) -> R + Sync,
 ) -> Result<(Vec<R>, Vec<S>), StoreError>
 where
@@ -198,9 +185,10 @@ where
     let next = AtomicUsize::new(0);
     let done: Vec<(Vec<(usize, R)>, S)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads.min(items.len()))
-            .map(|_| {
-                s.spawn(|| {
-                    let mut st = state();
+            .map(|thread| {
+                let (state, f, next) = (&state, &f, &next);
+                s.spawn(move || {
+                    let mut st = state(thread);
                     let mut mine = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
@@ -267,24 +255,41 @@ struct Folder<'c> {
 
 /// Where a folder's names come from.
 enum Names<'c> {
-    /// Its listing, read.
-    Listed(Vec<OsString>),
+    /// Its listing, read; with the cache's part for the folder, if it has one.
+    Listed(Vec<OsString>, Option<CachedFolder<'c>>),
     /// The cache's copy of its listing, which the folder still has.
     Cached(CachedFolder<'c>),
 }
 
-impl Folder<'_> {
+impl<'c> Folder<'c> {
     fn len(&self) -> usize {
         match &self.names {
-            Names::Listed(n) => n.len(),
+            Names::Listed(n, _) => n.len(),
             Names::Cached(c) => c.len(),
         }
     }
 
     fn name(&self, i: usize) -> &OsStr {
         match &self.names {
-            Names::Listed(n) => &n[i],
+            Names::Listed(n, _) => &n[i],
             Names::Cached(c) => c.name(i),
+        }
+    }
+
+    /// The cache's part for the folder.
+    fn cached(&self) -> Option<CachedFolder<'c>> {
+        match self.names {
+            Names::Listed(_, c) => c,
+            Names::Cached(c) => Some(c),
+        }
+    }
+
+    /// Where the cache has file `i`'s record, if the file in `dir` is as cached.
+    fn hit(&self, dir: &fs::File, i: usize) -> Option<Hit> {
+        match &self.names {
+            Names::Listed(n, c) => c.as_ref()?.hit(dir, &n[i]),
+            // The cache's own listing: its entries in order, no lookup.
+            Names::Cached(c) => c.hit_at(dir, i),
         }
     }
 }
@@ -299,7 +304,7 @@ fn list_records<'c>(dir: &Path, cache: Option<&'c RecordsCache>) -> Folder<'c> {
         dir: dir.to_path_buf(),
         names: match unchanged {
             Some(c) => Names::Cached(c),
-            None => Names::Listed(record_names(dir, true).names),
+            None => Names::Listed(record_names(dir, true).names, cached),
         },
     }
 }
@@ -379,26 +384,17 @@ struct Turn {
     used: usize,
 }
 
-/// Reads and parses the files `range` of `folder` (from the cache, `cached`, where a file is
-/// as it was cached).
-fn read_turn(
-    folder: &Folder,
-    range: Range<usize>,
-    scratch: &mut Scratch,
-    at_rest: bool,
-    cached: Option<CachedFolder>,
-) -> Turn {
+/// Reads and parses the files `range` of `folder` (from the cache's copy where a file is as it
+/// was cached).
+fn read_turn(folder: &Folder, range: Range<usize>, scratch: &mut Scratch, at_rest: bool) -> Turn {
+    let cached = folder.cached();
     let dir = fs::File::open(&folder.dir);
     // A new folder: what was worked out for the last cwd was about another one.
     scratch.cwd.clear();
     let folder_name = folder.dir.file_name().and_then(|n| n.to_str());
     // The stamps first, then one read of the cached bytes of every file that kept its own.
-    let hits: Vec<Option<Hit>> = match (&dir, cached, &folder.names) {
-        // The cache's own listing: its entries in order, no lookup.
-        (Ok(dir), Some(c), Names::Cached(_)) => range.clone().map(|i| c.hit_at(dir, i)).collect(),
-        (Ok(dir), Some(c), Names::Listed(_)) => {
-            range.clone().map(|i| c.hit(dir, folder.name(i))).collect()
-        }
+    let hits: Vec<Option<Hit>> = match &dir {
+        Ok(dir) if cached.is_some() => range.clone().map(|i| folder.hit(dir, i)).collect(),
         _ => Vec::new(),
     };
     let first = hits.iter().flatten().next().map(|h| h.at);
