@@ -78,6 +78,16 @@ pub(super) fn command(
     for h in &hidden {
         hide(&mut push, h);
     }
+    // A tree it reads that holds one it writes (the repository's worktrees folder around the
+    // worktree being made) is bound first, so the write tree's own bind stays on top of it.
+    let (around, reads): (Vec<&PathBuf>, Vec<&PathBuf>) = plan
+        .reads
+        .iter()
+        .filter(|r| r.exists())
+        .partition(|r| plan.writes.iter().any(|w| w.starts_with(r)));
+    for r in around {
+        push(&["--ro-bind".as_ref(), r.as_os_str(), r.as_os_str()]);
+    }
     for w in plan.writes.iter().filter(|w| w.exists()) {
         push(&["--bind".as_ref(), w.as_os_str(), w.as_os_str()]);
     }
@@ -92,7 +102,7 @@ pub(super) fn command(
     for p in plan.protected.iter().filter(|p| p.exists()) {
         push(&["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()]);
     }
-    for r in plan.reads.iter().filter(|r| r.exists()) {
+    for r in reads {
         push(&["--ro-bind".as_ref(), r.as_os_str(), r.as_os_str()]);
     }
     // Last, once every mount point inside them exists: an empty folder that takes writes would

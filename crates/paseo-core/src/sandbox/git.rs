@@ -42,11 +42,35 @@ fn linked(top: &Path, dot: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// The repository's main checkout for the git directories of a work tree ([`git_dirs`]): the
+/// folder holding the common `.git`. `None` for a bare repository or outside a checkout.
+pub fn common_root(dirs: &[PathBuf]) -> Option<PathBuf> {
+    let common = dirs.last()?;
+    (common.file_name()? == ".git").then(|| common.parent().map(Path::to_path_buf))?
+}
+
+/// The data roots app-run git hides (those of every runtime of this process that still exist).
+pub fn app_git_data_roots() -> Vec<PathBuf> {
+    APP_GIT
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map(|g| {
+            g.data_roots
+                .iter()
+                .filter(|r| r.exists())
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The box for a git command the app runs in `dir` (`-C dir`): it writes the work tree `dir`
-/// is in, its git directories and `extra` (a private index, a new worktree's folder), and
-/// reads everything else but the hidden paths. `None` when app git is not boxed (containment
-/// off or unavailable).
-pub fn app_git_plan(dir: &Path, extra: &[PathBuf]) -> Option<Plan> {
+/// is in, its git directories and `extra` (a private index, a new worktree's folder), reads
+/// `sees` even inside a hidden path (the repository's other worktrees in the data root: git
+/// forgets a worktree whose folder it cannot see), and reads everything else but the hidden
+/// paths. `None` when app git is not boxed (containment off or unavailable).
+pub fn app_git_plan(dir: &Path, extra: &[PathBuf], sees: &[PathBuf]) -> Option<Plan> {
     let g = APP_GIT.read().unwrap_or_else(|e| e.into_inner()).clone()?;
     let mut plan = Plan::new(g.engine, g.settings);
     // Data roots of runtimes that ended (tests make many) are gone: nothing to hide there.
@@ -66,6 +90,9 @@ pub fn app_git_plan(dir: &Path, extra: &[PathBuf]) -> Option<Plan> {
     }
     for e in extra {
         plan.write(e);
+    }
+    for s in sees {
+        plan.read(s);
     }
     plan.cwd = Some(dir);
     Some(plan)

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::config::{EngineChoice, SandboxConfig};
 
-pub use git::{app_git_plan, git_dirs};
+pub use git::{app_git_data_roots, app_git_plan, common_root, git_dirs};
 
 /// What enforces containment on this machine.
 #[derive(Clone, Debug, PartialEq, Eq)]

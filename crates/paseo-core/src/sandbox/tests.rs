@@ -303,3 +303,49 @@ fn a_protected_file_in_a_write_tree_is_read_only() {
         std::fs::remove_file(state.join("projects/transcript")).unwrap();
     }
 }
+
+#[test]
+fn a_read_tree_in_a_hidden_path_keeps_the_write_tree_inside_it_writable() {
+    // The app's git sees the repository's worktrees in the data root and writes the one it
+    // works on: the worktrees folder read, one worktree in it written, the rest still hidden.
+    let w = world();
+    let group = w.data.join("worktrees/abc");
+    let own = group.join("own");
+    let sibling = group.join("sibling");
+    for d in [&own, &sibling] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(sibling.join("work.txt"), "sibling's").unwrap();
+    for engine in engines() {
+        let mut p = plan(&w, engine.clone());
+        p.read(&group);
+        p.write(&own);
+        let (ok, out) = run(
+            &p,
+            &w.cwd,
+            &format!(
+                "cat '{s}/work.txt' && echo x > '{o}/new' && ls '{s}'",
+                s = sibling.display(),
+                o = own.display()
+            ),
+        );
+        assert!(ok, "{engine:?}: {out}");
+        assert!(out.contains("sibling's"), "{engine:?}: {out}");
+        assert!(own.join("new").exists(), "{engine:?}: {out}");
+        std::fs::remove_file(own.join("new")).unwrap();
+        let (ok, out) = run(
+            &p,
+            &w.cwd,
+            &format!("echo x > '{}/planted'", sibling.display()),
+        );
+        assert!(
+            !ok && !sibling.join("planted").exists(),
+            "{engine:?}: {out}"
+        );
+        let (ok, out) = run(&p, &w.cwd, &format!("cat '{}/mcp-token'", w.data.display()));
+        assert!(
+            !ok && !out.contains("user-token-secret"),
+            "{engine:?}: {out}"
+        );
+    }
+}

@@ -284,7 +284,7 @@ impl Cmd {
             .repo
             .as_ref()
             .filter(|_| self.boxed)
-            .and_then(|repo| crate::sandbox::app_git_plan(repo, &self.writes));
+            .and_then(|repo| crate::sandbox::app_git_plan(repo, &self.writes, &siblings(repo)));
         let mut c = match &plan {
             Some(plan) => {
                 // git finds its folder by `-C` (relative to the app's own folder, as unboxed),
@@ -404,6 +404,21 @@ impl Cmd {
             message: o.message(),
         }
     }
+}
+
+/// The folders in the data root that hold the worktrees the app made of `dir`'s repository
+/// (`worktrees/<repo hash>/`), which the app-git box must see: a worktree whose folder git
+/// cannot see counts as gone, and git forgets it at the next prune (`git gc` runs one too).
+fn siblings(dir: &Path) -> Vec<PathBuf> {
+    let Some(main) = crate::sandbox::common_root(&crate::sandbox::git_dirs(dir)) else {
+        return Vec::new();
+    };
+    let hash = super::worktree::repo_hash(&main);
+    crate::sandbox::app_git_data_roots()
+        .into_iter()
+        .map(|root| crate::store::Layout::new(&root).worktrees_dir().join(&hash))
+        .filter(|group| group.is_dir())
+        .collect()
 }
 
 fn reader<R: Read + Send + 'static>(

@@ -355,7 +355,8 @@ pub fn readd(layout: &Layout, repo: &str, path: &str, branch: &str) -> Result<()
 fn add_back(repo: &str, p: &Path, branch: &str) -> Result<(), WorkspaceError> {
     validate_branch("workspace.branch", branch)?;
     let repo = Path::new(repo);
-    run_git(repo, &["worktree", "prune"])?;
+    // git may still list it, if forgetting it failed when it was removed.
+    gitcli::forget_worktree(repo, p)?;
     if !branch_exists(repo, branch)? {
         return Err(WorkspaceError::Invalid {
             field: "workspace.branch".into(),
@@ -420,7 +421,7 @@ pub struct Removed {
 /// first its uncommitted changes and untracked, non-ignored files are committed on `branch`
 /// as one snapshot commit (no hooks, no signing, author from git config or Paseo); then, once
 /// git reports nothing but ignored files left, the directory is moved whole into the data
-/// root's trash (see [`trash`]) and git forgets the worktree (`git worktree prune`). Nothing is
+/// root's trash (see [`trash`]) and git forgets that worktree, and no other. Nothing is
 /// deleted and `--force` is never used. On any error before the move the worktree is kept as
 /// it is. Refuses any path outside the worktrees folder. The branch is kept.
 pub fn snapshot_and_remove(
@@ -461,13 +462,13 @@ pub fn snapshot_and_remove(
         };
         removed.trash = Some(trash::put(layout, &canon, &manifest)?.dir);
         // The directory is safe in the trash whatever git says now; a worktree git still
-        // lists is pruned again before a restore re-adds it.
-        if let Err(e) = run_git(repo_dir, &["worktree", "prune"]) {
-            tracing::warn!(path, error = %e, "git worktree prune failed after the move to the trash");
+        // lists is forgotten before a restore re-adds it.
+        if let Err(e) = gitcli::forget_worktree(repo_dir, &canon) {
+            tracing::warn!(path, error = %e, "git could not forget the worktree moved to the trash");
         }
         return Ok(removed);
     }
-    run_git(repo_dir, &["worktree", "prune"])?;
+    gitcli::forget_worktree(repo_dir, &canon)?;
     Ok(removed)
 }
 
@@ -536,7 +537,7 @@ pub fn discard(
             .writes(canon.parent().unwrap_or(&canon))
             .run()?;
     }
-    run_git(repo, &["worktree", "prune"])?;
+    gitcli::forget_worktree(repo, &canon)?;
     let unmoved = created.base.as_ref().is_some_and(|b| {
         gitcli::resolve(repo, &created.branch).ok().flatten() == Some(b.commit.clone())
     });

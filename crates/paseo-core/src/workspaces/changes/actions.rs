@@ -161,7 +161,12 @@ pub fn merge_into_base(dir: &Path, base_branch: &str) -> Result<Merged, ChangesE
     if let Err(e) = removed {
         tracing::warn!(error = %e, path = %wt.display(), "temporary merge worktree not removed");
     }
-    let _ = Cmd::git(&top).args(["worktree", "prune"]).run();
+    // The folder goes with `tmp`; git must then forget it (it alone: a prune would forget
+    // every worktree it cannot see).
+    drop(tmp);
+    if let Err(e) = gitcli::forget_worktree(&top, &wt) {
+        tracing::warn!(error = %e, path = %wt.display(), "git could not forget the merge worktree");
+    }
     r
 }
 

@@ -64,6 +64,42 @@ pub fn worktrees(dir: &Path) -> Result<Vec<(PathBuf, Option<String>)>, GitError>
     Ok(out)
 }
 
+/// Makes git forget the one worktree at `path`, whose folder is gone (moved to the trash, or
+/// removed with git), and nothing else. `git worktree prune` would forget every worktree whose
+/// folder it cannot see at that moment, a sibling in a folder hidden from the app's git box
+/// or on a drive not mounted, and break it (SPEC 15: one worktree's removal never touches
+/// another's). A worktree git does not list, or whose folder is there, is left alone.
+pub fn forget_worktree(dir: &Path, path: &Path) -> Result<(), GitError> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Ok(());
+    }
+    let Some((listed, _)) = worktrees(dir)?
+        .into_iter()
+        .skip(1) // the main checkout, which is never forgotten
+        .find(|(p, _)| same_place(p, path))
+    else {
+        return Ok(());
+    };
+    // With its folder gone, `worktree remove` only deletes git's record of it.
+    Cmd::git(dir)
+        .args(["worktree", "remove"])
+        .arg(&listed)
+        .run()?;
+    Ok(())
+}
+
+/// Whether two paths name one place, either of which may be gone: the same folder (resolved
+/// where it exists) and the same last name.
+fn same_place(a: &Path, b: &Path) -> bool {
+    let key = |p: &Path| {
+        let parent = p
+            .parent()
+            .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.into()));
+        (parent, p.file_name().map(|n| n.to_os_string()))
+    };
+    a == b || key(a) == key(b)
+}
+
 /// Where `branch` is checked out, if anywhere.
 pub fn checked_out_at(dir: &Path, branch: &str) -> Result<Option<PathBuf>, GitError> {
     Ok(worktrees(dir)?
