@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the Debian package target/release/bundle/deb/Paseo_<version>_<arch>.deb with Tauri's own
-# bundler (tauri-cli 2, installed by scripts/setup.sh --package when missing): a release build with
-# the production protocol (`cargo tauri build` turns on tauri/custom-protocol) and stripped symbols
+# bundler (@tauri-apps/cli 2 in target/tauri-cli, installed by scripts/setup.sh --package): a release build with
+# the production protocol (`tauri build` turns on tauri/custom-protocol) and stripped symbols
 # ([profile.release] in Cargo.toml), then the .deb with the binary, the launcher entry and the
 # icons. Install it with
 #
 #   sudo apt install ./target/release/bundle/deb/Paseo_*.deb
 #
-# Extra arguments go to `cargo tauri build` (e.g. --verbose).
+# Extra arguments go to `tauri build` (e.g. --verbose).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +21,7 @@ cargo_args=(--locked)
 [ "$profile" = release ] || cargo_args+=(--profile "$profile")
 
 # Only the .deb: AppImage tooling is downloaded at build time, which is out of scope here.
-cargo tauri build --bundles deb --ci "$@" -- "${cargo_args[@]}"
+target/tauri-cli/node_modules/.bin/tauri build --bundles deb --ci "$@" -- "${cargo_args[@]}"
 
 target=${CARGO_TARGET_DIR:-target}
 pkgid=$(cargo pkgid --locked -p paseo-desktop) # path+file:///…#paseo-desktop@0.1.0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent setup for building, running and testing Paseo Desktop on Debian 12 / Ubuntu 24.04.
-# Installs only what is missing: system packages (apt), tauri-cli and tauri-driver, the pinned
+# Installs only what is missing: system packages (apt), tauri-cli (npm) and tauri-driver, the pinned
 # agent CLIs that the provider tests drive and the UI's formatter (into project-local folders,
 # never globally).
 #
@@ -69,11 +69,20 @@ fi
 
 if [ "$mode" = "--run" ]; then exit 0; fi
 
-# tauri-cli: Tauri's bundler, which builds the Debian package (pinned to 2.x like the tauri
-# crates; 3.0 alphas exist). The package itself is made by tauri-bundler in Rust: no dpkg-dev.
-if ! cargo tauri --version 2>/dev/null | grep -q '^tauri-cli 2\.'; then
-  log "installing tauri-cli 2 (a few minutes: it is compiled)"
-  cargo install tauri-cli --version "^2" --locked --quiet
+# tauri-cli: Tauri's bundler, which builds the Debian package. The npm registry ships it prebuilt
+# (@tauri-apps/cli, the same CLI as the crate: compiling it took 12 of a fresh machine's 28
+# minutes), pinned to 2.x like the tauri crates (3.0 alphas exist), in a project-local folder.
+# scripts/package.sh runs target/tauri-cli/node_modules/.bin/tauri.
+tauri_cli_ver=2.12.5
+tauri_cli_dir="$here/target/tauri-cli"
+if [ "$(cat "$tauri_cli_dir/.installed" 2>/dev/null)" != "$tauri_cli_ver" ] \
+  || ! "$tauri_cli_dir/node_modules/.bin/tauri" --version >/dev/null 2>&1; then
+  log "installing @tauri-apps/cli $tauri_cli_ver into $tauri_cli_dir"
+  mkdir -p "$tauri_cli_dir"
+  [ -f "$tauri_cli_dir/package.json" ] || echo '{"name":"paseo-tauri-cli","private":true}' >"$tauri_cli_dir/package.json"
+  (cd "$tauri_cli_dir" && npm install --no-audit --no-fund --loglevel=error \
+    "@tauri-apps/cli@$tauri_cli_ver" >/dev/null)
+  echo "$tauri_cli_ver" >"$tauri_cli_dir/.installed"
 fi
 if [ "$mode" = "--package" ]; then exit 0; fi
 
