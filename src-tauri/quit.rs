@@ -7,7 +7,7 @@
 use crate::native::{self, Confirm};
 use crate::state::AppState;
 use paseo_core::engine::ListFilter;
-use paseo_core::model::Status;
+use paseo_core::model::{Bucket, Status};
 use std::sync::atomic::{AtomicBool, Ordering};
 use tauri::{AppHandle, Manager, Runtime};
 
@@ -35,17 +35,32 @@ fn names(list: &[&Running]) -> String {
     }
 }
 
-/// What the confirm says about the `running` agents (initializing or running): which resume and
-/// which are stopped for good; `None` when nothing runs (quit at once: nothing would be lost).
-pub fn confirm_message(running: &[Running]) -> Option<String> {
-    if running.is_empty() {
+/// What quitting stops, by the one status rule (the status bar's words): the agents running a
+/// turn or starting, and the queued ones, which wait for a live slot and have run nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stops {
+    pub running: Vec<Running>,
+    pub queued: Vec<Running>,
+}
+
+/// What the confirm says: how many run (the status bar's "running"), which of them resume and
+/// which are stopped for good, then the queued ones apart; `None` when nothing runs or waits
+/// (quit at once: nothing would be lost).
+pub fn confirm_message(stops: &Stops) -> Option<String> {
+    let (running, queued) = (&stops.running, &stops.queued);
+    if running.is_empty() && queued.is_empty() {
         return None;
     }
     let n = running.len();
-    let mut message = if n == 1 {
-        "1 agent is running. Quitting stops it.".to_string()
-    } else {
-        format!("{n} agents are running. Quitting stops them.")
+    let mut message = match (n, queued.len()) {
+        (0, q) => format!(
+            "{q} agent{} queued, waiting for a live slot: {}. Quitting leaves {} unstarted.",
+            if q == 1 { " is" } else { "s are" },
+            names(&queued.iter().collect::<Vec<_>>()),
+            if q == 1 { "it" } else { "them" }
+        ),
+        (1, _) => "1 agent is running. Quitting stops it.".to_string(),
+        (n, _) => format!("{n} agents are running. Quitting stops them."),
     };
     let (resume, lost): (Vec<&Running>, Vec<&Running>) = running.iter().partition(|r| r.resumes);
     if !resume.is_empty() {
@@ -61,14 +76,21 @@ pub fn confirm_message(running: &[Running]) -> Option<String> {
             names(&lost)
         ));
     }
+    if !queued.is_empty() && n > 0 {
+        let q: Vec<&Running> = queued.iter().collect();
+        message.push_str(&format!(
+            "\n\nQueued, not started yet (their first prompt has not run): {}.",
+            names(&q)
+        ));
+    }
     Some(message)
 }
 
-/// The running agents, each with whether its provider resumes sessions.
-async fn running<R: Runtime>(app: &AppHandle<R>) -> Vec<Running> {
+/// The agents quitting stops, each with whether its provider resumes sessions.
+async fn stops<R: Runtime>(app: &AppHandle<R>) -> Stops {
     // A runtime that no longer answers has nothing left to stop.
     let Some(runtime) = app.state::<AppState>().runtime() else {
-        return Vec::new();
+        return Stops::default();
     };
     let filter = ListFilter {
         statuses: Some(vec![Status::Initializing, Status::Running]),
@@ -78,27 +100,34 @@ async fn running<R: Runtime>(app: &AppHandle<R>) -> Vec<Running> {
         Ok((agents, _)) => agents,
         Err(error) => {
             tracing::warn!(%error, "cannot list the running agents before quitting");
-            return Vec::new();
+            return Stops::default();
         }
     };
     let kinds = runtime.providers();
-    agents
-        .into_iter()
-        .map(|a| {
-            let kind = kinds.iter().find(|p| p.id == a.record.provider.as_str());
-            let title = a.record.title.trim();
-            Running {
-                resumes: kind
-                    .and_then(|p| paseo_core::model::ProviderKind::parse(&p.kind))
-                    .is_some_and(|k| k.resumes()),
-                title: if title.is_empty() {
-                    a.record.id.to_string()
-                } else {
-                    title.to_string()
-                },
-            }
-        })
-        .collect()
+    let mut out = Stops::default();
+    for a in agents {
+        let kind = kinds.iter().find(|p| p.id == a.record.provider.as_str());
+        let title = a.record.title.trim();
+        let entry = Running {
+            resumes: kind
+                .and_then(|p| paseo_core::model::ProviderKind::parse(&p.kind))
+                .is_some_and(|k| k.resumes()),
+            title: if title.is_empty() {
+                a.record.id.to_string()
+            } else {
+                title.to_string()
+            },
+        };
+        // A turn asking for a permission runs (its process waits); a held start has run
+        // nothing and stays held across the restart.
+        match a.bucket {
+            Bucket::Queued => out.queued.push(entry),
+            Bucket::Running => out.running.push(entry),
+            _ if a.status == Status::Running => out.running.push(entry),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Quits, after a confirm if agents are running. Returns at once; the answer comes later.
@@ -109,8 +138,8 @@ pub fn request<R: Runtime>(app: &AppHandle<R>) {
     }
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        let running = running(&app).await;
-        let Some(message) = confirm_message(&running) else {
+        let stops = stops(&app).await;
+        let Some(message) = confirm_message(&stops) else {
             CONFIRMING.store(false, Ordering::SeqCst);
             tracing::info!("nothing running: quitting");
             app.exit(0);
@@ -127,7 +156,8 @@ pub fn request<R: Runtime>(app: &AppHandle<R>) {
         match answer {
             Ok(true) => {
                 tracing::info!(
-                    running = running.len(),
+                    running = stops.running.len(),
+                    queued = stops.queued.len(),
                     "quit confirmed: stopping the agents"
                 );
                 app.exit(0);
@@ -149,10 +179,17 @@ mod tests {
         }
     }
 
+    fn running(list: Vec<Running>) -> Stops {
+        Stops {
+            running: list,
+            queued: Vec::new(),
+        }
+    }
+
     #[test]
     fn the_confirm_says_which_agents_resume_and_which_are_stopped_for_good() {
-        assert_eq!(confirm_message(&[]), None);
-        let one = confirm_message(&[agent("build", false)]).unwrap();
+        assert_eq!(confirm_message(&Stops::default()), None);
+        let one = confirm_message(&running(vec![agent("build", false)])).unwrap();
         assert!(
             one.starts_with("1 agent is running. Quitting stops it."),
             "{one}"
@@ -160,11 +197,11 @@ mod tests {
         assert!(one.contains("Stopped for good"), "{one}");
         assert!(one.ends_with(": build."), "{one}");
         assert!(!one.contains("Resume"), "{one}");
-        let mixed = confirm_message(&[
+        let mixed = confirm_message(&running(vec![
             agent("lead", true),
             agent("build", false),
             agent("review", true),
-        ])
+        ]))
         .unwrap();
         assert!(
             mixed.starts_with("3 agents are running. Quitting stops them."),
@@ -176,10 +213,41 @@ mod tests {
             "{mixed}"
         );
         let many: Vec<Running> = (0..9).map(|i| agent(&format!("w{i}"), false)).collect();
-        let many = confirm_message(&many).unwrap();
+        let many = confirm_message(&running(many)).unwrap();
         assert!(
             many.ends_with("w0, w1, w2, w3, w4, w5 and 3 more."),
             "{many}"
+        );
+    }
+
+    /// The status bar's "3 running · 3 queued" reads the same in the confirm.
+    #[test]
+    fn queued_agents_are_not_counted_as_running() {
+        let stops = Stops {
+            running: (1..=3)
+                .map(|i| agent(&format!("worker {i}"), false))
+                .collect(),
+            queued: (4..=6)
+                .map(|i| agent(&format!("worker {i}"), false))
+                .collect(),
+        };
+        let m = confirm_message(&stops).unwrap();
+        assert!(
+            m.starts_with("3 agents are running. Quitting stops them."),
+            "{m}"
+        );
+        assert!(m.contains("): worker 1, worker 2, worker 3."), "{m}");
+        assert!(
+            m.ends_with("Queued, not started yet (their first prompt has not run): worker 4, worker 5, worker 6."),
+            "{m}"
+        );
+        let only = Stops {
+            running: Vec::new(),
+            queued: vec![agent("w", true)],
+        };
+        assert_eq!(
+            confirm_message(&only).unwrap(),
+            "1 agent is queued, waiting for a live slot: w. Quitting leaves it unstarted."
         );
     }
 }

@@ -106,15 +106,19 @@ async fn counts(h: Harness, theme: &str) {
         "{line}"
     );
 
-    // The workspace counts its root agents (SPEC 6: a subagent not running counts in its
-    // parent's track only): its row says what failed, and its home lists it.
+    // The workspace counts every agent of its trees by the status bar's rule (a subagent that
+    // needs you or failed lights its root's workspace): its row says what needs you and what
+    // failed, and its home's line agrees with the status bar and lists them.
     let row = sel_ws(ws_id(&ws));
-    app.wait_for_text(&format!("{row} .ws-word"), |t| t == "1 failed")
-        .await;
+    app.wait_for_text(&format!("{row} .ws-word"), |t| {
+        t == "1 needs you · 1 failed"
+    })
+    .await;
+    app.wait_for_attr(&row, "data-status", "needs_input").await;
     app.click(&row).await;
     app.click(&tid("tab-home")).await;
     app.wait_for_text(&tid("workspace-counts"), |t| {
-        t == "0 running · 0 need you · 1 failed · 2 total"
+        t == "0 running · 1 needs you · 1 failed · 3 total"
     })
     .await;
     let ws_link = format!(
@@ -126,5 +130,49 @@ async fn counts(h: Harness, theme: &str) {
     app.wait_for(&item).await;
     assert_eq!(app.count(&tid("count-list-item")).await, 1);
     app.screenshot(&format!("counts-workspace{theme}")).await;
+    // A second click on its link closes the list.
+    app.click(&ws_link).await;
+    app.wait_count(&tid("count-list"), 0).await;
+    let needs_link = format!(
+        "{} [data-testid=\"count-link\"][data-kind=\"needs_input\"]",
+        tid("workspace-counts")
+    );
+    app.click(&needs_link).await;
+    let item = format!("{} [data-agent-id=\"{helper_id}\"]", tid("count-list"));
+    app.wait_for(&item).await;
+    app.click(&needs_link).await;
+    app.wait_count(&tid("count-list"), 0).await;
+
+    // The home's filter and search stand for whole trees: "needs you" shows the lead, whose
+    // helper needs you (the lead itself is idle); the helper's title finds the lead's row.
+    let rows = format!("{} {}", tid("workspace-home"), tid("workspace-agent"));
+    let lead_row = format!("[data-testid=\"workspace-agent\"][data-agent-id=\"{lead_id}\"]");
+    app.execute(
+        &format!(
+            "const f = document.querySelector('{}'); f.value = 'needs_input'; \
+             f.dispatchEvent(new Event('change'))",
+            tid("home-filter")
+        ),
+        vec![],
+    )
+    .await;
+    app.wait_count(&rows, 1).await;
+    app.wait_for(&lead_row).await;
+    app.wait_for_text(&tid("home-shown"), |t| t == "1 of 2")
+        .await;
+    app.screenshot(&format!("counts-home-filter{theme}")).await;
+    app.execute(
+        &format!(
+            "const f = document.querySelector('{}'); f.value = ''; \
+             f.dispatchEvent(new Event('change'))",
+            tid("home-filter")
+        ),
+        vec![],
+    )
+    .await;
+    app.wait_count(&rows, 2).await;
+    app.type_into(&tid("home-search"), "helper").await;
+    app.wait_count(&rows, 1).await;
+    app.wait_for(&lead_row).await;
     app.quit().await;
 }

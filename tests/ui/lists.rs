@@ -82,13 +82,17 @@ async fn the_workspace_home_sorts_filters_searches_and_rolls_up_subagents() {
     wait_titles(&app, &["lead", "alpha", "beta"]).await;
     choose(&app, "home-sort", "name").await;
     wait_titles(&app, &["alpha", "beta", "lead"]).await;
+    // A row stands for its tree: the lead's failed subagent makes it as urgent as the failed
+    // beta, and it was active more recently.
     choose(&app, "home-sort", "status").await;
-    wait_titles(&app, &["beta", "lead", "alpha"]).await;
+    wait_titles(&app, &["lead", "beta", "alpha"]).await;
 
-    // Only the failed ones; then a search within all.
+    // Only the failed ones (a tree with a failed subagent among them); then a search within all.
     choose(&app, "home-filter", "failed").await;
-    wait_titles(&app, &["beta"]).await;
-    assert_eq!(app.text(&tid("home-shown")).await, "1 of 3");
+    wait_titles(&app, &["lead", "beta"]).await;
+    assert_eq!(app.text(&tid("home-shown")).await, "2 of 3");
+    choose(&app, "home-filter", "running").await;
+    wait_titles(&app, &["lead"]).await;
     choose(&app, "home-filter", "").await;
     app.type_into(&tid("home-search"), "LPH").await;
     wait_titles(&app, &["alpha"]).await;
@@ -101,7 +105,7 @@ async fn the_workspace_home_sorts_filters_searches_and_rolls_up_subagents() {
         vec![],
     )
     .await;
-    wait_titles(&app, &["beta", "lead", "alpha"]).await;
+    wait_titles(&app, &["lead", "beta", "alpha"]).await;
     app.execute("document.activeElement?.blur()", vec![]).await;
     app.screenshot("home-1200").await;
     resize(&h, &app, 900, 700).await;
@@ -176,8 +180,15 @@ async fn restore_one_member_and_read_one(test: &str, dark: bool) {
     open_root(&app, &fam.lead).await;
     app.wait_count(&tid("track-row"), 3).await;
     app.click(&tid("track-archive-finished")).await;
-    h.answer_dialog("Archive finished subagents?", crate::common::Answer::Ok)
+    // Its failure seen, deploy goes too, named as failed (never "finished").
+    h.wait_for_window("Archive the subagents that are not running?")
         .await;
+    h.wait_for_log("“deploy” (failed)").await;
+    h.answer_dialog(
+        "Archive the subagents that are not running?",
+        crate::common::Answer::Ok,
+    )
+    .await;
     wait_archived_on_disk(&h, &[&lint, &docs, &deploy], true).await;
 
     // The members, each with its own Restore; deploy is said to have failed.

@@ -2,7 +2,7 @@
 //! for a live slot has its own word, grey glyph and place in line, and counts as queued, not
 //! running, in the track header and the status bar.
 
-use crate::common::{tid, Harness};
+use crate::common::{tid, Answer, Harness};
 use crate::helpers::*;
 
 #[tokio::test]
@@ -53,4 +53,23 @@ async fn queued_in_line(h: Harness, theme: &str) {
     app.wait_for_text(&tid("status-line"), |t| t.contains("2 running · 3 queued"))
         .await;
     app.screenshot(&format!("queued-track{theme}")).await;
+
+    // The quit confirm says the status bar's words: two run, three wait and have run nothing.
+    h.close_window("Paseo").await;
+    h.wait_for_window("Quit Paseo?").await;
+    h.wait_for_log("asking before quitting").await;
+    let log = h.log_text();
+    assert!(
+        log.contains("2 agents are running. Quitting stops them."),
+        "the queued agents are not counted as running"
+    );
+    // The message is logged whole (its lines too); this harness asks to quit once.
+    let queued = log[log.rfind("2 agents are running.").unwrap_or(0)..].to_string();
+    assert!(queued.contains("Queued, not started yet"), "{queued}");
+    for title in ["second", "third", "fourth"] {
+        let q = &queued[queued.find("Queued, not started yet").unwrap_or(0)..];
+        assert!(q.contains(title), "{title} is named as queued: {queued}");
+    }
+    h.answer_dialog("Quit Paseo?", Answer::Return).await;
+    app.quit().await;
 }

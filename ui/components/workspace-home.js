@@ -26,6 +26,34 @@ import {
 const URGENCY = ['needs_input', 'failed', 'running', 'attention', 'queued', 'done'];
 const activity = (a) => a.lastActivityAt || a.createdAt || 0;
 
+/**
+ * What a subagent shows in its tree's workspace: needs you, failed, running and queued, as the
+ * core counts it (paseo-core model/status.rs `tree_bucket`); its finish is its parent's to read.
+ */
+const LIGHTS = new Set(['needs_input', 'failed', 'running', 'queued']);
+
+/** A root's row and its subagents, for the filter, the search and the status sort. */
+function subtree(root) {
+  return descendants(root.id)
+    .map((id) => (typeof id === 'string' ? fleet.agents.get(id) : id))
+    .filter(Boolean);
+}
+
+/** Whether the root's row shows state `b`: its own, or a subagent's that lights the workspace. */
+function treeShows(root, kids, b) {
+  return agentBucket(root) === b || (LIGHTS.has(b) && kids.some((k) => agentBucket(k) === b));
+}
+
+/** The most urgent state the row shows (its own, or a subagent's that lights the workspace). */
+function treeUrgency(root, kids) {
+  let best = URGENCY.indexOf(agentBucket(root));
+  for (const k of kids) {
+    const b = agentBucket(k);
+    if (LIGHTS.has(b)) best = Math.min(best, URGENCY.indexOf(b));
+  }
+  return best;
+}
+
 /** "12 subagents: 3 running, 1 failed" (only the buckets that have any, idle ones left out). */
 export function subagentsSummary(kids) {
   if (kids.length === 0) return null;
@@ -189,16 +217,15 @@ export class WorkspaceHome {
     setText(this.cwd, ws ? ws.cwd : '');
     setText(this.state, workspaceLabel(ws?.bucket ?? null));
     this.state.className = `status-word s-${ws?.bucket ?? 'none'}`;
-    // Its agents by their words (SPEC 6: its root agents and running subagents), as the core
-    // words them; "needs you" and "failed" list its root agents that say so.
+    // Every agent of its trees by their words, as the core counts and words them (the status
+    // bar's rule); "needs you" and "failed" list the agents, subagents included, that say so.
     const line = ws?.tally?.line ?? [];
     const key = `${wsId}|${line.map((p) => p.text).join(' · ')}`;
     if (this.counts.dataset.line !== key) {
       this.counts.dataset.line = key;
-      mount(
-        this.counts,
-        countsLine(line, (kind) => rootsIn(wsId).filter((a) => agentBucket(a) === kind), this.actions.open),
-      );
+      const inTrees = (kind) =>
+        rootsIn(wsId).flatMap((r) => [r, ...subtree(r)].filter((a) => agentBucket(a) === kind));
+      mount(this.counts, countsLine(line, inTrees, this.actions.open));
     }
     const usage = usageText(ws?.usage);
     setText(this.usage, usage ? `All agents, archived included: ${usage}` : '');
@@ -226,19 +253,29 @@ export class WorkspaceHome {
     this.renderRows();
   }
 
-  /** The roots the search and the filter leave, in the chosen order. */
+  /**
+   * The roots the search and the filter leave, in the chosen order. A row stands for its tree:
+   * it shows a state its subagents light (a failed or waiting subagent), and a search finds it
+   * by a subagent's title too.
+   */
   arrange(all) {
     const words = this.search.value.trim().toLowerCase();
     const only = this.filter.value;
-    const list = all.filter(
-      (a) => (!only || agentBucket(a) === only) && (!words || agentName(a).toLowerCase().includes(words)),
-    );
     const by = this.sort.value;
+    const needKids = only || words || by === 'status';
+    const kidsOf = new Map(needKids ? all.map((r) => [r.id, subtree(r)]) : []);
+    const named = (a) => agentName(a).toLowerCase().includes(words);
+    const list = all.filter(
+      (r) =>
+        (!only || treeShows(r, kidsOf.get(r.id), only)) &&
+        (!words || named(r) || kidsOf.get(r.id).some(named)),
+    );
     const recent = (a, b) => (activity(b) > activity(a) ? 1 : activity(b) < activity(a) ? -1 : 0);
     if (by === 'name') list.sort((a, b) => agentName(a).localeCompare(agentName(b)) || recent(a, b));
-    else if (by === 'status')
-      list.sort((a, b) => URGENCY.indexOf(agentBucket(a)) - URGENCY.indexOf(agentBucket(b)) || recent(a, b));
-    else list.sort(recent);
+    else if (by === 'status') {
+      const urgency = new Map(list.map((r) => [r.id, treeUrgency(r, kidsOf.get(r.id))]));
+      list.sort((a, b) => urgency.get(a.id) - urgency.get(b.id) || recent(a, b));
+    } else list.sort(recent);
     return list;
   }
 
@@ -313,9 +350,7 @@ export class WorkspaceHome {
     setText(name, agentName(agent));
     setText(word, label);
     word.className = `wa-word s-${agentLook(agent)}`;
-    const kids = descendants(agent.id)
-      .map((id) => (typeof id === 'string' ? fleet.agents.get(id) : id))
-      .filter(Boolean);
+    const kids = subtree(agent);
     setText(
       meta,
       [

@@ -205,8 +205,9 @@ impl Engine {
         self.contribution_under(id, |_| self.compute_root(id))
     }
 
-    /// A root agent contributes its own bucket to its own workspace; a running subagent
-    /// contributes `running` to its root's (`root_of` finds it); other agents contribute nothing.
+    /// Every unarchived agent counts in its tree's workspace: a root agent in its own with its
+    /// own bucket, a subagent in its root's (`root_of` finds it) with what it shows there
+    /// ([`crate::model::tree_bucket`]).
     fn contribution_under(
         &self,
         id: AgentId,
@@ -219,16 +220,11 @@ impl Engine {
         if self.unarchived_parent(id).is_none() {
             return a.record.workspace_id.clone().map(|w| (w, a.bucket()));
         }
-        // A queued subagent runs nothing yet: like any that does not run, it stays in its
-        // parent's track (SPEC 6).
-        if !a.status().is_active() || a.is_queued() {
-            return None;
-        }
         let root = self.agents.get(&root_of(a))?;
         root.record
             .workspace_id
             .clone()
-            .map(|w| (w, Bucket::Running))
+            .map(|w| (w, crate::model::tree_bucket(a.bucket(), false)))
     }
 
     /// Moves the agent's contribution from its old bucket to its new one, touching only the

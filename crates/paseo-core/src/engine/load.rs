@@ -309,7 +309,6 @@ impl Engine {
                 archived_at: a.record.archived_at,
                 workspace: a.record.workspace_id.clone(),
                 bucket: a.bucket(),
-                active: a.status().is_active(),
             });
         }
         (owed, facts)
@@ -382,10 +381,11 @@ impl Engine {
                 None
             } else if unarchived_parent(i).is_none() {
                 f.workspace.clone().map(|w| (w, f.bucket))
-            } else if f.active {
-                facts[top].workspace.clone().map(|w| (w, Bucket::Running))
             } else {
-                None
+                facts[top]
+                    .workspace
+                    .clone()
+                    .map(|w| (w, crate::model::tree_bucket(f.bucket, false)))
             };
             if let Some((ws, b)) = &contribution {
                 match self.activity.get_mut(ws) {
@@ -460,7 +460,6 @@ struct Facts {
     archived_at: Option<Timestamp>,
     workspace: Option<WorkspaceId>,
     bucket: Bucket,
-    active: bool,
 }
 
 /// What the tree needs of one record, taken while the record is at hand (a lookup in the map

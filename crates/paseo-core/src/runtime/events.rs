@@ -194,7 +194,7 @@ pub struct WorkspaceSnapshot {
     /// How many agents contribute each bucket, in `Bucket::ALL` order.
     pub counts: [u32; Bucket::COUNT],
     /// The same agents by their rows' words, and the line the sidebar and the workspace home
-    /// show (SPEC 6: its root agents, and its running subagents).
+    /// show: every agent of its trees, by [`crate::model::tree_bucket`].
     pub tally: crate::model::Tally,
     /// The usage of all its agents, archived ones included.
     #[serde(default, skip_serializing_if = "Usage::is_empty")]

@@ -3,12 +3,12 @@
 use super::*;
 
 #[test]
-fn running_subagent_lifts_its_roots_workspace_but_idle_or_failed_ones_do_not() {
+fn a_subagent_lights_its_roots_workspace_with_what_needs_the_user_or_runs() {
     let mut f = Fx::new();
     let root = f.idle(None, "w1");
     f.e.mark_seen(root).unwrap();
     assert_eq!(f.bucket("w1"), Some(Bucket::Done));
-    // The child lives in w2 but contributes to its root's workspace w1.
+    // The child lives in w2 but counts in its root's workspace w1.
     let kid = f.running(Some(root), "w2");
     assert_eq!(f.bucket("w1"), Some(Bucket::Running));
     assert_eq!(f.bucket("w2"), None);
@@ -18,6 +18,10 @@ fn running_subagent_lifts_its_roots_workspace_but_idle_or_failed_ones_do_not() {
         f.e.activity_counts(&"w1".parse().unwrap())[Bucket::Running.index()],
         2
     );
+    // Asking for a permission: its root's workspace needs you.
+    f.e.permission_requested(gk, permission("r")).unwrap();
+    assert_eq!(f.bucket("w1"), Some(Bucket::NeedsInput));
+    f.e.answer_permission(gk, "r", true).unwrap();
     f.e.turn_ended(
         kid,
         TurnOutcome::Failed {
@@ -29,9 +33,17 @@ fn running_subagent_lifts_its_roots_workspace_but_idle_or_failed_ones_do_not() {
     f.e.turn_ended(gk, TurnOutcome::Completed).unwrap();
     assert_eq!(
         f.bucket("w1"),
-        Some(Bucket::Done),
-        "a failed subagent does not escalate"
+        Some(Bucket::Failed),
+        "a failed subagent shows where the status bar's failed count says"
     );
+    // A finished subagent is its parent's to read: it counts, and lights nothing.
+    let c = f.e.activity_counts(&"w1".parse().unwrap());
+    assert_eq!(
+        c.iter().sum::<u32>(),
+        3,
+        "every agent of the tree counts: {c:?}"
+    );
+    assert_eq!(c[Bucket::Attention.index()], 0, "{c:?}");
     f.check_activity();
 }
 
