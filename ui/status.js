@@ -15,7 +15,12 @@ export const BUCKETS = {
 // Not a bucket: how an idle agent whose last turn was canceled looks until it is seen
 // (paseo-core's model/attention.rs `look`). Grey like every idle state (UI.md); only its glyph
 // and word differ, so a canceled turn never reads "finished".
-const LOOKS = { ...BUCKETS, canceled: { glyph: '⊘', label: 'canceled' } };
+const LOOKS = {
+  ...BUCKETS,
+  canceled: { glyph: '⊘', label: 'canceled' },
+  // A held start or turn the user denied (model/status.rs `denied`): their answer, not a failure.
+  denied: { glyph: '⊘', label: 'denied' },
+};
 
 /**
  * The bucket an agent shows. The backend decides it by the one status rule (paseo-core's

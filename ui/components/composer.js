@@ -49,6 +49,15 @@ export class Composer {
       'Stop',
     );
     this.error = h('div', { class: 'composer-error', role: 'alert', dataset: { testid: 'composer-error' } });
+    // A held turn (a start to approve, a turn over budget) takes no prompt until the user answers
+    // it above: said from the moment the pane shows it, so nothing appears (and nothing moves)
+    // when the user presses Enter.
+    this.heldNote = h('div', {
+      class: 'composer-held',
+      role: 'status',
+      hidden: true,
+      dataset: { testid: 'composer-held' },
+    });
     this.hint = h('div', { class: 'composer-hint', dataset: { testid: 'composer-hint' } });
     // Enter while a turn runs sends nothing: this says why, and offers Stop.
     this.busyText = h('span', {});
@@ -77,6 +86,7 @@ export class Composer {
         this.input,
         h('div', { class: 'composer-actions' }, this.send, this.stop),
       ),
+      this.heldNote,
       this.busyNote,
       this.error,
       this.hint,
@@ -88,6 +98,12 @@ export class Composer {
   get busy() {
     const s = this.agent?.status;
     return s === 'running' || s === 'initializing';
+  }
+
+  /** What the agent's held turn waits for (a start to approve, a budget), or null. */
+  get held() {
+    const kind = this.agent?.pendingPermission?.kind;
+    return kind === 'heldStart' || kind === 'budget' ? kind : null;
   }
 
   render(agent) {
@@ -104,6 +120,16 @@ export class Composer {
     setText(this.hint, providerInfo(agent.provider)?.kind === 'shell' ? SHELL_HINT : '');
     if (!this.busy) this.busyNote.hidden = true;
     const name = agentName(agent);
+    const held = this.held;
+    this.heldNote.hidden = !held;
+    setText(
+      this.heldNote,
+      held === 'heldStart'
+        ? `${name} waits for you to allow its start: Allow or Deny it above. It takes a prompt once it has run or you denied it; your draft is kept.`
+        : held === 'budget'
+          ? `${name}'s next turn waits because its tree used its budget: Allow that turn, raise the budget or Deny it above. Your draft is kept.`
+          : '',
+    );
     setAttr(this.input, 'aria-label', `Prompt for ${name}`);
     // Measured again only when the wording changes; the ResizeObserver covers the width.
     if (this.placeholderFor !== `${this.busy}|${name}`) this.fitPlaceholder();
@@ -129,7 +155,7 @@ export class Composer {
 
   updateButtons() {
     const empty = this.input.value.trim() === '';
-    this.send.disabled = empty || this.busy || this.sending;
+    this.send.disabled = empty || this.busy || this.sending || Boolean(this.held);
     setAttr(this.send, 'aria-label', this.busy ? 'Send (disabled while the agent is working)' : 'Send');
     this.stop.disabled = !(this.agent?.status === 'running') || this.stopping;
     setAttr(this.stop, 'aria-label', 'Stop the running turn');
@@ -164,6 +190,8 @@ export class Composer {
   async submit() {
     const agent = this.agent;
     const text = this.input.value;
+    // The note under the box already says why nothing is sent (and keeps the draft).
+    if (this.held) return;
     if (agent && this.busy && text.trim() !== '') {
       // Kept, not queued: the user decides whether to stop the turn or wait for it.
       setText(

@@ -10,8 +10,7 @@ use crate::model::{
     TurnOrigin,
 };
 
-/// What a denied held turn ends with.
-pub const DENIED: &str = "denied by the user";
+pub use crate::model::DENIED;
 
 impl Engine {
     /// Holds `prompt` for agent `id`: `hold` says who asked for it and why it waits. `notify` is armed as a prompt's would be and fires when the turn
@@ -120,6 +119,8 @@ impl Engine {
         match how {
             Ending::Denied if !running => {
                 set_error(&mut a.record, DENIED, now);
+                // The user's own answer: nothing to alert them about (model/status.rs `denied`).
+                super::clear_attention(&mut a.record);
                 self.timeline(id, item);
                 self.report_failure(id, DENIED.to_string(), arm);
             }

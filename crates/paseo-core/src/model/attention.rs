@@ -114,6 +114,7 @@ pub fn canceled_unseen(record: &AgentRecord) -> bool {
 pub fn look(record: &AgentRecord, bucket: Bucket) -> &'static str {
     match bucket {
         Bucket::Done if canceled_unseen(record) => "canceled",
+        Bucket::Done if super::status::denied(record) => "denied",
         b => b.as_str(),
     }
 }
@@ -133,6 +134,7 @@ pub fn status_word(
         },
         Bucket::Running if record.last_status == Status::Initializing => Cow::Borrowed("starting"),
         Bucket::Done if canceled_unseen(record) => Cow::Borrowed("canceled"),
+        Bucket::Done if super::status::denied(record) => Cow::Borrowed("denied"),
         Bucket::Done if record.last_status == Status::Closed => Cow::Borrowed("closed"),
         Bucket::NeedsInput if pending.is_some_and(PermissionRequest::is_held_start) => {
             Cow::Borrowed(APPROVE_START)
@@ -141,6 +143,18 @@ pub fn status_word(
             Cow::Borrowed(BUDGET_WAIT)
         }
         b => Cow::Borrowed(bucket_word(b)),
+    }
+}
+
+/// What a person calls an agent (messages, confirms, lists): its title, else its provider and
+/// the start of its id ("shell 9edbfba6"), never a whole UUID.
+pub fn display_name(title: &str, provider: &str, id: super::AgentId) -> String {
+    let title = title.trim();
+    if title.is_empty() {
+        let id = id.to_string();
+        format!("{provider} {}", &id[..8.min(id.len())])
+    } else {
+        title.to_string()
     }
 }
 

@@ -38,7 +38,7 @@ pub use agent::{
     AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
 };
 pub use archive_plan::{ArchiveHead, ArchivePlan, KeptChild, Unfinished};
-pub use attention::{alert, look, status_word, Alert, APPROVE_START, BUDGET_WAIT};
+pub use attention::{alert, display_name, look, status_word, Alert, APPROVE_START, BUDGET_WAIT};
 pub use budget::{Budget, Spent, TreeBudget};
 pub use held::{hold_reasons, BudgetHold, HeldTurn, Hold, HoldReason, Reach, Standing};
 pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};
@@ -48,7 +48,7 @@ pub use notice::Notice;
 pub use permission::{PermissionKind, PermissionRequest};
 pub use power::{power, Power, ProviderTrust};
 pub use provider::ProviderKind;
-pub use status::{bucket, needs_you, Bucket};
+pub use status::{bucket, denied, needs_you, tree_bucket, Bucket, DENIED};
 pub use tally::{FleetCounts, Tally};
 pub use timeline::{ItemKind, NewItem, StyledRun, TermColor, TermStyle, TimelineItem};
 pub use turn::{TurnInput, TurnOrigin, TurnOutcome};

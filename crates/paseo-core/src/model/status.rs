@@ -20,8 +20,8 @@
 //! (attention required with reason `error`). A seen error stays `failed` but no longer needs
 //! the user; a finished turn never "needs" the user the way a blocked or failed agent does.
 //!
-//! An agent's own bucket is what its tab, its track row and (for a root agent) its workspace
-//! show; how a subagent's state reaches its root's workspace is the engine's activity index.
+//! An agent's own bucket is what its tab and its track row show; what it shows in its tree's
+//! workspace is [`tree_bucket`], which the engine's activity index keeps per workspace.
 
 use serde::{Deserialize, Serialize};
 
@@ -65,6 +65,16 @@ impl Bucket {
     }
 }
 
+/// What a held turn the user denied ends with (SPEC 14: `error`, "denied by the user").
+pub const DENIED: &str = "denied by the user";
+
+/// A held start or turn the user denied: its status is `error` for the caller's sake (its finish
+/// notice says "failed: denied by the user"), but nothing broke: the user chose it. It shows
+/// `done` with its own word ("denied"), never the red "failed", and needs nobody.
+pub fn denied(record: &AgentRecord) -> bool {
+    record.last_status == Status::Error && record.last_error.as_deref() == Some(DENIED)
+}
+
 /// The attention reason, while attention is required.
 fn unseen(record: &AgentRecord) -> Option<AttentionReason> {
     record
@@ -76,6 +86,8 @@ fn unseen(record: &AgentRecord) -> Option<AttentionReason> {
 pub fn bucket(record: &AgentRecord, permission_pending: bool) -> Bucket {
     if permission_pending {
         Bucket::NeedsInput
+    } else if denied(record) {
+        Bucket::Done
     } else if record.last_status == Status::Error {
         Bucket::Failed
     } else if record.last_status.is_active() {
@@ -92,9 +104,23 @@ pub fn bucket(record: &AgentRecord, permission_pending: bool) -> Bucket {
     }
 }
 
+/// What an agent shows in the workspace its tree belongs to (its root's): a root agent its own
+/// bucket; a subagent what the user must see or what still runs (needs you, failed, running,
+/// queued), and `done` otherwise: a subagent's finished turn is its parent's to read (the
+/// finish notice), not the user's. So every "needs you", "failed", "running" and "queued" the
+/// status bar counts shows in exactly one workspace's row, count and home, and the inbox
+/// (SPEC 19) lists the same agents.
+pub fn tree_bucket(own: Bucket, root: bool) -> Bucket {
+    match own {
+        _ if root => own,
+        Bucket::NeedsInput | Bucket::Failed | Bucket::Running | Bucket::Queued => own,
+        Bucket::Attention | Bucket::Done => Bucket::Done,
+    }
+}
+
 /// Whether an agent needs the user: a pending permission request or an unseen error.
 pub fn needs_you(record: &AgentRecord, permission_pending: bool) -> bool {
-    permission_pending || unseen(record) == Some(AttentionReason::Error)
+    permission_pending || (unseen(record) == Some(AttentionReason::Error) && !denied(record))
 }
 
 #[cfg(test)]
@@ -153,6 +179,28 @@ pub(super) mod tests {
             let got = (bucket(&r, pending), needs_you(&r, pending));
             assert_eq!(got, want, "{status:?} {attention:?} pending={pending}");
         }
+    }
+
+    #[test]
+    fn a_denied_turn_is_the_users_answer_not_a_failure() {
+        let mut r = record(Status::Error, None);
+        r.last_error = Some(DENIED.into());
+        assert_eq!(
+            (bucket(&r, false), needs_you(&r, false)),
+            (Bucket::Done, false)
+        );
+        // A record an earlier version wrote, with the error's attention still required.
+        r.requires_attention = true;
+        r.attention_reason = Some(AttentionReason::Error);
+        assert_eq!(
+            (bucket(&r, false), needs_you(&r, false)),
+            (Bucket::Done, false)
+        );
+        r.last_error = Some("exit 3".into());
+        assert_eq!(
+            (bucket(&r, false), needs_you(&r, false)),
+            (Bucket::Failed, true)
+        );
     }
 
     #[test]
