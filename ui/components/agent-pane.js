@@ -74,8 +74,10 @@ export class AgentPane {
         if (id) this.actions.open(id, { here: true });
       },
     });
-    // Timeline or Changes (what the agent changed on disk) in the pane's body.
+    // Timeline or Changes (what the agent changed on disk) in the pane's body, chosen per agent:
+    // another agent opens on its own choice (its timeline, unless Changes was chosen for it).
     this.showChanges = false;
+    this.changesFor = new Set();
     this.changesToggle = h(
       'button',
       {
@@ -146,6 +148,10 @@ export class AgentPane {
   /** Shows the Changes view (true) or the timeline (false). */
   setChanges(on) {
     this.showChanges = on;
+    if (this.agentId) {
+      if (on) this.changesFor.add(this.agentId);
+      else this.changesFor.delete(this.agentId);
+    }
     this.changesToggle.setAttribute('aria-pressed', String(on));
     this.changesToggle.classList.toggle('active', on);
     this.timeline.wrap.hidden = on;
@@ -165,7 +171,8 @@ export class AgentPane {
     const detail = detailOf(agent.id);
     // The Changes view follows the agent: a new agent loads, a turn boundary reloads.
     const moment = `${agent.status}/${agent.turnCount ?? 0}`;
-    if (this.showChanges) {
+    if (switched && this.changesFor.has(agent.id) !== this.showChanges) this.setChanges(!this.showChanges);
+    else if (this.showChanges) {
       if (switched) this.changes.show(agent.id);
       else if (moment !== this.moment) this.changes.refreshSoon();
     }
@@ -227,7 +234,8 @@ export class AgentPane {
     // agent keeps its last turn's failure when it is closed (restored from the archive closed,
     // SPEC 5, or by a quit) and when it resumes, until its next prompt clears it (SPEC 2):
     // still flagged here, though its status is no longer `error`.
-    const last = detail?.lastError ?? '';
+    // A held turn the user denied failed nothing: the timeline shows their answer.
+    const last = agent.look === 'denied' || detail?.lastError === DENIED ? '' : (detail?.lastError ?? '');
     const error =
       agent.status === 'error'
         ? last && !errorShown(model, last)
@@ -363,6 +371,9 @@ function errorShown(model, message) {
 }
 
 /** A turn held by the app (SPEC 14), not a provider's question. */
+/** The error a denied held turn ends with (paseo-core model/status.rs `DENIED`). */
+const DENIED = 'denied by the user';
+
 function isHeld(p) {
   return p.kind === 'heldStart';
 }

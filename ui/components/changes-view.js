@@ -117,6 +117,31 @@ export class ChangesView {
       role: 'alert',
       dataset: { testid: 'changes-error' },
     });
+    // Why an action (Commit, Merge, Discard, Open in editor, pull request) did not happen: it
+    // stays until the user dismisses it or acts again, whatever reloads meanwhile.
+    this.actionErrorText = h('span', { class: 'changes-action-error-text' });
+    this.actionError = h(
+      'div',
+      {
+        class: 'changes-action-error error',
+        role: 'alert',
+        hidden: true,
+        dataset: { testid: 'changes-action-error' },
+      },
+      this.actionErrorText,
+      h(
+        'button',
+        {
+          class: 'small ghost icon',
+          type: 'button',
+          title: 'Dismiss',
+          'aria-label': 'Dismiss this message',
+          dataset: { testid: 'changes-action-error-dismiss' },
+          onclick: () => this.showActionError(''),
+        },
+        '×',
+      ),
+    );
     this.files = h('ul', {
       class: 'changes-files',
       role: 'listbox',
@@ -142,6 +167,7 @@ export class ChangesView {
       this.scope,
       this.message,
       this.result,
+      this.actionError,
       this.error,
       h('div', { class: 'changes-body' }, this.files, this.diff),
     );
@@ -154,11 +180,18 @@ export class ChangesView {
       this.data = null;
       this.selected = null;
       setText(this.result, '');
+      this.showActionError('');
       this.message.value = this.actions.commitMessage(agentId);
       this.files.replaceChildren();
       this.diff.replaceChildren();
     }
     this.reload();
+  }
+
+  /** Shows why an action did not happen ('' hides it). */
+  showActionError(message) {
+    setText(this.actionErrorText, message);
+    this.actionError.hidden = !message;
   }
 
   /** The agent did something (a turn ended, a status changed): reload soon, once. */
@@ -354,7 +387,8 @@ export class ChangesView {
     if (!id || !d) return;
     const buttons = [this.commit, this.merge, this.discard, this.pr];
     for (const b of buttons) b.disabled = true;
-    setText(this.error, '');
+    setText(this.result, '');
+    this.showActionError('');
     try {
       let line = null;
       if (what === 'commit') {
@@ -370,7 +404,7 @@ export class ChangesView {
       else line = await this.actions.discard(id, d.totals.files, d);
       if (line) setText(this.result, line);
     } catch (error) {
-      setText(this.error, error.message);
+      if (this.agentId === id) this.showActionError(error.message);
     } finally {
       await this.reload();
     }

@@ -64,14 +64,33 @@ export function stopsLine(agents, where) {
   if (list.length === 0) return '';
   const names = list
     .slice(0, 5)
-    .map((a) => a.title || a.agentId)
+    .map((a) => a.name || a.title)
     .join(', ');
   const more = list.length > 5 ? ` and ${list.length - 5} more` : '';
   const who = list.length === 1 ? 'the agent' : `all ${list.length} agents`;
   return `\n\nThis first stops ${who} working in ${where} (${names}${more}); ${list.length === 1 ? 'it stays' : 'they stay'} resumable.`;
 }
 
+/** "“build” and “long soak”": the agents of a list, quoted. */
+function quoted(list) {
+  const names = list.map((a) => `“${a.name || a.title}”`);
+  return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : (names[0] ?? '');
+}
+
+/**
+ * Why a merge cannot happen now, before the user is asked anything: an agent has a turn running
+ * in the checkout where the base branch is, and a merge writes there (SPEC 15). Null when none.
+ */
+export function mergeWaits(base, changes) {
+  const blockers = changes?.mergeBlockers ?? [];
+  if (blockers.length === 0) return null;
+  const one = blockers.length === 1;
+  return `Merge into ${base} waits: ${quoted(blockers)} ${one ? 'has' : 'have'} a turn running in ${changes.baseCheckout}, where ${base} is checked out, and a merge would write into ${one ? 'its' : 'their'} files. Stop ${one ? 'that turn' : 'those turns'} first (${one ? 'the agent stays' : 'the agents stay'} resumable), then merge.`;
+}
+
 export async function merge(agentId, branch, base, changes) {
+  const waits = mergeWaits(base, changes);
+  if (waits) throw new Error(waits);
   const ok = await backend.confirm(
     `Merge into ${base}?`,
     `Merge the agent's branch ${branch ?? ''} into ${base} (fast-forward when possible, else a merge commit). A conflict aborts the merge and changes nothing.${stopsLine(changes?.checkoutAgents, 'its worktree')}`,

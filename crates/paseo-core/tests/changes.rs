@@ -1023,11 +1023,23 @@ async fn merge_is_refused_while_another_agent_works_in_the_base_checkout() {
         .await
         .unwrap();
     let main_before = git(&f.repo, &["rev-parse", "main"]);
+    // The view knows before it asks: who works where the base is checked out.
+    let seen = h.agent_changes(kid.id()).await.unwrap();
+    assert_eq!(seen.base_checkout.as_deref(), f.repo.to_str());
+    let names: Vec<&str> = seen
+        .merge_blockers
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
+    assert_eq!(names, ["Main worker"]);
     let e = h.merge_agent_changes(kid.id()).await.unwrap_err();
     assert_eq!(e.code(), "busy", "{e}");
     let msg = e.to_string();
-    assert!(msg.contains("\"Main worker\""), "{msg}");
-    assert!(msg.contains(&main_worker.id().to_string()), "{msg}");
+    assert!(msg.contains("\"Main worker\" has a turn running"), "{msg}");
+    assert!(
+        !msg.contains(&main_worker.id().to_string()),
+        "no raw id: {msg}"
+    );
     assert!(msg.contains(f.repo.to_str().unwrap()), "{msg}");
     // Nothing happened: the base did not move, nobody was stopped.
     assert_eq!(git(&f.repo, &["rev-parse", "main"]), main_before);

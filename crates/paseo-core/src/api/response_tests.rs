@@ -283,6 +283,7 @@ fn every_response(f: &Fleet) -> Vec<Response> {
                 title: "fix the parser".into(),
                 provider: "shell".into(),
                 running: true,
+                word: "running".into(),
                 subagents: 3,
                 running_subagents: 1,
             }],
@@ -309,6 +310,15 @@ fn every_response(f: &Fleet) -> Vec<Response> {
             checkout_agents: vec![CheckoutAgent {
                 agent_id: b,
                 title: "helper".into(),
+                name: "helper".into(),
+                working: true,
+            }],
+            base_checkout: Some("/src".into()),
+            merge_blockers: vec![CheckoutAgent {
+                agent_id: b,
+                title: "helper".into(),
+                name: "helper".into(),
+                working: true,
             }],
             changes: ChangeSet {
                 root: "/src".into(),

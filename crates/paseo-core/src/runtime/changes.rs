@@ -33,6 +33,13 @@ pub struct AgentChanges {
     /// Every live agent working in this checkout (its work tree, `root`), this one included:
     /// Discard and Merge stop them all first (SPEC 15), and the confirm says so.
     pub checkout_agents: Vec<CheckoutAgent>,
+    /// Where the base branch is checked out, when it is (a merge writes there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_checkout: Option<String>,
+    /// The agents with a turn running in the base's checkout: a merge waits for them (SPEC 15:
+    /// it never writes where another agent is at work), and the view says so before it asks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merge_blockers: Vec<CheckoutAgent>,
     #[serde(flatten)]
     pub changes: ChangeSet,
 }
@@ -115,11 +122,31 @@ impl RuntimeHandle {
                 workspace_kind: t.kind,
                 base_branch: t.base_branch(),
                 checkout_agents: Vec::new(),
+                base_checkout: None,
+                merge_blockers: Vec::new(),
                 changes: set,
             })
         })
         .await??;
         found.checkout_agents = self.agents_in(PathBuf::from(&found.changes.root)).await?;
+        if let Some(base) = found.base_branch.clone() {
+            let dir = PathBuf::from(&found.changes.root);
+            let at = blocking(move || {
+                crate::workspaces::gitcli::checked_out_at(&dir, &base)
+                    .map(|at| at.map(|p| p.canonicalize().unwrap_or(p)))
+                    .map_err(|e| RuntimeError::from(ChangesError::from(e)))
+            })
+            .await??;
+            if let Some(at) = at {
+                found.base_checkout = Some(at.display().to_string());
+                found.merge_blockers = self
+                    .agents_in(at)
+                    .await?
+                    .into_iter()
+                    .filter(|a| a.working)
+                    .collect();
+            }
+        }
         Ok(found)
     }
 

@@ -18,6 +18,11 @@ use crate::model::AgentId;
 pub struct CheckoutAgent {
     pub agent_id: AgentId,
     pub title: String,
+    /// What a person calls it: its title, else its provider and the start of its id.
+    pub name: String,
+    /// A turn runs or starts: what it writes there is in flux (a merge there waits for it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub working: bool,
 }
 
 /// The actor's holds: checkouts no agent may start a process in, and the starts that wait.
@@ -75,6 +80,8 @@ pub(super) fn agents_in(engine: &Engine, dir: &Path) -> Vec<CheckoutAgent> {
         .map(|a| CheckoutAgent {
             agent_id: a.record.id,
             title: a.record.title.clone(),
+            name: crate::model::display_name(&a.record.title, &a.record.provider, a.record.id),
+            working: a.record.last_status.is_active(),
         })
         .collect();
     found.sort_by_key(|a| a.agent_id);

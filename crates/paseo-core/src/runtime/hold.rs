@@ -52,20 +52,13 @@ impl Actor {
             let busy: Vec<_> = self
                 .agents_in(at)
                 .into_iter()
-                .filter(|a| {
-                    self.engine
-                        .agent(a.agent_id)
-                        .is_some_and(|s| s.record.last_status.is_active())
-                })
+                .filter(|a| a.working)
                 .collect();
             if !busy.is_empty() {
                 return Err(ChangesError::CheckoutInUse {
                     branch: branch.clone(),
                     at: at.display().to_string(),
-                    agents: busy
-                        .iter()
-                        .map(|a| format!("{:?} ({})", a.title, a.agent_id))
-                        .collect(),
+                    agents: busy.iter().map(|a| format!("\"{}\"", a.name)).collect(),
                 }
                 .into());
             }

@@ -78,11 +78,11 @@ pub enum ChangesError {
         message: String,
     },
     /// A merge would write into a checkout where another agent works (SPEC 15).
-    #[error("the base branch {branch} is checked out at {at}, where another agent works with a live process ({}); stop it first (it stays resumable), then merge into {branch}", list(.agents))]
+    #[error("{branch} is checked out at {at}, where {} {} a turn running; stop {} turn first (the agent stays resumable), then merge into {branch}", list(.agents), if .agents.len() == 1 { "has" } else { "have" }, if .agents.len() == 1 { "its" } else { "each" })]
     CheckoutInUse {
         branch: String,
         at: String,
-        /// Each agent as `"title" (id)`.
+        /// Each agent by its name, quoted.
         agents: Vec<String>,
     },
     /// Git would silently replace files it does not track there (ignored ones, a `.env`).
