@@ -197,6 +197,40 @@ impl App {
         }
     }
 
+    /// A real pointer click at the viewport point (`x`, `y`), WebDriver's actions: the pointer
+    /// moves there (a move of zero pixels when it is there already) and presses and releases
+    /// the left button, as a user clicking without moving the mouse again.
+    pub async fn click_at(&self, x: f64, y: f64) {
+        use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+        let mouse = MouseActions::new("mouse".into())
+            .then(PointerAction::MoveTo {
+                duration: Some(Duration::from_millis(0)),
+                x,
+                y,
+            })
+            .then(PointerAction::Down {
+                button: MOUSE_BUTTON_LEFT,
+            })
+            .then(PointerAction::Up {
+                button: MOUSE_BUTTON_LEFT,
+            });
+        bounded("pointer actions", self.client.perform_actions(mouse))
+            .await
+            .expect("WebDriver pointer actions");
+    }
+
+    /// The centre of the first element matching `selector`, in viewport pixels.
+    pub async fn centre_of(&self, selector: &str) -> (f64, f64) {
+        let at = self
+            .execute(
+                "const r = document.querySelector(arguments[0]).getBoundingClientRect(); \
+                 return [r.x + r.width / 2, r.y + r.height / 2];",
+                vec![json!(selector)],
+            )
+            .await;
+        (at[0].as_f64().unwrap(), at[1].as_f64().unwrap())
+    }
+
     /// Waits for `selector` and types `text` into it (WebDriver key events, as a keyboard does;
     /// `fantoccini::key::Key` characters press keys such as Control).
     pub async fn type_into(&self, selector: &str, text: &str) {

@@ -6,6 +6,7 @@ import { h, reconcile, setAttr, setText } from '../dom.js';
 import { fleet, workspaceName } from '../store.js';
 import { agentBucket, agentLabel, agentLook, agentName, glyph, updateGlyph } from '../status.js';
 import { openTabList } from './tab-list.js';
+import { SlideGuard } from '../slide-guard.js';
 
 export class TabStrip {
   /** actions: {home(), activate(id), close(id), newAgent()} */
@@ -88,6 +89,8 @@ export class TabStrip {
     );
     this.el.replaceChildren(this.home, this.left, this.tabs, this.right, this.form, this.more, this.plus);
     this.list = [];
+    // A closed tab's neighbour slides under a pointer that has not moved (slide-guard.js).
+    this.guard = new SlideGuard();
     // Whether the tabs overflow is read once the frame is laid out, never during a render (a
     // read there forces a layout of its own, the whole window's on its first frame): from the
     // sizes of the strip (a narrower window must not hide the active tab; tabs closed until the
@@ -183,7 +186,7 @@ export class TabStrip {
         dataset: { testid: 'tab-close' },
         onclick: (e) => {
           e.stopPropagation();
-          this.actions.close(id);
+          if (!this.guard.blocks(e)) this.actions.close(id);
         },
       },
       '×',
@@ -199,7 +202,7 @@ export class TabStrip {
         onauxclick: (e) => {
           if (e.button === 1) {
             e.preventDefault();
-            this.actions.close(id);
+            if (!this.guard.blocks(e)) this.actions.close(id);
           }
         },
         onkeydown: (e) => {

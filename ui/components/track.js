@@ -18,6 +18,7 @@ import {
   updateGlyph,
 } from '../status.js';
 import { agentUsage, treeUsageText } from '../usage.js';
+import { SlideGuard } from '../slide-guard.js';
 
 const ROW_PX = 28;
 const OVERSCAN = 6;
@@ -28,6 +29,8 @@ export class TrackView {
     this.actions = actions;
     this.parentId = null;
     this.collapsed = false;
+    // A detached or archived row's neighbour slides under a pointer that has not moved.
+    this.guard = new SlideGuard();
     this.toggle = h(
       'button',
       {
@@ -165,7 +168,7 @@ export class TrackView {
         class: 'small ghost',
         type: 'button',
         dataset: { testid: 'track-detach' },
-        onclick: () => this.actions.detach(id),
+        onclick: (e) => this.guard.blocks(e) || this.actions.detach(id),
       },
       'Detach',
     );
@@ -175,7 +178,7 @@ export class TrackView {
         class: 'small ghost icon danger',
         type: 'button',
         dataset: { testid: 'track-archive' },
-        onclick: () => this.actions.archive(id),
+        onclick: (e) => this.guard.blocks(e) || this.actions.archive(id),
       },
       '×',
     );
