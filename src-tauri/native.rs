@@ -75,7 +75,8 @@ pub fn mnemonic(label: &str) -> String {
 /// the dialog all say no).
 pub async fn ask<R: Runtime>(app: &AppHandle<R>, confirm: Confirm) -> Result<bool, NativeError> {
     confirm.check()?;
-    tracing::info!(title = %confirm.title, action = %confirm.action, "asking the user");
+    // The whole question is logged: what the user was asked is what they answered.
+    tracing::info!(title = %confirm.title, action = %confirm.action, message = %confirm.message, "asking the user");
     let (tx, rx) = tokio::sync::oneshot::channel();
     show(app, confirm, tx)?;
     // A dropped sender (the dialog destroyed without an answer) is a no.

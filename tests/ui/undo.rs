@@ -101,7 +101,7 @@ async fn each_soft_gesture_is_undone_by_its_toast() {
     app.wait_count(&tid("track-row"), 1).await;
     app.wait_for_text(
         &tid("toast-text"),
-        toast_says("2 finished subagents of “lead” archived"),
+        toast_says("2 subagents of “lead” archived"),
     )
     .await;
     app.click(&tid("toast-undo")).await;

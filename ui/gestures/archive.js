@@ -122,10 +122,19 @@ export async function finishedPlan(parentId) {
   return finishedWords(parentId, named(await backend.finishedPlan(parentId)));
 }
 
+/** A head the dialog must not call finished: its turn failed, or the user denied its start. */
+const notFinished = (k) => k.word === 'failed' || k.word === 'denied';
+
 function finishedWords(parentId, { heads, kept }) {
   const parent = fleet.agents.get(parentId);
   const nested = heads.reduce((n, kid) => n + kid.subagents, 0);
-  let message = `Archive ${plural(heads.length, 'finished subagent')} of “${agentName(parent)}”: ${names(heads.map((k) => `“${k.name}”`))}${nested ? `, with their ${plural(nested, 'own subagent')}` : ''}?`;
+  // Each as its row says it (the core's word): a failed one is named as failed, never finished.
+  const mixed = heads.some(notFinished);
+  const what = mixed
+    ? `${plural(heads.length, 'subagent')} that ${heads.length === 1 ? 'is' : 'are'} not running`
+    : plural(heads.length, 'finished subagent');
+  const list = heads.map((k) => (notFinished(k) ? `“${k.name}” (${k.word})` : `“${k.name}”`));
+  let message = `Archive ${what} of “${agentName(parent)}”: ${names(list)}${nested ? `, with their ${plural(nested, 'own subagent')}` : ''}?`;
   if (kept.length)
     message += `\n\nLeft as ${kept.length === 1 ? 'it is' : 'they are'}: ${names(kept.map((k) => `“${k.name}” (${k.why})`))}.`;
   return {
@@ -141,13 +150,14 @@ export function archiveFinished(parentId) {
     key: `finished:${parentId}`,
     plan: () => backend.finishedPlan(parentId),
     dialog: (plan) => ({
-      title: 'Archive finished subagents?',
+      title: plan.heads.some(notFinished)
+        ? 'Archive the subagents that are not running?'
+        : 'Archive finished subagents?',
       message: finishedWords(parentId, plan).message,
       restores: 'them',
     }),
     call: () => backend.archiveFinished(parentId),
-    failure: 'Could not archive the finished subagents',
-    said: (ids) =>
-      `${plural(ids.length, 'finished subagent')} of “${agentName(fleet.agents.get(parentId))}” archived`,
+    failure: 'Could not archive the subagents',
+    said: (ids) => `${plural(ids.length, 'subagent')} of “${agentName(fleet.agents.get(parentId))}” archived`,
   });
 }

@@ -99,6 +99,13 @@ impl Engine {
             title: a.record.title.clone(),
             provider: a.record.provider.to_string(),
             running: a.status().is_active(),
+            word: crate::model::status_word(
+                &a.record,
+                a.bucket(),
+                a.pending_permission.as_deref(),
+                a.queue_place(),
+            )
+            .into_owned(),
             subagents: below.len(),
             running_subagents: below.iter().filter(|d| self.is_active(**d)).count(),
         }

@@ -46,6 +46,10 @@ pub struct ArchiveHead {
     pub provider: String,
     /// It is running or starting: archiving stops it.
     pub running: bool,
+    /// The word its row shows ("finished", "failed", "idle", "denied"…): a dialog says what
+    /// it puts away as the rows say it, never calling a failure "finished".
+    #[serde(default)]
+    pub word: String,
     pub subagents: usize,
     pub running_subagents: usize,
 }
