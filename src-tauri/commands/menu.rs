@@ -5,33 +5,42 @@
 use super::Answer;
 use crate::state::AppState;
 use paseo_core::api::ApiError;
-use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 use tauri::{AppHandle, Runtime};
 
 /// What opens a file with the user's default application (freedesktop).
 const OPENER: &str = "xdg-open";
 
-/// Makes sure `config.json` exists (an empty object means every default, docs/providers.md),
-/// so the opener has a file to show; an existing file is never touched.
+/// Makes sure `config.json` exists, so the opener has a file to show: a new one (and the bare
+/// `{}` earlier versions wrote) is the starter file, which sets nothing and lists the keys with
+/// their defaults; a file with anything else in it is never touched.
 fn ensure_config(path: &Path) -> std::io::Result<()> {
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-    {
-        Ok(mut file) => {
-            file.write_all(b"{}\n")?;
-            file.sync_all()
-        }
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(error) => Err(error),
+    match std::fs::read_to_string(path) {
+        Ok(text) if text.trim() == "{}" => {}
+        Ok(_) => return Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
     }
+    paseo_core::store::atomic::write_atomic(path, paseo_core::config::STARTER.as_bytes())
 }
 
-/// Opens `$PASEO_HOME/config.json` with the system opener; answers its path.
-pub(super) fn open_settings(state: &AppState) -> Answer<String> {
+/// How long the opener may take to say it found no application (it execs the application, or
+/// hands the file to it, and exits; `xdg-open` exits 3 when nothing opens the file type).
+const OPENER_VERDICT: Duration = Duration::from_secs(3);
+
+/// Opens `$PASEO_HOME/config.json` with the system opener; answers its path. An opener that
+/// fails (no application for JSON files here) is an error naming the file, so the window says
+/// where to edit it instead of showing nothing.
+pub(super) async fn open_settings(state: &AppState) -> Answer<String> {
     let path: PathBuf = paseo_core::store::Layout::new(state.data_root()).config_path();
+    // Waiting for the opener's verdict blocks: off the async runtime's threads.
+    tauri::async_runtime::spawn_blocking(move || open_config(path))
+        .await
+        .map_err(|e| ApiError::new("error", format!("opening the settings stopped: {e}")))?
+}
+
+fn open_config(path: PathBuf) -> Answer<String> {
     let shown = path.display().to_string();
     ensure_config(&path)
         .map_err(|e| ApiError::new("error", format!("cannot create {shown}: {e}")))?;
@@ -44,11 +53,31 @@ pub(super) fn open_settings(state: &AppState) -> Answer<String> {
         .map_err(|e| {
             ApiError::new(
                 "unavailable",
-                format!("cannot run {OPENER} ({e}); the settings are in {shown}"),
+                format!("cannot run {OPENER} ({e}); the settings are in {shown}: edit it with any text editor"),
             )
         })?;
-    // The opener hands the file over and exits; reap it without holding the command up.
-    std::thread::spawn(move || child.wait());
+    let deadline = Instant::now() + OPENER_VERDICT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(Some(status)) => {
+                tracing::warn!(path = %shown, %status, "the opener could not open the settings");
+                return Err(ApiError::new(
+                    "unavailable",
+                    format!(
+                        "no application here opens {shown} ({OPENER} {status}); edit it with any \
+                         text editor"
+                    ),
+                ));
+            }
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            // Still at it (an application it started in the foreground): it opened the file.
+            Ok(None) | Err(_) => {
+                std::thread::spawn(move || child.wait());
+                break;
+            }
+        }
+    }
     tracing::info!(path = %shown, "settings opened");
     Ok(shown)
 }

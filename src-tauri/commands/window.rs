@@ -142,7 +142,7 @@ pub async fn window<R: Runtime>(
             }
             Ok(Value::String(label))
         }
-        WindowAction::OpenSettings => Ok(Value::String(menu::open_settings(&state)?)),
+        WindowAction::OpenSettings => Ok(Value::String(menu::open_settings(&state).await?)),
         WindowAction::Quit => {
             menu::quit_app(&app);
             Ok(Value::Null)

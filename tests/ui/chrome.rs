@@ -187,7 +187,8 @@ async fn the_menu_opens_settings_shows_about_and_quits() {
     let h = Harness::builder("menu_entries").env("PATH", &path).build();
     let app = h.launch_ready(&[]).await;
 
-    // Settings: config.json (made, empty, as there was none) handed to the opener.
+    // Settings: config.json (made as there was none: the starter file, which sets nothing and
+    // lists the keys) handed to the opener.
     app.click(&tid("app-menu")).await;
     app.click(&tid("menu-settings")).await;
     let config = h.home().join("config.json");
@@ -196,7 +197,27 @@ async fn the_menu_opens_settings_shows_about_and_quits() {
     })
     .await;
     assert_eq!(seen.trim(), config.display().to_string());
-    assert_eq!(std::fs::read_to_string(&config).unwrap(), "{}\n");
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        paseo_core::config::STARTER
+    );
+    // An opener that finds no application: the window says where to edit the file.
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{}'\nexit 3\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    app.click(&tid("app-menu")).await;
+    app.click(&tid("menu-settings")).await;
+    let notice = app
+        .wait_for_text(&tid("notice"), |t| {
+            t.contains("edit it with any text editor")
+        })
+        .await;
+    assert!(notice.contains(&config.display().to_string()), "{notice}");
 
     // About: the version, the data root and the logs.
     app.click(&tid("app-menu")).await;

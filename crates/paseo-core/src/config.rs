@@ -27,6 +27,27 @@ pub use sandbox::{EngineChoice, SandboxConfig, DEFAULT_HIDE};
 pub use storage::{StorageConfig, MAX_TRASH_DAYS, MIN_TIMELINE_BYTES};
 pub use tolerant::{Lenient, Problem};
 
+/// What Settings opens when there is no `config.json` yet: nothing set (every key keeps its
+/// default, as with no file), and a note listing the keys with their defaults, so the user sees
+/// what can go there without the docs at hand.
+pub const STARTER: &str = r#"{
+  "$comment": [
+    "Paseo's settings. Put here only what you change: every key left out keeps its default.",
+    "The keys, each optional (defaults shown):",
+    "  \"limits\": {\"maxLiveAgents\": 50, \"maxDepth\": 8, \"createPerMinute\": 30}",
+    "  \"budget\": {\"treeTokens\": 200000, \"treeCostUsd\": 5}  (none by default: a cap on every new root agent's tree)",
+    "  \"notifications\": {\"enabled\": true, \"permission\": true, \"error\": true, \"finished\": true, \"subagentFinished\": false}",
+    "  \"sandbox\": {\"enabled\": true, \"network\": true, \"hide\": [\"~/.ssh\", \"…paths no agent may read\"]}",
+    "  \"providers\": {\"claude\": {\"command\": [\"/opt/bin/claude-wrapper\"], \"env\": {\"ANTHROPIC_BASE_URL\": \"http://127.0.0.1:4000\"}}, \"mybot\": {\"kind\": \"command\", \"command\": [\"mybot\", \"{prompt}\"]}}",
+    "  \"hosts\": [{\"name\": \"box\", \"ssh\": \"me@box\"}]",
+    "  \"storage\": {\"timelineMaxBytes\": 67108864, \"trashDays\": 7}",
+    "  \"mcp\": {\"port\": 7777}  (none by default: a free port)   \"startTimeoutSecs\": 60",
+    "Every key in detail: docs/providers.md and docs/data-model.md in Paseo's source.",
+    "A mistake costs only its own setting: the app says which and keeps the rest."
+  ]
+}
+"#;
+
 /// The ids of the providers that exist without any configuration.
 pub const BUILTIN_PROVIDERS: [(&str, ProviderKind); 3] = [
     ("shell", ProviderKind::Shell),
@@ -278,6 +299,8 @@ impl Config {
                     config.hosts = hosts::parse_hosts(value)
                         .map_err(|(path, message)| p.err(&path, &message))?;
                 }
+                // A note for whoever edits the file (the starter file's key list): any value.
+                "$comment" => {}
                 "startTimeoutSecs" => {
                     let what =
                         format!("expected a number of seconds, 1 to {MAX_START_TIMEOUT_SECS}");

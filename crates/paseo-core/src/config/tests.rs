@@ -242,3 +242,13 @@ fn budget_is_read_and_a_bad_one_names_its_field() {
         assert!(e.contains(field), "{text}: {e}");
     }
 }
+
+#[test]
+fn the_starter_file_sets_nothing_and_its_note_is_accepted() {
+    assert_eq!(parse(STARTER).unwrap(), Config::default());
+    let lenient = Config::parse_lenient(STARTER, "config.json").unwrap();
+    assert!(lenient.problems.is_empty(), "{:?}", lenient.problems);
+    // A note beside settings leaves them as they are.
+    let c = parse(r#"{"$comment": "mine", "limits": {"maxDepth": 3}}"#).unwrap();
+    assert_eq!(c.limits.max_depth, 3);
+}
