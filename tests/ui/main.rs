@@ -56,6 +56,7 @@ mod tabs;
 mod terminal;
 mod timeline;
 mod track;
+mod trips;
 mod undo;
 mod wake;
 mod windows;
