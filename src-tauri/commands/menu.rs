@@ -93,11 +93,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_missing_config_is_created_empty_and_an_existing_one_is_left_alone() {
+    fn a_missing_or_bare_config_becomes_the_starter_and_anything_else_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.json");
         ensure_config(&path).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+        let starter = paseo_core::config::STARTER;
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), starter);
+        // What earlier versions wrote: nothing set, so the starter loses nothing.
+        std::fs::write(&path, "{}\n").unwrap();
+        ensure_config(&path).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), starter);
         std::fs::write(&path, "{\"mcp\": {\"port\": 7777}}").unwrap();
         ensure_config(&path).unwrap();
         assert_eq!(
