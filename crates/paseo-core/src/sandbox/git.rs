@@ -8,38 +8,62 @@ use super::{canonical, Plan, APP_GIT};
 /// The git directories a work tree's commits write: its `.git` (or, for a linked worktree, its
 /// own git dir and the repository's common dir). Found the way git finds them, walking up from
 /// `dir` to the first `.git`; empty when `dir` is not in a checkout.
+///
+/// What a box may write must not be decided by a file the agent in it can write (SPEC 16b):
+/// a `.git` file or a `commondir` could name the data root, the home or another repository.
+/// So a `.git` file counts only when git's own record agrees both ways: it names a folder
+/// `<common>/worktrees/<id>` whose `gitdir` file names this `.git` file back (a record an
+/// agent can plant only inside a repository it already writes), and the common dir is that
+/// folder's grandparent, never what `commondir` says. A `.git` that is a symlink counts for
+/// nothing. Anything else: no git dir, so nothing outside the work tree is written.
 pub fn git_dirs(dir: &Path) -> Vec<PathBuf> {
     let mut at = Some(canonical(dir));
     while let Some(d) = at {
         let dot = d.join(".git");
-        if dot.is_dir() {
-            return vec![dot];
-        }
-        if dot.is_file() {
-            return linked(&d, &dot);
+        match std::fs::symlink_metadata(&dot) {
+            Ok(m) if m.is_dir() => return vec![dot],
+            Ok(m) if m.is_file() => return linked(&dot),
+            Ok(_) => return Vec::new(),
+            Err(_) => {}
         }
         at = d.parent().map(Path::to_path_buf);
     }
     Vec::new()
 }
 
-/// A `.git` file (`gitdir: <path>`): the worktree's git dir and its `commondir`.
-fn linked(top: &Path, dot: &Path) -> Vec<PathBuf> {
+/// A `.git` file (`gitdir: <path>`) of a linked worktree, checked against git's record of it:
+/// its git dir and the repository's common dir, or nothing.
+fn linked(dot: &Path) -> Vec<PathBuf> {
+    let Some(top) = dot.parent() else {
+        return Vec::new();
+    };
     let Ok(text) = std::fs::read_to_string(dot) else {
         return Vec::new();
     };
     let Some(gitdir) = text.lines().find_map(|l| l.strip_prefix("gitdir:")) else {
         return Vec::new();
     };
-    let gitdir = top.join(gitdir.trim());
-    let mut dirs = vec![canonical(&gitdir)];
-    if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
-        let common = canonical(&gitdir.join(common.trim()));
-        if !dirs.contains(&common) {
-            dirs.push(common);
-        }
+    let Ok(admin) = std::fs::canonicalize(top.join(gitdir.trim())) else {
+        return Vec::new();
+    };
+    let Some(common) = admin
+        .parent()
+        .filter(|w| w.file_name().is_some_and(|n| n == "worktrees"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+    else {
+        return Vec::new();
+    };
+    // git's own record of where this worktree is: it must name this very `.git` file.
+    let back = std::fs::read_to_string(admin.join("gitdir")).ok();
+    let names_us = back
+        .as_deref()
+        .map(|b| canonical(Path::new(b.trim())))
+        .is_some_and(|b| b == canonical(dot));
+    if !admin.is_dir() || !common.join("objects").is_dir() || !names_us {
+        return Vec::new();
     }
-    dirs
+    vec![admin, common]
 }
 
 /// The repository's main checkout for the git directories of a work tree ([`git_dirs`]): the

@@ -2,8 +2,9 @@
 //! A contained agent may write only inside its cwd tree and its repository's git directory, so
 //! a new agent whose cwd is outside that tree (a parent directory, `$HOME`, `/`, the data root,
 //! another repository's worktree) would reach further than the agent that asked for it. Paths
-//! are compared canonical, so `..` and symlinks do not escape; a checkout of the caller's own
-//! repository (the same git common dir) is the one exception. The data root and the user's
+//! are compared canonical, so `..` and symlinks do not escape; a worktree the app made of the
+//! caller's own repository (the same git common dir, in the data root's worktrees folder) is
+//! the one exception. The data root and the user's
 //! secrets (`sandbox.hide`) are in no agent's reach, even inside its cwd tree: a caller working
 //! in `$HOME` cannot start an agent in `~/.ssh` or in the data root.
 
@@ -40,8 +41,16 @@ pub fn relate(caller_cwd: &Path, cwd: &Path, hidden: &[PathBuf]) -> Reach {
             _ => Reach::Outside,
         };
     }
+    // Another checkout of the caller's own repository is in its reach only when it is a
+    // worktree the app made (in the data root's worktrees folder, where agents fan out): the
+    // user's own checkout, or one of theirs elsewhere, is not (SPEC 16b).
+    let app_made = hidden
+        .first()
+        .is_some_and(|data_root| theirs.starts_with(data_root.join("worktrees")));
     match (their_repo, my_repo) {
-        (Some(t), Some(m)) if t == m && !same_checkout(&mine, &theirs) => Reach::OwnRepository,
+        (Some(t), Some(m)) if t == m && app_made && !same_checkout(&mine, &theirs) => {
+            Reach::OwnRepository
+        }
         _ => Reach::Outside,
     }
 }
@@ -161,7 +170,9 @@ mod tests {
             (&proj, &proj.join("src/to-home"), Outside),
             (&proj, &planted, Outside),
             (&proj, &wt, OwnRepository),
-            (&wt, &proj, OwnRepository),
+            // The user's own checkout is not a worktree the app made: a worktree agent does not
+            // reach it (SPEC 16b).
+            (&wt, &proj, Outside),
             (&wt, &wt.join("."), Inside),
             (&proj, &other_wt, Outside),
             (&proj, &other, Outside),
@@ -172,8 +183,14 @@ mod tests {
             (&plain.join("sub"), &plain, Outside),
             (&proj, &root.join("missing"), Outside),
         ];
+        // Only the data root, which the app's worktrees are in.
+        let data_root = [root.join("data")];
         for (caller, cwd, want) in cases {
-            assert_eq!(relate(caller, cwd, &[]), *want, "{caller:?} → {cwd:?}");
+            assert_eq!(
+                relate(caller, cwd, &data_root),
+                *want,
+                "{caller:?} → {cwd:?}"
+            );
         }
 
         // The data root and the user's secrets inside the caller's tree are still outside its
