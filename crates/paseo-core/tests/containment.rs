@@ -292,6 +292,15 @@ async fn a_hook_an_agent_plants_does_not_run_in_the_snapshot_before_its_worktree
     // The agent works in a worktree of the repository; its git dirs are writable to it, so it
     // plants hooks there, and leaves work for the snapshot to commit when it is archived.
     let marker = repo.join(".git/hook-ran");
+    // A hook planted before the box kept hooks read-only (by an earlier version's agent):
+    // the app's own git still runs none.
+    let planted = repo.join(".git/hooks/pre-commit");
+    std::fs::write(&planted, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(
+        &planted,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let script = format!(
         "for hook in pre-commit commit-msg post-commit reference-transaction; do \
            printf '#!/bin/sh\\ntouch {m}\\n' > \"$(git rev-parse --git-common-dir)/hooks/$hook\"; \
@@ -323,8 +332,11 @@ async fn a_hook_an_agent_plants_does_not_run_in_the_snapshot_before_its_worktree
         }
     })
     .await;
-    let hooks = repo.join(".git/hooks/pre-commit");
-    assert!(hooks.exists(), "the agent planted its hooks");
+    // The hooks folder is read-only in the box (SPEC 16b): the agent planted nothing.
+    assert!(
+        !repo.join(".git/hooks/commit-msg").exists(),
+        "the agent planted a hook"
+    );
     let log = support::git::git(&repo, &["log", "-1", "--format=%s", "planted"]);
     assert!(log.starts_with("Paseo: work left in"), "{log}");
     let files = support::git::git(&repo, &["show", "--name-only", "--format=", "planted"]);

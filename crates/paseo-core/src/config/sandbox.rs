@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 /// The user's secrets an agent never reads, as paths under the home directory (`~/` prefix)
-/// or absolute paths. The user may replace the list (`sandbox.hide`).
-pub const DEFAULT_HIDE: [&str; 7] = [
+/// or absolute paths (SPEC 16, 16b). `sandbox.hide` adds to them; it cannot take one away.
+pub const DEFAULT_HIDE: [&str; 26] = [
     "~/.ssh",
     "~/.gnupg",
     "~/.aws",
@@ -14,6 +14,27 @@ pub const DEFAULT_HIDE: [&str; 7] = [
     "~/.netrc",
     "~/.docker/config.json",
     "~/.kube",
+    "~/.git-credentials",
+    "~/.config/git/credentials",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.cargo/credentials.toml",
+    "~/.cargo/credentials",
+    "~/.gem/credentials",
+    "~/.config/gcloud",
+    "~/.azure",
+    "~/.config/containers/auth.json",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.vault-token",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+    "~/.mozilla",
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+    // git's credential cache listens here (`git credential-cache`).
+    "~/.cache/git",
+    // The default data root, whichever data root this one is (a moved or second one).
+    "~/.paseo",
 ];
 
 /// How agents are contained.
@@ -22,7 +43,8 @@ pub struct SandboxConfig {
     /// `enabled`: false turns containment off for every agent (the user's choice; every agent
     /// then shows as unconfined).
     pub enabled: bool,
-    /// `hide`: paths an agent cannot read (the data root is always hidden).
+    /// `hide`: paths an agent cannot read: [`DEFAULT_HIDE`] and the user's own (the data root
+    /// is always hidden too).
     pub hide: Vec<String>,
     /// `network`: false cuts agents off the network, loopback included (so from the app's MCP
     /// server too).
@@ -99,7 +121,12 @@ impl SandboxConfig {
                             .ok_or_else(|| (format!("{path}[{i}]"), what.to_string()))?;
                         hide.push(s.to_string());
                     }
-                    config.hide = hide;
+                    // Added to the defaults: a list that left one out must not expose it.
+                    for h in hide {
+                        if !config.hide.contains(&h) {
+                            config.hide.push(h);
+                        }
+                    }
                 }
                 _ => return Err((path, format!("unknown field (expected {FIELDS})"))),
             }
@@ -123,7 +150,9 @@ mod tests {
         }))
         .unwrap();
         assert!(!c.enabled && !c.network);
-        assert_eq!(c.hide, ["~/.secret", "/srv/keys"]);
+        // Added to the defaults, never in their place.
+        assert_eq!(&c.hide[DEFAULT_HIDE.len()..], ["~/.secret", "/srv/keys"]);
+        assert!(c.hide.iter().any(|h| h == "~/.ssh"));
         assert_eq!(c.engine, EngineChoice::Auto);
         let c = SandboxConfig::parse(&serde_json::json!({"engine": "landlock"})).unwrap();
         assert_eq!(c.engine, EngineChoice::Landlock);

@@ -18,6 +18,7 @@ use super::{McpAccess, ProviderError};
 use crate::model::AgentId;
 
 mod boxed;
+pub use boxed::Layer;
 
 /// How long an interrupted turn gets after SIGINT before it is terminated.
 pub const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
@@ -48,6 +49,51 @@ fn scrubbed(name: &str) -> bool {
     SCRUBBED_VARS.contains(&name) || SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
+/// What a contained agent's environment never holds (SPEC 16b): the addresses of the user's
+/// session (its sockets are hidden from the box too) and the user's token-like variables,
+/// but for the keys its own provider needs ([`AgentEnv::keep`]) and whatever the provider's
+/// `env` in config.json sets.
+const SESSION_VARS: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "XDG_RUNTIME_DIR",
+    "XDG_SESSION_COOKIE",
+    "SESSION_MANAGER",
+    "DOCKER_HOST",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "KUBECONFIG",
+];
+
+/// A variable that holds a credential by its name: `*_TOKEN`, `*_SECRET`, `*_PASSWORD`,
+/// `*_API_KEY`, `AWS_*`, `AZURE_*`, … (and `GH_TOKEN`, `GITHUB_TOKEN`, `NPM_TOKEN` among them).
+fn secret_like(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    ["AWS_", "AZURE_", "GOOGLE_", "GCLOUD_", "VAULT_"]
+        .iter()
+        .any(|p| n.starts_with(p))
+        || [
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASSWD",
+            "API_KEY",
+            "APIKEY",
+            "ACCESS_KEY",
+            "PRIVATE_KEY",
+            "CREDENTIALS",
+        ]
+        .iter()
+        .any(|w| n.ends_with(w) || n.contains(&format!("{w}_")))
+}
+
 /// The environment changes for one agent process: scrub inherited session variables, then the
 /// provider's configured `env`, then the session's own `env`, then the Paseo variables.
 #[derive(Clone, Debug, Default)]
@@ -57,6 +103,9 @@ pub struct AgentEnv {
     pub groups: Option<(AgentId, GroupRecorder)>,
     /// The box its processes run in (SPEC 16); `None`: unconfined.
     pub sandbox: Option<std::sync::Arc<crate::sandbox::Plan>>,
+    /// Credentials of the user's environment its provider needs (`ANTHROPIC_API_KEY` for
+    /// Claude Code): kept when the box drops the others.
+    pub keep: &'static [&'static str],
 }
 
 impl AgentEnv {
@@ -77,7 +126,16 @@ impl AgentEnv {
             set,
             groups: None,
             sandbox: None,
+            keep: &[],
         }
+    }
+
+    /// Whether an inherited variable stays out of the agent's process.
+    fn dropped(&self, name: &str) -> bool {
+        scrubbed(name)
+            || (self.sandbox.is_some()
+                && !self.keep.contains(&name)
+                && (SESSION_VARS.contains(&name) || secret_like(name)))
     }
 
     /// The value a variable will have in the agent's process.
@@ -85,7 +143,7 @@ impl AgentEnv {
         if let Some(v) = self.set.get(name) {
             return Some(v.clone());
         }
-        if scrubbed(name) {
+        if self.dropped(name) {
             return None;
         }
         std::env::var(name).ok()
@@ -93,10 +151,15 @@ impl AgentEnv {
 
     fn apply(&self, cmd: &mut Command) {
         for (name, _) in std::env::vars_os() {
-            if let Some(name) = name.to_str() {
-                if scrubbed(name) {
+            match name.to_str() {
+                Some(name) if self.dropped(name) => {
                     cmd.env_remove(name);
                 }
+                // A name that is not UTF-8 cannot be told apart: a box keeps none.
+                None if self.sandbox.is_some() => {
+                    cmd.env_remove(&name);
+                }
+                _ => {}
             }
         }
         cmd.envs(&self.set);
@@ -184,8 +247,14 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, ProviderError> {
             c
         }
     };
+    // Its own session, so its own process group (the app stops the group as a whole) and no
+    // controlling terminal: nothing in it can push keystrokes into the terminal the app was
+    // started from (TIOCSTI, SPEC 16b).
+    // SAFETY: setsid(2) is async-signal-safe and allocates nothing.
+    unsafe {
+        cmd.pre_exec(crate::sandbox::new_session);
+    }
     cmd.current_dir(launch.cwd)
-        .process_group(0)
         .stdin(if launch.stdin {
             Stdio::piped()
         } else {

@@ -7,6 +7,7 @@
 //! the shell runs (`$SHELL <file>`), removed when the turn ends. Its standard input stays empty,
 //! so a command that reads stdin sees end-of-file rather than the rest of the script.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use super::oneshot::{OneShot, TurnCommand};
@@ -40,18 +41,21 @@ fn shell(base: &Configured, env: &AgentEnv) -> Vec<String> {
     }
 }
 
-/// Writes a script to a new private (0600) temp file.
-fn script_file(prompt: &str) -> Result<tempfile::TempPath, ProviderError> {
+/// Writes a script to a new private (0600) temp file: in the agent's private temp folder when
+/// it is contained (its box has no other `/tmp`), else in the system's.
+fn script_file(prompt: &str, dir: Option<&Path>) -> Result<tempfile::TempPath, ProviderError> {
     use std::io::Write;
     let spawn = |source| ProviderError::Spawn {
         what: "the shell: the script file of its prompt".into(),
         source,
     };
-    let mut file = tempfile::Builder::new()
-        .prefix("paseo-shell-")
-        .suffix(".sh")
-        .tempfile()
-        .map_err(spawn)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("paseo-shell-").suffix(".sh");
+    let mut file = match dir {
+        Some(d) => builder.tempfile_in(d),
+        None => builder.tempfile(),
+    }
+    .map_err(spawn)?;
     file.write_all(prompt.as_bytes()).map_err(spawn)?;
     file.flush().map_err(spawn)?;
     Ok(file.into_temp_path())
@@ -72,10 +76,14 @@ impl Provider for ShellProvider {
             if let Err(reason) = find_argv0(&shell, &env) {
                 return Err(base.unavailable(reason));
             }
+            let tmp = env
+                .sandbox
+                .as_ref()
+                .and_then(|p| p.private_tmp().map(Path::to_path_buf));
             let build = Arc::new(move |prompt: &str| {
                 // Every shell accepts a script file as its first argument; the file is private
                 // and removed after the turn (see the module's documentation).
-                let script = script_file(prompt)?;
+                let script = script_file(prompt, tmp.as_deref())?;
                 let mut argv = shell.clone();
                 argv.push(script.to_string_lossy().into_owned());
                 Ok(TurnCommand {

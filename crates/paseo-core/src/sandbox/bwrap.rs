@@ -53,7 +53,41 @@ pub(super) fn probe() -> Result<PathBuf, String> {
     }
 }
 
+/// One mount of the box, at `at`.
+enum Mount<'a> {
+    /// Empty (a hidden folder or file).
+    Hide,
+    /// The real tree, writable.
+    Write,
+    /// The real tree, read-only: one read inside a hidden one.
+    Read,
+    /// The real tree, read-only whatever else is there: a protected path.
+    Protect,
+    /// The agent's private temp folder, as `/tmp` (SPEC 16b: tools that write `/tmp` work,
+    /// and nothing of the user's `/tmp`, X11 and ssh-agent sockets included, is in reach).
+    Tmp(&'a Path),
+}
+
+impl Mount<'_> {
+    /// At one path, what goes on top last: a hide, then what is read there (the repository's
+    /// worktrees in the hidden data root), then the tree written there (the worktree being
+    /// made), then what stays read-only whatever else does.
+    fn rank(&self) -> u8 {
+        match self {
+            Mount::Hide | Mount::Tmp(_) => 0,
+            Mount::Read => 1,
+            Mount::Write => 2,
+            Mount::Protect => 3,
+        }
+    }
+}
+
 /// The bwrap command line for `program args…` under `plan`.
+///
+/// Every mount is made in path order, parents before children, so whatever lies deeper stays
+/// on top whichever kind it is: a hidden path inside a write tree (the data root inside a cwd
+/// of `$HOME`, or inside `~/.cache`) is hidden again, and a write tree inside a hidden path (a
+/// worktree in the data root) is there to write and to start in.
 pub(super) fn command(
     plan: &Plan,
     bwrap: &Path,
@@ -61,11 +95,13 @@ pub(super) fn command(
     args: &[OsString],
     cwd: &Path,
 ) -> Boxed {
-    let mut a: Vec<OsString> = Vec::with_capacity(32 + args.len());
+    let mut a: Vec<OsString> = Vec::with_capacity(48 + args.len());
     let mut push = |xs: &[&std::ffi::OsStr]| a.extend(xs.iter().map(|x| x.to_os_string()));
     push(&["--ro-bind".as_ref(), "/".as_ref(), "/".as_ref()]);
     push(&["--dev".as_ref(), "/dev".as_ref()]);
     push(&["--proc".as_ref(), "/proc".as_ref()]);
+    // Its own session (no terminal to push keystrokes into) comes from the spawn: `setsid`
+    // before bwrap, which keeps the box one process group the app stops as a whole.
     push(&[
         "--unshare-pid".as_ref(),
         "--cap-drop".as_ref(),
@@ -75,35 +111,34 @@ pub(super) fn command(
         push(&["--unshare-net".as_ref()]);
     }
     let hidden = plan.hidden();
+    let mut mounts: Vec<(&Path, Mount)> = Vec::new();
     for h in &hidden {
-        hide(&mut push, h);
+        mounts.push((h, Mount::Hide));
     }
-    // A tree it reads that holds one it writes (the repository's worktrees folder around the
-    // worktree being made) is bound first, so the write tree's own bind stays on top of it.
-    let (around, reads): (Vec<&PathBuf>, Vec<&PathBuf>) = plan
-        .reads
-        .iter()
-        .filter(|r| r.exists())
-        .partition(|r| plan.writes.iter().any(|w| w.starts_with(r)));
-    for r in around {
-        push(&["--ro-bind".as_ref(), r.as_os_str(), r.as_os_str()]);
+    match &plan.tmp {
+        Some(t) => mounts.push((Path::new("/tmp"), Mount::Tmp(t))),
+        None => mounts.push((Path::new("/tmp"), Mount::Hide)),
     }
     for w in plan.writes.iter().filter(|w| w.exists()) {
-        push(&["--bind".as_ref(), w.as_os_str(), w.as_os_str()]);
+        mounts.push((w, Mount::Write));
     }
-    // A write tree binds the real directory again, hidden paths inside it included (a cwd of
-    // $HOME holds ~/.ssh and the data root): hide those once more, on top.
-    for h in hidden
-        .iter()
-        .filter(|h| plan.writes.iter().any(|w| h.starts_with(w) && *h != w))
-    {
-        hide(&mut push, h);
+    for p in plan.reads.iter().filter(|p| p.exists()) {
+        mounts.push((p, Mount::Read));
     }
     for p in plan.protected.iter().filter(|p| p.exists()) {
-        push(&["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()]);
+        mounts.push((p, Mount::Protect));
     }
-    for r in reads {
-        push(&["--ro-bind".as_ref(), r.as_os_str(), r.as_os_str()]);
+    // Parents first; at one path, the rank's order (stable, so the plan's order within it).
+    mounts.sort_by_key(|(p, m)| (p.components().count(), m.rank()));
+    for (p, m) in &mounts {
+        match m {
+            Mount::Hide => hide(&mut push, p),
+            Mount::Tmp(t) => push(&["--bind".as_ref(), t.as_os_str(), p.as_os_str()]),
+            Mount::Write => push(&["--bind".as_ref(), p.as_os_str(), p.as_os_str()]),
+            Mount::Read | Mount::Protect => {
+                push(&["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()])
+            }
+        }
     }
     // Last, once every mount point inside them exists: an empty folder that takes writes would
     // let an agent plant a file where the app looks for one.
@@ -117,7 +152,7 @@ pub(super) fn command(
         program: bwrap.to_path_buf(),
         args: a,
         env: plan.tmp_env(),
-        landlock: None,
+        landlock: super::landlock::Rules::scope_only(),
     }
 }
 

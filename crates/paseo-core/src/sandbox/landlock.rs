@@ -32,9 +32,20 @@ const REFER: u64 = 1 << 13;
 const TRUNCATE: u64 = 1 << 14;
 const IOCTL_DEV: u64 = 1 << 15;
 
+/// TCP rights (ABI 4): handled with no rule allowed, no TCP connect or bind at all.
+const NET_BIND_TCP: u64 = 1 << 0;
+const NET_CONNECT_TCP: u64 = 1 << 1;
+/// Scopes (ABI 6): no connect to an abstract Unix socket made outside the domain (the user's
+/// D-Bus, X11 and ssh-agent listen on some), no signal to a process outside it.
+const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
+const SCOPE_SIGNAL: u64 = 1 << 1;
+
+/// The whole attribute: a kernel older than a field accepts it while the field is zero.
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
 }
 
 #[repr(C, packed)]
@@ -77,13 +88,18 @@ fn handled(abi: u32) -> u64 {
     h
 }
 
-/// What one boxed process is allowed, by path.
+/// What one boxed process is allowed, by path, and what it may not reach at all.
 #[derive(Clone, Debug)]
 pub struct Rules {
     abi: u32,
+    /// The file system is governed (the Landlock engine); else only the scopes are (bubblewrap
+    /// boxes the files, and must still mount).
+    fs: bool,
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
     list: Vec<PathBuf>,
+    /// No TCP (`sandbox.network: false` under Landlock; ABI 4).
+    deny_tcp: bool,
 }
 
 impl Rules {
@@ -114,10 +130,27 @@ impl Rules {
         read.extend(plan.reads.iter().cloned());
         Rules {
             abi,
+            fs: true,
             read,
             write,
             list,
+            deny_tcp: !plan.settings.network,
         }
+    }
+
+    /// What a bubblewrap box adds on a kernel that scopes (ABI 6): no abstract Unix socket and
+    /// no signal outside the box. Applied before bwrap runs, so it governs nothing of the file
+    /// system (bwrap must mount); `None` on an older kernel, where the status bar says so.
+    pub(super) fn scope_only() -> Option<Rules> {
+        let abi = super::landlock_abi().filter(|abi| *abi >= 6)?;
+        Some(Rules {
+            abi,
+            fs: false,
+            read: Vec::new(),
+            write: Vec::new(),
+            list: Vec::new(),
+            deny_tcp: false,
+        })
     }
 
     /// Opens every path and builds the ruleset now (in the parent); the returned closure is
@@ -125,9 +158,19 @@ impl Rules {
     pub(super) fn prepare(
         &self,
     ) -> std::io::Result<impl FnMut() -> std::io::Result<()> + Send + Sync + 'static> {
-        let all = handled(self.abi);
+        let all = if self.fs { handled(self.abi) } else { 0 };
         let attr = RulesetAttr {
             handled_access_fs: all,
+            handled_access_net: if self.deny_tcp && self.abi >= 4 {
+                NET_BIND_TCP | NET_CONNECT_TCP
+            } else {
+                0
+            },
+            scoped: if self.abi >= 6 {
+                SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
+            } else {
+                0
+            },
         };
         // SAFETY: a valid attribute of the size given; returns a new fd or -1.
         let fd = unsafe {
@@ -154,9 +197,16 @@ impl Rules {
             }
         }
         let ruleset = Arc::new(ruleset);
+        let drop_caps = self.fs;
         Ok(move || {
-            // SAFETY: plain syscalls on an open descriptor; no allocation after fork.
+            // SAFETY: plain syscalls on an open descriptor and on stack values; no allocation
+            // after fork.
             unsafe {
+                // The Landlock engine's process runs with no capability (as bwrap's do): one
+                // started by root would otherwise read other processes' memory and environment.
+                if drop_caps {
+                    drop_capabilities()?;
+                }
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -167,6 +217,54 @@ impl Rules {
             Ok(())
         })
     }
+}
+
+/// Clears every capability: the bounding set (so an exec cannot bring one back), the
+/// ambient set, then the effective, permitted and inheritable sets. Only syscalls on stack
+/// values (it runs between fork and exec).
+///
+/// # Safety
+/// Changes the calling process's credentials; meant for the child before exec.
+unsafe fn drop_capabilities() -> std::io::Result<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    // Capabilities the kernel knows are below 64; one it does not know answers EINVAL.
+    for cap in 0..64 {
+        if libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0) == 1 {
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+    }
+    libc::prctl(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL,
+        0,
+        0,
+        0,
+    );
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    if libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Adds a rule for `path`; a path that does not exist (any more) is skipped. A file gets only

@@ -94,7 +94,7 @@ impl Containment {
         }
         let settings = Arc::new(Settings {
             data_root: canonical(data_root),
-            hide: expand_hide(&config.hide),
+            hide: hides(&config.hide),
             network: config.network,
         });
         match probe(config.engine) {
@@ -134,7 +134,7 @@ impl Containment {
             engine,
             settings: Arc::new(Settings {
                 data_root: canonical(data_root),
-                hide: expand_hide(&config.hide),
+                hide: hides(&config.hide),
                 network: config.network,
             }),
         }
@@ -171,11 +171,39 @@ impl Containment {
             }
             Containment::Off => return Ok(None),
         };
+        if !settings.network && matches!(engine, Engine::Landlock(abi) if *abi < 4) {
+            return Err(format!(
+                "\"sandbox\": {{\"network\": false}} cannot be enforced here: this kernel's \
+                 Landlock ({}) has no network rules (ABI 4, Linux 6.7); allow unprivileged user \
+                 namespaces so bubblewrap boxes agents, or turn the network back on",
+                engine.name()
+            ));
+        }
         let mut plan = Plan::new(engine.clone(), settings.clone());
         let cwd = canonical(cwd);
         plan.write(&cwd);
+        // Its repository's git directories, as git's own records say (never a `.git` file the
+        // agent wrote alone, see `git_dirs`), and never a hidden path: a worktree the app made
+        // in the data root is the one place there it may write.
+        let worktrees = settings.data_root.join("worktrees");
         for d in git_dirs(&cwd) {
-            plan.write(&d);
+            let hidden = plan
+                .hidden()
+                .iter()
+                .any(|h| d.starts_with(h) || h.starts_with(&d));
+            if !hidden || d.starts_with(&worktrees) {
+                plan.write(&d);
+                protect_git_programs(&mut plan, &d);
+            }
+        }
+        if let Ok(top) = cwd
+            .ancestors()
+            .find(|a| a.join(".git").is_file())
+            .map(|a| a.join(".git"))
+            .ok_or(())
+        {
+            // A linked worktree's `.git` file says where its git dir is, for the user's git too.
+            plan.protect(&top);
         }
         plan.write(private_tmp);
         plan.tmp = Some(canonical(private_tmp));
@@ -185,6 +213,38 @@ impl Containment {
             plan.write_if_exists(&home.join(".cache"));
         }
         Ok(Some(plan))
+    }
+}
+
+/// Keeps read-only, inside a git directory the box writes, what makes git run programs or
+/// read more configuration (SPEC 16b): an agent commits (objects, refs, index, logs) but
+/// never plants a hook, an fsmonitor, a filter or an `include` that the user's own git, an
+/// IDE or a shell prompt would run later, outside any box. What is missing is made first
+/// (empty), or the agent could create it.
+fn protect_git_programs(plan: &mut Plan, git_dir: &Path) {
+    for dir in ["hooks", "info"] {
+        let d = git_dir.join(dir);
+        if std::fs::symlink_metadata(&d).is_err() {
+            if let Err(e) = std::fs::create_dir(&d) {
+                tracing::debug!(dir = %d.display(), "cannot make an empty git folder: {e}");
+            }
+        }
+        plan.protect(&d);
+    }
+    // `config` of a repository (a worktree's own git dir has none: made empty, git reads it
+    // only with extensions.worktreeConfig, which the protected main config would have to set);
+    // `config.worktree`, `commondir` and `gitdir` of a worktree's git dir.
+    for file in ["config", "config.worktree", "commondir", "gitdir"] {
+        let f = git_dir.join(file);
+        let main_config = file == "config" && git_dir.join("objects").is_dir();
+        if std::fs::symlink_metadata(&f).is_err() && (main_config || file == "config.worktree") {
+            if let Err(e) = std::fs::write(&f, b"") {
+                tracing::debug!(file = %f.display(), "cannot make an empty git file: {e}");
+            }
+        }
+        if f.exists() {
+            plan.protect(&f);
+        }
     }
 }
 
@@ -245,6 +305,16 @@ impl Plan {
 
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// Its private temp folder (the box's `/tmp`), if it has one.
+    pub fn private_tmp(&self) -> Option<&Path> {
+        self.tmp.as_deref()
+    }
+
+    /// The data root it hides (where the app keeps what it makes for the box).
+    pub fn data_root(&self) -> &Path {
+        &self.settings.data_root
     }
 
     /// Lets it write `path` (a tree or a file), which must exist.
@@ -337,6 +407,16 @@ impl Boxed {
     }
 }
 
+/// Run between fork and exec (`pre_exec`): the child leads a new session, and so a new process
+/// group of its own, with no controlling terminal (no TIOCSTI into the app's terminal).
+pub fn new_session() -> std::io::Result<()> {
+    // SAFETY: setsid(2) takes no arguments and touches no memory.
+    if unsafe { libc::setsid() } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The home directory, for `~/` paths and CLI state.
 pub fn home() -> Option<PathBuf> {
     std::env::var_os("HOME")
@@ -349,8 +429,60 @@ pub fn home() -> Option<PathBuf> {
 /// resolved is left out), canonical where they exist.
 pub fn hidden_roots(data_root: &Path, hide: &[String]) -> Vec<PathBuf> {
     std::iter::once(canonical(data_root))
-        .chain(expand_hide(hide))
+        .chain(hides(hide))
         .collect()
+}
+
+/// Everything hidden from a box: the user's `hide` list, and what a session reaches the user
+/// through (SPEC 16b): the runtime folder (the D-Bus session bus, the systemd user manager,
+/// ssh- and gpg-agent, Wayland, audio), the container engines' sockets, and the agent CLIs'
+/// logins (each provider shows its own to its own agents only).
+fn hides(hide: &[String]) -> Vec<PathBuf> {
+    let mut out = expand_hide(hide);
+    let mut add = |p: PathBuf| {
+        let p = canonical(&p);
+        if p.is_absolute() && p != Path::new("/") && !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        add(PathBuf::from(run));
+    }
+    // SAFETY: getuid(2) cannot fail and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    add(PathBuf::from(format!("/run/user/{uid}")));
+    // The user's ssh-agent wherever it listens (its folder: the agent makes a fresh socket
+    // there each login).
+    if let Some(sock) = std::env::var_os("SSH_AUTH_SOCK").filter(|v| !v.is_empty()) {
+        let sock = PathBuf::from(sock);
+        if let Some(dir) = sock
+            .parent()
+            .filter(|d| d.components().count() > 2 && home().as_deref() != Some(*d))
+        {
+            add(dir.to_path_buf());
+        } else {
+            add(sock);
+        }
+    }
+    for sock in ["/run/docker.sock", "/var/run/docker.sock", "/run/podman"] {
+        if Path::new(sock).exists() {
+            add(PathBuf::from(sock));
+        }
+    }
+    for (var, default, file) in [
+        ("CLAUDE_CONFIG_DIR", ".claude", ".credentials.json"),
+        ("CODEX_HOME", ".codex", "auth.json"),
+    ] {
+        match std::env::var_os(var).filter(|v| !v.is_empty()) {
+            Some(dir) => add(PathBuf::from(dir).join(file)),
+            None => {
+                if let Some(h) = home() {
+                    add(h.join(default).join(file));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn expand_hide(hide: &[String]) -> Vec<PathBuf> {
@@ -370,11 +502,17 @@ pub fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
+static LANDLOCK: OnceLock<Result<u32, String>> = OnceLock::new();
+
+/// The Landlock ABI this kernel speaks, if any (asked once).
+fn landlock_abi() -> Option<u32> {
+    LANDLOCK.get_or_init(landlock::probe).clone().ok()
+}
+
 /// The engine `choice` allows that works here. Probing starts a process, so what each engine
 /// answered is kept for the life of the process.
 fn probe(choice: EngineChoice) -> Result<Engine, String> {
     static BWRAP: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    static LANDLOCK: OnceLock<Result<u32, String>> = OnceLock::new();
     let bwrap = || BWRAP.get_or_init(bwrap::probe).clone().map(Engine::Bwrap);
     let landlock = || {
         LANDLOCK

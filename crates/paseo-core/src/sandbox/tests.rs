@@ -13,8 +13,17 @@ struct World {
     tmp: PathBuf,
 }
 
+/// Where a test's world lives: outside `/tmp`, which every box replaces with the agent's
+/// private temp folder (a user's home and data root are not under `/tmp` either).
+pub(super) fn test_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("paseo-sandbox-")
+        .tempdir_in("/var/tmp")
+        .unwrap()
+}
+
 fn world() -> World {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let root = canonical(dir.path());
     let data = root.join("paseo-home");
     let home = root.join("home");

@@ -22,8 +22,9 @@ pub const GIT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const MAX_OUTPUT: usize = 64 << 20;
 /// How much of standard error is kept (the rest is dropped, the command still runs).
 const MAX_STDERR: usize = 256 << 10;
-/// Variables that would point git at another repository, index or object store.
-const INHERITED_REPO_VARS: [&str; 7] = [
+/// Variables that would point git at another repository, index or object store, or give it
+/// settings of their own (the guard's are given through `GIT_CONFIG_COUNT`).
+const INHERITED_REPO_VARS: [&str; 9] = [
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_COMMON_DIR",
@@ -31,6 +32,8 @@ const INHERITED_REPO_VARS: [&str; 7] = [
     "GIT_OBJECT_DIRECTORY",
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_NAMESPACE",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
 ];
 /// Who commits when the repository's git config names nobody (SPEC 15).
 pub const FALLBACK_NAME: &str = "Paseo";
@@ -275,9 +278,10 @@ impl Cmd {
     fn output_once(&self) -> Result<Output, GitError> {
         let program = self.program_name();
         let mut args: Vec<OsString> = Vec::new();
-        if let Some(repo) = self.repo.as_ref().filter(|_| self.guarded) {
-            args.extend(guard::flags(repo, self.hooks && self.boxed));
-        }
+        let guard_env = match self.repo.as_ref().filter(|_| self.guarded) {
+            Some(repo) => guard::env(&guard::overrides(repo, self.hooks && self.boxed)),
+            None => Vec::new(),
+        };
         args.extend(self.pre.iter().cloned());
         args.extend(self.args.iter().cloned());
         let plan = self
@@ -307,6 +311,7 @@ impl Cmd {
         for v in INHERITED_REPO_VARS {
             c.env_remove(v);
         }
+        c.envs(guard_env.iter().map(|(k, v)| (k, v)));
         c.env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_EDITOR", ":")
             .env("GH_PROMPT_DISABLED", "1")
@@ -318,9 +323,13 @@ impl Cmd {
                 Stdio::null()
             })
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group, so a timeout also stops the hooks and filters it started.
-            .process_group(0);
+            .stderr(Stdio::piped());
+        // Its own session and so its own process group: a timeout also stops the hooks and
+        // filters it started, and none of them has a terminal to type into.
+        // SAFETY: setsid(2) is async-signal-safe and allocates nothing.
+        unsafe {
+            c.pre_exec(crate::sandbox::new_session);
+        }
         if let Some(d) = &self.cwd {
             c.current_dir(d);
         }
@@ -493,7 +502,7 @@ fn wait(child: &mut Child, deadline: Instant, overflow: &AtomicBool) -> Waited {
 }
 
 fn kill_group(child: &mut Child) {
-    // The child leads its own group (process_group(0)): its id is the group's.
+    // The child leads its own session and group (setsid): its id is the group's.
     if let Ok(pid) = i32::try_from(child.id()) {
         // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
         unsafe {
