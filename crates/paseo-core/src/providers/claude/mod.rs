@@ -164,36 +164,58 @@ impl Provider for ClaudeProvider {
         let base = self.base.clone();
         Box::pin(async move {
             let (prefix, mut env) = base.cli_launch(CLI, "claude", &spec)?;
+            // Its login from the user's environment, when that is how they log in.
+            env.keep = &[
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_AUTH_TOKEN",
+                "CLAUDE_CODE_OAUTH_TOKEN",
+            ];
             // Its login, settings and transcripts: $CLAUDE_CONFIG_DIR (which then also holds
-            // .claude.json), else ~/.claude and ~/.claude.json.
-            let mut files = Vec::new();
-            if env
-                .get("CLAUDE_CONFIG_DIR")
-                .filter(|v| !v.is_empty())
-                .is_none()
-            {
-                if let Some(home) = env.get("HOME").filter(|h| !h.is_empty()) {
-                    let home = Path::new(&home);
-                    files.push(home.join(".claude.json"));
-                    files.push(home.join(".claude.json.backup"));
-                }
+            // .claude.json), else ~/.claude and ~/.claude.json. A contained agent gets its
+            // own layer over them (SPEC 16b): the user's settings, plugins, hooks, commands,
+            // skills and MCP servers stay the user's, and its own `.claude.json` is its own.
+            let user_dir = env.dir_or_home("CLAUDE_CONFIG_DIR", ".claude");
+            let user_json = match env.get("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+                Some(dir) => Some(Path::new(&dir).join(".claude.json")),
+                None => env
+                    .get("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(|h| Path::new(&h).join(".claude.json")),
+            };
+            if let Some(user) = user_dir {
+                let layer = crate::providers::process::Layer {
+                    var: "CLAUDE_CONFIG_DIR",
+                    user,
+                    shared: &["projects", ".credentials.json"],
+                    copies: &[("settings.json", "{}\n"), ("settings.local.json", "{}\n")],
+                    read_only: &[
+                        "plugins",
+                        "commands",
+                        "agents",
+                        "skills",
+                        "hooks",
+                        "output-styles",
+                        "CLAUDE.md",
+                    ],
+                    dropped: &[],
+                    made: &[
+                        "todos",
+                        "statsig",
+                        "shell-snapshots",
+                        "session-env",
+                        "file-history",
+                        "debug",
+                        "ide",
+                        "plans",
+                    ],
+                    seed: user_json.map(|j| (j, ".claude.json")),
+                };
+                env.cli_layer(spec.agent_id, &layer)
+                    .map_err(|source| ProviderError::Spawn {
+                        what: format!("{CLI}: its own layer over the CLI's state"),
+                        source,
+                    })?;
             }
-            let dirs: Vec<_> = env
-                .dir_or_home("CLAUDE_CONFIG_DIR", ".claude")
-                .into_iter()
-                .collect();
-            env.cli_state(&dirs, &files);
-            // Its settings grant permissions and run hooks: read-only to the agent.
-            let settings: Vec<_> = dirs
-                .iter()
-                .flat_map(|d| {
-                    [
-                        (d.join("settings.json"), "{}\n"),
-                        (d.join("settings.local.json"), "{}\n"),
-                    ]
-                })
-                .collect();
-            env.cli_settings(&settings, &[]);
             let session = match spec.resume.as_deref().filter(|s| !s.is_empty()) {
                 Some(id) => ClaudeSessionArg::Resume(id.to_string()),
                 None => ClaudeSessionArg::New(uuid::Uuid::new_v4().to_string()),

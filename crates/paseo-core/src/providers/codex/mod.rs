@@ -90,17 +90,28 @@ impl Provider for CodexProvider {
         let base = self.base.clone();
         Box::pin(async move {
             let (prefix, mut env) = base.cli_launch(CLI, "codex", &spec)?;
-            // Its login, config and threads: $CODEX_HOME, else ~/.codex.
-            let dirs: Vec<_> = env
-                .dir_or_home("CODEX_HOME", ".codex")
-                .into_iter()
-                .collect();
-            env.cli_state(&dirs, &[]);
-            // Its config sets the approval policy and sandbox, its rules allow commands:
-            // read-only to the agent.
-            let config: Vec<_> = dirs.iter().map(|d| (d.join("config.toml"), "")).collect();
-            let rules: Vec<_> = dirs.iter().map(|d| d.join("rules")).collect();
-            env.cli_settings(&config, &rules);
+            // Its login from the user's environment, when that is how they log in.
+            env.keep = &["OPENAI_API_KEY", "CODEX_API_KEY"];
+            // Its login, config and threads: $CODEX_HOME, else ~/.codex. A contained agent
+            // gets its own layer over them (SPEC 16b): the user's config, rules, prompts and
+            // skills stay the user's, and no `.env` of its own outlives its session.
+            if let Some(user) = env.dir_or_home("CODEX_HOME", ".codex") {
+                let layer = crate::providers::process::Layer {
+                    var: "CODEX_HOME",
+                    user,
+                    shared: &["sessions", "archived_sessions", "auth.json"],
+                    copies: &[("config.toml", "")],
+                    read_only: &["rules", "AGENTS.md", "prompts", "skills"],
+                    dropped: &[".env"],
+                    made: &["log", "tmp"],
+                    seed: None,
+                };
+                env.cli_layer(spec.agent_id, &layer)
+                    .map_err(|source| ProviderError::Spawn {
+                        what: format!("{CLI}: its own layer over the CLI's state"),
+                        source,
+                    })?;
+            }
             check_mode(&spec)?;
             let argv = codex_argv(&prefix, spec.mcp.as_ref());
             let stream = CodexStream::new(ThreadParams::from_spec(&spec));
