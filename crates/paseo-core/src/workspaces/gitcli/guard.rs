@@ -4,7 +4,6 @@
 //! user's global and system drivers (git-lfs, say) stay: an agent cannot write those. What is
 //! left runs boxed to the repository (`sandbox::app_git_plan`).
 
-use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
@@ -15,31 +14,41 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Always off: hooks live in the git dir an agent can write (or where `core.hooksPath` says),
 /// and fsmonitor is a command named by config.
-const ALWAYS: [&str; 2] = ["core.hooksPath=/dev/null", "core.fsmonitor=false"];
+const ALWAYS: [(&str, &str); 2] = [("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false")];
 
-/// The `-c` options that switch off what `dir`'s repository config names to run. `hooks`: the
-/// user asked for this command with its hooks (a commit), which run only where they are
-/// confined to the repository or the user turned containment off.
-pub(super) fn flags(dir: &Path, hooks: bool) -> Vec<OsString> {
+/// The settings that switch off what `dir`'s repository config names to run, as
+/// `(key, value)`: given to git through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`VALUE_n`, which
+/// take the key whole (a `-c name=value` splits at the first `=`, so a driver named `x=y`
+/// escaped it). `hooks`: the user asked for this command with its hooks (a commit), which run
+/// only where they are confined to the repository or the user turned containment off.
+pub(super) fn overrides(dir: &Path, hooks: bool) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let hooks = hooks && crate::sandbox::app_git_may_run_hooks();
-    for kv in ALWAYS
+    for (k, v) in ALWAYS
         .iter()
-        .filter(|kv| !(hooks && kv.starts_with("core.hooksPath")))
+        .filter(|(k, _)| !(hooks && *k == "core.hooksPath"))
     {
-        out.push("-c".into());
-        out.push(kv.into());
+        out.push((k.to_string(), v.to_string()));
     }
     for name in planted_drivers(dir) {
-        out.push("-c".into());
         let off = if name.ends_with(".required") {
-            format!("{name}=false")
+            "false"
         } else {
-            format!("{name}=")
+            ""
         };
-        out.push(off.into());
+        out.push((name, off.to_string()));
     }
     out
+}
+
+/// The environment that gives git `overrides` (see [`overrides`]).
+pub(super) fn env(overrides: &[(String, String)]) -> Vec<(String, String)> {
+    let mut env = vec![("GIT_CONFIG_COUNT".to_string(), overrides.len().to_string())];
+    for (i, (k, v)) in overrides.iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{i}"), k.clone()));
+        env.push((format!("GIT_CONFIG_VALUE_{i}"), v.clone()));
+    }
+    env
 }
 
 /// The driver keys set in the repository's own config. Reading config runs nothing of the
