@@ -178,18 +178,32 @@ fn refuse_peer(stream: &UnixStream) -> Option<String> {
     if cred.uid() != uid {
         return Some(format!("uid {} is not this backend's user", cred.uid()));
     }
-    let pid = cred.pid()?;
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    // Fails closed: a peer that cannot be looked at (it exited at once, its pid already gone,
+    // as an agent that connects, hands the socket to a child and exits would arrange) is
+    // refused like one that is boxed.
+    let Some(pid) = cred.pid() else {
+        return Some("the connecting process cannot be identified (no pid)".into());
+    };
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return Some(format!(
+            "process {pid} is gone or cannot be read; only a live process of this user that \
+             runs in no sandbox may reach the backend"
+        ));
+    };
     let nnp = status
         .lines()
         .find_map(|l| l.strip_prefix("NoNewPrivs:"))
         .map(str::trim);
-    (nnp == Some("1")).then(|| {
-        format!(
+    match nnp {
+        Some("0") => None,
+        Some(_) => Some(format!(
             "process {pid} runs with no_new_privs, as a contained agent does; agents may not \
              reach the backend"
-        )
-    })
+        )),
+        None => Some(format!(
+            "process {pid}: its no_new_privs flag cannot be read"
+        )),
+    }
 }
 
 /// One connection: the hello, then requests (each on its own task: a `wait` may take minutes)
