@@ -213,9 +213,78 @@ impl Rules {
                 if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+                // Landlock does not govern connecting to a Unix socket by its path (the user's
+                // D-Bus bus, ssh-agent), and bubblewrap's hides are not there to keep them out
+                // of sight: no new Unix socket at all (a socketpair between its own processes
+                // still works).
+                if drop_caps {
+                    no_unix_sockets()?;
+                }
             }
             Ok(())
         })
+    }
+}
+
+/// A seccomp filter: `socket(AF_UNIX, …)` fails with EACCES, every other call is allowed. Only
+/// stack values and syscalls (it runs between fork and exec); no_new_privs must be set.
+///
+/// # Safety
+/// Installs a filter on the calling thread; meant for the child before exec.
+unsafe fn no_unix_sockets() -> std::io::Result<()> {
+    #[repr(C)]
+    struct SockFilter {
+        code: u16,
+        jt: u8,
+        jf: u8,
+        k: u32,
+    }
+    #[repr(C)]
+    struct SockFprog {
+        len: u16,
+        filter: *const SockFilter,
+    }
+    const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+    const ALLOW: u32 = 0x7fff_0000;
+    const ERRNO_EACCES: u32 = 0x0005_0000 | libc::EACCES as u32;
+    #[cfg(target_arch = "x86_64")]
+    const ARCH: u32 = 0xc000_003e;
+    #[cfg(target_arch = "aarch64")]
+    const ARCH: u32 = 0xc000_00b7;
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    return Ok(());
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        // seccomp_data: nr at 0, arch at 4, args[0] (low half) at 16.
+        let f = |code, jt, jf, k| SockFilter { code, jt, jf, k };
+        let prog = [
+            f(LD_W_ABS, 0, 0, 4),
+            f(JEQ_K, 1, 0, ARCH),
+            f(RET_K, 0, 0, ALLOW),
+            f(LD_W_ABS, 0, 0, 0),
+            f(JEQ_K, 0, 3, libc::SYS_socket as u32),
+            f(LD_W_ABS, 0, 0, 16),
+            f(JEQ_K, 0, 1, libc::AF_UNIX as u32),
+            f(RET_K, 0, 0, ERRNO_EACCES),
+            f(RET_K, 0, 0, ALLOW),
+        ];
+        let fprog = SockFprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr(),
+        };
+        const SECCOMP_SET_MODE_FILTER: u32 = 1;
+        if libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_SET_MODE_FILTER,
+            0u32,
+            &fprog as *const SockFprog,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
     }
 }
 

@@ -79,6 +79,48 @@ pub struct ContainmentInfo {
     pub message: String,
 }
 
+/// What stays open with `engine` on this kernel, in the user's words (SPEC 16b: the status bar
+/// says exactly what stays open), or nothing.
+fn gaps(engine: &Engine) -> String {
+    let scoped = landlock_abi().is_some_and(|abi| abi >= 6);
+    let mut open: Vec<&str> = Vec::new();
+    match engine {
+        Engine::Bwrap(_) => {
+            if !scoped {
+                open.push(
+                    "abstract Unix sockets (an X11 display, some D-Bus buses) and signals to \
+                     your processes stay reachable: this kernel has no Landlock scopes (Linux \
+                     6.12)",
+                );
+            }
+        }
+        Engine::Landlock(abi) => {
+            open.push(
+                "an agent can write its repository's git config and hooks, which your own git \
+                 would run: review them before running git there",
+            );
+            open.push("/tmp is read-only to agents (tools must use $TMPDIR)");
+            open.push("no Unix socket can be opened in a box");
+            if !scoped {
+                open.push(
+                    "abstract Unix sockets and signals to your processes stay reachable (no \
+                     Landlock scopes before Linux 6.12)",
+                );
+            }
+            if *abi < 4 {
+                open.push("the network cannot be turned off");
+            } else {
+                open.push("with the network off, UDP still goes out");
+            }
+        }
+    }
+    if open.is_empty() {
+        String::new()
+    } else {
+        format!("; what stays open here: {}", open.join("; "))
+    }
+}
+
 /// How a user makes containment work, for the messages that say it does not.
 pub const HOW_TO_FIX: &str = "install bubblewrap (sudo apt install bubblewrap) and allow \
      unprivileged user namespaces, or turn containment off with \"sandbox\": {\"enabled\": \
@@ -108,7 +150,7 @@ impl Containment {
             Containment::On { engine, .. } => ContainmentInfo {
                 state: "on",
                 engine: Some(engine.name()),
-                message: format!("agents are contained ({})", engine.name()),
+                message: format!("agents are contained ({}){}", engine.name(), gaps(engine)),
             },
             Containment::Off => ContainmentInfo {
                 state: "off",
@@ -196,11 +238,11 @@ impl Containment {
                 protect_git_programs(&mut plan, &d);
             }
         }
-        if let Ok(top) = cwd
+        let bwrap = matches!(engine, Engine::Bwrap(_));
+        if let Some(top) = cwd
             .ancestors()
-            .find(|a| a.join(".git").is_file())
+            .find(|a| bwrap && a.join(".git").is_file())
             .map(|a| a.join(".git"))
-            .ok_or(())
         {
             // A linked worktree's `.git` file says where its git dir is, for the user's git too.
             plan.protect(&top);
@@ -221,7 +263,15 @@ impl Containment {
 /// never plants a hook, an fsmonitor, a filter or an `include` that the user's own git, an
 /// IDE or a shell prompt would run later, outside any box. What is missing is made first
 /// (empty), or the agent could create it.
+///
+/// Under Landlock this cannot be done: its rules only grant, and what they grant on a folder
+/// holds for everything beneath it, so a work tree whose `.git` keeps read-only files could
+/// take no new file at its top, and git could not make its own lock files. There the git
+/// dirs stay writable whole, and the status bar and docs/security.md say so.
 fn protect_git_programs(plan: &mut Plan, git_dir: &Path) {
+    if matches!(plan.engine, Engine::Landlock(_)) {
+        return;
+    }
     for dir in ["hooks", "info"] {
         let d = git_dir.join(dir);
         if std::fs::symlink_metadata(&d).is_err() {

@@ -18,7 +18,7 @@ pub mod protocol;
 #[cfg(test)]
 mod tests;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -150,6 +150,41 @@ pub fn claude_argv(
     argv
 }
 
+/// A contained Claude Code agent's own layer over the user's state folder `user` (see
+/// [`crate::providers::process::Layer`]), its `.claude.json` seeded from `json`.
+pub fn state_layer(
+    user: PathBuf,
+    json: Option<PathBuf>,
+) -> crate::providers::process::Layer<'static> {
+    crate::providers::process::Layer {
+        var: "CLAUDE_CONFIG_DIR",
+        user,
+        shared: &["projects", ".credentials.json"],
+        copies: &[("settings.json", "{}\n"), ("settings.local.json", "{}\n")],
+        read_only: &[
+            "plugins",
+            "commands",
+            "agents",
+            "skills",
+            "hooks",
+            "output-styles",
+            "CLAUDE.md",
+        ],
+        dropped: &[],
+        made: &[
+            "todos",
+            "statsig",
+            "shell-snapshots",
+            "session-env",
+            "file-history",
+            "debug",
+            "ide",
+            "plans",
+        ],
+        seed: json.map(|j| (j, ".claude.json")),
+    }
+}
+
 impl Provider for ClaudeProvider {
     fn info(&self) -> ProviderInfo {
         let reason = self.base.cli(CLI, "claude", &self.base.env()).err();
@@ -183,33 +218,7 @@ impl Provider for ClaudeProvider {
                     .map(|h| Path::new(&h).join(".claude.json")),
             };
             if let Some(user) = user_dir {
-                let layer = crate::providers::process::Layer {
-                    var: "CLAUDE_CONFIG_DIR",
-                    user,
-                    shared: &["projects", ".credentials.json"],
-                    copies: &[("settings.json", "{}\n"), ("settings.local.json", "{}\n")],
-                    read_only: &[
-                        "plugins",
-                        "commands",
-                        "agents",
-                        "skills",
-                        "hooks",
-                        "output-styles",
-                        "CLAUDE.md",
-                    ],
-                    dropped: &[],
-                    made: &[
-                        "todos",
-                        "statsig",
-                        "shell-snapshots",
-                        "session-env",
-                        "file-history",
-                        "debug",
-                        "ide",
-                        "plans",
-                    ],
-                    seed: user_json.map(|j| (j, ".claude.json")),
-                };
+                let layer = state_layer(user, user_json);
                 env.cli_layer(spec.agent_id, &layer)
                     .map_err(|source| ProviderError::Spawn {
                         what: format!("{CLI}: its own layer over the CLI's state"),

@@ -80,6 +80,21 @@ fn check_mode(spec: &SessionSpec) -> Result<(), ProviderError> {
     }
 }
 
+/// A contained Codex agent's own layer over the user's `CODEX_HOME` (see
+/// [`crate::providers::process::Layer`]).
+pub fn state_layer(user: std::path::PathBuf) -> crate::providers::process::Layer<'static> {
+    crate::providers::process::Layer {
+        var: "CODEX_HOME",
+        user,
+        shared: &["sessions", "archived_sessions", "auth.json"],
+        copies: &[("config.toml", "")],
+        read_only: &["rules", "AGENTS.md", "prompts", "skills"],
+        dropped: &[".env"],
+        made: &["log", "tmp"],
+        seed: None,
+    }
+}
+
 impl Provider for CodexProvider {
     fn info(&self) -> ProviderInfo {
         let reason = self.base.cli(CLI, "codex", &self.base.env()).err();
@@ -96,16 +111,7 @@ impl Provider for CodexProvider {
             // gets its own layer over them (SPEC 16b): the user's config, rules, prompts and
             // skills stay the user's, and no `.env` of its own outlives its session.
             if let Some(user) = env.dir_or_home("CODEX_HOME", ".codex") {
-                let layer = crate::providers::process::Layer {
-                    var: "CODEX_HOME",
-                    user,
-                    shared: &["sessions", "archived_sessions", "auth.json"],
-                    copies: &[("config.toml", "")],
-                    read_only: &["rules", "AGENTS.md", "prompts", "skills"],
-                    dropped: &[".env"],
-                    made: &["log", "tmp"],
-                    seed: None,
-                };
+                let layer = state_layer(user);
                 env.cli_layer(spec.agent_id, &layer)
                     .map_err(|source| ProviderError::Spawn {
                         what: format!("{CLI}: its own layer over the CLI's state"),
