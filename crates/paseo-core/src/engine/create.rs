@@ -12,6 +12,17 @@ impl Engine {
     /// Creates an agent (initializing) and asks for its session. The workspace and every agent
     /// it names (parent, creator, notice target) must exist and not be archived.
     pub fn create(&mut self, new: NewAgent) -> Result<AgentId, EngineError> {
+        self.create_as(new, true)
+    }
+
+    /// Creates an agent whose first turn is about to be held for the user (SPEC 14): closed,
+    /// with no session. Nothing of it runs before Allow, not even its CLI's start (which could
+    /// run hooks the user never saw, or run unconfined); Allow starts the session and the turn.
+    pub fn create_held(&mut self, new: NewAgent) -> Result<AgentId, EngineError> {
+        self.create_as(new, false)
+    }
+
+    fn create_as(&mut self, new: NewAgent, start: bool) -> Result<AgentId, EngineError> {
         if self.agents.contains_key(&new.id) {
             return Err(EngineError::Duplicate(new.id));
         }
@@ -45,7 +56,17 @@ impl Engine {
             notify_on_finish: new.notify.is_some(),
             created_by: new.created_by,
             created_workspace_id: new.created_workspace_id,
-            ..AgentRecord::new(new.id, new.provider, new.cwd, Status::Initializing, now)
+            ..AgentRecord::new(
+                new.id,
+                new.provider,
+                new.cwd,
+                if start {
+                    Status::Initializing
+                } else {
+                    Status::Closed
+                },
+                now,
+            )
         };
         record.set_parent(new.parent);
         let id = record.id;
@@ -62,7 +83,11 @@ impl Engine {
         }
         let state = AgentState::new(
             Box::new(record),
-            SessionState::Starting,
+            if start {
+                SessionState::Starting
+            } else {
+                SessionState::None
+            },
             queued,
             new.reads_prompts,
         );
@@ -70,10 +95,12 @@ impl Engine {
         self.index_child(id);
         self.adopt_root(id);
         self.touch(id);
-        self.out.effects.push(Effect::StartSession {
-            agent: id,
-            resume: None,
-        });
+        if start {
+            self.out.effects.push(Effect::StartSession {
+                agent: id,
+                resume: None,
+            });
+        }
         Ok(id)
     }
 

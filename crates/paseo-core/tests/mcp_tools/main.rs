@@ -235,12 +235,14 @@ impl Harness {
         a
     }
 
-    /// Waits until the agent is idle with nothing queued (notices included).
+    /// Waits until the agent is idle with nothing queued (notices included), or, its first turn
+    /// held for the user, settled with no session (SPEC 14: nothing of it runs before Allow).
     async fn idle(&self, id: AgentId) -> AgentSnapshot {
         let deadline = tokio::time::Instant::now() + T;
         loop {
             let w = self.h().wait(id, T).await.unwrap();
-            if w.agent.status == Status::Idle && w.agent.queued_notices == 0 {
+            let held = w.agent.status == Status::Closed && w.agent.record.held_turn.is_some();
+            if (w.agent.status == Status::Idle || held) && w.agent.queued_notices == 0 {
                 return w.agent;
             }
             assert!(

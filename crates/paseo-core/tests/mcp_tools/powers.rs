@@ -294,7 +294,8 @@ async fn cancel_agent_ends_a_held_turn_and_its_caller_hears_it_once() {
     let kid = create_child(&c, "script", "ok never to run").await;
     held(&h, kid).await;
     let out = ok(&c, "cancel_agent", json!({"agentId": kid.to_string()})).await;
-    assert_eq!(out["status"], "idle", "{out}");
+    // It never had a session (nothing of a held start runs, its CLI included): closed.
+    assert_eq!(out["status"], "closed", "{out}");
     let s = h.h().get(kid).await.unwrap();
     assert!(s.record.held_turn.is_none() && s.pending_permission.is_none());
     assert!(!s.needs_you);

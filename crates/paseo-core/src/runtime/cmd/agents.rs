@@ -108,7 +108,12 @@ impl Actor {
             self.engine.upsert_workspace(ws, project);
             id
         });
-        let id = match self.engine.create(new) {
+        let made = if held.is_some() {
+            self.engine.create_held(new)
+        } else {
+            self.engine.create(new)
+        };
+        let id = match made {
             Ok(id) => id,
             Err(e) => {
                 if let Some(ws) = registered {
