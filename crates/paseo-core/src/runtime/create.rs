@@ -105,6 +105,10 @@ impl RuntimeHandle {
             }
             (WorkspaceTarget::Worktree { repo, target }, plan) => {
                 let repo = repo.clone().or(plan.worktree_repo).unwrap_or_default();
+                if let Some(caller_cwd) = plan.caller_cwd.clone() {
+                    self.check_worktree_reach(caller_cwd, repo.clone(), "workspace.source.repo")
+                        .await?;
+                }
                 let layout = self.layout.clone();
                 let target = target.clone();
                 let created = blocking(move || {
@@ -244,7 +248,42 @@ impl RuntimeHandle {
                 ))
             }
         };
+        if let Caller::Agent(id) = caller {
+            let (caller_cwd, _) = self.ask(|reply| Command::Workplace { id, reply }).await?;
+            self.check_worktree_reach(caller_cwd, repo.clone(), "repo")
+                .await?;
+        }
         self.make_worktree(repo, target, caller.agent(), request)
             .await
+    }
+
+    /// Refuses an agent's worktree of a repository outside its reach (`field` names it).
+    async fn check_worktree_reach(
+        &self,
+        caller_cwd: String,
+        repo: String,
+        field: &'static str,
+    ) -> Result<(), RuntimeError> {
+        // A path that is no absolute, existing folder gets git's own validation's error.
+        if !Path::new(&repo).is_absolute() || !Path::new(&repo).is_dir() {
+            return Ok(());
+        }
+        let hidden = self.hidden.clone();
+        let shown = repo.clone();
+        let ok = blocking(move || {
+            workspaces::reach::may_make_worktree(Path::new(&caller_cwd), Path::new(&repo), &hidden)
+        })
+        .await?;
+        if ok {
+            Ok(())
+        } else {
+            Err(RuntimeError::invalid(
+                field,
+                format!(
+                    "{shown} is outside the calling agent's reach: an agent makes worktrees only \
+                     of its own repository or of one inside its folder"
+                ),
+            ))
+        }
     }
 }

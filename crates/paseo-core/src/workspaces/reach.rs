@@ -55,6 +55,24 @@ pub fn relate(caller_cwd: &Path, cwd: &Path, hidden: &[PathBuf]) -> Reach {
     }
 }
 
+/// Whether an agent working in `caller_cwd` may make a worktree of the repository containing
+/// `repo` (SPEC 16b "reach"; `create_worktree`, a worktree workspace of `create_agent`): only
+/// of a repository inside its reach, which is its own repository or one inside its tree. A new
+/// worktree writes that repository's git dir (a branch, its records), and git's global drivers
+/// run in its checkout. Blocking (git).
+pub fn may_make_worktree(caller_cwd: &Path, repo: &Path, hidden: &[PathBuf]) -> bool {
+    if matches!(
+        relate(caller_cwd, repo, hidden),
+        Reach::Inside | Reach::OwnRepository
+    ) {
+        return true;
+    }
+    let (Ok(mine), Ok(theirs)) = (caller_cwd.canonicalize(), repo.canonicalize()) else {
+        return false;
+    };
+    matches!((common_dir(&mine), common_dir(&theirs)), (Some(a), Some(b)) if a == b)
+}
+
 /// The canonical git common dir of the repository containing `dir`, if any. Only `rev-parse`
 /// runs (no hooks, filters or fsmonitor), and nothing of the environment names a repository.
 fn common_dir(dir: &Path) -> Option<PathBuf> {

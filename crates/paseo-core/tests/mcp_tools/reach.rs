@@ -175,7 +175,8 @@ async fn an_equal_child_inside_the_callers_cwd_or_its_own_repository_is_not_held
     std::fs::create_dir_all(&other).unwrap();
     git(&other, &["init", "-q", "-b", "main"]);
     git(&other, &["commit", "-q", "--allow-empty", "-m", "init"]);
-    let r = call(
+    // Another repository is not its to branch (SPEC 16b): refused before git makes anything.
+    let e = err(
         &c,
         "create_agent",
         json!({"provider": "asker", "initialPrompt": "ok in their worktree",
@@ -185,11 +186,13 @@ async fn an_equal_child_inside_the_callers_cwd_or_its_own_repository_is_not_held
                    "target": {"kind": "branch-off", "newBranch": "feat/theirs"}}}}),
     )
     .await;
-    assert!(text(&r).contains("The turn is held"), "{}", text(&r));
-    let kid = id_of(&r.structured_content.unwrap());
-    assert_eq!(kinds(&held(&h, kid).await), ["reach"]);
-    settle().await;
-    assert!(!ran(&h, kid, "their worktree"));
+    assert!(
+        e.starts_with("workspace.source.repo:") && e.contains("outside the calling agent's reach"),
+        "{e}"
+    );
+    assert!(git(&other, &["branch", "--list", "feat/theirs"])
+        .trim()
+        .is_empty());
     h.stop().await;
 }
 
