@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{canonical, Plan, APP_GIT};
+use super::{canonical, Engine, Plan, APP_GIT};
 
 /// The git directories a work tree's commits write: its `.git` (or, for a linked worktree, its
 /// own git dir and the repository's common dir). Found the way git finds them, walking up from
@@ -96,7 +96,16 @@ pub fn app_git_data_roots() -> Vec<PathBuf> {
 /// paths. `None` when app git is not boxed (containment off or unavailable).
 pub fn app_git_plan(dir: &Path, extra: &[PathBuf], sees: &[PathBuf]) -> Option<Plan> {
     let g = APP_GIT.read().unwrap_or_else(|e| e.into_inner()).clone()?;
-    let mut plan = Plan::new(g.engine, g.settings);
+    // Landlock where the kernel has it, whatever boxes the agents: the app's git runs many short
+    // commands, and a Landlock box costs a few system calls where bubblewrap makes namespaces
+    // (≈ 5 ms a command). What it holds back is the same here: its writes, the hidden paths,
+    // the user's session. What Landlock cannot keep read-only inside a git dir does not matter
+    // to the app's own git, which plants nothing.
+    let engine = match super::landlock_abi() {
+        Some(abi) => Engine::Landlock(abi),
+        None => g.engine,
+    };
+    let mut plan = Plan::new(engine, g.settings);
     // Data roots of runtimes that ended (tests make many) are gone: nothing to hide there.
     plan.extra_hidden = g.data_roots.into_iter().filter(|r| r.exists()).collect();
     let dir = canonical(dir);

@@ -343,8 +343,20 @@ fn add(ruleset: &OwnedFd, path: &Path, access: u64) -> std::io::Result<()> {
         Ok(c) => c,
         Err(_) => return Ok(()),
     };
+    // A symlink is not followed: a rule on its target would grant what lies at the link's
+    // target (a hidden folder, the user's own CLI state) through a link an agent or the user
+    // left in a folder that is split around a hidden path. The target has its own rule if it
+    // is to have one.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(());
+    }
     // SAFETY: a NUL-terminated path; O_PATH opens without reading anything.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+        )
+    };
     if fd < 0 {
         return Ok(());
     }

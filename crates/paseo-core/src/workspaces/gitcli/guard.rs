@@ -52,14 +52,16 @@ pub(super) fn env(overrides: &[(String, String)]) -> Vec<(String, String)> {
 }
 
 /// The driver keys set in the repository's own config. Reading config runs nothing of the
-/// repository (includes are only read), so this one git runs without the guard; like every git
-/// the app runs in a repository, it runs boxed (SPEC 16). A repository it cannot read has none.
+/// repository (includes are only read, no hook, fsmonitor or driver runs), so this one git runs
+/// without the guard and without a box of its own: the command it guards is boxed. A
+/// repository it cannot read has none.
 fn planted_drivers(dir: &Path) -> Vec<String> {
     let mut read = Cmd::git(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .args(["config", "--show-scope", "--name-only", "--get-regexp"])
         .arg(r"^(filter|diff|merge)\.")
-        .timeout(READ_TIMEOUT);
+        .timeout(READ_TIMEOUT)
+        .unboxed();
     read.guarded = false;
     let Ok(out) = read.output() else {
         return Vec::new();
