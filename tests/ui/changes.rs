@@ -236,6 +236,9 @@ async fn review_commit_discard_and_merge_from_the_changes_view() {
     app.click(&format!("{} {}", sel_row(&kid_id), tid("track-open")))
         .await;
     app.wait_for(&sel_pane(&kid_id)).await;
+    // Changes is chosen per agent: the subagent opens on its timeline until asked.
+    app.click(&format!("{} {}", sel_pane(&kid_id), tid("changes-toggle")))
+        .await;
     app.wait_count(&tid("changes-file"), 1).await;
     app.wait_for_text(&tid("changes-merge"), |t| t.contains("Merge into main"))
         .await;

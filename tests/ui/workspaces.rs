@@ -5,11 +5,12 @@ use crate::helpers::*;
 use serde_json::json;
 
 #[tokio::test]
-async fn workspace_status_running_subagents_lift_their_roots_workspace_failed_ones_do_not() {
+async fn workspace_status_subagents_light_their_roots_workspace_as_the_status_bar_counts_them() {
     let (_h, app, home_dir) = start("workspace_status").await;
-    // Both subagents work in another workspace; only the running one counts, and only for the
-    // workspace of its root agent. A folder inside the lead's own, so the lead reaches it and
-    // its subagents run at once (one outside would be held for the user, SPEC 14).
+    // Both subagents work in another workspace; they count in the workspace of their root
+    // agent, as the status bar counts them (one rule, model/status.rs tree_bucket). A folder
+    // inside the lead's own, so the lead reaches it and its subagents run at once (one outside
+    // would be held for the user, SPEC 14).
     let other_dir = home_dir.join("elsewhere");
     std::fs::create_dir_all(&other_dir).unwrap();
     let runner = Kid {
@@ -29,19 +30,32 @@ async fn workspace_status_running_subagents_lift_their_roots_workspace_failed_on
     let other_ws = ws_id(by_title(&fam.kids, "runner"));
     assert_ne!(home_ws, other_ws);
 
-    // The root's workspace shows running (not failed: a failed subagent does not escalate it);
-    // the subagents' own workspace shows nothing.
-    app.wait_for_attr(&sel_ws(home_ws), "data-status", "running")
+    // The root's workspace shows the failure (the most urgent of what its tree shows) and says
+    // both words; the subagents' own workspace shows nothing.
+    app.wait_for_attr(&sel_ws(home_ws), "data-status", "failed")
         .await;
     app.wait_for_attr(&sel_ws(other_ws), "data-status", "none")
         .await;
-    app.wait_for_text(&sel_ws(home_ws), |t| t.contains("running"))
+    app.wait_for_text(&sel_ws(home_ws), |t| t.contains("1 failed"))
         .await;
+    let title = app
+        .execute(
+            "return document.querySelector(arguments[0]).getAttribute('title')",
+            vec![json!(sel_ws(home_ws))],
+        )
+        .await;
+    assert!(
+        title.as_str().unwrap_or("").contains("1 running"),
+        "{title}"
+    );
     app.screenshot("workspace-running").await;
 
-    // Once the running subagent stops, the root's workspace shows the root's own state: its
-    // finished, unseen turn — still not "failed".
+    // Once the running subagent stops, the failure still shows; once the failed subagent is
+    // archived, the root's own state does: its finished, unseen turn, then, seen, done.
     app.call_backend("cancelAgent", vec![json!(runner)]).await;
+    app.wait_for_attr(&sel_ws(home_ws), "data-status", "failed")
+        .await;
+    app.call_backend("archiveAgent", vec![json!(failer)]).await;
     app.wait_for_attr(&sel_ws(home_ws), "data-status", "attention")
         .await;
     app.wait_for_attr(&sel_ws(other_ws), "data-status", "none")

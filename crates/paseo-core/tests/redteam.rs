@@ -235,6 +235,7 @@ async fn a_hostile_agent_reaches_nothing_of_the_users_session_on_either_engine()
     controls(&s, &mut f).await;
     for engine in [EngineChoice::Bubblewrap, EngineChoice::Landlock] {
         attacks(&s, engine, &mut f).await;
+        cli_state(&s, engine, &mut f);
     }
     assert!(
         f.0.is_empty(),
@@ -459,6 +460,10 @@ async fn attacks(s: &Session, engine: EngineChoice, f: &mut Findings) {
         format!("{e}: its own next session got a wider box from its .git file: {out}"),
     );
 
+    if engine == EngineChoice::Bubblewrap {
+        held_and_worktrees(s, &h, &ws, &project, f).await;
+    }
+
     // No terminal: its own session, so no keystrokes pushed into the app's terminal.
     // SAFETY: getsid(0) reads this process's session id.
     let ours = unsafe { libc::getsid(0) };
@@ -576,4 +581,204 @@ async fn attacks(s: &Session, engine: EngineChoice, f: &mut Findings) {
         ),
     );
     rt.rt.shutdown().await;
+}
+
+/// A contained Claude Code agent's CLI state (its own layer, `providers::claude::state_layer`):
+/// from inside its box it tries to change what the user's own `claude` runs (settings kept as
+/// a dotfiles symlink, a plugin's hooks, the user-scope MCP servers in `.claude.json`), and
+/// writes what it must (a transcript, read its login).
+fn cli_state(s: &Session, engine: EngineChoice, f: &mut Findings) {
+    use paseo_core::providers::process::AgentEnv;
+    use paseo_core::sandbox::{Containment, Engine};
+    let e = format!("{engine:?}");
+    let base = s.root.join(format!("cli-{e}"));
+    let (user, dotfiles, data, cwd) = (
+        base.join("user-claude"),
+        base.join("dotfiles"),
+        base.join("data"),
+        base.join("work"),
+    );
+    for d in [
+        &user.join("plugins/p"),
+        &user.join("projects"),
+        &dotfiles,
+        &data,
+        &cwd,
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(dotfiles.join("settings.json"), "{}\n").unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("settings.json"), user.join("settings.json")).unwrap();
+    std::fs::write(user.join("plugins/p/hooks.json"), "{}\n").unwrap();
+    std::fs::write(user.join(".credentials.json"), "CRED-VALUE").unwrap();
+    let user_json = base.join("user.claude.json");
+    std::fs::write(&user_json, "{\"mcpServers\": {}}\n").unwrap();
+    let engine = match engine {
+        EngineChoice::Landlock => Engine::Landlock(
+            Containment::probe(EngineChoice::Landlock).map_or(1, |e| match e {
+                Engine::Landlock(abi) => abi,
+                _ => 1,
+            }),
+        ),
+        _ => Containment::probe(EngineChoice::Bubblewrap).unwrap(),
+    };
+    let tmp = data.join("tmp/agent");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let plan = Containment::with_engine(engine, &SandboxConfig::default(), &data)
+        .agent_plan(&cwd, &tmp, false)
+        .unwrap()
+        .unwrap();
+    let agent = AgentId::new();
+    let mut env = AgentEnv::new(agent, &Default::default(), &Default::default(), None);
+    env.sandbox = Some(std::sync::Arc::new(plan));
+    let layer = paseo_core::providers::claude::state_layer(user.clone(), Some(user_json.clone()));
+    assert!(env.cli_layer(agent, &layer).unwrap());
+    let own = env.set["CLAUDE_CONFIG_DIR"].clone();
+    let plan = env.sandbox.clone().unwrap();
+    let script = "cd \"$CLAUDE_CONFIG_DIR\"; \
+         echo '{\"hooks\": 1}' > settings.json || echo settings-refused; \
+         rm -f settings.json 2>/dev/null; echo '{\"hooks\": 2}' > settings.json || echo settings-kept; \
+         echo '{\"hooks\": 3}' > plugins/p/hooks.json || echo plugin-refused; \
+         echo '{\"mcpServers\": {\"x\": {\"command\": \"evil\"}}}' > .claude.json && echo own-json; \
+         echo t > projects/transcript && echo transcript; cat .credentials.json; echo; echo end";
+    let boxed = plan.command(Path::new("/bin/sh"), &["-c".into(), script.into()], &cwd);
+    let out = boxed
+        .std_command()
+        .unwrap()
+        .current_dir(&cwd)
+        .env("CLAUDE_CONFIG_DIR", &own)
+        .output()
+        .unwrap();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    f.check(
+        out.contains("end"),
+        format!("{e}: the CLI-state attempt did not run: {out}"),
+    );
+    f.check(
+        std::fs::read_to_string(dotfiles.join("settings.json")).unwrap() == "{}\n"
+            && std::fs::read_link(user.join("settings.json")).is_ok(),
+        format!("{e}: changed the user's settings through its layer: {out}"),
+    );
+    f.check(
+        std::fs::read_to_string(user.join("plugins/p/hooks.json")).unwrap() == "{}\n",
+        format!("{e}: changed a plugin's hooks the user's claude runs: {out}"),
+    );
+    f.check(
+        std::fs::read_to_string(&user_json).unwrap() == "{\"mcpServers\": {}}\n",
+        format!("{e}: changed the user's MCP servers: {out}"),
+    );
+    f.check(
+        out.contains("own-json")
+            && out.contains("transcript")
+            && user.join("projects/transcript").exists()
+            && out.contains("CRED-VALUE"),
+        format!(
+            "{e}: its own state does not work (its .claude.json, a transcript, its login): {out}"
+        ),
+    );
+}
+
+/// A `create_agent` or `create_worktree` call with the agent's own token, from its shell.
+fn mcp_call(tool: &str, arguments: &str) -> String {
+    format!(
+        "curl -sS -N \"$PASEO_MCP_URL\" -H \"Authorization: Bearer $PASEO_MCP_TOKEN\" \
+         -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+         --data-binary '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"{tool}\",\"arguments\":{arguments}}}}}'; echo"
+    )
+}
+
+/// A held start runs nothing before Allow, not even its CLI's process (an unconfined one
+/// would run outside any box); a worktree of a repository outside the agent's reach is refused.
+async fn held_and_worktrees(
+    s: &Session,
+    h: &RuntimeHandle,
+    ws: &WorkspaceId,
+    project: &Path,
+    f: &mut Findings,
+) {
+    let (parent, _, out) = attempt(
+        h,
+        ws,
+        &mcp_call(
+            "create_agent",
+            "{\"provider\":\"shell\",\"title\":\"outside\",\"unconfined\":true,\"initialPrompt\":\"echo unboxed-ran\",\"relationship\":{\"kind\":\"subagent\"},\"workspace\":{\"kind\":\"current\"}}",
+        ),
+        false,
+    )
+    .await;
+    let kid = support::eventually(T, || async {
+        let (kids, _) = h
+            .list(paseo_core::engine::ListFilter::default(), 1000)
+            .await
+            .unwrap();
+        kids.into_iter()
+            .find(|k| k.record.title == "outside" && k.parent_agent_id == Some(parent))
+            .ok_or_else(|| format!("no held child; the parent said: {out}"))
+    })
+    .await;
+    let request = kid.pending_permission.clone().map(|p| p.request_id);
+    f.check(
+        request.is_some(),
+        "held start: the unconfined child was not held",
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    f.check(
+        support::agent_pids(kid.record.id).is_empty(),
+        "held start: its session started before the user answered",
+    );
+    if let Some(request) = request {
+        h.answer_permission(kid.record.id, request, true)
+            .await
+            .unwrap();
+        h.wait(kid.record.id, T).await.unwrap();
+        let out = printed(h, kid.record.id).await;
+        f.check(
+            out.contains("unboxed-ran"),
+            format!("held start: Allow did not run it: {out}"),
+        );
+    }
+
+    let dotfiles = s.home.join("dotfiles");
+    if !dotfiles.exists() {
+        repo(&dotfiles);
+    }
+    let (_, _, out) = attempt(
+        h,
+        ws,
+        &mcp_call(
+            "create_worktree",
+            &format!(
+                "{{\"repo\":\"{}\",\"target\":{{\"kind\":\"branch-off\",\"newBranch\":\"planted\"}}}}",
+                dotfiles.display()
+            ),
+        ),
+        false,
+    )
+    .await;
+    let branches = git(&dotfiles, &["branch", "--list", "planted"]);
+    f.check(
+        branches.trim().is_empty() && out.contains("outside the calling agent"),
+        format!("create_worktree made a branch in a repository outside the agent's reach: {out}"),
+    );
+    // Its own repository: allowed.
+    let (_, _, out) = attempt(
+        h,
+        ws,
+        &mcp_call(
+            "create_worktree",
+            "{\"target\":{\"kind\":\"branch-off\",\"newBranch\":\"own-wt\"}}",
+        ),
+        false,
+    )
+    .await;
+    f.check(
+        !git(project, &["branch", "--list", "own-wt"])
+            .trim()
+            .is_empty(),
+        format!("create_worktree of its own repository was refused: {out}"),
+    );
 }

@@ -311,10 +311,10 @@ async fn a_contained_agent_cannot_reach_the_socket() {
                 text.contains("SOCKET-ABSENT") && text.contains("cannot connect"),
                 "{text}"
             ),
-            _ => assert!(
-                text.contains("GOT {\"type\":\"refused\"") && text.contains("no_new_privs"),
-                "{text}"
-            ),
+            // Landlock does not hide the socket's path, and no new Unix socket can be made in
+            // its box (a seccomp filter): the connect fails before the backend's own peer check
+            // (no_new_privs) would refuse it.
+            _ => assert!(text.contains("cannot connect"), "{text}"),
         }
         backend.shutdown().await;
     }
