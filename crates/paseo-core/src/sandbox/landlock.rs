@@ -108,7 +108,15 @@ impl Rules {
             super::Engine::Landlock(abi) => abi,
             super::Engine::Bwrap(_) => 1,
         };
-        let hidden = plan.hidden();
+        // Only what exists is split around: a path that is not there has nothing to read, and
+        // a folder on the way to it would only cost a listing and a rule per entry. (One made
+        // later, inside a folder allowed whole, is not hidden: bubblewrap's box has the same
+        // limit, docs/security.md.)
+        let hidden: Vec<PathBuf> = plan
+            .hidden()
+            .into_iter()
+            .filter(|h| std::fs::symlink_metadata(h).is_ok())
+            .collect();
         let mut read = Vec::new();
         let mut list = Vec::new();
         beside(Path::new("/"), &hidden, &mut read, &mut list);

@@ -51,11 +51,76 @@ pub(super) fn env(overrides: &[(String, String)]) -> Vec<(String, String)> {
     env
 }
 
+/// What the repository's own config files are now (path, inode, size, modification time), as
+/// the key of the guard's read of them. `None` when it cannot be told without git: not a
+/// checkout whose git dirs are known, or a config that includes other files (an included file
+/// can change while these do not).
+fn config_key(dir: &Path) -> Option<Vec<(std::path::PathBuf, u64, u64, i128)>> {
+    use std::os::unix::fs::MetadataExt;
+    let dirs = crate::sandbox::git_dirs(dir);
+    if dirs.is_empty() {
+        return None;
+    }
+    let mut key = Vec::new();
+    for d in &dirs {
+        for name in ["config", "config.worktree"] {
+            let f = d.join(name);
+            match std::fs::metadata(&f) {
+                Ok(m) => {
+                    let text = std::fs::read(&f).ok()?;
+                    if text.windows(7).any(|w| w.eq_ignore_ascii_case(b"include")) {
+                        return None;
+                    }
+                    let t = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
+                    key.push((f, m.ino(), m.size(), t));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => key.push((f, 0, 0, 0)),
+                Err(_) => return None,
+            }
+        }
+    }
+    Some(key)
+}
+
+type Key = Vec<(std::path::PathBuf, u64, u64, i128)>;
+
+/// The guard's last read of each repository, by its config files' key: a repository whose
+/// config did not change since (agents cannot write it in their box, SPEC 16b) needs no new
+/// `git config` run before each command.
+static READS: std::sync::Mutex<Vec<(Key, Vec<String>)>> = std::sync::Mutex::new(Vec::new());
+/// How many repositories' reads are kept (the oldest goes first).
+const KEPT_READS: usize = 64;
+
+/// The driver keys set in the repository's own config, read once per version of its config
+/// files ([`planted_drivers_now`] when they changed or cannot be told apart).
+fn planted_drivers(dir: &Path) -> Vec<String> {
+    let Some(key) = config_key(dir) else {
+        return planted_drivers_now(dir);
+    };
+    {
+        let reads = READS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, names)) = reads.iter().find(|(k, _)| *k == key) {
+            return names.clone();
+        }
+    }
+    let names = planted_drivers_now(dir);
+    // A config changed while git read it is read again next time: the key is taken again.
+    if config_key(dir).as_ref() == Some(&key) {
+        let mut reads = READS.lock().unwrap_or_else(|e| e.into_inner());
+        reads.retain(|(k, _)| k.first().map(|f| &f.0) != key.first().map(|f| &f.0));
+        if reads.len() >= KEPT_READS {
+            reads.remove(0);
+        }
+        reads.push((key, names.clone()));
+    }
+    names
+}
+
 /// The driver keys set in the repository's own config. Reading config runs nothing of the
 /// repository (includes are only read, no hook, fsmonitor or driver runs), so this one git runs
 /// without the guard and without a box of its own: the command it guards is boxed. A
 /// repository it cannot read has none.
-fn planted_drivers(dir: &Path) -> Vec<String> {
+fn planted_drivers_now(dir: &Path) -> Vec<String> {
     let mut read = Cmd::git(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .args(["config", "--show-scope", "--name-only", "--get-regexp"])
