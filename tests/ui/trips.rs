@@ -225,7 +225,15 @@ async fn a_held_agents_composer_says_what_to_do_and_a_denied_start_is_not_a_fail
 
 #[tokio::test]
 async fn long_names_wrap_in_the_home_header_and_a_narrow_header_keeps_budget() {
-    let (h, app, _) = start("trip_long_names").await;
+    long_names(crate::common::Harness::new("trip_long_names"), "").await;
+    let dark = crate::common::Harness::builder("trip_long_names_dark")
+        .env("GTK_THEME", "Adwaita:dark")
+        .build();
+    long_names(dark, "-dark").await;
+}
+
+async fn long_names(h: crate::common::Harness, theme: &str) {
+    let app = h.launch_ready(&[]).await;
     let repo = h.work_dir("pay");
     git(&repo, &["init", "-q", "-b", "main"]);
     std::fs::write(repo.join("README"), "pay\n").unwrap();
@@ -268,7 +276,8 @@ async fn long_names_wrap_in_the_home_header_and_a_narrow_header_keeps_budget() {
             layout["branchRight"].as_f64().unwrap() <= layout["actionsLeft"].as_f64().unwrap(),
             "{width}: the branch runs under the buttons: {layout}"
         );
-        app.screenshot(&format!("trip-long-home-{width}")).await;
+        app.screenshot(&format!("trip-long-home-{width}{theme}"))
+            .await;
         // The agent header keeps Budget… inside the window.
         open_root(&app, &fam.lead).await;
         let budget = app
@@ -283,7 +292,8 @@ async fn long_names_wrap_in_the_home_header_and_a_narrow_header_keeps_budget() {
                 && budget[2].as_f64().unwrap() > 0.0,
             "{width}: Budget… is clipped: {budget}"
         );
-        app.screenshot(&format!("trip-long-header-{width}")).await;
+        app.screenshot(&format!("trip-long-header-{width}{theme}"))
+            .await;
     }
     app.quit().await;
 }

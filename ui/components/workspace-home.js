@@ -27,10 +27,11 @@ const URGENCY = ['needs_input', 'failed', 'running', 'attention', 'queued', 'don
 const activity = (a) => a.lastActivityAt || a.createdAt || 0;
 
 /**
- * What a subagent shows in its tree's workspace: needs you, failed, running and queued, as the
- * core counts it (paseo-core model/status.rs `tree_bucket`); its finish is its parent's to read.
+ * What an agent shows in its tree's workspace, as the core decides it and sends it in the card
+ * (paseo-core model/status.rs `tree_bucket`: a finished subagent shows done there, its finish
+ * being its parent's to read).
  */
-const LIGHTS = new Set(['needs_input', 'failed', 'running', 'queued']);
+const inTree = (a) => a.treeBucket ?? agentBucket(a);
 
 /** A root's row and its subagents, for the filter, the search and the status sort. */
 function subtree(root) {
@@ -39,18 +40,15 @@ function subtree(root) {
     .filter(Boolean);
 }
 
-/** Whether the root's row shows state `b`: its own, or a subagent's that lights the workspace. */
+/** Whether the root's row shows state `b`: its own, or what a subagent shows in the workspace. */
 function treeShows(root, kids, b) {
-  return agentBucket(root) === b || (LIGHTS.has(b) && kids.some((k) => agentBucket(k) === b));
+  return agentBucket(root) === b || (b !== 'done' && kids.some((k) => inTree(k) === b));
 }
 
-/** The most urgent state the row shows (its own, or a subagent's that lights the workspace). */
+/** The most urgent state the row shows (its own, or what a subagent shows in the workspace). */
 function treeUrgency(root, kids) {
   let best = URGENCY.indexOf(agentBucket(root));
-  for (const k of kids) {
-    const b = agentBucket(k);
-    if (LIGHTS.has(b)) best = Math.min(best, URGENCY.indexOf(b));
-  }
+  for (const k of kids) best = Math.min(best, URGENCY.indexOf(inTree(k)));
   return best;
 }
 
