@@ -422,7 +422,7 @@ fn siblings(dir: &Path) -> Vec<PathBuf> {
     let Some(main) = crate::sandbox::common_root(&crate::sandbox::git_dirs(dir)) else {
         return Vec::new();
     };
-    let hash = super::worktree::repo_hash(&main);
+    let hash = repo_hash(&main);
     crate::sandbox::app_git_data_roots()
         .into_iter()
         .map(|root| crate::store::Layout::new(&root).worktrees_dir().join(&hash))

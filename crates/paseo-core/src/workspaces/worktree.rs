@@ -5,6 +5,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::gitcli::repo_hash;
 use super::gitcli::{self, Cmd, Hooks};
 use super::{git, repo_info, run_git, trash, RepoInfo, WorkspaceError};
 use crate::store::Layout;
@@ -104,17 +105,6 @@ pub fn guess_base(top: &Path) -> Result<Option<BaseRef>, gitcli::GitError> {
         }
     }
     Ok(None)
-}
-
-/// A stable short hash (FNV-1a 64) of the repository path: the folder that groups its
-/// worktrees. Stable across builds, unlike std's hasher.
-pub fn repo_hash(repo_root: &Path) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in repo_root.to_string_lossy().as_bytes() {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("{h:016x}")[..12].to_string()
 }
 
 /// The folder name for a branch: `feat/login` → `feat-login`.

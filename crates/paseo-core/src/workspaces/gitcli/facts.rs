@@ -100,6 +100,17 @@ fn same_place(a: &Path, b: &Path) -> bool {
     a == b || key(a) == key(b)
 }
 
+/// A stable short hash (FNV-1a 64) of the repository path: the folder that groups its
+/// worktrees. Stable across builds, unlike std's hasher.
+pub fn repo_hash(repo_root: &Path) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in repo_root.to_string_lossy().as_bytes() {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")[..12].to_string()
+}
+
 /// Where `branch` is checked out, if anywhere.
 pub fn checked_out_at(dir: &Path, branch: &str) -> Result<Option<PathBuf>, GitError> {
     Ok(worktrees(dir)?
