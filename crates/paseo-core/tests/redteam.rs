@@ -187,6 +187,22 @@ async fn attempt(
     (id, r.agent.status, printed(h, id).await)
 }
 
+/// The sessions (as this process sees them) of the processes running exactly `argv`.
+fn sessions_of(argv: &[&str]) -> Vec<i32> {
+    let want = argv.iter().map(|a| format!("{a}\0")).collect::<String>();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter(|p| std::fs::read(p.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes()))
+        .filter_map(|p| {
+            let stat = std::fs::read_to_string(p.path().join("stat")).ok()?;
+            let after = &stat[stat.rfind(')')? + 1..];
+            after.split_whitespace().nth(3)?.parse().ok()
+        })
+        .collect()
+}
+
 /// What an agent's turns printed (its output and errors, not the prompts it was sent).
 async fn printed(h: &RuntimeHandle, id: AgentId) -> String {
     h.timeline(id, 0, 500)
@@ -464,19 +480,39 @@ async fn attacks(s: &Session, engine: EngineChoice, f: &mut Findings) {
         held_and_worktrees(s, &h, &ws, &project, f).await;
     }
 
-    // No terminal: its own session, so no keystrokes pushed into the app's terminal.
+    // No terminal: its own session, so no keystrokes pushed into the app's terminal. The
+    // session is read from outside the box: inside a pid namespace a session led from outside
+    // reads as 0, as this process's own does when the test itself runs in a container.
     // SAFETY: getsid(0) reads this process's session id.
     let ours = unsafe { libc::getsid(0) };
-    let (_, _, out) = attempt(
-        &h,
-        &ws,
-        "cut -d' ' -f6 /proc/self/stat; (exec 3</dev/tty && echo tty-opened) 2>/dev/null || echo no-tty",
-        false,
-    )
-    .await;
+    let marker = format!("7.{}{}", std::process::id(), engine as u8);
+    let mut req = CreateAgent::new(
+        "shell",
+        WorkspaceTarget::Existing {
+            id: ws.clone(),
+            cwd: None,
+        },
+    );
+    req.initial_prompt = Some(format!(
+        "(exec 3</dev/tty && echo tty-opened) 2>/dev/null || echo no-tty; sleep {marker}; echo end"
+    ));
+    let id = h.create(req).await.unwrap().record.id;
+    let mut sessions = Vec::new();
+    for _ in 0..500 {
+        sessions = sessions_of(&["sleep", &marker]);
+        if !sessions.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let r = h.wait(id, T).await.unwrap();
+    assert!(!r.timed_out, "the turn ended");
+    let out = printed(&h, id).await;
     f.check(
-        out.contains("no-tty") && !out.lines().any(|l| l.trim() == ours.to_string()),
-        format!("{e}: shares the app's session or terminal ({ours}): {out}"),
+        out.contains("no-tty") && !sessions.is_empty() && !sessions.contains(&ours),
+        format!(
+            "{e}: shares the app's session or terminal ({ours}, the box's {sessions:?}): {out}"
+        ),
     );
 
     // Signals to a process outside the box.
@@ -726,9 +762,15 @@ async fn held_and_worktrees(
         "held start: the unconfined child was not held",
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
+    // No session at all (a Claude Code or Codex session would be a process running the CLI's
+    // start-up hooks, outside any box for an unconfined one).
+    let now = h.get(kid.record.id).await.unwrap();
     f.check(
-        support::agent_pids(kid.record.id).is_empty(),
-        "held start: its session started before the user answered",
+        now.status == Status::Closed && support::agent_pids(kid.record.id).is_empty(),
+        format!(
+            "held start: its session started before the user answered ({:?})",
+            now.status
+        ),
     );
     if let Some(request) = request {
         h.answer_permission(kid.record.id, request, true)
