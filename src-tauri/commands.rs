@@ -36,10 +36,12 @@ pub async fn call<R: Runtime>(
     request: serde_json::Value,
 ) -> Answer<tauri::ipc::Response> {
     let mut request = Request::from_value(request)?;
-    if let Request::SearchTimeline { scope, .. } | Request::CancelSearch { scope } = &mut request {
+    if let Request::SearchTimeline(paseo_core::api::verbs::SearchTimeline { scope, .. })
+    | Request::CancelSearch(paseo_core::api::verbs::CancelSearch { scope }) = &mut request
+    {
         *scope = Some(window.label().to_string());
     }
-    let setting = matches!(request, Request::SetNotificationSettings { .. });
+    let setting = matches!(request, Request::SetNotificationSettings(..));
     let response = runtime(&state).await?.call(Caller::User, request).await?;
     if let (true, Response::NotificationSettings(settings)) = (setting, &response) {
         // The runtime wrote config.json; the notifier follows at once.

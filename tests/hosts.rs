@@ -240,7 +240,9 @@ async fn an_agent_runs_on_the_host_as_its_user_and_its_events_come_back() {
     assert_eq!(meta.uid(), sshd.user.uid);
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     match client
-        .call(Request::GetAgent { agent_id: id })
+        .call(Request::GetAgent(paseo_core::api::verbs::GetAgent {
+            agent_id: id,
+        }))
         .await
         .unwrap()
     {
@@ -383,11 +385,11 @@ async fn a_killed_ssh_reconnects_and_resyncs_with_nothing_missed_or_doubled() {
     );
     // Nothing stopped on the host: the agent ran to its end, and its whole timeline is there.
     let page = match client
-        .call(Request::Timeline {
+        .call(Request::Timeline(paseo_core::api::verbs::Timeline {
             agent_id: id,
             before: None,
             limit: Some(500),
-        })
+        }))
         .await
         .unwrap()
     {

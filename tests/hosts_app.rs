@@ -796,9 +796,11 @@ async fn a_hosts_workspaces_and_budgets_route_there_and_agents_are_refused() {
             .await
             .unwrap_or_else(|e| panic!("{e}\n{}", sshd.log()));
     adopt_backend(&mut sshd);
-    let add = |path: PathBuf| Request::AddWorkspace {
-        path: path.display().to_string(),
-        host: None,
+    let add = |path: PathBuf| {
+        Request::AddWorkspace(paseo_core::api::verbs::AddWorkspace {
+            path: path.display().to_string(),
+            host: None,
+        })
     };
     let Response::Workspace(one) = other.call(add(host_folder(&sshd, "one"))).await.unwrap() else {
         panic!("not a workspace")
@@ -920,9 +922,9 @@ async fn a_hosts_workspaces_and_budgets_route_there_and_agents_are_refused() {
         .await;
     assert_eq!(budgeted["id"], id.as_str());
     let Response::Agent(seen) = other
-        .call(Request::GetAgent {
+        .call(Request::GetAgent(paseo_core::api::verbs::GetAgent {
             agent_id: id.parse().unwrap(),
-        })
+        }))
         .await
         .unwrap()
     else {

@@ -65,10 +65,10 @@ async fn call(h: &RuntimeHandle, caller: Caller, r: Request) -> Result<Response,
 }
 
 async fn set_budget(h: &RuntimeHandle, id: AgentId, budget: Option<Budget>) -> AgentSnapshot {
-    let r = Request::SetBudget {
+    let r = Request::SetBudget(paseo_core::api::verbs::SetBudget {
         agent_id: id,
         budget,
-    };
+    });
     match call(h, Caller::User, r).await.unwrap() {
         Response::Agent(a) => *a,
         other => panic!("{other:?}"),
@@ -111,7 +111,7 @@ async fn held(h: &RuntimeHandle, id: AgentId) -> PermissionRequest {
 /// A subagent (or detached agent) of `caller` with a first prompt, created through the API.
 fn child(ws: &WorkspaceId, prompt: &str, subagent: bool, budget: Option<Budget>) -> Request {
     let c = create("claude", ws, prompt);
-    Request::CreateAgent {
+    Request::CreateAgent(paseo_core::api::verbs::CreateAgent {
         provider: c.provider,
         workspace: WorkspaceTarget::Existing {
             id: ws.clone(),
@@ -129,16 +129,16 @@ fn child(ws: &WorkspaceId, prompt: &str, subagent: bool, budget: Option<Budget>)
         request_id: None,
         budget,
         host: None,
-    }
+    })
 }
 
 async fn agent_prompt(h: &RuntimeHandle, caller: AgentId, id: AgentId, text: &str) {
-    let r = Request::Prompt {
+    let r = Request::Prompt(paseo_core::api::verbs::Prompt {
         agent_id: id,
         prompt: text.into(),
         background: Some(true),
         notify_on_finish: Some(false),
-    };
+    });
     call(h, Caller::Agent(caller), r).await.unwrap();
 }
 
@@ -276,10 +276,10 @@ async fn children_detached_agents_and_the_default_stay_inside_the_trees_budget()
 
     // Only the user sets a budget: an agent may not raise or clear its own tree's.
     for budget in [Some(tokens(u64::MAX)), None] {
-        let r = Request::SetBudget {
+        let r = Request::SetBudget(paseo_core::api::verbs::SetBudget {
             agent_id: root,
             budget,
-        };
+        });
         let e = call(&h, Caller::Agent(root), r).await.unwrap_err();
         assert!(e.starts_with("forbidden|"), "{e}");
     }

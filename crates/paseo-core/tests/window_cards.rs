@@ -146,12 +146,22 @@ async fn the_page_keeps_every_card_of_the_snapshot_and_of_its_pages_as_the_runti
             frame["value"].take()
         }
     };
-    let text = serde_json::to_string(&ask(Request::FleetSnapshot).await).unwrap();
+    let text = serde_json::to_string(
+        &ask(Request::FleetSnapshot(
+            paseo_core::api::verbs::FleetSnapshot {},
+        ))
+        .await,
+    )
+    .unwrap();
     let mut pages = Vec::new();
     let mut after = None;
     loop {
         let limit = Some(PAGE);
-        let page = ask(Request::FleetCards { after, limit }).await;
+        let page = ask(Request::FleetCards(paseo_core::api::verbs::FleetCards {
+            after,
+            limit,
+        }))
+        .await;
         after = serde_json::from_value(page["next"].clone()).unwrap();
         pages.push(page);
         if after.is_none() {

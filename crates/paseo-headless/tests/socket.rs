@@ -280,11 +280,11 @@ async fn a_contained_agent_cannot_reach_the_socket() {
             let items = match h
                 .call(
                     paseo_core::api::Caller::User,
-                    paseo_core::api::Request::Timeline {
+                    paseo_core::api::Request::Timeline(paseo_core::api::verbs::Timeline {
                         agent_id: id,
                         before: None,
                         limit: Some(500),
-                    },
+                    }),
                 )
                 .await
                 .unwrap()

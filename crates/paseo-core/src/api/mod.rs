@@ -11,9 +11,9 @@ mod response;
 mod response_tests;
 #[cfg(test)]
 mod tests;
+pub mod verbs;
 
 pub use crate::runtime::events::Event;
 pub use crate::runtime::policy::Caller;
-pub use dispatch::DEFAULT_WAIT;
-pub use request::Request;
 pub use response::{ApiError, Response};
+pub use verbs::{Request, Verb, DEFAULT_WAIT};

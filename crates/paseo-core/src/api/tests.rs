@@ -5,61 +5,11 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::*;
+use crate::api::verbs;
 use crate::config::NotificationsConfig;
 use crate::model::{AgentId, Budget, Status, WorkspaceId};
 use crate::runtime::WorkspaceTarget;
 use crate::workspaces::worktree::WorktreeTarget;
-
-/// The request's kind, by an exhaustive match: a new variant fails to compile here until it
-/// has an example in [`every_request`].
-fn kind_of(r: &Request) -> &'static str {
-    match r {
-        Request::FleetSnapshot => "fleetSnapshot",
-        Request::GetAgent { .. } => "getAgent",
-        Request::ListAgents { .. } => "listAgents",
-        Request::ArchivedAgents { .. } => "archivedAgents",
-        Request::CreateAgent { .. } => "createAgent",
-        Request::CreateWorktree { .. } => "createWorktree",
-        Request::Prompt { .. } => "prompt",
-        Request::Cancel { .. } => "cancel",
-        Request::Stop { .. } => "stop",
-        Request::Wait { .. } => "wait",
-        Request::Archive { .. } => "archive",
-        Request::ArchiveFinished { .. } => "archiveFinished",
-        Request::ArchivePlan { .. } => "archivePlan",
-        Request::FinishedPlan { .. } => "finishedPlan",
-        Request::Restore { .. } => "restore",
-        Request::Detach { .. } => "detach",
-        Request::Reattach { .. } => "reattach",
-        Request::Wake { .. } => "wake",
-        Request::AnswerPermission { .. } => "answerPermission",
-        Request::MarkSeen { .. } => "markSeen",
-        Request::Timeline { .. } => "timeline",
-        Request::SearchTimeline { .. } => "searchTimeline",
-        Request::CancelSearch { .. } => "cancelSearch",
-        Request::Changes { .. } => "changes",
-        Request::Diff { .. } => "diff",
-        Request::Commit { .. } => "commit",
-        Request::Discard { .. } => "discard",
-        Request::Merge { .. } => "merge",
-        Request::CreatePr { .. } => "createPr",
-        Request::PrStatus { .. } => "prStatus",
-        Request::OpenInEditor { .. } => "openInEditor",
-        Request::AddWorkspace { .. } => "addWorkspace",
-        Request::RenameWorkspace { .. } => "renameWorkspace",
-        Request::ArchiveWorkspace { .. } => "archiveWorkspace",
-        Request::NotificationSettings => "notificationSettings",
-        Request::SetNotificationSettings { .. } => "setNotificationSettings",
-        Request::FleetFirstScreen { .. } => "fleetFirstScreen",
-        Request::FleetCards { .. } => "fleetCards",
-        Request::SyncSnapshot { .. } => "syncSnapshot",
-        Request::SetBudget { .. } => "setBudget",
-        Request::ListHosts => "listHosts",
-        Request::AddHost { .. } => "addHost",
-        Request::RemoveHost { .. } => "removeHost",
-        Request::InstallHost { .. } => "installHost",
-    }
-}
 
 fn every_request() -> Vec<Request> {
     let a = AgentId::new();
@@ -68,27 +18,27 @@ fn every_request() -> Vec<Request> {
     let mut labels = BTreeMap::new();
     labels.insert("team".to_string(), "docs".to_string());
     vec![
-        Request::FleetSnapshot,
-        Request::GetAgent { agent_id: a },
-        Request::ListAgents {
+        Request::FleetSnapshot(verbs::FleetSnapshot {}),
+        Request::GetAgent(verbs::GetAgent { agent_id: a }),
+        Request::ListAgents(verbs::ListAgents {
             include_archived: true,
             parent_id: Some(a),
             workspace_id: Some(w.clone()),
             statuses: Some(vec![Status::Idle, Status::Running]),
             limit: Some(7),
             host: Some("box".into()),
-        },
-        Request::ArchivedAgents {
+        }),
+        Request::ArchivedAgents(verbs::ArchivedAgents {
             offset: Some(3),
             limit: None,
             host: None,
-        },
-        Request::ArchivedAgents {
+        }),
+        Request::ArchivedAgents(verbs::ArchivedAgents {
             offset: None,
             limit: Some(10),
             host: Some("box".into()),
-        },
-        Request::CreateAgent {
+        }),
+        Request::CreateAgent(verbs::CreateAgent {
             provider: "shell".into(),
             workspace: WorkspaceTarget::Worktree {
                 repo: Some("/r".into()),
@@ -112,8 +62,8 @@ fn every_request() -> Vec<Request> {
                 tree_cost_usd: Some(1.5),
             }),
             host: Some("box".into()),
-        },
-        Request::CreateAgent {
+        }),
+        Request::CreateAgent(verbs::CreateAgent {
             provider: "claude".into(),
             workspace: WorkspaceTarget::Existing {
                 id: w.clone(),
@@ -131,163 +81,165 @@ fn every_request() -> Vec<Request> {
             request_id: None,
             budget: None,
             host: None,
-        },
-        Request::CreateWorktree {
+        }),
+        Request::CreateWorktree(verbs::CreateWorktree {
             repo: None,
             target: WorktreeTarget::CheckoutBranch {
                 branch: "old".into(),
             },
             request_id: None,
             host: None,
-        },
-        Request::CreateWorktree {
+        }),
+        Request::CreateWorktree(verbs::CreateWorktree {
             repo: Some("/r".into()),
             target: WorktreeTarget::CheckoutBranch {
                 branch: "old".into(),
             },
             request_id: None,
             host: Some("box".into()),
-        },
-        Request::Prompt {
+        }),
+        Request::Prompt(verbs::Prompt {
             agent_id: a,
             prompt: "go".into(),
             background: Some(true),
             notify_on_finish: None,
-        },
-        Request::Cancel { agent_id: a },
-        Request::Stop { agent_id: a },
-        Request::Wait {
+        }),
+        Request::Cancel(verbs::Cancel { agent_id: a }),
+        Request::Stop(verbs::Stop { agent_id: a }),
+        Request::Wait(verbs::Wait {
             agent_id: a,
             timeout_secs: Some(1.5),
-        },
-        Request::Archive { agent_id: a },
-        Request::ArchiveFinished { parent_id: a },
-        Request::ArchivePlan { agent_id: a },
-        Request::FinishedPlan { parent_id: b },
-        Request::Restore {
+        }),
+        Request::Archive(verbs::Archive { agent_id: a }),
+        Request::ArchiveFinished(verbs::ArchiveFinished { parent_id: a }),
+        Request::ArchivePlan(verbs::ArchivePlan { agent_id: a }),
+        Request::FinishedPlan(verbs::FinishedPlan { parent_id: b }),
+        Request::Restore(verbs::Restore {
             agent_id: a,
             as_root: true,
             member: true,
-        },
-        Request::Detach { agent_id: a },
-        Request::Reattach {
+        }),
+        Request::Detach(verbs::Detach { agent_id: a }),
+        Request::Reattach(verbs::Reattach {
             agent_id: a,
             parent_id: b,
             check: true,
-        },
-        Request::Wake { agent_id: a },
-        Request::AnswerPermission {
+        }),
+        Request::Wake(verbs::Wake { agent_id: a }),
+        Request::AnswerPermission(verbs::AnswerPermission {
             agent_id: a,
             request_id: "r1".into(),
             allow: false,
-        },
-        Request::MarkSeen { agent_id: a },
-        Request::Timeline {
+        }),
+        Request::MarkSeen(verbs::MarkSeen { agent_id: a }),
+        Request::Timeline(verbs::Timeline {
             agent_id: a,
             before: Some(40),
             limit: Some(10),
-        },
-        Request::SearchTimeline {
+        }),
+        Request::SearchTimeline(verbs::SearchTimeline {
             agent_id: a,
             query: "needle".into(),
             scope: Some("main".into()),
-        },
-        Request::CancelSearch { scope: None },
-        Request::Changes { agent_id: a },
-        Request::Diff {
+        }),
+        Request::CancelSearch(verbs::CancelSearch { scope: None }),
+        Request::Changes(verbs::Changes { agent_id: a }),
+        Request::Diff(verbs::Diff {
             agent_id: a,
             path: "src/x.rs".into(),
             offset: 10,
             limit: 20,
-        },
-        Request::Commit {
+        }),
+        Request::Commit(verbs::Commit {
             agent_id: a,
             message: "m".into(),
-        },
-        Request::Discard { agent_id: a },
-        Request::Merge { agent_id: a },
-        Request::CreatePr {
+        }),
+        Request::Discard(verbs::Discard { agent_id: a }),
+        Request::Merge(verbs::Merge { agent_id: a }),
+        Request::CreatePr(verbs::CreatePr {
             agent_id: a,
             title: "t".into(),
             body: "b".into(),
-        },
-        Request::PrStatus { agent_id: a },
-        Request::OpenInEditor {
+        }),
+        Request::PrStatus(verbs::PrStatus { agent_id: a }),
+        Request::OpenInEditor(verbs::OpenInEditor {
             agent_id: a,
             path: Some("f".into()),
-        },
-        Request::AddWorkspace {
+        }),
+        Request::AddWorkspace(verbs::AddWorkspace {
             path: "/w".into(),
             host: None,
-        },
-        Request::AddWorkspace {
+        }),
+        Request::AddWorkspace(verbs::AddWorkspace {
             path: "/w".into(),
             host: Some("box".into()),
-        },
-        Request::RenameWorkspace {
+        }),
+        Request::RenameWorkspace(verbs::RenameWorkspace {
             workspace_id: w.clone(),
             name: "n".into(),
-        },
-        Request::ArchiveWorkspace {
+        }),
+        Request::ArchiveWorkspace(verbs::ArchiveWorkspace {
             workspace_id: w,
             even_if_running: true,
-        },
-        Request::NotificationSettings,
-        Request::SetNotificationSettings {
+        }),
+        Request::NotificationSettings(verbs::NotificationSettings {}),
+        Request::SetNotificationSettings(verbs::SetNotificationSettings {
             settings: NotificationsConfig {
                 enabled: false,
                 ..NotificationsConfig::default()
             },
-        },
-        Request::FleetFirstScreen {
+        }),
+        Request::FleetFirstScreen(verbs::FleetFirstScreen {
             workspace_id: Some(WorkspaceId::new().to_string()),
             agent_ids: vec![a.to_string(), "not an id".into()],
-        },
-        Request::FleetCards {
+        }),
+        Request::FleetCards(verbs::FleetCards {
             after: Some((1_700_000_000_000, b)),
             limit: Some(5_000),
-        },
-        Request::SyncSnapshot { host: None },
-        Request::SyncSnapshot {
+        }),
+        Request::SyncSnapshot(verbs::SyncSnapshot { host: None }),
+        Request::SyncSnapshot(verbs::SyncSnapshot {
             host: Some("box".into()),
-        },
-        Request::SetBudget {
+        }),
+        Request::SetBudget(verbs::SetBudget {
             agent_id: a,
             budget: Some(Budget {
                 tree_tokens: Some(1_000),
                 tree_cost_usd: None,
             }),
-        },
-        Request::SetBudget {
+        }),
+        Request::SetBudget(verbs::SetBudget {
             agent_id: a,
             budget: None,
-        },
-        Request::ListHosts,
-        Request::AddHost {
+        }),
+        Request::ListHosts(verbs::ListHosts {}),
+        Request::AddHost(verbs::AddHost {
             host: crate::hosts::Host {
                 name: "box".into(),
                 ssh: "me@box".into(),
                 command: Some(vec!["/opt/paseo-headless".into()]),
             },
-        },
-        Request::RemoveHost { name: "box".into() },
-        Request::InstallHost { name: "box".into() },
+        }),
+        Request::RemoveHost(verbs::RemoveHost { name: "box".into() }),
+        Request::InstallHost(verbs::InstallHost { name: "box".into() }),
     ]
 }
 
 #[test]
 fn every_request_round_trips_through_json() {
     let all = every_request();
-    let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
+    let mut kinds: Vec<_> = all.iter().map(Request::kind).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 44, "an example of every variant");
+    let mut every: Vec<_> = Request::kinds().to_vec();
+    every.sort();
+    assert_eq!(kinds, every, "an example of every verb");
     for r in all {
         let text = serde_json::to_string(&r).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(value["kind"], kind_of(&r), "{text}");
+        // Each verb's own `KIND` is its tag on the wire.
+        assert_eq!(value["kind"], r.kind(), "{text}");
         assert_eq!(Request::from_json(&text).unwrap(), r, "{text}");
-        assert_eq!(r.kind(), kind_of(&r));
     }
 }
 
@@ -297,11 +249,11 @@ fn fields_are_camel_case_and_optional_ones_may_be_left_out() {
     let r = Request::from_value(json!({"kind": "restore", "agentId": a.to_string()})).unwrap();
     assert_eq!(
         r,
-        Request::Restore {
+        Request::Restore(verbs::Restore {
             agent_id: a,
             as_root: false,
             member: false
-        }
+        })
     );
     let r = Request::from_value(json!({
         "kind": "createAgent", "provider": "shell",
@@ -310,11 +262,11 @@ fn fields_are_camel_case_and_optional_ones_may_be_left_out() {
         "autoArchive": true
     }))
     .unwrap();
-    let Request::CreateAgent {
+    let Request::CreateAgent(verbs::CreateAgent {
         workspace,
         auto_archive,
         ..
-    } = r
+    }) = r
     else {
         panic!("{r:?}")
     };
@@ -338,31 +290,31 @@ fn requests_written_before_host_existed_still_read() {
     for (frame, host_less) in [
         (
             json!({"kind": "syncSnapshot"}),
-            Request::SyncSnapshot { host: None },
+            Request::SyncSnapshot(verbs::SyncSnapshot { host: None }),
         ),
         (
             json!({"kind": "archivedAgents", "offset": 2}),
-            Request::ArchivedAgents {
+            Request::ArchivedAgents(verbs::ArchivedAgents {
                 offset: Some(2),
                 limit: None,
                 host: None,
-            },
+            }),
         ),
         (
             json!({"kind": "addWorkspace", "path": "/w"}),
-            Request::AddWorkspace {
+            Request::AddWorkspace(verbs::AddWorkspace {
                 path: "/w".into(),
                 host: None,
-            },
+            }),
         ),
         (
             json!({"kind": "createWorktree", "target": {"kind": "checkout-branch", "branch": "b"}}),
-            Request::CreateWorktree {
+            Request::CreateWorktree(verbs::CreateWorktree {
                 repo: None,
                 target: WorktreeTarget::CheckoutBranch { branch: "b".into() },
                 request_id: None,
                 host: None,
-            },
+            }),
         ),
     ] {
         assert_eq!(Request::from_value(frame.clone()).unwrap(), host_less);
@@ -372,9 +324,9 @@ fn requests_written_before_host_existed_still_read() {
     let named = Request::from_value(json!({"kind": "syncSnapshot", "host": "box"})).unwrap();
     assert_eq!(
         named,
-        Request::SyncSnapshot {
+        Request::SyncSnapshot(verbs::SyncSnapshot {
             host: Some("box".into())
-        }
+        })
     );
 }
 

@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 use super::protocol::{ClientFrame, Hello, Incoming, MAX_LINE};
 use super::ssh::{self, Host, SshOptions};
 use super::HostError;
-use crate::api::{ApiError, Event, Request, Response};
+use crate::api::{verbs, ApiError, Event, Request, Response};
 
 /// Reconnect waits: the first, doubled after each failure, at most the last. Short: a host that
 /// comes back is found again within seconds (an attempt is one ssh process; ssh's own
@@ -429,7 +429,7 @@ fn request_sync(shared: &Shared) -> Option<u64> {
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let line = ClientFrame::Request {
         id,
-        request: Box::new(Request::SyncSnapshot { host: None }),
+        request: Box::new(Request::SyncSnapshot(verbs::SyncSnapshot { host: None })),
     }
     .to_line()
     .ok()?;

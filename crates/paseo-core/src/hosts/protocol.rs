@@ -250,6 +250,7 @@ impl Incoming {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::verbs;
 
     #[test]
     fn every_frame_reads_back_as_it_was_written() {
@@ -314,11 +315,11 @@ mod tests {
 
         let frame = ClientFrame::Request {
             id: 5,
-            request: Box::new(Request::SyncSnapshot { host: None }),
+            request: Box::new(Request::SyncSnapshot(verbs::SyncSnapshot { host: None })),
         };
         match ClientFrame::parse(&frame.to_line().unwrap()).unwrap() {
             ClientFrame::Request { id: 5, request }
-                if *request == Request::SyncSnapshot { host: None } => {}
+                if *request == Request::SyncSnapshot(verbs::SyncSnapshot { host: None }) => {}
             other => panic!("{other:?}"),
         }
         let frame = ClientFrame::Hello(Hello::ours());

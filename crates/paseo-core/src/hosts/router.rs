@@ -6,9 +6,9 @@
 //! host holds, is refused (`forbidden`): an agent is contained on its machine (SPEC 14/16) and
 //! must not act on another through the user's connection.
 
+use crate::api::verbs::ListAgents;
 use crate::api::{ApiError, Caller, Request, Response};
-use crate::model::{AgentId, WorkspaceId};
-use crate::runtime::WorkspaceTarget;
+use crate::model::AgentId;
 use crate::runtime::{RuntimeError, RuntimeHandle};
 
 /// What the router did with a request.
@@ -19,94 +19,19 @@ pub(crate) enum Routed {
     Local(Box<Request>),
 }
 
-/// The agent ids a request acts on, with the field naming each.
-fn agent_ids(request: &Request) -> Vec<(&'static str, AgentId)> {
-    use Request as Q;
-    match request {
-        Q::GetAgent { agent_id }
-        | Q::Prompt { agent_id, .. }
-        | Q::Cancel { agent_id }
-        | Q::Stop { agent_id }
-        | Q::Wait { agent_id, .. }
-        | Q::Archive { agent_id }
-        | Q::ArchivePlan { agent_id }
-        | Q::Restore { agent_id, .. }
-        | Q::Detach { agent_id }
-        | Q::Wake { agent_id }
-        | Q::AnswerPermission { agent_id, .. }
-        | Q::MarkSeen { agent_id }
-        | Q::Timeline { agent_id, .. }
-        | Q::SearchTimeline { agent_id, .. }
-        | Q::Changes { agent_id }
-        | Q::Diff { agent_id, .. }
-        | Q::Commit { agent_id, .. }
-        | Q::Discard { agent_id }
-        | Q::Merge { agent_id }
-        | Q::CreatePr { agent_id, .. }
-        | Q::PrStatus { agent_id }
-        | Q::OpenInEditor { agent_id, .. }
-        | Q::SetBudget { agent_id, .. } => vec![("agentId", *agent_id)],
-        Q::Reattach {
-            agent_id,
-            parent_id,
-            ..
-        } => vec![("agentId", *agent_id), ("parentId", *parent_id)],
-        Q::ArchiveFinished { parent_id } | Q::FinishedPlan { parent_id } => {
-            vec![("parentId", *parent_id)]
-        }
-        Q::ListAgents {
-            parent_id: Some(parent_id),
-            ..
-        } => vec![("parentId", *parent_id)],
-        _ => Vec::new(),
-    }
-}
-
-/// The workspace ids a request acts on, with the field naming each.
-fn workspace_ids(request: &Request) -> Vec<(&'static str, &WorkspaceId)> {
-    use Request as Q;
-    match request {
-        Q::RenameWorkspace { workspace_id, .. } | Q::ArchiveWorkspace { workspace_id, .. } => {
-            vec![("workspaceId", workspace_id)]
-        }
-        Q::ListAgents {
-            workspace_id: Some(workspace_id),
-            ..
-        } => vec![("workspaceId", workspace_id)],
-        Q::CreateAgent {
-            workspace: WorkspaceTarget::Existing { id, .. },
-            ..
-        } => vec![("workspace.workspaceId", id)],
-        _ => Vec::new(),
-    }
-}
-
-/// The host a request names, taken out of the request (the host runs it as its own).
-fn take_host(request: &mut Request) -> Option<String> {
-    match request {
-        Request::CreateAgent { host, .. }
-        | Request::ListAgents { host, .. }
-        | Request::SyncSnapshot { host }
-        | Request::ArchivedAgents { host, .. }
-        | Request::AddWorkspace { host, .. }
-        | Request::CreateWorktree { host, .. } => host.take(),
-        _ => None,
-    }
-}
-
 /// The host holding what the request acts on (an agent or a workspace), with the field
 /// naming it and what it is.
 fn holder_of(
     hosts: &super::HostManager,
     request: &Request,
 ) -> Option<(String, &'static str, String)> {
-    let by_agent = agent_ids(request).into_iter().find_map(|(field, id)| {
+    let by_agent = request.agents().into_iter().find_map(|(field, id)| {
         hosts
             .holder(id)
             .map(|name| (name, field, format!("agent {id}")))
     });
     by_agent.or_else(|| {
-        workspace_ids(request).into_iter().find_map(|(field, id)| {
+        request.workspaces().into_iter().find_map(|(field, id)| {
             hosts
                 .workspace_holder(id)
                 .map(|name| (name, field, format!("workspace {id}")))
@@ -123,7 +48,7 @@ fn forbidden(agent: AgentId, field: &str, what: String) -> RuntimeError {
 
 impl RuntimeHandle {
     pub(crate) async fn route(&self, caller: Caller, mut request: Request) -> Routed {
-        if let Some(name) = take_host(&mut request) {
+        if let Some(name) = request.take_host() {
             if let Caller::Agent(agent) = caller {
                 return Routed::Answered(Err(forbidden(
                     agent,
@@ -150,10 +75,10 @@ impl RuntimeHandle {
             return Routed::Answered(self.on_host(&name, request).await);
         }
         match request {
-            Request::ListAgents { .. }
+            Request::ListAgents(list)
                 if caller == Caller::User && !self.hosts.names().is_empty() =>
             {
-                Routed::Answered(self.list_everywhere(request).await)
+                Routed::Answered(self.list_everywhere(list).await)
             }
             request => Routed::Local(Box::new(request)),
         }
@@ -187,15 +112,13 @@ impl RuntimeHandle {
     /// This machine's agents, then each connected host's, one list: `total` counts them all,
     /// `limit` bounds the whole. A host that is not connected is left out (its agents are
     /// counted in `listHosts`).
-    async fn list_everywhere(&self, request: Request) -> Result<Response, RuntimeError> {
-        let Request::ListAgents { limit, .. } = &request else {
-            return self.call_here(Caller::User, request).await;
-        };
-        let limit = limit.unwrap_or(100);
+    async fn list_everywhere(&self, list: ListAgents) -> Result<Response, RuntimeError> {
+        let limit = list.limit.unwrap_or(100);
+        let request = Request::ListAgents(list);
         let Response::Agents {
             mut agents,
             mut total,
-        } = self.call_here(Caller::User, request.clone()).await?
+        } = request.clone().run(self, Caller::User).await?
         else {
             return Err(RuntimeError::invalid(
                 "",
@@ -229,6 +152,7 @@ impl RuntimeHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::WorkspaceId;
     use serde_json::json;
 
     fn request(frame: serde_json::Value) -> Request {
@@ -239,19 +163,16 @@ mod tests {
     fn every_request_naming_a_host_gives_it_up_to_the_host() {
         for kind in ["syncSnapshot", "archivedAgents", "listAgents"] {
             let mut r = request(json!({"kind": kind, "host": "box"}));
-            assert_eq!(take_host(&mut r).as_deref(), Some("box"), "{kind}");
+            assert_eq!(r.take_host().as_deref(), Some("box"), "{kind}");
             let left = serde_json::to_value(&r).unwrap();
             assert!(left.get("host").is_none_or(|h| h.is_null()), "{kind}");
         }
         let mut r = request(json!({"kind": "addWorkspace", "path": "/w", "host": "box"}));
-        assert_eq!(take_host(&mut r).as_deref(), Some("box"));
+        assert_eq!(r.take_host().as_deref(), Some("box"));
         let mut r = request(json!({"kind": "createWorktree", "host": "box",
             "target": {"kind": "checkout-branch", "branch": "b"}}));
-        assert_eq!(take_host(&mut r).as_deref(), Some("box"));
-        assert_eq!(
-            take_host(&mut request(json!({"kind": "syncSnapshot"}))),
-            None
-        );
+        assert_eq!(r.take_host().as_deref(), Some("box"));
+        assert_eq!(request(json!({"kind": "syncSnapshot"})).take_host(), None);
     }
 
     #[test]
@@ -259,7 +180,7 @@ mod tests {
         let a = AgentId::new();
         let w = WorkspaceId::new();
         let budget = request(json!({"kind": "setBudget", "agentId": a, "budget": null}));
-        assert_eq!(agent_ids(&budget), vec![("agentId", a)]);
+        assert_eq!(budget.agents(), vec![("agentId", a)]);
         for (frame, field) in [
             (
                 json!({"kind": "renameWorkspace", "workspaceId": w, "name": "n"}),
@@ -280,10 +201,10 @@ mod tests {
             ),
         ] {
             let r = request(frame.clone());
-            assert_eq!(workspace_ids(&r), vec![(field, &w)], "{frame}");
+            assert_eq!(r.workspaces(), vec![(field, &w)], "{frame}");
         }
         let r = request(json!({"kind": "createAgent", "provider": "shell",
             "workspace": {"kind": "directory", "path": "/w"}}));
-        assert!(workspace_ids(&r).is_empty());
+        assert!(r.workspaces().is_empty());
     }
 }

@@ -21,10 +21,10 @@ async fn an_agent_gives_a_child_at_most_what_its_tree_has_left_and_cannot_raise_
         tree_tokens: Some(1_000),
         tree_cost_usd: None,
     };
-    let set = Request::SetBudget {
+    let set = Request::SetBudget(paseo_core::api::verbs::SetBudget {
         agent_id: root,
         budget: Some(cap),
-    };
+    });
     h.h().call(Caller::User, set).await.unwrap();
     let c = h.as_agent(root).await;
 
@@ -86,10 +86,10 @@ async fn an_agent_gives_a_child_at_most_what_its_tree_has_left_and_cannot_raise_
             tree_cost_usd: None,
         }),
     ] {
-        let r = Request::SetBudget {
+        let r = Request::SetBudget(paseo_core::api::verbs::SetBudget {
             agent_id: root,
             budget,
-        };
+        });
         let e = h.h().call(Caller::Agent(root), r).await.unwrap_err();
         assert_eq!(e.code(), "forbidden", "{e}");
     }

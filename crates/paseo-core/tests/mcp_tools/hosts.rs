@@ -24,13 +24,13 @@ async fn an_agent_token_naming_a_host_is_refused_and_nothing_is_created() {
     h.h()
         .call(
             Caller::User,
-            Request::AddHost {
+            Request::AddHost(paseo_core::api::verbs::AddHost {
                 host: Host {
                     name: "box".into(),
                     ssh: "box.invalid".into(),
                     command: None,
                 },
-            },
+            }),
         )
         .await
         .unwrap();
@@ -48,7 +48,10 @@ async fn an_agent_token_naming_a_host_is_refused_and_nothing_is_created() {
     // The hosts' own requests are the user's.
     let refused = h
         .h()
-        .call(Caller::Agent(lead.id()), Request::ListHosts)
+        .call(
+            Caller::Agent(lead.id()),
+            Request::ListHosts(paseo_core::api::verbs::ListHosts {}),
+        )
         .await
         .unwrap_err();
     assert_eq!(refused.code(), "forbidden");
@@ -88,7 +91,16 @@ async fn hosts_are_added_listed_and_removed_in_config_json_with_their_state() {
         Response::Hosts(hosts) => hosts,
         other => panic!("{other:?}"),
     };
-    assert!(hosts(h.h().call(Caller::User, Request::ListHosts).await.unwrap()).is_empty());
+    assert!(hosts(
+        h.h()
+            .call(
+                Caller::User,
+                Request::ListHosts(paseo_core::api::verbs::ListHosts {})
+            )
+            .await
+            .unwrap()
+    )
+    .is_empty());
     // Bad input names the field and writes nothing.
     for (bad, field) in [
         (
@@ -110,7 +122,10 @@ async fn hosts_are_added_listed_and_removed_in_config_json_with_their_state() {
     ] {
         let e = h
             .h()
-            .call(Caller::User, Request::AddHost { host: bad })
+            .call(
+                Caller::User,
+                Request::AddHost(paseo_core::api::verbs::AddHost { host: bad }),
+            )
             .await
             .unwrap_err();
         assert_eq!((e.code(), e.field()), ("invalid", Some(field)), "{e}");
@@ -124,13 +139,13 @@ async fn hosts_are_added_listed_and_removed_in_config_json_with_their_state() {
         h.h()
             .call(
                 Caller::User,
-                Request::AddHost {
+                Request::AddHost(paseo_core::api::verbs::AddHost {
                     host: Host {
                         name: "gone".into(),
                         ssh: "gone.invalid".into(),
                         command: None,
                     },
-                },
+                }),
             )
             .await
             .unwrap(),
@@ -143,13 +158,13 @@ async fn hosts_are_added_listed_and_removed_in_config_json_with_their_state() {
         .h()
         .call(
             Caller::User,
-            Request::AddHost {
+            Request::AddHost(paseo_core::api::verbs::AddHost {
                 host: Host {
                     name: "gone".into(),
                     ssh: "other".into(),
                     command: None,
                 },
-            },
+            }),
         )
         .await
         .unwrap_err();
@@ -160,7 +175,15 @@ async fn hosts_are_added_listed_and_removed_in_config_json_with_their_state() {
     );
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     let state = loop {
-        let listed = hosts(h.h().call(Caller::User, Request::ListHosts).await.unwrap());
+        let listed = hosts(
+            h.h()
+                .call(
+                    Caller::User,
+                    Request::ListHosts(paseo_core::api::verbs::ListHosts {}),
+                )
+                .await
+                .unwrap(),
+        );
         if let HostState::Failed { .. } = listed[0].state {
             break listed[0].state.clone();
         }
@@ -192,9 +215,9 @@ async fn hosts_are_added_listed_and_removed_in_config_json_with_their_state() {
         h.h()
             .call(
                 Caller::User,
-                Request::RemoveHost {
+                Request::RemoveHost(paseo_core::api::verbs::RemoveHost {
                     name: "gone".into(),
-                },
+                }),
             )
             .await
             .unwrap(),
@@ -208,9 +231,9 @@ async fn hosts_are_added_listed_and_removed_in_config_json_with_their_state() {
         .h()
         .call(
             Caller::User,
-            Request::RemoveHost {
+            Request::RemoveHost(paseo_core::api::verbs::RemoveHost {
                 name: "gone".into(),
-            },
+            }),
         )
         .await
         .unwrap_err();

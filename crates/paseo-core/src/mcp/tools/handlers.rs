@@ -5,7 +5,7 @@ use super::output::{
     ListOutput, PromptOutput, ToolResult, WaitOutput, WorktreeOutput,
 };
 use super::{PaseoTools, FOREGROUND_WAIT, LAST_MESSAGE_CHARS};
-use crate::api::{Caller, Request, Response};
+use crate::api::{verbs, Caller, Request, Response};
 use crate::mcp::input::{
     AgentInput, ChangesInput, CreateAgentInput, CreateWorktreeInput, FieldError, ListInput,
     Relationship, SendPromptInput, SourceInput, WaitInput, WorkspaceInput, DEFAULT_LIST_LIMIT,
@@ -115,7 +115,7 @@ impl PaseoTools {
                 }
             },
         };
-        let request = Request::CreateAgent {
+        let request = Request::CreateAgent(verbs::CreateAgent {
             provider: input.provider.clone(),
             workspace,
             model: input.model,
@@ -130,7 +130,7 @@ impl PaseoTools {
             request_id: Some(format!("mcp:create_agent:{}", uuid::Uuid::new_v4())),
             budget: input.budget,
             host: input.host.clone(),
-        };
+        });
         let Response::Agent(snap) = self.ask(caller, request, "").await? else {
             return Err(unexpected());
         };
@@ -173,12 +173,12 @@ impl PaseoTools {
         let id = input.agent_id;
         // When the prompt is accepted the turn is running (or queued behind a resume, status
         // initializing), so `wait` cannot mistake the idle state before it for its end.
-        let request = Request::Prompt {
+        let request = Request::Prompt(verbs::Prompt {
             agent_id: id,
             prompt: input.prompt,
             background: input.background,
             notify_on_finish: input.notify_on_finish,
-        };
+        });
         let Response::Prompted {
             agent,
             background,
@@ -206,10 +206,10 @@ impl PaseoTools {
             }
             return ok(summary, out);
         }
-        let wait = Request::Wait {
+        let wait = Request::Wait(verbs::Wait {
             agent_id: id,
             timeout_secs: Some(FOREGROUND_WAIT.as_secs_f64()),
-        };
+        });
         let w = self.waited(caller, wait).await?;
         let last = last_message(&w.agent);
         let summary = if w.timed_out {
@@ -240,10 +240,10 @@ impl PaseoTools {
     pub(super) async fn do_wait(&self, caller: Caller, input: WaitInput) -> ToolResult {
         let id = input.agent_id;
         let secs = input.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
-        let wait = Request::Wait {
+        let wait = Request::Wait(verbs::Wait {
             agent_id: id,
             timeout_secs: Some(secs),
-        };
+        });
         let w = self.waited(caller, wait).await?;
         let last = last_message(&w.agent);
         let pending = w
@@ -275,7 +275,7 @@ impl PaseoTools {
 
     pub(super) async fn do_changes(&self, caller: Caller, input: ChangesInput) -> ToolResult {
         let id = input.agent_id;
-        let request = Request::Changes { agent_id: id };
+        let request = Request::Changes(verbs::Changes { agent_id: id });
         let Response::Changes(set) = self.ask(caller, request, "agentId").await? else {
             return Err(unexpected());
         };
@@ -295,12 +295,12 @@ impl PaseoTools {
         let mut value =
             serde_json::to_value(&set).map_err(|e| FieldError::new("", e.to_string()))?;
         if let Some(path) = input.path {
-            let request = Request::Diff {
+            let request = Request::Diff(verbs::Diff {
                 agent_id: id,
                 path: path.clone(),
                 offset: input.offset.unwrap_or(0) as usize,
                 limit: input.limit.unwrap_or(1_000) as usize,
-            };
+            });
             let Response::Diff(diff) = self.ask(caller, request, "path").await? else {
                 return Err(unexpected());
             };
@@ -320,9 +320,9 @@ impl PaseoTools {
     }
 
     pub(super) async fn do_get(&self, caller: Caller, input: AgentInput) -> ToolResult {
-        let request = Request::GetAgent {
+        let request = Request::GetAgent(verbs::GetAgent {
             agent_id: input.agent_id,
-        };
+        });
         let Response::Agent(snap) = self.ask(caller, request, "agentId").await? else {
             return Err(unexpected());
         };
@@ -346,14 +346,14 @@ impl PaseoTools {
     }
 
     pub(super) async fn do_list(&self, caller: Caller, input: ListInput) -> ToolResult {
-        let request = Request::ListAgents {
+        let request = Request::ListAgents(verbs::ListAgents {
             include_archived: input.include_archived.unwrap_or(false),
             parent_id: input.parent_agent_id,
             workspace_id: input.workspace_id.clone(),
             statuses: input.statuses(),
             limit: Some(input.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize),
             host: input.host.clone(),
-        };
+        });
         let Response::Agents { agents, total } = self.ask(caller, request, "").await? else {
             return Err(unexpected());
         };
@@ -390,7 +390,7 @@ impl PaseoTools {
 
     pub(super) async fn do_cancel(&self, caller: Caller, input: AgentInput) -> ToolResult {
         let id = input.agent_id;
-        let request = Request::Cancel { agent_id: id };
+        let request = Request::Cancel(verbs::Cancel { agent_id: id });
         let Response::Agent(agent) = self.ask(caller, request, "agentId").await? else {
             return Err(unexpected());
         };
@@ -406,7 +406,7 @@ impl PaseoTools {
 
     pub(super) async fn do_archive(&self, caller: Caller, input: AgentInput) -> ToolResult {
         let id = input.agent_id;
-        let request = Request::Archive { agent_id: id };
+        let request = Request::Archive(verbs::Archive { agent_id: id });
         let Response::AgentIds(ids) = self.ask(caller, request, "agentId").await? else {
             return Err(unexpected());
         };
@@ -428,12 +428,12 @@ impl PaseoTools {
         caller: Caller,
         input: CreateWorktreeInput,
     ) -> ToolResult {
-        let request = Request::CreateWorktree {
+        let request = Request::CreateWorktree(verbs::CreateWorktree {
             repo: input.repo,
             target: input.target,
             request_id: Some(format!("mcp:create_worktree:{}", uuid::Uuid::new_v4())),
             host: None,
-        };
+        });
         let Response::Workspace(ws) = self.ask(caller, request, "").await? else {
             return Err(unexpected());
         };
