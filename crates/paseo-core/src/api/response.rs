@@ -70,6 +70,18 @@ pub enum Response {
     },
     /// The configured hosts with their states (SPEC 17).
     Hosts(Vec<crate::hosts::HostStatus>),
+    /// The fleet's counts and what may need the user (the tray's and notifications' view).
+    Alerts(Box<crate::runtime::Alerts>),
+    /// The fleet's counts alone (the status bar's and the window title's).
+    Counts(crate::model::FleetCounts),
+    /// The providers agents can be made with, and whether each is available.
+    Providers(Vec<crate::providers::ProviderInfo>),
+    /// The fleet as records, for a client that renders no window (scripts, tests): every
+    /// unarchived agent's whole snapshot, the workspaces, projects, tracks, load notices,
+    /// quarantined files and containment. This machine's only: it is never read back from a
+    /// host's answer (`fleet` names no host), so it is written, not read.
+    #[serde(skip_deserializing)]
+    Fleet(Box<crate::runtime::FleetSnapshot>),
 }
 
 fn raw_json<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {

@@ -48,6 +48,10 @@ fn kind_of(r: &Response) -> &'static str {
         Response::NotificationSettings(_) => "notificationSettings",
         Response::Synced { .. } => "synced",
         Response::Hosts(_) => "hosts",
+        Response::Alerts(_) => "alerts",
+        Response::Counts(_) => "counts",
+        Response::Providers(_) => "providers",
+        Response::Fleet(_) => "fleet",
     }
 }
 
@@ -258,6 +262,35 @@ fn every_response(f: &Fleet) -> Vec<Response> {
         ]),
         Response::Agent(Box::new(f.busy.clone())),
         Response::Agent(Box::new(f.quiet.clone())),
+        Response::Alerts(Box::new(crate::runtime::Alerts {
+            counts: f.counts,
+            agents: vec![f.busy.clone()],
+            storage: Some("timelines/a.jsonl: the disk is full".into()),
+        })),
+        Response::Alerts(Box::default()),
+        Response::Counts(f.counts),
+        Response::Providers(vec![
+            crate::providers::ProviderInfo {
+                id: "shell".into(),
+                label: "Shell".into(),
+                kind: "shell".into(),
+                available: true,
+                reason: None,
+                reads_prompts: false,
+                models: Vec::new(),
+                unconfined: false,
+            },
+            crate::providers::ProviderInfo {
+                id: "claude".into(),
+                label: "Claude Code".into(),
+                kind: "claude".into(),
+                available: false,
+                reason: Some("`claude` is not on PATH".into()),
+                reads_prompts: true,
+                models: vec!["opus".into()],
+                unconfined: true,
+            },
+        ]),
         Response::Agents {
             agents: vec![f.busy.clone(), f.quiet.clone()],
             total: 9,
@@ -412,6 +445,41 @@ fn every_event(f: &Fleet) -> Vec<Event> {
     ]
 }
 
+/// `fleet` is this machine's only (no host answers it), so it is written and never read back:
+/// reading one is a clear error, not a half-read fleet.
+#[test]
+fn the_fleet_of_records_is_written_whole_and_never_read_back() {
+    let f = fleet();
+    let r = Response::Fleet(Box::new(crate::runtime::FleetSnapshot {
+        home: "/h".into(),
+        agents: vec![f.busy.clone(), f.quiet.clone()],
+        workspaces: vec![f.workspace.clone()],
+        projects: Vec::new(),
+        tracks: vec![f.track.clone()],
+        providers: Vec::new(),
+        counts: f.counts,
+        notices: vec!["a file was quarantined".into()],
+        quarantined: Vec::new(),
+        mcp_url: None,
+        containment: crate::sandbox::ContainmentInfo {
+            state: "on",
+            engine: Some("bubblewrap"),
+            message: "contained by bubblewrap".into(),
+        },
+    }));
+    assert_eq!(kind_of(&r), "fleet");
+    let frame = r.to_json().unwrap();
+    let value: serde_json::Value = serde_json::from_str(&frame).unwrap();
+    assert_eq!(value["kind"], "fleet");
+    assert_eq!(
+        value["value"]["agents"],
+        serde_json::to_value(vec![&f.busy, &f.quiet]).unwrap()
+    );
+    assert_eq!(value["value"]["containment"]["engine"], "bubblewrap");
+    let err = serde_json::from_str::<Response>(&frame).unwrap_err();
+    assert!(err.to_string().contains("fleet"), "{err}");
+}
+
 #[test]
 fn every_response_reads_back_as_the_json_it_was() {
     let f = fleet();
@@ -419,7 +487,7 @@ fn every_response_reads_back_as_the_json_it_was() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 21, "an example of every variant");
+    assert_eq!(kinds.len(), 24, "an example of every variant");
     for r in all {
         // The frame the app sends (the window's fast path), and serde's own encoding.
         let frame = r.to_json().unwrap();

@@ -27,6 +27,12 @@ fn every_request() -> Vec<Request> {
             statuses: Some(vec![Status::Idle, Status::Running]),
             limit: Some(7),
             host: Some("box".into()),
+            this_machine: false,
+        }),
+        Request::ListAgents(verbs::ListAgents {
+            statuses: Some(vec![Status::Running]),
+            this_machine: true,
+            ..Default::default()
         }),
         Request::ArchivedAgents(verbs::ArchivedAgents {
             offset: Some(3),
@@ -222,6 +228,18 @@ fn every_request() -> Vec<Request> {
         }),
         Request::RemoveHost(verbs::RemoveHost { name: "box".into() }),
         Request::InstallHost(verbs::InstallHost { name: "box".into() }),
+        Request::Alerts(verbs::Alerts {}),
+        Request::Fleet(verbs::Fleet {}),
+        Request::Counts(verbs::Counts {}),
+        Request::Providers(verbs::Providers {}),
+        Request::Shown(verbs::Shown {
+            window: "main".into(),
+            agent_id: Some(a),
+        }),
+        Request::Shown(verbs::Shown {
+            window: "main".into(),
+            agent_id: None,
+        }),
     ]
 }
 

@@ -76,7 +76,9 @@ impl RuntimeHandle {
         }
         match request {
             Request::ListAgents(list)
-                if caller == Caller::User && !self.hosts.names().is_empty() =>
+                if caller == Caller::User
+                    && !list.this_machine
+                    && !self.hosts.names().is_empty() =>
             {
                 Routed::Answered(self.list_everywhere(list).await)
             }

@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::config::{Config, ProviderConfig, ProviderKind};
@@ -197,7 +197,7 @@ impl EventSink {
 }
 
 /// What the UI and the MCP server show about a provider.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderInfo {
     pub id: String,
@@ -205,7 +205,7 @@ pub struct ProviderInfo {
     /// `shell`, `command`, `claude` or `codex`.
     pub kind: String,
     pub available: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Whether its agents read prompts (and so receive finish notices as turn input). A shell
     /// agent cannot: its notices are only recorded in its timeline.

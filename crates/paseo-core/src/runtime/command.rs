@@ -24,7 +24,8 @@ use crate::workspaces::worktree::{CreatedWorktree, WorktreeTarget};
 use crate::workspaces::RepoInfo;
 
 /// The fleet's counts and the agents that may need the user, from one consistent view.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Alerts {
     pub counts: FleetCounts,
     /// The agents that alert the user (`model::attention`): their tray entries and notifications.

@@ -35,7 +35,8 @@ impl Verb for GetAgent {
 }
 
 /// Agents matching the filter, oldest first, at most `limit` (default 100), and how many match
-/// in all.
+/// in all: the user's list spans every connected host unless `thisMachine` (the quit confirm
+/// asks only what quitting stops, and waits on no host).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListAgents {
@@ -53,6 +54,9 @@ pub struct ListAgents {
     /// user, every connected host's.
     #[serde(default)]
     pub host: Option<String>,
+    /// Only this machine's, asking no host (the quit confirm: what quitting stops).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub this_machine: bool,
 }
 
 impl Verb for ListAgents {

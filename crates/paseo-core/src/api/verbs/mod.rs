@@ -16,6 +16,7 @@ mod agents;
 mod archive;
 mod changes;
 mod hosts;
+mod shell;
 mod timeline;
 mod window;
 mod workspaces;
@@ -24,6 +25,7 @@ pub use agents::*;
 pub use archive::*;
 pub use changes::*;
 pub use hosts::*;
+pub use shell::*;
 pub use timeline::*;
 pub use window::*;
 pub use workspaces::*;
@@ -174,4 +176,9 @@ requests! {
     AddHost,
     RemoveHost,
     InstallHost,
+    Alerts,
+    Counts,
+    Providers,
+    Shown,
+    Fleet,
 }

@@ -353,6 +353,7 @@ impl PaseoTools {
             statuses: input.statuses(),
             limit: Some(input.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize),
             host: input.host.clone(),
+            this_machine: false,
         });
         let Response::Agents { agents, total } = self.ask(caller, request, "").await? else {
             return Err(unexpected());
