@@ -163,7 +163,7 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::runtime
     let app = app.clone();
     let mut rx = rt.subscribe();
     tauri::async_runtime::spawn(async move {
-        if let Ok(c) = rt.counts().await {
+        if let Ok(c) = crate::reads::counts(&rt).await {
             set_counts(&app, c);
         }
         loop {
@@ -190,7 +190,7 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::runtime
                     tracing::warn!(missed = n, "windows fell behind; asking them to resync");
                     let _ = app.emit("paseo://resync", n);
                     tray::refresh(&app);
-                    if let Ok(c) = rt.counts().await {
+                    if let Ok(c) = crate::reads::counts(&rt).await {
                         set_counts(&app, c);
                     }
                 }
@@ -299,7 +299,10 @@ fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
             // A closed window shows nothing: its agent may make room again.
             let app = window.app_handle();
             if let Some(rt) = app.try_state::<AppState>().and_then(|s| s.runtime()) {
-                let _ = rt.set_shown(window.label(), None);
+                let label = window.label().to_string();
+                tauri::async_runtime::spawn(async move {
+                    let _ = crate::reads::shown(&rt, &label, None).await;
+                });
             }
         }
         _ => {}

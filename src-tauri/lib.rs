@@ -9,6 +9,7 @@ pub mod geometry;
 pub mod native;
 pub mod notify;
 pub mod quit;
+pub mod reads;
 pub mod state;
 pub mod tray;
 pub mod windows;

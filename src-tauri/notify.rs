@@ -314,7 +314,7 @@ where
     let mut rx = with_hosts(&runtime);
     // Only agents with an alert can have an occurrence (the runtime's query, the tray's too): the
     // whole fleet's snapshots would be built for nothing (hundreds of MB at 100,000 agents).
-    let Ok(found) = runtime.alerts().await else {
+    let Ok(found) = crate::reads::alerts(&runtime).await else {
         return;
     };
     let mut known: HashMap<AgentId, Occurrence> = found
@@ -361,7 +361,7 @@ where
         if lagged {
             // Missed changes: compare every agent that may need the user now; the others have
             // nothing to be notified for any more.
-            match runtime.alerts().await {
+            match crate::reads::alerts(&runtime).await {
                 Ok(found) => {
                     let now: HashSet<AgentId> = found.agents.iter().map(|a| a.id()).collect();
                     known.retain(|id, _| now.contains(id));

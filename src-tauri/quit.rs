@@ -96,14 +96,14 @@ async fn stops<R: Runtime>(app: &AppHandle<R>) -> Stops {
         statuses: Some(vec![Status::Initializing, Status::Running]),
         ..ListFilter::default()
     };
-    let agents = match runtime.list(filter, usize::MAX).await {
-        Ok((agents, _)) => agents,
+    let agents = match crate::reads::agents(&runtime, filter).await {
+        Ok(agents) => agents,
         Err(error) => {
             tracing::warn!(%error, "cannot list the running agents before quitting");
             return Stops::default();
         }
     };
-    let kinds = runtime.providers();
+    let kinds = crate::reads::providers(&runtime).await.unwrap_or_default();
     let mut out = Stops::default();
     for a in agents {
         let kind = kinds.iter().find(|p| p.id == a.record.provider.as_str());

@@ -382,7 +382,7 @@ pub fn spawn_updater<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
     tauri::async_runtime::spawn(async move {
         loop {
             wake.notified().await;
-            let (counts, candidates, storage) = match runtime.alerts().await {
+            let (counts, candidates, storage) = match crate::reads::alerts(&runtime).await {
                 Ok(found) => {
                     // Every connected host's agents count, and alert named by their host.
                     let hosts = runtime.hosts();

@@ -123,7 +123,7 @@ pub async fn window<R: Runtime>(
                 },
             );
             if let Some(rt) = state.runtime() {
-                if let Err(error) = rt.set_shown(&label, agent_id) {
+                if let Err(error) = crate::reads::shown(&rt, &label, agent_id).await {
                     tracing::warn!(%error, "cannot tell the backend which agent the window shows");
                 }
             }

@@ -8,6 +8,12 @@
 
 use std::time::{Duration, Instant};
 
+// The tests' typed words for the verbs, each a request through the runtime's one door.
+#[allow(dead_code)]
+#[path = "../tests/support/door.rs"]
+mod door;
+use door::Door;
+
 use paseo_core::config::Config;
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::Caller;

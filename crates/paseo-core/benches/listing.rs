@@ -62,8 +62,15 @@ fn bench(c: &mut Criterion) {
         "every agent listed"
     );
     let snapshots = tokio.block_on(async {
-        let f = paseo_core::engine::ListFilter::default();
-        rt.handle().list(f, N).await.unwrap().0
+        let list = paseo_core::api::verbs::ListAgents {
+            limit: Some(N),
+            ..Default::default()
+        };
+        let caller = paseo_core::runtime::Caller::User;
+        match rt.handle().call(caller, list.into()).await {
+            Ok(paseo_core::api::Response::Agents { agents, .. }) => agents,
+            other => panic!("listAgents: {other:?}"),
+        }
     });
     let full = serde_json::to_vec(&snapshots).unwrap().len();
     println!(

@@ -6,11 +6,11 @@
 //! `cargo run --release -p paseo-core --example launch_phases -- HOME [RUNS [--cache]]`
 //! (seed HOME first with the `seed_records` example).
 
+use paseo_core::api::{verbs, Request, Response};
 use paseo_core::config::Config;
 use paseo_core::mcp::McpServer;
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::window::WindowQuery;
-use paseo_core::runtime::{Runtime, RuntimeOptions};
+use paseo_core::runtime::{Caller, Runtime, RuntimeOptions};
 use paseo_core::store::Layout;
 use std::time::Instant;
 
@@ -47,32 +47,28 @@ fn main() {
             let loaded = t.elapsed();
             let mcp = mcp.serve(runtime.handle()).await.expect("serve");
             let serving = t.elapsed();
-            let (_, total) = runtime
-                .handle()
-                .list(Default::default(), 1)
-                .await
-                .expect("list");
+            let list = verbs::ListAgents {
+                limit: Some(1),
+                ..Default::default()
+            };
+            let total = match runtime.handle().call(Caller::User, list.into()).await {
+                Ok(Response::Agents { total, .. }) => total,
+                other => panic!("list: {other:?}"),
+            };
             let listed = t.elapsed();
             // A window's first screen with nothing selected: the latest workspace's agents.
             let first = Instant::now();
-            let screen = runtime
-                .handle()
-                .window_snapshot(WindowQuery::First {
-                    workspace_id: None,
-                    agent_ids: Vec::new(),
-                })
-                .await
-                .expect("first screen");
+            let screen = window(&runtime, verbs::FleetFirstScreen::default().into()).await;
             let first = first.elapsed();
             // The rest of the fleet in the page's pages of 5,000 (`ui/boot.js`), as it asks.
             let paging = Instant::now();
             let (mut after, mut pages) = (None, 0);
             loop {
-                let page = runtime
-                    .handle()
-                    .window_snapshot(WindowQuery::After { after, limit: 5000 })
-                    .await
-                    .expect("a page");
+                let cards = verbs::FleetCards {
+                    after,
+                    limit: Some(5000),
+                };
+                let page = window(&runtime, cards.into()).await;
                 pages += 1;
                 // Its key comes last (`"next": [ms, id]` or null): read from there, so the time
                 // is the runtime's, not a parse of the whole page here.
@@ -106,6 +102,14 @@ fn main() {
 }
 
 /// Resident and anonymous memory of this process, from `/proc/self/smaps_rollup`.
+/// A window's snapshot (a screen, a page of cards) as its text.
+async fn window(runtime: &Runtime, request: Request) -> String {
+    match runtime.handle().call(Caller::User, request).await {
+        Ok(Response::Window(text)) => text,
+        other => panic!("window snapshot: {other:?}"),
+    }
+}
+
 fn memory() -> String {
     let text = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
     let kb = |name: &str| {

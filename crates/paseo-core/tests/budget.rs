@@ -16,6 +16,7 @@ use paseo_core::runtime::{
 };
 use support::anthropic::{CACHE_WRITE_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS};
 use support::cli::{create, Clis};
+use support::Door;
 
 const T: Duration = Duration::from_secs(60);
 /// What one reply of the stand-in counts against a budget (cache reads are not counted).

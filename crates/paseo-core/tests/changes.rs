@@ -907,6 +907,7 @@ fn a_merge_never_overwrites_files_git_does_not_track_in_the_base_checkout() {
 use paseo_core::model::Status;
 use paseo_core::runtime::{CreateAgent, Runtime, WorkspaceTarget};
 use std::time::Duration;
+use support::Door;
 
 const T: Duration = Duration::from_secs(30);
 
@@ -966,7 +967,7 @@ async fn discard_stops_every_agent_in_the_checkout_first_and_keeps_their_last_wr
     assert_eq!(listed, both);
 
     let d = h
-        .discard_agent_changes(writer.id(), "Writer".into())
+        .discard_agent_changes(writer.id())
         .await
         .unwrap()
         .expect("something to discard");

@@ -12,6 +12,7 @@ use paseo_core::model::{AgentId, Status, WorkspaceId};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
 use support::eventually;
+use support::Door;
 
 /// A data root, a home with secrets, and a project an agent works in.
 struct World {

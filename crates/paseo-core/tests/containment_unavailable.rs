@@ -11,6 +11,7 @@ use paseo_core::config::{Config, EngineChoice, SandboxConfig};
 use paseo_core::model::Status;
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{CreateAgent, Runtime, RuntimeOptions, WorkspaceTarget};
+use support::Door;
 
 #[tokio::test]
 async fn without_an_engine_contained_agents_refuse_to_start_and_say_why() {

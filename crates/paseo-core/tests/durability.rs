@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use paseo_core::runtime::Caller;
 use support::scripted::{req, workspace, Env};
+use support::Door;
 
 const CHILD_ENV: &str = "PASEO_DURABILITY_CHILD_ROOT";
 const T: Duration = Duration::from_secs(10);

@@ -11,6 +11,7 @@ use paseo_core::workspaces::worktree::WorktreeTarget;
 
 mod support;
 use support::git::{git, init_repo, shell_runtime};
+use support::Door;
 
 #[tokio::test]
 async fn without_a_git_identity_the_snapshot_is_authored_by_paseo() {

@@ -11,6 +11,7 @@ use paseo_core::runtime::{
     AgentSnapshot, Caller, CreateAgent, Event, RuntimeHandle, WorkspaceTarget,
 };
 use support::scripted::{req, workspace, Env};
+use support::Door;
 
 const T: Duration = Duration::from_secs(10);
 

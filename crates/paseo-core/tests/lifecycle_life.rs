@@ -14,6 +14,7 @@ use paseo_core::model::Status;
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{Caller, Event, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
 use support::scripted::{req, workspace, Env, Scripted};
+use support::Door;
 
 const T: Duration = Duration::from_secs(10);
 

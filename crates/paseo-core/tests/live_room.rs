@@ -12,6 +12,7 @@ use paseo_core::model::{AgentId, Bucket, ItemKind, Status};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{Event, Runtime, RuntimeHandle, RuntimeOptions};
 use support::scripted::{req, workspace, Env, Scripted};
+use support::Door;
 
 const T: Duration = Duration::from_secs(10);
 
@@ -74,7 +75,7 @@ async fn the_agent_closed_for_room_says_why_and_a_shown_agent_is_never_the_one()
     tokio::time::sleep(Duration::from_millis(20)).await;
     let recent = idle_agent(&h, &env, "reviewer").await;
     // The user looks at "explorer", the one quiet the longest.
-    h.set_shown("main", Some(quiet)).unwrap();
+    h.set_shown("main", Some(quiet)).await.unwrap();
     let mut rx = h.subscribe();
 
     let newcomer = idle_agent(&h, &env, "newcomer").await;
@@ -116,7 +117,7 @@ async fn the_agent_closed_for_room_says_why_and_a_shown_agent_is_never_the_one()
 
     // Both live agents shown (another window shows the newcomer): a new start waits rather
     // than closing either, however long it takes.
-    h.set_shown("second", Some(newcomer)).unwrap();
+    h.set_shown("second", Some(newcomer)).await.unwrap();
     let ws = workspace(&h, &env).await;
     let mut r = req(&ws, "ok late done");
     r.title = Some("late".into());
@@ -127,7 +128,7 @@ async fn the_agent_closed_for_room_says_why_and_a_shown_agent_is_never_the_one()
     assert_ne!(status(&h, quiet).await, Status::Closed);
     assert_ne!(status(&h, newcomer).await, Status::Closed);
     // The second window closes (it shows nothing now): the newcomer makes room at once.
-    h.set_shown("second", None).unwrap();
+    h.set_shown("second", None).await.unwrap();
     let w = h.wait(late, T).await.unwrap();
     assert_eq!(w.agent.status, Status::Idle, "the waiting start ran");
     assert_eq!(status(&h, newcomer).await, Status::Closed);

@@ -15,6 +15,7 @@ use paseo_core::runtime::{CreateAgent, WorkspaceTarget};
 use paseo_core::runtime::{Runtime, RuntimeOptions};
 use support::cli::Clis;
 use support::git::shell_runtime;
+use support::Door;
 use support::{agent_pids, alive, poll};
 
 const CHILD_ENV: &str = "PASEO_ORPHAN_CHILD_HOME";

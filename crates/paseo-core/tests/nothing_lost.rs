@@ -15,6 +15,7 @@ use paseo_core::runtime::Caller;
 use paseo_core::runtime::{
     CreateAgent, Event, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
 };
+use support::Door;
 use support::{agent_pids, poll};
 
 async fn start(home: &Path) -> Runtime {

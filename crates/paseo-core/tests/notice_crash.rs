@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use paseo_core::model::{AgentId, Status};
 use paseo_core::runtime::{Caller, CreateAgent, WorkspaceTarget};
 use support::git::shell_runtime;
+use support::Door;
 
 const CHILD_ENV: &str = "PASEO_NOTICE_CHILD_HOME";
 const SEED_ENV: &str = "PASEO_NOTICE_CHILD_SEED";

@@ -6,11 +6,14 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+mod support;
+
 use paseo_core::config::Config;
 use paseo_core::model::{AgentId, Timestamp};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{Preload, Runtime, RuntimeOptions};
 use paseo_core::store::Layout;
+use support::Door;
 
 /// Writes a minimal record of a shell agent in `cwd`; returns its id.
 fn record(home: &Path, cwd: &str) -> AgentId {

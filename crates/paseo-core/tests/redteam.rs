@@ -24,6 +24,7 @@ use paseo_core::runtime::{
 };
 use paseo_core::store::Layout;
 use paseo_core::workspaces::worktree::WorktreeTarget;
+use support::Door;
 
 const T: Duration = Duration::from_secs(30);
 

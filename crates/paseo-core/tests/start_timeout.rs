@@ -12,6 +12,7 @@ use paseo_core::model::Status;
 use paseo_core::providers::codex::CodexProvider;
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{CreateAgent, Runtime, RuntimeOptions, WorkspaceTarget};
+use support::Door;
 
 #[tokio::test]
 async fn a_start_that_never_answers_ends_in_error_with_its_process_tree_killed() {

@@ -13,6 +13,7 @@ use paseo_core::runtime::{Caller, Runtime, RuntimeHandle, RuntimeOptions, WaitRe
 use support::anthropic;
 use support::cli::{create, Clis};
 use support::openai;
+use support::Door;
 
 const T: Duration = Duration::from_secs(60);
 

@@ -16,6 +16,7 @@ use paseo_core::model::{AgentId, AgentRecord, Timestamp};
 use paseo_core::runtime::AgentSummary;
 use paseo_core::store::{self, Layout};
 use support::scripted::Env;
+use support::Door;
 
 /// Twice this many distinct strings (a cwd and a workspace id each).
 const AGENTS: usize = 33_000;

@@ -16,6 +16,7 @@ use paseo_core::workspaces::worktree::WorktreeTarget;
 
 mod support;
 use support::git::{git, init_repo, shell_runtime};
+use support::Door;
 
 const T: Duration = Duration::from_secs(30);
 const COMMIT: &str = "git -c user.name=t -c user.email=t@example.com commit -qm";
@@ -248,7 +249,7 @@ async fn case(way: Way, siblings: usize, main_agent: bool) {
                 .worktree_agent("x", "echo x > x.txt && echo more >> README", false)
                 .await;
             h.wait(x.id, T).await.unwrap();
-            let d = h.discard_agent_changes(x.id, "x".into()).await.unwrap();
+            let d = h.discard_agent_changes(x.id).await.unwrap();
             assert!(d.is_some(), "{name}: nothing discarded");
             assert!(!x.path.join("x.txt").exists());
         }

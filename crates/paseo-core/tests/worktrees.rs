@@ -12,6 +12,7 @@ use paseo_core::workspaces::{self, WorkspaceError};
 
 mod support;
 use support::git::{git, init_repo, shell_runtime};
+use support::Door;
 
 const T: Duration = Duration::from_secs(30);
 

@@ -303,7 +303,12 @@ mod tests {
         for log in std::fs::read_dir(layout.logs_dir()).unwrap() {
             assert_eq!(mode(&log.unwrap().path()), 0o600);
         }
-        let notices = backend.handle().snapshot().await.unwrap().notices;
+        let fleet = paseo_core::api::verbs::Fleet {};
+        let caller = paseo_core::runtime::Caller::User;
+        let notices = match backend.handle().call(caller, fleet.into()).await {
+            Ok(paseo_core::api::Response::Fleet(f)) => f.notices,
+            other => panic!("fleet: {other:?}"),
+        };
         let said = |p: &Path| {
             notices
                 .iter()

@@ -299,7 +299,14 @@ async fn a_contained_agent_cannot_reach_the_socket() {
             assert!(Instant::now() < deadline, "{engine}: no end in {text}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
-        let info = h.snapshot().await.unwrap().containment;
+        let fleet = paseo_core::api::verbs::Fleet {};
+        let info = match h
+            .call(paseo_core::runtime::Caller::User, fleet.into())
+            .await
+        {
+            Ok(paseo_core::api::Response::Fleet(f)) => f.containment,
+            other => panic!("fleet: {other:?}"),
+        };
         assert!(
             format!("{info:?}").to_lowercase().contains(&engine[..4]),
             "{engine} is the engine: {info:?}"

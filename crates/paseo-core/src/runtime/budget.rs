@@ -44,7 +44,7 @@ impl Actor {
 
 impl RuntimeHandle {
     /// Sets (`None`: clears) an agent's budget; answers the agent as it is after.
-    pub async fn set_budget(
+    pub(crate) async fn set_budget(
         &self,
         id: AgentId,
         budget: Option<Budget>,

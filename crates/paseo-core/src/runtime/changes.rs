@@ -112,7 +112,7 @@ impl RuntimeHandle {
     }
 
     /// The agent's changed files with their counts.
-    pub async fn agent_changes(&self, id: AgentId) -> Result<AgentChanges, RuntimeError> {
+    pub(crate) async fn agent_changes(&self, id: AgentId) -> Result<AgentChanges, RuntimeError> {
         let t = self.target(id).await?;
         let _turn = self.changes_gate.enter().await?;
         let mut found = blocking(move || {
@@ -164,7 +164,7 @@ impl RuntimeHandle {
     }
 
     /// One changed file's diff, a page of lines at a time.
-    pub async fn agent_diff(
+    pub(crate) async fn agent_diff(
         &self,
         id: AgentId,
         path: String,
@@ -180,7 +180,7 @@ impl RuntimeHandle {
     }
 
     /// Commits everything in the agent's working tree; returns the commit.
-    pub async fn commit_agent_changes(
+    pub(crate) async fn commit_agent_changes(
         &self,
         id: AgentId,
         message: String,
@@ -192,7 +192,7 @@ impl RuntimeHandle {
     }
 
     /// Merges a worktree agent's branch into the base it was made from.
-    pub async fn merge_agent_changes(&self, id: AgentId) -> Result<Merged, RuntimeError> {
+    pub(crate) async fn merge_agent_changes(&self, id: AgentId) -> Result<Merged, RuntimeError> {
         let t = self.target(id).await?;
         let Some(base) = t.base_branch() else {
             return Err(RuntimeError::invalid(
@@ -230,7 +230,7 @@ impl RuntimeHandle {
     }
 
     /// Discards the agent's uncommitted work after keeping it in a snapshot commit (SPEC 15).
-    pub async fn discard_agent_changes(
+    pub(crate) async fn discard_agent_changes(
         &self,
         id: AgentId,
         title: String,
@@ -263,14 +263,14 @@ impl RuntimeHandle {
 
     /// Whether a pull request can be opened for the agent's branch (`gh` installed and signed
     /// in), or why not.
-    pub async fn pr_status(&self, id: AgentId) -> Result<GhStatus, RuntimeError> {
+    pub(crate) async fn pr_status(&self, id: AgentId) -> Result<GhStatus, RuntimeError> {
         let t = self.target(id).await?;
         blocking(move || Gh::default().status(&t.dir)).await
     }
 
     /// Pushes a worktree agent's branch and opens a pull request into its base with `gh`;
     /// answers the pull request's URL.
-    pub async fn create_pr(
+    pub(crate) async fn create_pr(
         &self,
         id: AgentId,
         title: String,
@@ -307,7 +307,7 @@ impl RuntimeHandle {
     /// anything else through this. Never a generic opener (`xdg-open`): the files are the
     /// agent's, and an opener picks the program by type (a `.desktop` file runs, an HTML page
     /// loads in a browser), so an agent could run something as the user with one click.
-    pub async fn open_in_editor(
+    pub(crate) async fn open_in_editor(
         &self,
         id: AgentId,
         path: Option<String>,

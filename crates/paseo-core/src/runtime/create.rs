@@ -65,7 +65,7 @@ impl RuntimeHandle {
     /// here, off the actor (after one read when it depends on the caller's defaults); then one
     /// command decides and applies the rest. Its session starts in the background (the first
     /// prompt runs when ready).
-    pub async fn create(&self, req: CreateAgent) -> Result<AgentSnapshot, RuntimeError> {
+    pub(crate) async fn create(&self, req: CreateAgent) -> Result<AgentSnapshot, RuntimeError> {
         policy::precheck_create(&req)?;
         let info = self.providers.resolve(&req.provider)?.info();
         check_create(&req)?;
@@ -214,7 +214,7 @@ impl RuntimeHandle {
 
     /// Creates a git worktree workspace for `caller` (the `create_worktree` tool): from the
     /// repository containing `repo`, by default the calling agent's cwd.
-    pub async fn create_worktree(
+    pub(crate) async fn create_worktree(
         &self,
         caller: Caller,
         repo: Option<String>,

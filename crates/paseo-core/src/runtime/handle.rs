@@ -16,9 +16,7 @@ use super::policy::{self, Caller};
 use super::timeline::Page;
 use super::{blocking, RuntimeError, MAX_PROMPT_BYTES};
 use crate::engine::{ListFilter, RestoreScope};
-use crate::model::{
-    AgentId, ArchivePlan, Status, TimelineItem, Timestamp, WorkspaceId, WorkspaceKind,
-};
+use crate::model::{AgentId, ArchivePlan, Status, TimelineItem, WorkspaceId, WorkspaceKind};
 use crate::providers::{ProviderInfo, ProviderRegistry};
 use crate::store::timeline::search::{self, TimelineSearch};
 use crate::store::{Layout, Writer};
@@ -121,7 +119,7 @@ impl RuntimeHandle {
     }
 
     /// The window's snapshot and the number of the last event it reflects.
-    pub async fn sync_snapshot(&self) -> Result<(u64, String), RuntimeError> {
+    pub(crate) async fn sync_snapshot(&self) -> Result<(u64, String), RuntimeError> {
         self.ask(Command::SyncSnapshot).await
     }
 
@@ -129,30 +127,30 @@ impl RuntimeHandle {
         &self.layout
     }
 
-    pub fn providers(&self) -> Vec<ProviderInfo> {
+    pub(crate) fn providers(&self) -> Vec<ProviderInfo> {
         self.providers.infos()
     }
 
-    pub async fn snapshot(&self) -> Result<FleetSnapshot, RuntimeError> {
+    pub(crate) async fn snapshot(&self) -> Result<FleetSnapshot, RuntimeError> {
         self.ask(Command::Snapshot).await
     }
 
-    pub async fn counts(&self) -> Result<FleetCounts, RuntimeError> {
+    pub(crate) async fn counts(&self) -> Result<FleetCounts, RuntimeError> {
         self.ask(Command::Counts).await
     }
 
     /// The counts and the agents that may need the user (what the tray shows).
-    pub async fn alerts(&self) -> Result<Alerts, RuntimeError> {
+    pub(crate) async fn alerts(&self) -> Result<Alerts, RuntimeError> {
         self.ask(Command::Alerts).await
     }
 
-    pub async fn get(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
+    pub(crate) async fn get(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
         self.ask(|reply| Command::GetAgent { id, reply }).await
     }
 
     /// Agents matching `filter`, oldest first, at most `limit`, with the total count. A parent
     /// or workspace the filter names must exist.
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         filter: ListFilter,
         limit: usize,
@@ -167,7 +165,7 @@ impl RuntimeHandle {
 
     /// Archived agents, most recently archived first: `limit` of them from `offset` on, and how
     /// many there are in all (the window pages through thousands).
-    pub async fn archived(
+    pub(crate) async fn archived(
         &self,
         offset: usize,
         limit: usize,
@@ -182,7 +180,10 @@ impl RuntimeHandle {
 
     /// Registers a workspace for a directory the user picked (an unarchived workspace for the
     /// same directory is reused).
-    pub async fn add_workspace(&self, path: String) -> Result<WorkspaceSnapshot, RuntimeError> {
+    pub(crate) async fn add_workspace(
+        &self,
+        path: String,
+    ) -> Result<WorkspaceSnapshot, RuntimeError> {
         let (dir, repo) = blocking(move || {
             let dir = workspaces::existing_dir("path", &path)?;
             let repo = workspaces::repo_info(&dir);
@@ -198,7 +199,7 @@ impl RuntimeHandle {
     /// git once their processes are gone, never losing work (SPEC 15): what is left in it is
     /// committed on its branch first, and if that fails the worktree is kept, the workspace
     /// comes back and a notice says why.
-    pub async fn archive_workspace(
+    pub(crate) async fn archive_workspace(
         &self,
         id: WorkspaceId,
         even_if_running: bool,
@@ -216,7 +217,7 @@ impl RuntimeHandle {
 
     /// Names the workspace (an empty name clears it): trimmed, one line, at most
     /// [`crate::model::MAX_WORKSPACE_NAME`] characters, else `invalid` naming `name`.
-    pub async fn rename_workspace(
+    pub(crate) async fn rename_workspace(
         &self,
         id: WorkspaceId,
         name: &str,
@@ -229,7 +230,7 @@ impl RuntimeHandle {
 
     /// Sends `caller`'s prompt, if it may prompt `id`; background and notification default by
     /// [`policy::prompt_route`].
-    pub async fn prompt(
+    pub(crate) async fn prompt(
         &self,
         caller: Caller,
         id: AgentId,
@@ -272,7 +273,7 @@ impl RuntimeHandle {
 
     /// Interrupts the current turn, if `caller` may cancel `id`, and waits (bounded) until it
     /// has ended; returns the status.
-    pub async fn cancel(&self, caller: Caller, id: AgentId) -> Result<Status, RuntimeError> {
+    pub(crate) async fn cancel(&self, caller: Caller, id: AgentId) -> Result<Status, RuntimeError> {
         let mut rx = self.events.subscribe();
         let running = self
             .ask(|reply| Command::Cancel { caller, id, reply })
@@ -289,7 +290,11 @@ impl RuntimeHandle {
 
     /// Archives the agent and its cascade, if `caller` may archive `id`; resolves once every
     /// archived record is durable and their process trees are gone.
-    pub async fn archive(&self, caller: Caller, id: AgentId) -> Result<Vec<AgentId>, RuntimeError> {
+    pub(crate) async fn archive(
+        &self,
+        caller: Caller,
+        id: AgentId,
+    ) -> Result<Vec<AgentId>, RuntimeError> {
         let (ids, wait) = self
             .ask(|reply| Command::Archive { caller, id, reply })
             .await?;
@@ -298,7 +303,10 @@ impl RuntimeHandle {
     }
 
     /// "Archive finished": every child of `parent` that is not running, as one batch.
-    pub async fn archive_finished(&self, parent: AgentId) -> Result<Vec<AgentId>, RuntimeError> {
+    pub(crate) async fn archive_finished(
+        &self,
+        parent: AgentId,
+    ) -> Result<Vec<AgentId>, RuntimeError> {
         let (ids, wait) = self
             .ask(|reply| Command::ArchiveFinished { parent, reply })
             .await?;
@@ -308,7 +316,7 @@ impl RuntimeHandle {
 
     /// What archiving `id` would touch; with `finished`, what "Archive finished" on `id` would
     /// archive and leave (SPEC 5): the confirm dialog's facts, asked just before it shows.
-    pub async fn archive_plan(
+    pub(crate) async fn archive_plan(
         &self,
         id: AgentId,
         finished: bool,
@@ -321,14 +329,14 @@ impl RuntimeHandle {
         .await
     }
 
-    pub async fn detach(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
+    pub(crate) async fn detach(&self, id: AgentId) -> Result<AgentSnapshot, RuntimeError> {
         self.ask(|reply| Command::Detach { id, reply }).await
     }
 
     /// The undo of [`Self::detach`]: `id` goes back under `parent` (the agent that created
     /// it) when that narrows power (SPEC 14), else a `conflict` saying why. With `check`,
     /// nothing changes: the answer says whether it may.
-    pub async fn reattach(
+    pub(crate) async fn reattach(
         &self,
         id: AgentId,
         parent: AgentId,
@@ -350,13 +358,17 @@ impl RuntimeHandle {
     /// Restores the batch `id` was archived in (closed, links intact). Archived workspaces the
     /// batch lives in come back first: a removed worktree is re-added from its kept branch,
     /// whose last commit is the snapshot of what was left in it (SPEC 15).
-    pub async fn restore(&self, id: AgentId, as_root: bool) -> Result<Vec<AgentId>, RuntimeError> {
+    pub(crate) async fn restore(
+        &self,
+        id: AgentId,
+        as_root: bool,
+    ) -> Result<Vec<AgentId>, RuntimeError> {
         self.restore_scoped(id, as_root, RestoreScope::Batch).await
     }
 
     /// Restores `id` and the members of its archive batch below it, closed, links intact; the
     /// rest of the batch stays archived, restorable (SPEC 5). Otherwise as [`Self::restore`].
-    pub async fn restore_member(
+    pub(crate) async fn restore_member(
         &self,
         id: AgentId,
         as_root: bool,
@@ -414,7 +426,7 @@ impl RuntimeHandle {
         Ok(ids)
     }
 
-    pub async fn answer_permission(
+    pub(crate) async fn answer_permission(
         &self,
         id: AgentId,
         request_id: String,
@@ -432,7 +444,11 @@ impl RuntimeHandle {
     /// A window (by its label) now shows `agent`'s pane, or no agent (`None`, also when it
     /// closes): the agent a user is looking at is never closed to make room for a waiting start
     /// (SPEC 14 `maxLiveAgents`). Applied in order with the commands sent after it.
-    pub fn set_shown(&self, window: &str, agent: Option<AgentId>) -> Result<(), RuntimeError> {
+    pub(crate) fn set_shown(
+        &self,
+        window: &str,
+        agent: Option<AgentId>,
+    ) -> Result<(), RuntimeError> {
         self.tx
             .send(Command::Shown {
                 window: window.to_string(),
@@ -442,25 +458,25 @@ impl RuntimeHandle {
     }
 
     /// The user opened the agent: clears its attention.
-    pub async fn mark_seen(&self, id: AgentId) -> Result<(), RuntimeError> {
+    pub(crate) async fn mark_seen(&self, id: AgentId) -> Result<(), RuntimeError> {
         self.ask(|reply| Command::MarkSeen { id, reply }).await
     }
 
     /// The user opened a closed agent: its session resumes now (`closed → initializing`), so a
     /// prompt typed right away waits for it instead of starting it. Whether a session started.
-    pub async fn wake(&self, id: AgentId) -> Result<bool, RuntimeError> {
+    pub(crate) async fn wake(&self, id: AgentId) -> Result<bool, RuntimeError> {
         self.ask(|reply| Command::Wake { id, reply }).await
     }
 
     /// Stops the agent's process (it stays resumable).
-    pub async fn stop(&self, id: AgentId) -> Result<(), RuntimeError> {
+    pub(crate) async fn stop(&self, id: AgentId) -> Result<(), RuntimeError> {
         let wait = self.ask(|reply| Command::Stop { id, reply }).await?;
         wait.wait(&self.writer).await?;
         Ok(())
     }
 
     /// Timeline items with `seq < before` (0 = the newest), at most `limit`, oldest first.
-    pub async fn timeline(
+    pub(crate) async fn timeline(
         &self,
         id: AgentId,
         before: u64,
@@ -486,7 +502,7 @@ impl RuntimeHandle {
 
     /// Finds `query` (case-insensitive) in the agent's whole timeline, what is paged out to its
     /// file included (the find bar). Stops with a `canceled` error once `cancel` is set.
-    pub async fn search_timeline(
+    pub(crate) async fn search_timeline(
         &self,
         id: AgentId,
         query: String,
@@ -564,9 +580,5 @@ impl RuntimeHandle {
     pub async fn flush(&self) {
         let _ = self.ask(Command::WriteDeferred).await;
         self.writer.flush().await;
-    }
-
-    pub fn now(&self) -> Timestamp {
-        Timestamp::now()
     }
 }

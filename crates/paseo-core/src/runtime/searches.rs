@@ -48,7 +48,7 @@ impl Searches {
 
 impl RuntimeHandle {
     /// config.json `notifications` as the file says now (defaults when there is no file).
-    pub async fn notification_settings(&self) -> Result<NotificationsConfig, RuntimeError> {
+    pub(crate) async fn notification_settings(&self) -> Result<NotificationsConfig, RuntimeError> {
         let root = self.layout.home.clone();
         Ok(blocking(move || crate::config::Config::load(&root))
             .await??
@@ -57,7 +57,7 @@ impl RuntimeHandle {
 
     /// Writes config.json `notifications`, the rest of the file kept; a file that does not
     /// parse is refused (code `config`) and left alone.
-    pub async fn set_notification_settings(
+    pub(crate) async fn set_notification_settings(
         &self,
         settings: NotificationsConfig,
     ) -> Result<(), RuntimeError> {

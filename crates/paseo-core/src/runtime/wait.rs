@@ -18,7 +18,11 @@ pub struct WaitResult {
 impl RuntimeHandle {
     /// Waits until the agent is neither initializing nor running, or needs a permission; at most
     /// `timeout`.
-    pub async fn wait(&self, id: AgentId, timeout: Duration) -> Result<WaitResult, RuntimeError> {
+    pub(crate) async fn wait(
+        &self,
+        id: AgentId,
+        timeout: Duration,
+    ) -> Result<WaitResult, RuntimeError> {
         let mut rx = self.events.subscribe();
         self.wait_on(id, timeout, &mut rx, |s| {
             !s.status.is_active() || s.pending_permission.is_some()

@@ -445,7 +445,7 @@ impl Serialize for WindowEvent<'_> {
 impl RuntimeHandle {
     /// What a window renders from, as JSON text: the fleet with the cards `query` asks for
     /// ([`AgentCard`]); `get` has an agent's whole snapshot.
-    pub async fn window_snapshot(&self, query: WindowQuery) -> Result<String, RuntimeError> {
+    pub(crate) async fn window_snapshot(&self, query: WindowQuery) -> Result<String, RuntimeError> {
         self.ask(|r| Command::WindowSnapshot(query, r)).await
     }
 }

@@ -2,6 +2,7 @@
 //! authorization rule between agents, and what a user-token session may do.
 
 use super::*;
+use crate::support::Door;
 
 /// Sends one raw JSON-RPC POST; returns the status and body.
 async fn raw_post(

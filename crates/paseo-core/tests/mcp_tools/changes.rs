@@ -3,6 +3,7 @@
 //! errors for paths that did not change.
 
 use super::*;
+use crate::support::Door;
 
 #[tokio::test]
 async fn a_lead_reads_its_subagents_changes_and_diffs() {

@@ -2,6 +2,7 @@
 //! the parent's next turn, and fifty agents creating at once with nothing lost or duplicated.
 
 use super::*;
+use crate::support::Door;
 
 #[tokio::test]
 async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes() {

@@ -3,6 +3,7 @@
 //! cancel_agent and archive_agent.
 
 use super::*;
+use crate::support::Door;
 
 #[tokio::test]
 async fn every_tool_works_end_to_end() {

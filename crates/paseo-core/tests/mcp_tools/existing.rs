@@ -3,6 +3,7 @@
 //! workspace inside its own reach (SPEC 14), and a refusal names the field and creates nothing.
 
 use super::*;
+use crate::support::Door;
 
 fn in_existing(provider: &str, ws: &str, prompt: &str) -> Value {
     json!({"provider": provider, "initialPrompt": prompt,

@@ -2,6 +2,7 @@
 //! agent, workspace, worktree or branch).
 
 use super::*;
+use crate::support::Door;
 
 #[tokio::test]
 async fn invalid_input_names_the_field_and_changes_nothing() {

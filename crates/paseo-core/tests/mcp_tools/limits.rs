@@ -3,6 +3,7 @@
 //! `maxLiveAgents` waits in a visible queue, oldest first, starting as slots free.
 
 use super::*;
+use crate::support::Door;
 use paseo_core::config::Limits;
 use paseo_core::runtime::Caller;
 

@@ -33,6 +33,7 @@ use paseo_core::runtime::{
 use paseo_core::store::Layout;
 use support::git::git;
 use support::scripted::{Env, Scripted};
+use support::Door;
 
 // One module per tool family or concern; this file is the shared harness.
 mod access;

@@ -3,6 +3,7 @@
 //! request on the agent that would run it, and nothing of it runs before the user allows it.
 
 use super::*;
+use crate::support::Door;
 use paseo_core::model::Power;
 use paseo_core::providers::TurnInput;
 

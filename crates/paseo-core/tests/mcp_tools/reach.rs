@@ -6,6 +6,7 @@
 
 use super::powers::{create_child, held, made_by_user, ran, settle};
 use super::*;
+use crate::support::Door;
 use paseo_core::model::{HoldReason, Power};
 
 /// `create_agent` as `c`, a subagent of `provider` in a new directory workspace at `path`.

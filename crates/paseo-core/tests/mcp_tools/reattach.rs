@@ -5,6 +5,7 @@
 
 use super::powers::{create_child, held, made_by_user};
 use super::*;
+use crate::support::Door;
 use paseo_core::model::Power;
 
 #[tokio::test]

@@ -3,6 +3,7 @@
 //! runs `env` and echoes its token and the user's.
 
 use super::*;
+use crate::support::Door;
 use paseo_core::config::{ProviderConfig, ProviderKind};
 use paseo_core::providers::shell::ShellProvider;
 use paseo_core::runtime::events::Event;

@@ -5,12 +5,14 @@
 
 pub mod anthropic;
 pub mod cli;
+pub mod door;
 pub mod git;
 pub mod mcp_echo;
 pub mod openai;
 pub mod scripted;
 
 pub use anthropic::standin;
+pub use door::Door;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

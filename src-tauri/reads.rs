@@ -1,0 +1,80 @@
+//! What the shell around the window (the tray, notifications, the quit confirm, the title)
+//! reads from the runtime and tells it: requests through the runtime's one door
+//! ([`RuntimeHandle::call`]), as the window's own.
+
+use paseo_core::api::{verbs, ApiError, Request, Response};
+use paseo_core::engine::ListFilter;
+use paseo_core::model::{AgentId, FleetCounts};
+use paseo_core::providers::ProviderInfo;
+use paseo_core::runtime::{AgentSnapshot, Alerts, Caller, RuntimeError, RuntimeHandle};
+
+async fn ask(rt: &RuntimeHandle, request: Request) -> Result<Response, RuntimeError> {
+    rt.call(Caller::User, request).await
+}
+
+/// An answer of another kind than the verb gives: a bug here, said as an error, not a panic.
+fn other(kind: &str, answer: &Response) -> RuntimeError {
+    let got = serde_json::to_value(answer)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    RuntimeError::Api(ApiError::new(
+        "internal",
+        format!("`{kind}` answered with `{got}`"),
+    ))
+}
+
+pub async fn counts(rt: &RuntimeHandle) -> Result<FleetCounts, RuntimeError> {
+    match ask(rt, verbs::Counts {}.into()).await? {
+        Response::Counts(c) => Ok(c),
+        r => Err(other("counts", &r)),
+    }
+}
+
+/// The counts and the agents that may need the user (the tray's and notifications' view).
+pub async fn alerts(rt: &RuntimeHandle) -> Result<Alerts, RuntimeError> {
+    match ask(rt, verbs::Alerts {}.into()).await? {
+        Response::Alerts(a) => Ok(*a),
+        r => Err(other("alerts", &r)),
+    }
+}
+
+pub async fn providers(rt: &RuntimeHandle) -> Result<Vec<ProviderInfo>, RuntimeError> {
+    match ask(rt, verbs::Providers {}.into()).await? {
+        Response::Providers(p) => Ok(p),
+        r => Err(other("providers", &r)),
+    }
+}
+
+/// Every agent `filter` matches on this machine (no host is asked).
+pub async fn agents(
+    rt: &RuntimeHandle,
+    filter: ListFilter,
+) -> Result<Vec<AgentSnapshot>, RuntimeError> {
+    let list = verbs::ListAgents {
+        include_archived: filter.include_archived,
+        parent_id: filter.parent,
+        workspace_id: filter.workspace,
+        statuses: filter.statuses,
+        limit: Some(usize::MAX),
+        host: None,
+        this_machine: true,
+    };
+    match ask(rt, list.into()).await? {
+        Response::Agents { agents, .. } => Ok(agents),
+        r => Err(other("listAgents", &r)),
+    }
+}
+
+/// The window labelled `window` now shows `agent`'s pane, or none (also when it closes).
+pub async fn shown(
+    rt: &RuntimeHandle,
+    window: &str,
+    agent: Option<AgentId>,
+) -> Result<(), RuntimeError> {
+    let shown = verbs::Shown {
+        window: window.to_string(),
+        agent_id: agent,
+    };
+    ask(rt, shown.into()).await.map(|_| ())
+}
