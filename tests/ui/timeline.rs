@@ -10,10 +10,11 @@ use std::time::Duration;
 #[tokio::test]
 async fn the_timeline_pages_older_items_back_from_disk_when_scrolled_up() {
     let (_h, app, dir) = start("timeline_paging").await;
-    // Lines alternate between stdout and stderr with a pause, so each is its own item: more
-    // than the 2,000 the backend keeps in memory, so the oldest pages come from disk.
+    // Lines alternate between stdout and stderr with a pause, so each is mostly its own item
+    // (a reader behind on a busy machine takes a few together): more than the 2,000 the
+    // backend keeps in memory, so the oldest pages come from disk.
     let script = "perl -MTime::HiRes=sleep -e '$|=1; select(STDERR); $|=1; select(STDOUT); \
-        for my $i (1..1400) { print STDOUT \"out $i\\n\"; sleep 0.0003; print STDERR \"err $i\\n\"; sleep 0.0003; }'";
+        for my $i (1..2000) { print STDOUT \"out $i\\n\"; sleep 0.0003; print STDERR \"err $i\\n\"; sleep 0.0003; }'";
     let chatty = app.create_shell(&dir, "chatty", script).await;
     let chatty_id = id(&chatty);
     stream_ended(&app, &chatty_id).await;
@@ -73,12 +74,12 @@ const KEPT_ITEMS: u64 = 3000;
 #[tokio::test]
 async fn a_timeline_in_a_background_tab_stays_bounded_while_its_agent_streams() {
     let (_h, app, dir) = start("timeline_background").await;
-    // Waits for a file, then prints 4,000 lines to each stream, alternating (each line its own
-    // item, but for a few the reader takes together): well over the 3,000 items the window keeps
-    // of an agent it does not show.
+    // Waits for a file, then prints 6,000 lines to each stream, alternating (each line its own
+    // item, but for those a reader behind on a busy machine takes together): well over the
+    // 3,000 items the window keeps of an agent it does not show.
     let go = dir.join("go");
     let stream = "perl -MTime::HiRes=sleep -e '$|=1; select(STDERR); $|=1; select(STDOUT); \
-        for my $i (1..4000) { print STDOUT \"out $i\\n\"; sleep 0.0003; print STDERR \"err $i\\n\"; sleep 0.0003; }'";
+        for my $i (1..6000) { print STDOUT \"out $i\\n\"; sleep 0.0003; print STDERR \"err $i\\n\"; sleep 0.0003; }'";
     let script = format!(
         "while [ ! -e '{}' ]; do sleep 0.05; done; {stream}",
         go.display()
