@@ -20,11 +20,11 @@ mod sandbox;
 mod storage;
 pub mod template;
 mod tolerant;
-pub use hosts::{check as check_host, write_hosts};
+pub use hosts::{check as check_host, write_hosts, Host};
 pub use limits::Limits;
 pub use notifications::{write_notifications, NotificationsConfig};
 pub use sandbox::{EngineChoice, SandboxConfig, DEFAULT_HIDE};
-pub use storage::{StorageConfig, MAX_TRASH_DAYS, MIN_TIMELINE_BYTES};
+pub use storage::{StorageConfig, DEFAULT_TRASH_DAYS, MAX_TRASH_DAYS, MIN_TIMELINE_BYTES};
 pub use tolerant::{Lenient, Problem};
 
 /// What Settings opens when there is no `config.json` yet: nothing set (every key keeps its
@@ -133,7 +133,7 @@ pub struct Config {
     /// `startTimeoutSecs`: the bound of every provider session's start (SPEC 11).
     pub start_timeout: std::time::Duration,
     /// `hosts`: other machines reached with the user's ssh (SPEC 17).
-    pub hosts: Vec<crate::hosts::Host>,
+    pub hosts: Vec<Host>,
 }
 
 impl Default for Config {

@@ -233,7 +233,7 @@ fn every_response(f: &Fleet) -> Vec<Response> {
         },
         Response::Hosts(vec![
             crate::hosts::HostStatus {
-                host: crate::hosts::Host {
+                host: crate::config::Host {
                     name: "box".into(),
                     ssh: "box".into(),
                     command: None,
@@ -246,7 +246,7 @@ fn every_response(f: &Fleet) -> Vec<Response> {
                 counts: f.counts,
             },
             crate::hosts::HostStatus {
-                host: crate::hosts::Host {
+                host: crate::config::Host {
                     name: "big".into(),
                     ssh: "me@big".into(),
                     command: Some(vec!["/opt/paseo-headless".into()]),

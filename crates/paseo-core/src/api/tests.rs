@@ -220,7 +220,7 @@ fn every_request() -> Vec<Request> {
         }),
         Request::ListHosts(verbs::ListHosts {}),
         Request::AddHost(verbs::AddHost {
-            host: crate::hosts::Host {
+            host: crate::config::Host {
                 name: "box".into(),
                 ssh: "me@box".into(),
                 command: Some(vec!["/opt/paseo-headless".into()]),

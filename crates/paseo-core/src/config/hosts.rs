@@ -3,9 +3,22 @@
 //! Parsed here with the rest of the file; written back (the rest kept) when the user adds or
 //! removes a host.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::hosts::Host;
+/// A configured host: config.json `hosts[]` (how ssh reaches it and runs the backend there:
+/// `hosts::ssh`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Host {
+    pub name: String,
+    /// The destination or alias ssh is given (`box`, `me@box.example`).
+    pub ssh: String,
+    /// The program on the host (default: `paseo-headless`, from `~/.local/bin` when installed
+    /// there, else the host's PATH); `attach` is appended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+}
+
 
 const FIELDS: &str = "name, ssh or command";
 

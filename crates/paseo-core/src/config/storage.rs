@@ -16,6 +16,8 @@ pub struct StorageConfig {
 
 /// The smallest timeline bound accepted.
 pub const MIN_TIMELINE_BYTES: u64 = 64 << 10;
+/// How long a trash entry is kept unless config.json says (`storage.trashDays`).
+pub const DEFAULT_TRASH_DAYS: u32 = 7;
 /// The longest `trashDays` accepted (ten years: a typo of a huge number would otherwise keep
 /// everything for ever without saying so).
 pub const MAX_TRASH_DAYS: u32 = 3650;
@@ -24,7 +26,7 @@ impl Default for StorageConfig {
     fn default() -> Self {
         StorageConfig {
             timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
-            trash_days: crate::workspaces::trash::DEFAULT_TRASH_DAYS,
+            trash_days: DEFAULT_TRASH_DAYS,
         }
     }
 }

@@ -6,22 +6,11 @@
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use serde::{Deserialize, Serialize};
 use tokio::process::Command;
 
 use super::HostError;
 
-/// A configured host: config.json `hosts[]`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Host {
-    pub name: String,
-    /// The destination or alias ssh is given (`box`, `me@box.example`).
-    pub ssh: String,
-    /// The program on the host (default: `paseo-headless`, from `~/.local/bin` when installed
-    /// there, else the host's PATH); `attach` is appended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<Vec<String>>,
-}
+pub use crate::config::Host;
 
 /// How ssh is run: the program and options put before the destination (tests give `-F` with
 /// their own config; the app uses the user's).

@@ -10,6 +10,7 @@
 //! actor.
 
 mod actor;
+mod api_error;
 mod apply;
 mod boot;
 mod broadcast;
@@ -53,6 +54,7 @@ use crate::store::{StoreError, WriteError};
 use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::WorkspaceError;
 
+pub use api_error::ApiError;
 pub use changes::{AgentChanges, AgentDiff};
 pub use checkout::CheckoutAgent;
 pub use command::Alerts;
@@ -113,7 +115,7 @@ pub enum RuntimeError {
     /// A request answered elsewhere (a host's backend, the hosts' manager, SPEC 17): its code,
     /// message and field as they came.
     #[error("{0}")]
-    Api(crate::api::ApiError),
+    Api(ApiError),
 }
 
 impl RuntimeError {
@@ -280,7 +282,7 @@ impl RuntimeOptions {
             agent_env: BTreeMap::new(),
             notices: Vec::new(),
             timeline_max_bytes: crate::store::timeline::DEFAULT_MAX_BYTES,
-            trash_days: crate::workspaces::trash::DEFAULT_TRASH_DAYS,
+            trash_days: crate::config::DEFAULT_TRASH_DAYS,
             sandbox: crate::config::SandboxConfig::default(),
             limits: crate::config::Limits::default(),
             budget: None,

@@ -18,8 +18,6 @@ use super::WorkspaceError;
 use crate::model::Timestamp;
 use crate::store::Layout;
 
-/// How long an entry is kept unless config.json says (`storage.trashDays`).
-pub const DEFAULT_TRASH_DAYS: u32 = 7;
 /// The manifest's file name inside an entry.
 pub const MANIFEST: &str = "paseo-trash.json";
 /// The moved directory's name inside an entry.

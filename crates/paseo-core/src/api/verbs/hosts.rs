@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Verb;
 use crate::api::Response;
-use crate::hosts::Host;
+use crate::config::Host;
 use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
 
 /// config.json `hosts` with each one's connection state and numbers (SPEC 17).
