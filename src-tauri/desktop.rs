@@ -4,7 +4,6 @@ use crate::notify::Notifications;
 use crate::quit;
 use crate::state::AppState;
 use crate::tray::{self, Tray, MAIN_WINDOW};
-use crate::windows;
 use paseo_headless::backend;
 use paseo_headless::cli::Mode;
 use paseo_headless::headless::StopSignals;
@@ -252,7 +251,7 @@ fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
         app.exit(1);
         return;
     }
-    windows::restore_extra(app);
+    crate::extra::restore_extra(app);
 
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
@@ -310,7 +309,7 @@ fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     if let WindowEvent::CloseRequested { api, .. } = event {
         if window.label() != MAIN_WINDOW {
             // Extra windows simply close, and do not come back at the next launch.
-            windows::closed_by_user(window.app_handle(), window.label());
+            crate::extra::closed_by_user(window.app_handle(), window.label());
             return;
         }
         let app = window.app_handle();

@@ -5,6 +5,7 @@
 
 pub mod commands;
 pub mod desktop;
+pub mod extra;
 pub mod geometry;
 pub mod native;
 pub mod notify;

@@ -5,7 +5,6 @@
 //! every window comes back at the size and place the user left it (`geometry`).
 
 use crate::state::lock;
-use crate::tray::MAIN_WINDOW;
 use paseo_core::store::atomic::{write_atomic, TEMP_PREFIX};
 use paseo_core::store::{quarantine, Layout};
 use serde::{Deserialize, Serialize};
@@ -13,7 +12,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
-use tauri::{AppHandle, Manager, Runtime, WebviewWindowBuilder};
 
 /// Labels of the windows "New window" opens (the capability grants `window-*`).
 pub const EXTRA_PREFIX: &str = "window-";
@@ -269,58 +267,6 @@ fn remove_temp_leftovers(dir: &Path) {
         let name = name.to_string_lossy();
         if name.starts_with(TEMP_PREFIX) && name.ends_with(&format!("-{FILE}")) {
             let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// Opens the client window `label` (an extra window: same page, its own layout).
-pub fn open_extra<R: Runtime>(app: &AppHandle<R>, label: &str) -> Result<(), WindowsError> {
-    if let Some(window) = app.get_webview_window(label) {
-        let _ = window.show();
-        let _ = window.set_focus();
-        return Ok(());
-    }
-    let mut config = app
-        .config()
-        .app
-        .windows
-        .iter()
-        .find(|window| window.label == MAIN_WINDOW)
-        .ok_or_else(|| WindowsError::Open("tauri.conf.json has no main window".to_string()))?
-        .clone();
-    config.label = label.to_string();
-    config.title = match extra_number(label) {
-        Some(n) => format!("Paseo — window {n}"),
-        None => "Paseo — window".to_string(),
-    };
-    let window = WebviewWindowBuilder::from_config(app, &config)
-        .and_then(|builder| builder.build())
-        .map_err(|e| WindowsError::Open(e.to_string()))?;
-    crate::geometry::restore(&window);
-    tracing::info!(label, "window open");
-    Ok(())
-}
-
-/// Reopens the extra windows that were open when the app last quit.
-pub fn restore_extra<R: Runtime>(app: &AppHandle<R>) {
-    let Some(layouts) = app.try_state::<Layouts>() else {
-        return;
-    };
-    for label in layouts.extra_labels() {
-        if let Err(error) = open_extra(app, &label) {
-            tracing::warn!(%label, %error, "cannot reopen a window");
-        }
-    }
-}
-
-/// The user closed an extra window: it does not come back at the next launch.
-pub fn closed_by_user<R: Runtime>(app: &AppHandle<R>, label: &str) {
-    if extra_number(label).is_none() {
-        return;
-    }
-    if let Some(layouts) = app.try_state::<Layouts>() {
-        if let Err(error) = layouts.remove(label) {
-            tracing::warn!(%label, %error, "cannot forget the window's layout");
         }
     }
 }

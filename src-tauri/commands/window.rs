@@ -5,7 +5,7 @@
 use super::{menu, Answer};
 use crate::notify::{Notifications, Presence};
 use crate::state::{AppState, FleetCounts};
-use crate::windows::{self, Layouts, WindowsError};
+use crate::windows::{Layouts, WindowsError};
 use paseo_core::api::ApiError;
 use paseo_core::model::AgentId;
 use paseo_headless::data_root;
@@ -136,7 +136,7 @@ pub async fn window<R: Runtime>(
             layouts
                 .set(&label, serde_json::json!({}))
                 .map_err(window_error)?;
-            if let Err(error) = windows::open_extra(&app, &label) {
+            if let Err(error) = crate::extra::open_extra(&app, &label) {
                 let _ = layouts.remove(&label);
                 return Err(window_error(error));
             }

@@ -19,7 +19,6 @@ pub struct Host {
     pub command: Option<Vec<String>>,
 }
 
-
 const FIELDS: &str = "name, ssh or command";
 
 /// The longest host name accepted: it is shown in rows and named in every tool call.
