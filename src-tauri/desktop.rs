@@ -155,26 +155,21 @@ fn load_backend<R: Runtime>(app: &tauri::AppHandle<R>, prepared: backend::Prepar
     }
 }
 
-/// Forwards every runtime event to every window (`paseo://event`), keeps the counts `app_info`
-/// shows, and asks the tray to catch up when an agent or the counts changed (the tray coalesces;
-/// timeline items never reach it). A window that fell behind is told to reload (`paseo://resync`).
+/// Forwards every runtime event to every window (`paseo://event`), and asks the tray to catch
+/// up when an agent or the counts changed (the tray coalesces; timeline items never reach it).
+/// A window that fell behind is told to reload (`paseo://resync`).
 fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::runtime::RuntimeHandle) {
     let app = app.clone();
     let mut rx = rt.subscribe();
     tauri::async_runtime::spawn(async move {
-        if let Ok(c) = crate::reads::counts(&rt).await {
-            set_counts(&app, c);
-        }
         loop {
             match rx.recv().await {
                 Ok(event) => {
                     use paseo_core::runtime::Event;
                     match &event {
-                        Event::CountsChanged { counts } => {
-                            set_counts(&app, *counts);
-                            tray::refresh(&app);
-                        }
-                        Event::AgentUpdated { .. } | Event::AgentArchived { .. } => {
+                        Event::CountsChanged { .. }
+                        | Event::AgentUpdated { .. }
+                        | Event::AgentArchived { .. } => {
                             tray::refresh(&app);
                         }
                         _ => {}
@@ -189,9 +184,6 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::runtime
                     tracing::warn!(missed = n, "windows fell behind; asking them to resync");
                     let _ = app.emit("paseo://resync", n);
                     tray::refresh(&app);
-                    if let Ok(c) = crate::reads::counts(&rt).await {
-                        set_counts(&app, c);
-                    }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             }
@@ -228,10 +220,6 @@ fn forward_host_events<R: Runtime>(
             }
         }
     });
-}
-
-fn set_counts<R: Runtime>(app: &tauri::AppHandle<R>, counts: crate::state::FleetCounts) {
-    app.state::<AppState>().set_counts(counts);
 }
 
 /// Starts the tray and the main window once the backend owns the data root (its records may

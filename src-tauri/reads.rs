@@ -1,10 +1,10 @@
-//! What the shell around the window (the tray, notifications, the quit confirm, the title)
+//! What the shell around the window (the tray, notifications, the quit confirm)
 //! reads from the runtime and tells it: requests through the runtime's one door
 //! ([`RuntimeHandle::call`]), as the window's own.
 
 use paseo_core::api::{verbs, ApiError, Request, Response};
 use paseo_core::engine::ListFilter;
-use paseo_core::model::{AgentId, FleetCounts};
+use paseo_core::model::AgentId;
 use paseo_core::providers::ProviderInfo;
 use paseo_core::runtime::{AgentSnapshot, Alerts, Caller, RuntimeError, RuntimeHandle};
 
@@ -22,13 +22,6 @@ fn other(kind: &str, answer: &Response) -> RuntimeError {
         "internal",
         format!("`{kind}` answered with `{got}`"),
     ))
-}
-
-pub async fn counts(rt: &RuntimeHandle) -> Result<FleetCounts, RuntimeError> {
-    match ask(rt, verbs::Counts {}.into()).await? {
-        Response::Counts(c) => Ok(c),
-        r => Err(other("counts", &r)),
-    }
 }
 
 /// The counts and the agents that may need the user (the tray's and notifications' view).

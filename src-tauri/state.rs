@@ -10,7 +10,6 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The fleet's counts the tray and the app's info show: the core's one counts type, whose
 /// `line()` the status bar says too.
-pub use paseo_core::model::FleetCounts;
 
 /// Managed by the Tauri app (`app.manage`); commands get it as `State<'_, AppState>`.
 pub struct AppState {
@@ -24,7 +23,6 @@ pub struct AppState {
     /// never began) or is under way (`None`, from [`AppState::backend_starting`]): the window
     /// opens while the records load, and its first ask waits on this.
     started: tokio::sync::watch::Sender<Option<bool>>,
-    counts: Mutex<FleetCounts>,
 }
 
 impl AppState {
@@ -36,7 +34,6 @@ impl AppState {
             backend: Mutex::new(None),
             runtime: OnceLock::new(),
             started: tokio::sync::watch::Sender::new(Some(false)),
-            counts: Mutex::new(FleetCounts::default()),
         }
     }
 
@@ -88,14 +85,6 @@ impl AppState {
 
     pub fn created_at(&self) -> DateTime<Utc> {
         self.created_at
-    }
-
-    pub fn counts(&self) -> FleetCounts {
-        *lock(&self.counts)
-    }
-
-    pub fn set_counts(&self, counts: FleetCounts) {
-        *lock(&self.counts) = counts;
     }
 }
 

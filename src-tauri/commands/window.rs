@@ -4,7 +4,7 @@
 
 use super::{menu, Answer};
 use crate::notify::{Notifications, Presence};
-use crate::state::{AppState, FleetCounts};
+use crate::state::AppState;
 use crate::windows::{Layouts, WindowsError};
 use paseo_core::api::ApiError;
 use paseo_core::model::AgentId;
@@ -58,8 +58,6 @@ pub struct AppInfo {
     pub backend: &'static str,
     /// ISO 8601 UTC.
     pub started_at: String,
-    pub counts: FleetCounts,
-    pub counts_line: String,
     /// Where agents reach the MCP server (from `$PASEO_HOME/mcp.json`), once it runs.
     pub mcp_url: Option<String>,
 }
@@ -153,7 +151,6 @@ pub async fn window<R: Runtime>(
 fn app_info<R: Runtime>(app: &AppHandle<R>, state: &AppState) -> AppInfo {
     let package = app.package_info();
     let started = state.backend_started_at();
-    let counts = state.counts();
     let mcp_url = std::fs::read(paseo_core::store::Layout::new(state.data_root()).mcp_json_path())
         .ok()
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
@@ -173,8 +170,6 @@ fn app_info<R: Runtime>(app: &AppHandle<R>, state: &AppState) -> AppInfo {
         started_at: started
             .unwrap_or_else(|| state.created_at())
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        counts,
-        counts_line: counts.line(),
         mcp_url,
     }
 }
