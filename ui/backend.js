@@ -318,7 +318,7 @@ export function installHost(name) {
  */
 export async function hostSnapshot(host) {
   const answer = await request('syncSnapshot', { host });
-  return { seq: answer.seq, snap: answer.window ?? answer.snapshot };
+  return { seq: answer.seq, snap: answer.window };
 }
 
 /** Subscribes to a backend event; resolves to a function that unsubscribes. */
