@@ -13,11 +13,12 @@ async fn ctrl_f_finds_in_the_timeline_what_is_paged_out_to_disk_too() {
     // Three matches (the word is built at run time, so the prompt itself has none): the first
     // output item, one in the middle, the last; between them 2,800 items (stdout and stderr
     // alternate with a pause, so each line is its own item), more than the backend keeps in
-    // memory and far more than the window holds.
+    // memory and far more than the window holds. The last line waits for the readers to catch up,
+    // so on a busy machine it is still the last item (stdout and stderr are read apart).
     let script = "perl -MTime::HiRes=sleep -e '$|=1; select(STDERR); $|=1; select(STDOUT); \
         my $w = \"nee\" . \"dle\"; print uc($w) . \" first\\n\"; sleep 0.01; \
         for my $i (1..1400) { print STDOUT \"out $i\\n\"; sleep 0.0003; print STDERR \"err $i\\n\"; sleep 0.0003; \
-        if ($i == 700) { print STDOUT \"$w middle\\n\"; sleep 0.001; } } print \"the $w last\\n\";'";
+        if ($i == 700) { print STDOUT \"$w middle\\n\"; sleep 0.001; } } sleep 0.3; print \"the $w last\\n\";'";
     let agent = app.create_shell(&dir, "chatty", script).await;
     let agent_id = id(&agent);
     poll(
