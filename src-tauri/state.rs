@@ -8,9 +8,6 @@ use paseo_headless::cli::Mode;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-/// The fleet's counts the tray and the app's info show: the core's one counts type, whose
-/// `line()` the status bar says too.
-
 /// Managed by the Tauri app (`app.manage`); commands get it as `State<'_, AppState>`.
 pub struct AppState {
     data_root: PathBuf,
