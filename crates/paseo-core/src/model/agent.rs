@@ -23,7 +23,7 @@ use super::usage::{LastRun, RecordUsage};
 /// The label that links a subagent to its parent.
 pub const PARENT_LABEL: &str = super::compact::PARENT_KEY;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Initializing,

@@ -1,8 +1,8 @@
 //! The tools' bodies: input → one runtime request for the caller → output and summary.
 
 use super::output::{
-    excerpt, ok, rt_err, status, tail, ArchiveOutput, CancelOutput, CreatedOutput, ListEntry,
-    ListOutput, PromptOutput, ToolResult, WaitOutput, WorktreeOutput,
+    excerpt, ok, rt_err, tail, ArchiveOutput, CancelOutput, CreatedOutput, ListEntry, ListOutput,
+    PromptOutput, ToolResult, WaitOutput, WorktreeOutput,
 };
 use super::{PaseoTools, FOREGROUND_WAIT, LAST_MESSAGE_CHARS};
 use crate::api::{verbs, Caller, Request, Response};
@@ -143,7 +143,7 @@ impl PaseoTools {
                 .map(|w| w.to_string())
                 .unwrap_or_default(),
             cwd: snap.record.cwd.to_string(),
-            status: status(snap.status),
+            status: snap.status,
             title: snap.record.title.clone(),
             parent_agent_id: snap.parent_agent_id.map(|p| p.to_string()),
         };
@@ -151,10 +151,11 @@ impl PaseoTools {
             Some(host) => format!(" on the host {host}"),
             None => String::new(),
         };
-        let mut summary = format!(
+        let mut summary =
+            format!(
             "Created {} agent {} \"{}\"{place} in {} (workspace {}); status {}. Its first prompt \
              runs in the background.",
-            input.provider, out.agent_id, out.title, out.cwd, out.workspace_id, out.status
+            input.provider, out.agent_id, out.title, out.cwd, out.workspace_id, out.status.as_str()
         );
         if let Some(h) = &snap.record.held_turn {
             summary.push_str(&held(h));
@@ -192,12 +193,12 @@ impl PaseoTools {
         if background || held {
             let out = PromptOutput {
                 agent_id: id.to_string(),
-                status: status(agent.status),
+                status: agent.status,
                 background: true,
                 last_message: None,
                 timed_out: None,
             };
-            let mut summary = format!("Prompt sent to agent {id}; it is {}.", out.status);
+            let mut summary = format!("Prompt sent to agent {id}; it is {}.", out.status.as_str());
             if let Some(h) = &held_turn {
                 summary.push_str(h);
             }
@@ -215,13 +216,13 @@ impl PaseoTools {
         let summary = if w.timed_out {
             format!(
                 "Agent {id} is still {} after {} s; use wait_for_agent to keep waiting.",
-                status(w.agent.status),
+                w.agent.status.as_str(),
                 FOREGROUND_WAIT.as_secs()
             )
         } else {
             format!(
                 "Agent {id} is {}. Last message: {}",
-                status(w.agent.status),
+                w.agent.status.as_str(),
                 excerpt(last.as_deref().unwrap_or("(none)"))
             )
         };
@@ -229,7 +230,7 @@ impl PaseoTools {
             summary,
             PromptOutput {
                 agent_id: id.to_string(),
-                status: status(w.agent.status),
+                status: w.agent.status,
                 background: false,
                 last_message: last,
                 timed_out: Some(w.timed_out),
@@ -251,7 +252,7 @@ impl PaseoTools {
             .pending_permission
             .as_ref()
             .and_then(|p| serde_json::to_value(p).ok());
-        let mut summary = format!("Agent {id} is {}", status(w.agent.status));
+        let mut summary = format!("Agent {id} is {}", w.agent.status.as_str());
         if w.timed_out {
             summary.push_str(&format!(" (still going after {secs} s)"));
         }
@@ -265,7 +266,7 @@ impl PaseoTools {
             summary,
             WaitOutput {
                 agent_id: id.to_string(),
-                status: status(w.agent.status),
+                status: w.agent.status,
                 last_message: last,
                 timed_out: w.timed_out,
                 pending_permission: pending,
@@ -331,7 +332,7 @@ impl PaseoTools {
             snap.id(),
             snap.record.title,
             snap.record.provider,
-            status(snap.status)
+            snap.status.as_str()
         );
         if snap.record.is_archived() {
             summary.push_str(" and archived");
@@ -373,7 +374,7 @@ impl PaseoTools {
                 a.id(),
                 a.record.title,
                 a.record.provider,
-                status(a.status)
+                a.status.as_str()
             ));
         }
         if agents.len() > 20 {
@@ -397,10 +398,10 @@ impl PaseoTools {
         };
         let s = agent.status;
         ok(
-            format!("Agent {id} is {}.", status(s)),
+            format!("Agent {id} is {}.", s.as_str()),
             CancelOutput {
                 agent_id: id.to_string(),
-                status: status(s),
+                status: s,
             },
         )
     }

@@ -24,7 +24,7 @@ pub struct CreatedOutput {
     pub workspace_id: String,
     pub cwd: String,
     /// `initializing` at first: the first prompt runs in the background.
-    pub status: String,
+    pub status: Status,
     pub title: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_agent_id: Option<String>,
@@ -35,7 +35,7 @@ pub struct CreatedOutput {
 #[serde(rename_all = "camelCase")]
 pub struct PromptOutput {
     pub agent_id: String,
-    pub status: String,
+    pub status: Status,
     pub background: bool,
     /// Foreground only: the last message of the turn.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,7 +50,7 @@ pub struct PromptOutput {
 #[serde(rename_all = "camelCase")]
 pub struct WaitOutput {
     pub agent_id: String,
-    pub status: String,
+    pub status: Status,
     /// The last assistant text of its latest turn (the output tail for shell agents).
     pub last_message: Option<String>,
     pub timed_out: bool,
@@ -64,7 +64,7 @@ pub struct WaitOutput {
 #[serde(rename_all = "camelCase")]
 pub struct CancelOutput {
     pub agent_id: String,
-    pub status: String,
+    pub status: Status,
 }
 
 /// Output of `archive_agent`.
@@ -180,10 +180,6 @@ pub(super) fn rt_err(e: RuntimeError, field: &str) -> FieldError {
         _ => field,
     };
     FieldError::new(field, msg)
-}
-
-pub(super) fn status(s: Status) -> String {
-    s.as_str().to_string()
 }
 
 pub(super) fn tail(s: &str, max: usize) -> String {
