@@ -125,6 +125,46 @@ fn bench(c: &mut Criterion) {
         mcp.shutdown().await;
         rt.shutdown().await;
     });
+    long_fleet(&tokio, &client, &body);
+}
+
+/// The listing's size on a fleet with long titles, deep folders and labels (the target holds
+/// whatever they are).
+fn long_fleet(tokio: &tokio::runtime::Runtime, client: &reqwest::Client, body: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    seed::seed_long(&home, N);
+    tokio.block_on(async {
+        let layout = Layout::new(&home);
+        let server = McpServer::bind(&layout, None).unwrap();
+        let rt = Runtime::start(
+            RuntimeOptions::new(&home, ProviderRegistry::new()),
+            Some(server.access()),
+        )
+        .await
+        .unwrap();
+        let mcp = server.serve(rt.handle()).await.unwrap();
+        let r = client
+            .post(mcp.url())
+            .header(
+                "Authorization",
+                format!("Bearer {}", mcp.tokens().user_token()),
+            )
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let bytes = r.bytes().await.unwrap();
+        assert!(String::from_utf8_lossy(&bytes).contains(&format!("\"total\":{N}")));
+        println!(
+            "list_agents {N}, long titles, folders and labels: {:.2} MB (target ≤ 5 MB)",
+            bytes.len() as f64 / 1e6
+        );
+        mcp.shutdown().await;
+        rt.shutdown().await;
+    });
 }
 
 criterion_group!(benches, bench);

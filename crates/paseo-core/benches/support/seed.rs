@@ -23,16 +23,34 @@ pub fn seed_archived(home: &Path, n: usize, every: usize) -> Vec<PathBuf> {
     seed_tagged(home, n, every, "seed")
 }
 
+/// [`seed`] with what a fleet used for months carries: long titles, deep folders and two labels
+/// an agent set (a team, a ticket), so a listing's size is measured on realistic text.
+#[allow(dead_code)]
+pub fn seed_long(home: &Path, n: usize) -> Vec<PathBuf> {
+    seed_with(home, n, 0, "seed", true)
+}
+
 /// [`seed_archived`] with workspace and project ids starting `tag` (`seed` there): machines
 /// seeded apart (a window's hosts) hold distinct ids, as real ones (random) do.
 pub fn seed_tagged(home: &Path, n: usize, every: usize, tag: &str) -> Vec<PathBuf> {
+    seed_with(home, n, every, tag, false)
+}
+
+fn seed_with(home: &Path, n: usize, every: usize, tag: &str, long: bool) -> Vec<PathBuf> {
+    let folder = |w: usize| {
+        if long {
+            format!("/home/alex.morgan/src/github.com/acme-corp/platform-services/project-{w}")
+        } else {
+            format!("/tmp/seed/project-{w}")
+        }
+    };
     let layout = Layout::new(home);
     let mut e = Engine::new();
     let workspaces: Vec<WorkspaceRecord> = (0..20)
         .map(|i| WorkspaceRecord {
             workspace_id: format!("{tag}-ws-{i}").parse().unwrap(),
             project_id: format!("{tag}-project").parse::<ProjectId>().unwrap(),
-            cwd: format!("/tmp/seed/project-{i}"),
+            cwd: folder(i),
             kind: WorkspaceKind::Directory,
             display_name: format!("project-{i}"),
             name: None,
@@ -57,17 +75,28 @@ pub fn seed_tagged(home: &Path, n: usize, every: usize, tag: &str) -> Vec<PathBu
         e.set_clock(Some(Timestamp::from_millis(start + i as i64 * 1000)));
         let parent = (i % 5 != 0).then(|| parents[parents.len().saturating_sub(1 + i % 3)]);
         let w = i % 20;
+        let title = if long {
+            format!("agent {i}: review the login form's validation and the session refresh flow")
+        } else {
+            format!("agent {i}: review the login form")
+        };
         let mut new = NewAgent {
-            title: format!("agent {i}: review the login form"),
+            title,
             parent,
             created_by: parent,
             ..NewAgent::new(
                 "shell",
                 false,
-                format!("/tmp/seed/project-{w}"),
+                folder(w),
                 workspaces[w].workspace_id.clone(),
             )
         };
+        if long {
+            new.labels
+                .insert("team".into(), "platform-infrastructure".into());
+            new.labels
+                .insert("ticket".into(), format!("PLAT-{}", 10_000 + i));
+        }
         new.config.model = Some("claude-sonnet-4-5".into());
         new.config.system_prompt = Some("You review code for the team. ".repeat(20));
         let id = e.create(new).unwrap();

@@ -150,6 +150,14 @@ async fn every_tool_works_end_to_end() {
     .await;
     assert_eq!(l["total"], 1);
     assert_eq!(l["agents"][0]["id"], kid.to_string());
+    // Nothing twice, a flag only when set: the parent is `parentAgentId`, not also a label.
+    assert_eq!(l["agents"][0]["parentAgentId"], lead.id().to_string());
+    assert!(l["agents"][0].get("labels").is_none(), "{l}");
+    assert!(l["agents"][0].get("needsYou").is_none(), "{l}");
+    // Its folder is its workspace's, said once in `cwds`.
+    assert!(l["agents"][0].get("cwd").is_none(), "{l}");
+    let ws = l["agents"][0]["workspaceId"].as_str().unwrap();
+    assert_eq!(l["cwds"][ws], g["cwd"], "{l}");
     let l = ok(&c, "list_agents", json!({})).await;
     assert_eq!(l["total"], 4);
     let l = ok(&c, "list_agents", json!({"limit": 2})).await;

@@ -380,14 +380,14 @@ impl PaseoTools {
         if agents.len() > 20 {
             summary.push_str("\n- …");
         }
-        let agents = agents
+        let agents: Vec<ListEntry> = agents
             .into_iter()
             .map(|a| ListEntry {
                 host: host_of(&a),
                 agent: a.into(),
             })
             .collect();
-        ok(summary, ListOutput { agents, total })
+        ok(summary, ListOutput::folded(agents, total))
     }
 
     pub(super) async fn do_cancel(&self, caller: Caller, input: AgentInput) -> ToolResult {

@@ -88,6 +88,54 @@ pub struct WorktreeOutput {
 pub struct ListOutput {
     pub agents: Vec<ListEntry>,
     pub total: usize,
+    /// Each workspace's folder, said once: an entry of that workspace without its own `cwd`
+    /// works there (a 10,000-agent listing would otherwise carry the same long folder 10,000
+    /// times).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub cwds: std::collections::BTreeMap<String, String>,
+}
+
+impl ListOutput {
+    /// The listing with each workspace's most common folder moved into `cwds` (the first seen
+    /// wins a tie); an entry in another folder of it keeps its own `cwd`.
+    pub fn folded(mut agents: Vec<ListEntry>, total: usize) -> ListOutput {
+        use std::collections::BTreeMap;
+        let mut seen: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
+        for e in &agents {
+            let Some(ws) = &e.agent.workspace_id else {
+                continue;
+            };
+            let folders = seen.entry(ws.to_string()).or_default();
+            match folders.iter_mut().find(|(c, _)| *c == e.agent.cwd) {
+                Some((_, n)) => *n += 1,
+                None => folders.push((e.agent.cwd.clone(), 1)),
+            }
+        }
+        let cwds: BTreeMap<String, String> = seen
+            .into_iter()
+            .filter_map(|(ws, folders)| {
+                let mut best: Option<(String, usize)> = None;
+                for (c, n) in folders {
+                    if best.as_ref().is_none_or(|(_, m)| n > *m) {
+                        best = Some((c, n));
+                    }
+                }
+                best.map(|(c, _)| (ws, c))
+            })
+            .collect();
+        for e in &mut agents {
+            if let Some(ws) = &e.agent.workspace_id {
+                if cwds.get(&ws.to_string()) == Some(&e.agent.cwd) {
+                    e.agent.cwd.clear();
+                }
+            }
+        }
+        ListOutput {
+            agents,
+            total,
+            cwds,
+        }
+    }
 }
 
 /// One agent of `list_agents`: its summary, and the host holding it (absent: this machine).
