@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use paseo_core::mcp::McpServer;
+use paseo_core::mcp::{McpServer, RunningMcp};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{Runtime, RuntimeOptions};
 use paseo_core::store::Layout;
@@ -24,37 +24,9 @@ fn bench(c: &mut Criterion) {
     let home = dir.path().join("home");
     seed::seed(&home, N);
     let tokio = tokio::runtime::Runtime::new().unwrap();
-    let (rt, mcp, url, token) = tokio.block_on(async {
-        let layout = Layout::new(&home);
-        let server = McpServer::bind(&layout, None).unwrap();
-        let rt = Runtime::start(
-            RuntimeOptions::new(&home, ProviderRegistry::new()),
-            Some(server.access()),
-        )
-        .await
-        .unwrap();
-        let mcp = server.serve(rt.handle()).await.unwrap();
-        let url = mcp.url().to_string();
-        let token = mcp.tokens().user_token().to_string();
-        (rt, mcp, url, token)
-    });
+    let (rt, mcp) = tokio.block_on(serve(&home));
     let client = reqwest::Client::new();
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "list_agents", "arguments": {"limit": N}}})
-    .to_string();
-    let list = || async {
-        let r = client
-            .post(&url)
-            .header("Authorization", format!("Bearer {token}"))
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .body(body.clone())
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success(), "{}", r.status());
-        r.bytes().await.unwrap()
-    };
+    let list = || list_all(&client, &mcp);
     let bytes = tokio.block_on(list());
     let text = String::from_utf8_lossy(&bytes);
     assert!(
@@ -125,38 +97,55 @@ fn bench(c: &mut Criterion) {
         mcp.shutdown().await;
         rt.shutdown().await;
     });
-    long_fleet(&tokio, &client, &body);
+    long_fleet(&tokio, &client);
+}
+
+/// The runtime on `home` and its MCP server, as the app starts them.
+async fn serve(home: &std::path::Path) -> (Runtime, RunningMcp) {
+    let layout = Layout::new(home);
+    let server = McpServer::bind(&layout, None).unwrap();
+    let rt = Runtime::start(
+        RuntimeOptions::new(home, ProviderRegistry::new()),
+        Some(server.access()),
+    )
+    .await
+    .unwrap();
+    let mcp = server.serve(rt.handle()).await.unwrap();
+    (rt, mcp)
+}
+
+/// One `list_agents` of every agent with the user's token, as the response's bytes.
+async fn list_all(
+    client: &reqwest::Client,
+    mcp: &RunningMcp,
+) -> impl std::ops::Deref<Target = [u8]> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "list_agents", "arguments": {"limit": N}}});
+    let r = client
+        .post(mcp.url())
+        .header(
+            "Authorization",
+            format!("Bearer {}", mcp.tokens().user_token()),
+        )
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    r.bytes().await.unwrap()
 }
 
 /// The listing's size on a fleet with long titles, deep folders and labels (the target holds
 /// whatever they are).
-fn long_fleet(tokio: &tokio::runtime::Runtime, client: &reqwest::Client, body: &str) {
+fn long_fleet(tokio: &tokio::runtime::Runtime, client: &reqwest::Client) {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     seed::seed_long(&home, N);
     tokio.block_on(async {
-        let layout = Layout::new(&home);
-        let server = McpServer::bind(&layout, None).unwrap();
-        let rt = Runtime::start(
-            RuntimeOptions::new(&home, ProviderRegistry::new()),
-            Some(server.access()),
-        )
-        .await
-        .unwrap();
-        let mcp = server.serve(rt.handle()).await.unwrap();
-        let r = client
-            .post(mcp.url())
-            .header(
-                "Authorization",
-                format!("Bearer {}", mcp.tokens().user_token()),
-            )
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
-        let bytes = r.bytes().await.unwrap();
+        let (rt, mcp) = serve(&home).await;
+        let bytes = list_all(client, &mcp).await;
         assert!(String::from_utf8_lossy(&bytes).contains(&format!("\"total\":{N}")));
         println!(
             "list_agents {N}, long titles, folders and labels: {:.2} MB (target ≤ 5 MB)",
