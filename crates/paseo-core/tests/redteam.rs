@@ -173,6 +173,17 @@ async fn attempt(
     script: &str,
     unconfined: bool,
 ) -> (AgentId, Status, String) {
+    let id = start_attempt(h, ws, script, unconfined).await;
+    finish_attempt(h, id).await
+}
+
+/// Starts `script` as a shell agent's first turn in `ws` (an attempt looked at while it runs).
+async fn start_attempt(
+    h: &RuntimeHandle,
+    ws: &WorkspaceId,
+    script: &str,
+    unconfined: bool,
+) -> AgentId {
     let mut req = CreateAgent::new(
         "shell",
         WorkspaceTarget::Existing {
@@ -182,7 +193,11 @@ async fn attempt(
     );
     req.initial_prompt = Some(script.to_string());
     req.unconfined = unconfined;
-    let id = h.create(req).await.unwrap().record.id;
+    h.create(req).await.unwrap().record.id
+}
+
+/// Waits for an attempt's turn to end: its status and its output.
+async fn finish_attempt(h: &RuntimeHandle, id: AgentId) -> (AgentId, Status, String) {
     let r = h.wait(id, T).await.unwrap();
     assert!(!r.timed_out, "the turn ended");
     (id, r.agent.status, printed(h, id).await)
@@ -487,17 +502,10 @@ async fn attacks(s: &Session, engine: EngineChoice, f: &mut Findings) {
     // SAFETY: getsid(0) reads this process's session id.
     let ours = unsafe { libc::getsid(0) };
     let marker = format!("7.{}{}", std::process::id(), engine as u8);
-    let mut req = CreateAgent::new(
-        "shell",
-        WorkspaceTarget::Existing {
-            id: ws.clone(),
-            cwd: None,
-        },
-    );
-    req.initial_prompt = Some(format!(
+    let script = format!(
         "(exec 3</dev/tty && echo tty-opened) 2>/dev/null || echo no-tty; sleep {marker}; echo end"
-    ));
-    let id = h.create(req).await.unwrap().record.id;
+    );
+    let id = start_attempt(&h, &ws, &script, false).await;
     let mut sessions = Vec::new();
     for _ in 0..500 {
         sessions = sessions_of(&["sleep", &marker]);
@@ -506,9 +514,7 @@ async fn attacks(s: &Session, engine: EngineChoice, f: &mut Findings) {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let r = h.wait(id, T).await.unwrap();
-    assert!(!r.timed_out, "the turn ended");
-    let out = printed(&h, id).await;
+    let (_, _, out) = finish_attempt(&h, id).await;
     f.check(
         out.contains("no-tty") && !sessions.is_empty() && !sessions.contains(&ours),
         format!(
