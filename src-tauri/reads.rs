@@ -44,15 +44,7 @@ pub async fn agents(
     rt: &RuntimeHandle,
     filter: ListFilter,
 ) -> Result<Vec<AgentSnapshot>, RuntimeError> {
-    let list = verbs::ListAgents {
-        include_archived: filter.include_archived,
-        parent_id: filter.parent,
-        workspace_id: filter.workspace,
-        statuses: filter.statuses,
-        limit: Some(usize::MAX),
-        host: None,
-        this_machine: true,
-    };
+    let list = verbs::ListAgents::here(filter, usize::MAX);
     match ask(rt, list.into()).await? {
         Response::Agents { agents, .. } => Ok(agents),
         r => Err(other("listAgents", &r)),

@@ -82,15 +82,7 @@ door! {
     fn get(&self, id: AgentId) -> AgentSnapshot = Caller::User,
         verbs::GetAgent { agent_id: id }, Response::Agent(a) => *a;
     fn list(&self, filter: ListFilter, limit: usize) -> (Vec<AgentSnapshot>, usize) = Caller::User,
-        verbs::ListAgents {
-            include_archived: filter.include_archived,
-            parent_id: filter.parent,
-            workspace_id: filter.workspace,
-            statuses: filter.statuses,
-            limit: Some(limit),
-            host: None,
-            this_machine: true,
-        },
+        verbs::ListAgents::here(filter, limit),
         Response::Agents { agents, total } => (agents, total);
     fn archived(&self, offset: usize, limit: usize) -> (Vec<AgentSnapshot>, usize) = Caller::User,
         verbs::ArchivedAgents { offset: Some(offset), limit: Some(limit), host: None },

@@ -59,6 +59,21 @@ pub struct ListAgents {
     pub this_machine: bool,
 }
 
+impl ListAgents {
+    /// At most `limit` of this machine's agents that `filter` matches (no host is asked).
+    pub fn here(filter: ListFilter, limit: usize) -> ListAgents {
+        ListAgents {
+            include_archived: filter.include_archived,
+            parent_id: filter.parent,
+            workspace_id: filter.workspace,
+            statuses: filter.statuses,
+            limit: Some(limit),
+            host: None,
+            this_machine: true,
+        }
+    }
+}
+
 impl Verb for ListAgents {
     const KIND: &'static str = "listAgents";
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
