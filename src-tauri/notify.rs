@@ -24,8 +24,18 @@ use tokio::sync::broadcast::error::RecvError;
 #[cfg(target_os = "linux")]
 pub mod dbus;
 
-/// Changes arriving within this long of the first one are one burst: one notification.
+/// A change that would notify, and those arriving within this long of it, are one burst: one
+/// notification.
 pub const COALESCE: Duration = Duration::from_millis(300);
+
+/// The longest a burst stays open however many changes keep it going: a steady stream of
+/// failures still notifies within this.
+pub const BURST_MAX: Duration = Duration::from_millis(1500);
+
+/// A burst opened at `at`: when it closes if nothing joins it, and when it closes regardless.
+fn burst_from(at: tokio::time::Instant) -> (tokio::time::Instant, tokio::time::Instant) {
+    (at + COALESCE, at + BURST_MAX)
+}
 /// Agents named one per line in a coalesced notification; the rest are counted.
 pub const MAX_LINES: usize = 5;
 /// Longest reason detail (an error's first line, a tool name) shown, in characters.
@@ -329,9 +339,13 @@ where
     loop {
         let mut changed: Vec<AgentSnapshot> = Vec::new();
         let mut lagged = false;
-        // The first change opens a burst; what follows within COALESCE joins it. The burst is
-        // judged by the settings in force when it opened, and closes early when they change.
-        let mut deadline: Option<tokio::time::Instant> = None;
+        // A change that would notify opens a burst; what follows joins it, and each further
+        // change that would notify keeps it open COALESCE longer (up to BURST_MAX from its
+        // opening), so agents ending together make one notification however busy the machine.
+        // Other changes (output, a turn starting) open nothing: they cannot cut a burst short.
+        // The burst is judged by the settings in force when it opened, and closes early when
+        // they change.
+        let mut deadline: Option<(tokio::time::Instant, tokio::time::Instant)> = None;
         let mut settings = state.settings();
         loop {
             let next = match deadline {
@@ -340,7 +354,7 @@ where
                     settings = state.settings();
                     next
                 }
-                Some(at) => tokio::select! {
+                Some((at, _)) => tokio::select! {
                     next = tokio::time::timeout_at(at, recv(&mut rx)) => match next {
                         Ok(next) => next,
                         Err(_) => break,
@@ -348,15 +362,37 @@ where
                     _ = state.changed.notified() => break,
                 },
             };
-            match next {
-                Ok(Event::AgentUpdated { agent }) | Ok(Event::AgentArchived { agent }) => {
-                    changed.push(*agent);
-                }
+            let agent = match next {
+                Ok(Event::AgentUpdated { agent }) | Ok(Event::AgentArchived { agent }) => *agent,
                 Ok(_) => continue,
-                Err(RecvError::Lagged(_)) => lagged = true,
+                Err(RecvError::Lagged(_)) => {
+                    lagged = true;
+                    deadline.get_or_insert_with(|| burst_from(tokio::time::Instant::now()));
+                    continue;
+                }
                 Err(RecvError::Closed) => return,
+            };
+            let now = occurrence(&agent).filter(|_| !agent.record.is_archived());
+            let notifies = now.is_some() && known.get(&agent.id()) != now.as_ref();
+            match (&mut deadline, notifies) {
+                // Nothing to say and no burst to join: remembered at once, like a burst's end.
+                (None, false) => {
+                    match now {
+                        Some(now) => known.insert(agent.id(), now),
+                        None => known.remove(&agent.id()),
+                    };
+                }
+                (None, true) => {
+                    deadline = Some(burst_from(tokio::time::Instant::now()));
+                    changed.push(agent);
+                }
+                (Some((at, cap)), notifies) => {
+                    if notifies {
+                        *at = (tokio::time::Instant::now() + COALESCE).min(*cap);
+                    }
+                    changed.push(agent);
+                }
             }
-            deadline.get_or_insert_with(|| tokio::time::Instant::now() + COALESCE);
         }
         if lagged {
             // Missed changes: compare every agent that may need the user now; the others have
