@@ -7,7 +7,7 @@
 use crate::notify::Notifications;
 use crate::state::AppState;
 use paseo_core::api::{ApiError, Caller, Request, Response};
-use paseo_core::runtime::RuntimeHandle;
+use paseo_core::server::Server;
 use tauri::{Runtime, State};
 
 mod menu;
@@ -18,7 +18,7 @@ type Answer<T> = Result<T, ApiError>;
 
 /// The runtime; a window opens while the backend still loads the data root, and its first
 /// requests wait for that.
-async fn runtime(state: &AppState) -> Answer<RuntimeHandle> {
+async fn runtime(state: &AppState) -> Answer<Server> {
     state
         .runtime_started()
         .await

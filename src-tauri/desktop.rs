@@ -158,7 +158,7 @@ fn load_backend<R: Runtime>(app: &tauri::AppHandle<R>, prepared: backend::Prepar
 /// Forwards every runtime event to every window (`paseo://event`), and asks the tray to catch
 /// up when an agent or the counts changed (the tray coalesces; timeline items never reach it).
 /// A window that fell behind is told to reload (`paseo://resync`).
-fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::runtime::RuntimeHandle) {
+fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::server::Server) {
     let app = app.clone();
     let mut rx = rt.subscribe();
     tauri::async_runtime::spawn(async move {
@@ -195,10 +195,7 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::runtime
 /// `paseo://host-state`, SPEC 17), in the shapes `paseo_core::hosts::window` defines. A host's
 /// fleet never comes through `paseo://event`, which is this machine's. Windows that fell behind
 /// are told every host's state again, so each takes the host's snapshot anew.
-fn forward_host_events<R: Runtime>(
-    app: &tauri::AppHandle<R>,
-    rt: paseo_core::runtime::RuntimeHandle,
-) {
+fn forward_host_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::server::Server) {
     use tokio::sync::broadcast::error::RecvError;
     let app = app.clone();
     let mut rx = rt.hosts().subscribe();

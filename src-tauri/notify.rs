@@ -13,7 +13,8 @@
 use crate::tray;
 use paseo_core::config::NotificationsConfig;
 use paseo_core::model::{AgentId, Alert, APPROVE_START};
-use paseo_core::runtime::{AgentSnapshot, Event, RuntimeHandle};
+use paseo_core::runtime::{AgentSnapshot, Event};
+use paseo_core::server::Server;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Mutex;
@@ -286,7 +287,7 @@ impl Notifications {
 /// Without a session bus (or a notification server on it) nothing is shown; the rest of the
 /// app does not care.
 #[cfg(target_os = "linux")]
-pub fn spawn<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
+pub fn spawn<R: Runtime>(app: &AppHandle<R>, runtime: Server) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let opener = app.clone();
@@ -310,9 +311,9 @@ pub fn spawn<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn spawn<R: Runtime>(_app: &AppHandle<R>, _runtime: RuntimeHandle) {}
+pub fn spawn<R: Runtime>(_app: &AppHandle<R>, _runtime: Server) {}
 
-async fn follow<R, F, Fut>(app: &AppHandle<R>, runtime: RuntimeHandle, show: F)
+async fn follow<R, F, Fut>(app: &AppHandle<R>, runtime: Server, show: F)
 where
     R: Runtime,
     F: Fn(Note) -> Fut,
@@ -438,7 +439,7 @@ type Changes = tokio::sync::mpsc::UnboundedReceiver<Result<Event, RecvError>>;
 
 /// This machine's events and every connected host's agent changes as one stream; a host's
 /// agent is named by its host ([`tray::on_host`]), as the tray names it.
-fn with_hosts(runtime: &RuntimeHandle) -> Changes {
+fn with_hosts(runtime: &Server) -> Changes {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let mut here = runtime.subscribe();
     let mut hosts = runtime.hosts().subscribe();

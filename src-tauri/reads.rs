@@ -1,14 +1,15 @@
 //! What the shell around the window (the tray, notifications, the quit confirm)
 //! reads from the runtime and tells it: requests through the runtime's one door
-//! ([`RuntimeHandle::call`]), as the window's own.
+//! ([`Server::call`]), as the window's own.
 
 use paseo_core::api::{verbs, ApiError, Request, Response};
 use paseo_core::engine::ListFilter;
 use paseo_core::model::AgentId;
 use paseo_core::providers::ProviderInfo;
-use paseo_core::runtime::{AgentSnapshot, Alerts, Caller, RuntimeError, RuntimeHandle};
+use paseo_core::runtime::{AgentSnapshot, Alerts, Caller, RuntimeError};
+use paseo_core::server::Server;
 
-async fn ask(rt: &RuntimeHandle, request: Request) -> Result<Response, RuntimeError> {
+async fn ask(rt: &Server, request: Request) -> Result<Response, RuntimeError> {
     rt.call(Caller::User, request).await
 }
 
@@ -25,14 +26,14 @@ fn other(kind: &str, answer: &Response) -> RuntimeError {
 }
 
 /// The counts and the agents that may need the user (the tray's and notifications' view).
-pub async fn alerts(rt: &RuntimeHandle) -> Result<Alerts, RuntimeError> {
+pub async fn alerts(rt: &Server) -> Result<Alerts, RuntimeError> {
     match ask(rt, verbs::Alerts {}.into()).await? {
         Response::Alerts(a) => Ok(*a),
         r => Err(other("alerts", &r)),
     }
 }
 
-pub async fn providers(rt: &RuntimeHandle) -> Result<Vec<ProviderInfo>, RuntimeError> {
+pub async fn providers(rt: &Server) -> Result<Vec<ProviderInfo>, RuntimeError> {
     match ask(rt, verbs::Providers {}.into()).await? {
         Response::Providers(p) => Ok(p),
         r => Err(other("providers", &r)),
@@ -40,10 +41,7 @@ pub async fn providers(rt: &RuntimeHandle) -> Result<Vec<ProviderInfo>, RuntimeE
 }
 
 /// Every agent `filter` matches on this machine (no host is asked).
-pub async fn agents(
-    rt: &RuntimeHandle,
-    filter: ListFilter,
-) -> Result<Vec<AgentSnapshot>, RuntimeError> {
+pub async fn agents(rt: &Server, filter: ListFilter) -> Result<Vec<AgentSnapshot>, RuntimeError> {
     let list = verbs::ListAgents::here(filter, usize::MAX);
     match ask(rt, list.into()).await? {
         Response::Agents { agents, .. } => Ok(agents),
@@ -52,11 +50,7 @@ pub async fn agents(
 }
 
 /// The window labelled `window` now shows `agent`'s pane, or none (also when it closes).
-pub async fn shown(
-    rt: &RuntimeHandle,
-    window: &str,
-    agent: Option<AgentId>,
-) -> Result<(), RuntimeError> {
+pub async fn shown(rt: &Server, window: &str, agent: Option<AgentId>) -> Result<(), RuntimeError> {
     let shown = verbs::Shown {
         window: window.to_string(),
         agent_id: agent,

@@ -2,7 +2,7 @@
 //! the tray and the UI show.
 
 use chrono::{DateTime, Utc};
-use paseo_core::runtime::RuntimeHandle;
+use paseo_core::server::Server;
 use paseo_headless::backend::Backend;
 use paseo_headless::cli::Mode;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ pub struct AppState {
     created_at: DateTime<Utc>,
     backend: Mutex<Option<Backend>>,
     /// The runtime, once the backend runs: cheap to clone, so commands never hold a lock.
-    runtime: OnceLock<RuntimeHandle>,
+    runtime: OnceLock<Server>,
     /// Whether the backend's start ended (`Some(true)`: it runs; `Some(false)`: it failed or
     /// never began) or is under way (`None`, from [`AppState::backend_starting`]): the window
     /// opens while the records load, and its first ask waits on this.
@@ -60,14 +60,14 @@ impl AppState {
     }
 
     /// The runtime once the backend's start ended, or `None` when it failed.
-    pub async fn runtime_started(&self) -> Option<RuntimeHandle> {
+    pub async fn runtime_started(&self) -> Option<Server> {
         let mut rx = self.started.subscribe();
         let _ = rx.wait_for(Option::is_some).await;
         self.runtime()
     }
 
     /// The runtime, or `None` before the backend started.
-    pub fn runtime(&self) -> Option<RuntimeHandle> {
+    pub fn runtime(&self) -> Option<Server> {
         self.runtime.get().cloned()
     }
 

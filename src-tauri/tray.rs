@@ -19,7 +19,8 @@
 
 use crate::quit;
 use paseo_core::model::{AgentId, Alert, FleetCounts};
-use paseo_core::runtime::{AgentSnapshot, RuntimeHandle};
+use paseo_core::runtime::AgentSnapshot;
+use paseo_core::server::Server;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -363,7 +364,7 @@ impl<R: Runtime> Tray<R> {
 
 /// Keeps the tray in step with the runtime: rebuilds the model whenever [`Tray::refresh`] was
 /// called, at most once per [`COALESCE`], until the runtime stops. Starts with one rebuild.
-pub fn spawn_updater<R: Runtime>(app: &AppHandle<R>, runtime: RuntimeHandle) {
+pub fn spawn_updater<R: Runtime>(app: &AppHandle<R>, runtime: Server) {
     let Some(tray) = app.try_state::<Tray<R>>() else {
         return;
     };

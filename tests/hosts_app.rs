@@ -7,6 +7,7 @@
 
 mod hosts_support;
 
+use paseo_core::server::Runtime;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -528,8 +529,8 @@ async fn a_hosts_events_come_tagged_and_its_agents_count_and_alert() {
 /// (src-tauri/desktop.rs only emits what `HostEvent::for_window` gives).
 struct InProcess {
     _dir: tempfile::TempDir,
-    runtime: Option<paseo_core::runtime::Runtime>,
-    rt: paseo_core::runtime::RuntimeHandle,
+    runtime: Option<paseo_core::server::Runtime>,
+    rt: paseo_core::server::Server,
     events: tokio::sync::broadcast::Receiver<paseo_core::hosts::HostEvent>,
 }
 
@@ -537,7 +538,7 @@ impl InProcess {
     async fn start(sshd: &Sshd, names: &[&str]) -> InProcess {
         use paseo_core::config::Config;
         use paseo_core::providers::ProviderRegistry;
-        use paseo_core::runtime::{Runtime, RuntimeOptions};
+        use paseo_core::runtime::RuntimeOptions;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("paseo");
         std::fs::create_dir_all(&root).unwrap();

@@ -17,15 +17,12 @@ use door::Door;
 use paseo_core::config::Config;
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::Caller;
-use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{CreateAgent, RuntimeOptions, WorkspaceTarget};
+use paseo_core::server::{Runtime, Server};
 
 const ROUNDS: usize = 40;
 
-async fn start_one(
-    h: &RuntimeHandle,
-    ws: &paseo_core::model::WorkspaceId,
-    unconfined: bool,
-) -> Duration {
+async fn start_one(h: &Server, ws: &paseo_core::model::WorkspaceId, unconfined: bool) -> Duration {
     let mut req = CreateAgent::new(
         "shell",
         WorkspaceTarget::Existing {

@@ -11,7 +11,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 use paseo_core::mcp::{McpServer, RunningMcp};
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{Runtime, RuntimeOptions};
+use paseo_core::runtime::RuntimeOptions;
+use paseo_core::server::Runtime;
 use paseo_core::store::Layout;
 
 #[path = "support/seed.rs"]

@@ -10,7 +10,8 @@ use paseo_core::api::{verbs, Request, Response};
 use paseo_core::config::Config;
 use paseo_core::mcp::McpServer;
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{Caller, Runtime, RuntimeOptions};
+use paseo_core::runtime::{Caller, RuntimeOptions};
+use paseo_core::server::Runtime;
 use paseo_core::store::Layout;
 use std::time::Instant;
 

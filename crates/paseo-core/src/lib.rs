@@ -1,6 +1,6 @@
 //! paseo-core: the lifecycle engine, durable storage, agent providers and MCP server of Paseo
 //! Desktop. No Tauri dependency: the desktop shell and headless mode both drive it through
-//! [`runtime`].
+//! [`server`]'s one door.
 
 // Lets unit tests include the integration tests' support files, which name the crate.
 #[cfg(test)]
@@ -15,5 +15,6 @@ pub mod model;
 pub mod providers;
 pub mod runtime;
 pub mod sandbox;
+pub mod server;
 pub mod store;
 pub mod workspaces;

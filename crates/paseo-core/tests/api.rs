@@ -1,12 +1,12 @@
 //! The one API driven the way a remote host will (SPEC 17): each request is written as JSON,
-//! read back, run with `RuntimeHandle::call`, and its response written as JSON again and read
+//! read back, run with `Server::call`, and its response written as JSON again and read
 //! back into a `Response` as the host's client will. Real shell agents, a real git repository,
 //! the real runtime.
 
 use std::path::Path;
 
 use paseo_core::api::{ApiError, Caller, Request, Response};
-use paseo_core::runtime::RuntimeHandle;
+use paseo_core::server::Server;
 use serde_json::{json, Value};
 
 mod support;
@@ -14,7 +14,7 @@ use support::git::{git, init_repo, shell_runtime};
 
 /// One frame through the wire: JSON in, JSON out (`Err` is the `{code, message, field}` frame).
 /// The answer's frame is read back into a [`Response`] that writes the very same frame again.
-async fn frame(h: &RuntimeHandle, caller: Caller, request: Value) -> Result<Value, Value> {
+async fn frame(h: &Server, caller: Caller, request: Value) -> Result<Value, Value> {
     let text = serde_json::to_string(&request).unwrap();
     let request = match Request::from_json(&text) {
         Ok(r) => r,
@@ -32,7 +32,7 @@ async fn frame(h: &RuntimeHandle, caller: Caller, request: Value) -> Result<Valu
     }
 }
 
-async fn user(h: &RuntimeHandle, request: Value) -> Value {
+async fn user(h: &Server, request: Value) -> Value {
     frame(h, Caller::User, request.clone())
         .await
         .unwrap_or_else(|e| panic!("{request}: {e}"))

@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use paseo_core::api::{Request, Response};
 use paseo_core::model::{AgentId, Budget, PermissionRequest, Status, WorkspaceId};
-use paseo_core::runtime::{
-    AgentSnapshot, Caller, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
-};
+use paseo_core::runtime::{AgentSnapshot, Caller, RuntimeOptions, WorkspaceTarget};
+use paseo_core::server::{Runtime, Server};
 use support::anthropic::{CACHE_WRITE_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS};
 use support::cli::{create, Clis};
 use support::Door;
@@ -58,14 +57,14 @@ fn tokens(n: u64) -> Budget {
     }
 }
 
-async fn call(h: &RuntimeHandle, caller: Caller, r: Request) -> Result<Response, String> {
+async fn call(h: &Server, caller: Caller, r: Request) -> Result<Response, String> {
     h.call(caller, r).await.map_err(|e| {
         let e = paseo_core::api::ApiError::from(e);
         format!("{}|{}|{}", e.code, e.field.unwrap_or_default(), e.message)
     })
 }
 
-async fn set_budget(h: &RuntimeHandle, id: AgentId, budget: Option<Budget>) -> AgentSnapshot {
+async fn set_budget(h: &Server, id: AgentId, budget: Option<Budget>) -> AgentSnapshot {
     let r = Request::SetBudget(paseo_core::api::verbs::SetBudget {
         agent_id: id,
         budget,
@@ -76,7 +75,7 @@ async fn set_budget(h: &RuntimeHandle, id: AgentId, budget: Option<Budget>) -> A
     }
 }
 
-async fn workspace(h: &RuntimeHandle, f: &Fixture) -> WorkspaceId {
+async fn workspace(h: &Server, f: &Fixture) -> WorkspaceId {
     h.add_workspace(f.work.path().display().to_string())
         .await
         .unwrap()
@@ -85,7 +84,7 @@ async fn workspace(h: &RuntimeHandle, f: &Fixture) -> WorkspaceId {
 }
 
 /// Waits until the agent is idle (its turn ran) and returns it.
-async fn idle(h: &RuntimeHandle, id: AgentId) -> AgentSnapshot {
+async fn idle(h: &Server, id: AgentId) -> AgentSnapshot {
     let r = h.wait(id, T).await.unwrap();
     assert!(!r.timed_out, "{id} timed out");
     assert_eq!(
@@ -99,7 +98,7 @@ async fn idle(h: &RuntimeHandle, id: AgentId) -> AgentSnapshot {
 }
 
 /// Waits until the agent's turn is held on the budget, and returns its request.
-async fn held(h: &RuntimeHandle, id: AgentId) -> PermissionRequest {
+async fn held(h: &Server, id: AgentId) -> PermissionRequest {
     let r = h.wait(id, T).await.unwrap();
     let p = r.agent.pending_permission.clone();
     let p = p.unwrap_or_else(|| panic!("{id} is not held: {:?}", r.agent.status));
@@ -133,7 +132,7 @@ fn child(ws: &WorkspaceId, prompt: &str, subagent: bool, budget: Option<Budget>)
     })
 }
 
-async fn agent_prompt(h: &RuntimeHandle, caller: AgentId, id: AgentId, text: &str) {
+async fn agent_prompt(h: &Server, caller: AgentId, id: AgentId, text: &str) {
     let r = Request::Prompt(paseo_core::api::verbs::Prompt {
         agent_id: id,
         prompt: text.into(),

@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use paseo_core::model::{Timestamp, WorkspaceKind};
+use paseo_core::server::Runtime;
 use paseo_core::store::Layout;
 use paseo_core::workspaces::changes::{
     self, ChangesError, Compare, FileStatus, GhStatus, LineKind, MergeKind, Page, PullRequest,
@@ -905,7 +906,7 @@ fn a_merge_never_overwrites_files_git_does_not_track_in_the_base_checkout() {
 // ------------------------------------------------- the actions through the runtime (SPEC 15)
 
 use paseo_core::model::Status;
-use paseo_core::runtime::{CreateAgent, Runtime, WorkspaceTarget};
+use paseo_core::runtime::{CreateAgent, WorkspaceTarget};
 use std::time::Duration;
 use support::Door;
 

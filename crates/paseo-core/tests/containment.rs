@@ -10,7 +10,8 @@ use std::time::Duration;
 use paseo_core::config::{Config, EngineChoice, SandboxConfig};
 use paseo_core::model::{AgentId, Status, WorkspaceId};
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{CreateAgent, RuntimeOptions, WorkspaceTarget};
+use paseo_core::server::{Runtime, Server};
 use support::eventually;
 use support::Door;
 
@@ -50,7 +51,7 @@ async fn start(w: &World, sandbox: SandboxConfig) -> Runtime {
     rt
 }
 
-async fn workspace(h: &RuntimeHandle, dir: &Path) -> WorkspaceId {
+async fn workspace(h: &Server, dir: &Path) -> WorkspaceId {
     h.add_workspace(dir.display().to_string())
         .await
         .unwrap()
@@ -59,7 +60,7 @@ async fn workspace(h: &RuntimeHandle, dir: &Path) -> WorkspaceId {
 }
 
 /// Runs `script` as a shell agent's first turn in `dir` and returns its status and output.
-async fn run_agent(h: &RuntimeHandle, ws: &WorkspaceId, script: &str) -> (AgentId, Status, String) {
+async fn run_agent(h: &Server, ws: &WorkspaceId, script: &str) -> (AgentId, Status, String) {
     let mut req = CreateAgent::new(
         "shell",
         WorkspaceTarget::Existing {

@@ -10,7 +10,8 @@ use std::time::Duration;
 use paseo_core::config::{Config, EngineChoice, SandboxConfig};
 use paseo_core::model::Status;
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{CreateAgent, Runtime, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{CreateAgent, RuntimeOptions, WorkspaceTarget};
+use paseo_core::server::Runtime;
 use support::Door;
 
 #[tokio::test]

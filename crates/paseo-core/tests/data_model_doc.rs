@@ -21,7 +21,8 @@ use paseo_core::model::{
 use paseo_core::providers::claude::mcp_config_json;
 use paseo_core::providers::groups::GroupRecorder;
 use paseo_core::providers::{McpAccess, ProviderRegistry};
-use paseo_core::runtime::{Runtime, RuntimeOptions};
+use paseo_core::runtime::RuntimeOptions;
+use paseo_core::server::Runtime;
 use paseo_core::store::timeline::Timelines;
 use paseo_core::store::{self, Layout};
 use paseo_core::workspaces::trash;

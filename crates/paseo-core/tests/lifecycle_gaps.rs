@@ -7,15 +7,14 @@ mod support;
 use std::time::{Duration, Instant};
 
 use paseo_core::model::{AgentId, Status, TurnInput};
-use paseo_core::runtime::{
-    AgentSnapshot, Caller, CreateAgent, Event, RuntimeHandle, WorkspaceTarget,
-};
+use paseo_core::runtime::{AgentSnapshot, Caller, CreateAgent, Event, WorkspaceTarget};
+use paseo_core::server::Server;
 use support::scripted::{req, workspace, Env};
 use support::Door;
 
 const T: Duration = Duration::from_secs(10);
 
-fn on_disk(h: &RuntimeHandle, a: &AgentSnapshot) -> serde_json::Value {
+fn on_disk(h: &Server, a: &AgentSnapshot) -> serde_json::Value {
     let p = h.layout().record_path(&a.record.cwd, a.id());
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
@@ -264,7 +263,7 @@ async fn a_worktree_made_for_a_refused_create_is_removed() {
         }),
     );
     let opts = paseo_core::runtime::RuntimeOptions::new(&home, reg);
-    let rt = paseo_core::runtime::Runtime::start(opts, None)
+    let rt = paseo_core::server::Runtime::start(opts, None)
         .await
         .unwrap();
     let h = rt.handle();

@@ -12,7 +12,8 @@ use paseo_core::config::Limits;
 use paseo_core::engine::ListFilter;
 use paseo_core::model::Status;
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{Caller, Event, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{Caller, Event, RuntimeOptions, WorkspaceTarget};
+use paseo_core::server::{Runtime, Server};
 use support::scripted::{req, workspace, Env, Scripted};
 use support::Door;
 
@@ -406,7 +407,7 @@ async fn restoring_one_member_of_a_batch_brings_back_its_subtree_and_leaves_the_
     assert_eq!(back, want, "a and the member below it come back, not b");
 
     let (lead_id, a_id, a1_id, b_id) = (lead.id(), a.id(), a1.id(), b.id());
-    let check = move |h: RuntimeHandle| async move {
+    let check = move |h: Server| async move {
         let (lead, a, a1, b) = (lead_id, a_id, a1_id, b_id);
         let ra = h.get(a).await.unwrap();
         assert!(ra.record.archived_at.is_none());

@@ -10,7 +10,8 @@ use std::time::Duration;
 use paseo_core::config::Limits;
 use paseo_core::model::{AgentId, Bucket, ItemKind, Status};
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{Event, Runtime, RuntimeHandle, RuntimeOptions};
+use paseo_core::runtime::{Event, RuntimeOptions};
+use paseo_core::server::{Runtime, Server};
 use support::scripted::{req, workspace, Env, Scripted};
 use support::Door;
 
@@ -41,7 +42,7 @@ async fn start_two_live(env: &Env) -> Runtime {
 }
 
 /// Creates a scripted agent titled `title` that finishes one turn, and waits until it is idle.
-async fn idle_agent(h: &RuntimeHandle, env: &Env, title: &str) -> AgentId {
+async fn idle_agent(h: &Server, env: &Env, title: &str) -> AgentId {
     let ws = workspace(h, env).await;
     let mut r = req(&ws, &format!("ok {title} done"));
     r.title = Some(title.to_string());
@@ -52,7 +53,7 @@ async fn idle_agent(h: &RuntimeHandle, env: &Env, title: &str) -> AgentId {
 }
 
 /// The system items of `id`'s timeline.
-async fn system_items(h: &RuntimeHandle, id: AgentId) -> Vec<String> {
+async fn system_items(h: &Server, id: AgentId) -> Vec<String> {
     h.timeline(id, 0, 100)
         .await
         .unwrap()
@@ -62,7 +63,7 @@ async fn system_items(h: &RuntimeHandle, id: AgentId) -> Vec<String> {
         .collect()
 }
 
-async fn status(h: &RuntimeHandle, id: AgentId) -> Status {
+async fn status(h: &Server, id: AgentId) -> Status {
     h.get(id).await.unwrap().status
 }
 

@@ -10,7 +10,8 @@ use std::time::Duration;
 use paseo_core::mcp::{McpServer, RunningMcp};
 use paseo_core::model::{AgentId, ItemKind, Status, WorkspaceId, PARENT_LABEL};
 use paseo_core::runtime::Caller;
-use paseo_core::runtime::{AgentSnapshot, CreateAgent, Runtime, RuntimeHandle, RuntimeOptions};
+use paseo_core::runtime::{AgentSnapshot, CreateAgent, RuntimeOptions};
+use paseo_core::server::{Runtime, Server};
 use paseo_core::store::Layout;
 use serde_json::json;
 use support::anthropic::{self, AnthropicStandIn};
@@ -97,7 +98,7 @@ impl Fixture {
         f
     }
 
-    fn h(&self) -> RuntimeHandle {
+    fn h(&self) -> Server {
         self.rt.as_ref().unwrap().handle()
     }
 
@@ -153,7 +154,7 @@ impl Fixture {
 }
 
 /// Waits until the agent is idle with no notice left to run.
-async fn settled(h: &RuntimeHandle, id: AgentId) -> AgentSnapshot {
+async fn settled(h: &Server, id: AgentId) -> AgentSnapshot {
     eventually(T, || async move {
         let a = h.wait(id, T).await.unwrap().agent;
         let busy = matches!(a.status, Status::Running | Status::Initializing);

@@ -11,8 +11,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use paseo_core::model::AgentId;
+use paseo_core::runtime::RuntimeOptions;
 use paseo_core::runtime::{CreateAgent, WorkspaceTarget};
-use paseo_core::runtime::{Runtime, RuntimeOptions};
+use paseo_core::server::Runtime;
 use support::cli::Clis;
 use support::git::shell_runtime;
 use support::Door;

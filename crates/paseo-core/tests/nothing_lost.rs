@@ -12,9 +12,8 @@ use paseo_core::config::Config;
 use paseo_core::model::{AgentId, ItemKind, Status, TimelineItem};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::Caller;
-use paseo_core::runtime::{
-    CreateAgent, Event, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
-};
+use paseo_core::runtime::{CreateAgent, Event, RuntimeOptions, WorkspaceTarget};
+use paseo_core::server::{Runtime, Server};
 use support::Door;
 use support::{agent_pids, poll};
 
@@ -38,7 +37,7 @@ fn quarantined_files(home: &Path) -> Vec<std::path::PathBuf> {
         .unwrap_or_default()
 }
 
-async fn add_workspace(h: &RuntimeHandle, dir: &Path) -> paseo_core::model::WorkspaceId {
+async fn add_workspace(h: &Server, dir: &Path) -> paseo_core::model::WorkspaceId {
     h.add_workspace(dir.display().to_string())
         .await
         .unwrap()
@@ -182,7 +181,7 @@ async fn creation_answers_only_once_the_record_is_durable() {
 }
 
 /// Every item of the agent's timeline, paged back from the newest in pages of `page`.
-async fn whole_timeline(h: &RuntimeHandle, id: AgentId, page: usize) -> Vec<TimelineItem> {
+async fn whole_timeline(h: &Server, id: AgentId, page: usize) -> Vec<TimelineItem> {
     let mut before = 0;
     let mut all: Vec<TimelineItem> = Vec::new();
     loop {
@@ -326,7 +325,7 @@ fn rss_bytes() -> u64 {
 }
 
 /// The agent's record as it is on disk (it must always parse: never torn).
-fn record_on_disk(h: &RuntimeHandle, a: &paseo_core::runtime::AgentSnapshot) -> serde_json::Value {
+fn record_on_disk(h: &Server, a: &paseo_core::runtime::AgentSnapshot) -> serde_json::Value {
     let path = h.layout().record_path(&a.record.cwd, a.id());
     serde_json::from_slice(&std::fs::read(path).unwrap()).expect("a whole record")
 }

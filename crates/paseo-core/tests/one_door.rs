@@ -1,11 +1,12 @@
-//! The runtime has one public door, `RuntimeHandle::call` (each verb written once in
-//! `api/verbs`), beside its event stream and its lifecycle: a public method added to the handle
-//! beside them fails here, so no client grows a second way in. Every other method of the
-//! handle is the crate's own, so a client outside the core that calls one does not compile.
+//! The core has one public door, `Server::call` (each verb written once in `api/verbs`), beside
+//! its event streams and its lifecycle: a public method added to the server beside them, or any
+//! public method on the runtime's own handle, fails here, so no client grows a second way in.
+//! Every method of the runtime's handle is the crate's own, so a client outside the core that
+//! calls one does not compile.
 
 use std::path::Path;
 
-/// What the handle may show outside the core, and why.
+/// What the server may show outside the core, and why.
 const ALLOWED: &[&str] = &[
     // The door: every request of every client.
     "call",
@@ -33,12 +34,13 @@ fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
     }
 }
 
-/// The public methods in every `impl RuntimeHandle` block of `text`.
-fn public_methods(text: &str) -> Vec<String> {
+/// The public methods in every `impl <ty>` block of `text`.
+fn public_methods(text: &str, ty: &str) -> Vec<String> {
+    let opening = format!("impl {ty} {{");
     let mut found = Vec::new();
     let mut inside = false;
     for line in text.lines() {
-        if line.starts_with("impl RuntimeHandle") {
+        if line.starts_with(&opening) {
             inside = true;
         } else if line.starts_with('}') {
             inside = false;
@@ -57,8 +59,8 @@ fn public_methods(text: &str) -> Vec<String> {
     found
 }
 
-#[test]
-fn the_runtime_handle_has_one_public_door() {
+/// Every `(file, method)` public in an `impl <ty>` block of the core, and how many blocks.
+fn public_of(ty: &str) -> (Vec<String>, usize) {
     let mut files = Vec::new();
     sources(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
@@ -67,26 +69,44 @@ fn the_runtime_handle_has_one_public_door() {
     let mut public = Vec::new();
     let mut blocks = 0;
     for (path, text) in &files {
-        blocks += text.matches("\nimpl RuntimeHandle").count();
-        for name in public_methods(text) {
+        blocks += text.matches(&format!("\nimpl {ty} {{")).count();
+        for name in public_methods(text, ty) {
             public.push(format!("{path}: {name}"));
         }
     }
-    assert!(blocks >= 5, "the handle's impl blocks were not found");
+    (public, blocks)
+}
+
+#[test]
+fn the_server_has_one_public_door() {
+    let (public, blocks) = public_of("Server");
+    assert!(blocks >= 1, "the server's impl blocks were not found");
     let extra: Vec<_> = public
         .iter()
         .filter(|m| !ALLOWED.iter().any(|a| m.ends_with(&format!(": {a}"))))
         .collect();
     assert!(
         extra.is_empty(),
-        "public methods of RuntimeHandle beside its door (make them pub(crate) and add a verb \
-         in api/verbs): {extra:#?}"
+        "public methods of Server beside its door (add a verb in api/verbs instead): {extra:#?}"
     );
     assert!(public.iter().any(|m| m.ends_with(": call")), "{public:#?}");
 }
 
 #[test]
+fn the_runtime_handle_is_the_cores_own() {
+    let (public, blocks) = public_of("RuntimeHandle");
+    assert!(blocks >= 5, "the handle's impl blocks were not found");
+    assert!(
+        public.is_empty(),
+        "public methods of RuntimeHandle (make them pub(crate); clients go through Server): \
+         {public:#?}"
+    );
+}
+
+#[test]
 fn the_scan_sees_a_public_method() {
-    let text = "impl RuntimeHandle {\n    pub async fn sneak(&self) {}\n    pub(crate) fn ok(&self) {}\n}\n";
-    assert_eq!(public_methods(text), vec!["sneak".to_string()]);
+    let text =
+        "impl Server {\n    pub async fn sneak(&self) {}\n    pub(crate) fn ok(&self) {}\n}\n";
+    assert_eq!(public_methods(text, "Server"), vec!["sneak".to_string()]);
+    assert!(public_methods(text, "RuntimeHandle").is_empty());
 }

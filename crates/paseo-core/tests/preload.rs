@@ -11,7 +11,8 @@ mod support;
 use paseo_core::config::Config;
 use paseo_core::model::{AgentId, Timestamp};
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{Preload, Runtime, RuntimeOptions};
+use paseo_core::runtime::{Preload, RuntimeOptions};
+use paseo_core::server::Runtime;
 use paseo_core::store::Layout;
 use support::Door;
 

@@ -19,9 +19,8 @@ use paseo_core::config::{Config, EngineChoice, SandboxConfig};
 use paseo_core::mcp::{McpServer, RunningMcp};
 use paseo_core::model::{AgentId, ItemKind, Status, WorkspaceId};
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{
-    Caller, CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
-};
+use paseo_core::runtime::{Caller, CreateAgent, RuntimeOptions, WorkspaceTarget};
+use paseo_core::server::{Runtime, Server};
 use paseo_core::store::Layout;
 use paseo_core::workspaces::worktree::WorktreeTarget;
 use support::Door;
@@ -158,7 +157,7 @@ async fn runtime(data: &Path, sandbox: SandboxConfig) -> Rt {
     }
 }
 
-async fn workspace(h: &RuntimeHandle, dir: &Path) -> WorkspaceId {
+async fn workspace(h: &Server, dir: &Path) -> WorkspaceId {
     h.add_workspace(dir.display().to_string())
         .await
         .unwrap()
@@ -168,7 +167,7 @@ async fn workspace(h: &RuntimeHandle, dir: &Path) -> WorkspaceId {
 
 /// Runs `script` as a shell agent's first turn in `ws`: its status and its output.
 async fn attempt(
-    h: &RuntimeHandle,
+    h: &Server,
     ws: &WorkspaceId,
     script: &str,
     unconfined: bool,
@@ -178,12 +177,7 @@ async fn attempt(
 }
 
 /// Starts `script` as a shell agent's first turn in `ws` (an attempt looked at while it runs).
-async fn start_attempt(
-    h: &RuntimeHandle,
-    ws: &WorkspaceId,
-    script: &str,
-    unconfined: bool,
-) -> AgentId {
+async fn start_attempt(h: &Server, ws: &WorkspaceId, script: &str, unconfined: bool) -> AgentId {
     let mut req = CreateAgent::new(
         "shell",
         WorkspaceTarget::Existing {
@@ -197,7 +191,7 @@ async fn start_attempt(
 }
 
 /// Waits for an attempt's turn to end: its status and its output.
-async fn finish_attempt(h: &RuntimeHandle, id: AgentId) -> (AgentId, Status, String) {
+async fn finish_attempt(h: &Server, id: AgentId) -> (AgentId, Status, String) {
     let r = h.wait(id, T).await.unwrap();
     assert!(!r.timed_out, "the turn ended");
     (id, r.agent.status, printed(h, id).await)
@@ -220,7 +214,7 @@ fn sessions_of(argv: &[&str]) -> Vec<i32> {
 }
 
 /// What an agent's turns printed (its output and errors, not the prompts it was sent).
-async fn printed(h: &RuntimeHandle, id: AgentId) -> String {
+async fn printed(h: &Server, id: AgentId) -> String {
     h.timeline(id, 0, 500)
         .await
         .unwrap()
@@ -738,7 +732,7 @@ fn mcp_call(tool: &str, arguments: &str) -> String {
 /// would run outside any box); a worktree of a repository outside the agent's reach is refused.
 async fn held_and_worktrees(
     s: &Session,
-    h: &RuntimeHandle,
+    h: &Server,
     ws: &WorkspaceId,
     project: &Path,
     f: &mut Findings,

@@ -11,7 +11,8 @@ use paseo_core::config::{ProviderConfig, ProviderKind};
 use paseo_core::model::{ItemKind, Status, WorkspaceId};
 use paseo_core::providers::command::CommandProvider;
 use paseo_core::runtime::Caller;
-use paseo_core::runtime::{Runtime, RuntimeHandle, RuntimeOptions, WaitResult};
+use paseo_core::runtime::{RuntimeOptions, WaitResult};
+use paseo_core::server::{Runtime, Server};
 use support::cli::{create, Clis};
 use support::*;
 
@@ -55,7 +56,7 @@ impl Fixture {
 
 impl Fixture {
     /// A running runtime with the fixture's work dir as a workspace.
-    async fn with_workspace(&self) -> (Runtime, RuntimeHandle, WorkspaceId) {
+    async fn with_workspace(&self) -> (Runtime, Server, WorkspaceId) {
         let rt = self.start().await;
         let h = rt.handle();
         let w = h

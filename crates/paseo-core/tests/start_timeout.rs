@@ -11,7 +11,8 @@ use paseo_core::config::{ProviderConfig, ProviderKind};
 use paseo_core::model::Status;
 use paseo_core::providers::codex::CodexProvider;
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{CreateAgent, Runtime, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{CreateAgent, RuntimeOptions, WorkspaceTarget};
+use paseo_core::server::Runtime;
 use support::Door;
 
 #[tokio::test]

@@ -9,7 +9,8 @@ mod support;
 use std::time::Duration;
 
 use paseo_core::model::{AgentId, Status, Usage, WorkspaceId};
-use paseo_core::runtime::{Caller, Runtime, RuntimeHandle, RuntimeOptions, WaitResult};
+use paseo_core::runtime::{Caller, RuntimeOptions, WaitResult};
+use paseo_core::server::{Runtime, Server};
 use support::anthropic;
 use support::cli::{create, Clis};
 use support::openai;
@@ -81,7 +82,7 @@ fn idle(provider: &str, r: &WaitResult) {
     );
 }
 
-async fn turn(h: &RuntimeHandle, provider: &str, id: AgentId, text: &str) -> WaitResult {
+async fn turn(h: &Server, provider: &str, id: AgentId, text: &str) -> WaitResult {
     h.prompt(Caller::User, id, text.into(), None, None)
         .await
         .unwrap();

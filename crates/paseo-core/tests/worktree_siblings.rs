@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use paseo_core::model::{AgentId, Status};
-use paseo_core::runtime::{Caller, CreateAgent, Runtime, RuntimeHandle, WorkspaceTarget};
+use paseo_core::runtime::{Caller, CreateAgent, WorkspaceTarget};
+use paseo_core::server::{Runtime, Server};
 use paseo_core::workspaces::worktree::WorktreeTarget;
 
 mod support;
@@ -61,7 +62,7 @@ impl Fx {
         }
         f
     }
-    fn h(&self) -> RuntimeHandle {
+    fn h(&self) -> Server {
         self.rt.handle()
     }
     fn repo(&self) -> String {

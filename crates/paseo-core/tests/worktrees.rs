@@ -6,7 +6,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use paseo_core::model::{AgentId, Bucket, ItemKind, Status, WorkspaceKind};
-use paseo_core::runtime::{Caller, CreateAgent, Event, Runtime, RuntimeHandle, WorkspaceTarget};
+use paseo_core::runtime::{Caller, CreateAgent, Event, WorkspaceTarget};
+use paseo_core::server::{Runtime, Server};
 use paseo_core::workspaces::worktree::{BaseRef, WorktreeTarget};
 use paseo_core::workspaces::{self, WorkspaceError};
 
@@ -41,7 +42,7 @@ impl Fx {
             rt,
         }
     }
-    fn h(&self) -> RuntimeHandle {
+    fn h(&self) -> Server {
         self.rt.handle()
     }
     fn repo(&self) -> String {
@@ -467,7 +468,7 @@ async fn until_gone(path: &Path) {
 
 /// An autoArchive shell agent in a worktree of its own, titled `title`, running `script`.
 async fn auto_agent(
-    h: &RuntimeHandle,
+    h: &Server,
     repo: &str,
     branch: &str,
     title: &str,

@@ -12,7 +12,8 @@ use paseo_core::config::Config;
 use paseo_core::hosts::HostManager;
 use paseo_core::mcp::{McpError, McpServer, RunningMcp};
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{Preload, Runtime, RuntimeError, RuntimeHandle, RuntimeOptions};
+use paseo_core::runtime::{Preload, RuntimeError, RuntimeOptions};
+use paseo_core::server::{Runtime, Server};
 use paseo_core::store::Layout;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -47,7 +48,7 @@ pub struct Backend {
     mode: Mode,
     started_at: DateTime<Utc>,
     core: Option<Core>,
-    handle: RuntimeHandle,
+    handle: Server,
     // Field order matters on drop: the lock goes before the log writer is flushed.
     lock: Option<DataRootLock>,
     log: Option<LogGuard>,
@@ -241,7 +242,7 @@ impl Backend {
     }
 
     /// The runtime, for commands, the event forwarder and the tray.
-    pub fn handle(&self) -> RuntimeHandle {
+    pub fn handle(&self) -> Server {
         self.handle.clone()
     }
 

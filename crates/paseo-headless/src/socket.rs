@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use paseo_core::api::{ApiError, Caller, Event, Request};
 use paseo_core::hosts::protocol::{ClientFrame, Hello, ServerFrame, MAX_LINE};
-use paseo_core::runtime::RuntimeHandle;
+use paseo_core::server::Server;
 use thiserror::Error;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
@@ -90,7 +90,7 @@ impl SocketServer {
     /// already there is a stale one left by a killed backend: replaced. The new one is made
     /// under a temporary name, made 0600, then renamed into place, so it is never reachable
     /// with looser permissions.
-    pub fn start(data_root: &Path, handle: RuntimeHandle) -> Result<SocketServer, SocketError> {
+    pub fn start(data_root: &Path, handle: Server) -> Result<SocketServer, SocketError> {
         check_private(data_root)?;
         let path = socket_path(data_root);
         let staging_name = format!(".{SOCKET_NAME}.{}", std::process::id());
@@ -208,7 +208,7 @@ fn refuse_peer(stream: &UnixStream) -> Option<String> {
 
 /// One connection: the hello, then requests (each on its own task: a `wait` may take minutes)
 /// and the numbered events, until the client goes.
-async fn serve(stream: UnixStream, handle: RuntimeHandle, hello: Arc<Hello>) {
+async fn serve(stream: UnixStream, handle: Server, hello: Arc<Hello>) {
     let refused = refuse_peer(&stream);
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read);
@@ -335,7 +335,7 @@ async fn send(out: &mpsc::Sender<String>, frame: ServerFrame<'_>) {
     }
 }
 
-async fn answer(handle: RuntimeHandle, id: u64, request: Request, out: mpsc::Sender<String>) {
+async fn answer(handle: Server, id: u64, request: Request, out: mpsc::Sender<String>) {
     // Over the socket the caller is the user: only the user can open it (see the module).
     match handle.call(Caller::User, request).await {
         Ok(response) => {

@@ -69,7 +69,7 @@ pub enum Response {
         window: String,
     },
     /// The configured hosts with their states (SPEC 17).
-    Hosts(Vec<crate::hosts::HostStatus>),
+    Hosts(Vec<super::HostStatus>),
     /// The fleet's counts and what may need the user (the tray's and notifications' view).
     Alerts(Box<crate::runtime::Alerts>),
     /// The fleet's counts alone (the status bar's and the window title's).

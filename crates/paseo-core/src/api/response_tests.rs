@@ -232,26 +232,26 @@ fn every_response(f: &Fleet) -> Vec<Response> {
             window: r#"{"home":"/h","agents":[{"id":1}],"z":null}"#.to_string(),
         },
         Response::Hosts(vec![
-            crate::hosts::HostStatus {
+            crate::api::HostStatus {
                 host: crate::config::Host {
                     name: "box".into(),
                     ssh: "box".into(),
                     command: None,
                 },
-                state: crate::hosts::HostState::Disconnected {
+                state: crate::api::HostState::Disconnected {
                     last_seen: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap(),
                     error: "the connection to box ended".into(),
                 },
                 agents: 3,
                 counts: f.counts,
             },
-            crate::hosts::HostStatus {
+            crate::api::HostStatus {
                 host: crate::config::Host {
                     name: "big".into(),
                     ssh: "me@big".into(),
                     command: Some(vec!["/opt/paseo-headless".into()]),
                 },
-                state: crate::hosts::HostState::Failed {
+                state: crate::api::HostState::Failed {
                     code: "version".into(),
                     error: "version mismatch".into(),
                     install_helps: true,

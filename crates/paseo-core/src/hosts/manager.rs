@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
@@ -18,6 +17,7 @@ use super::client::{HostClient, Update};
 use super::ssh::{Host, SshOptions};
 use super::HostError;
 use crate::api::{ApiError, Event};
+pub use crate::api::{HostState, HostStatus};
 use crate::model::{AgentId, FleetCounts, Status, WorkspaceId};
 use crate::runtime::AgentSnapshot;
 
@@ -25,44 +25,6 @@ use crate::runtime::AgentSnapshot;
 /// takes over once it has connected): short, so a host that comes up is found within seconds.
 const RETRY_FIRST: Duration = Duration::from_millis(500);
 const RETRY_MAX: Duration = Duration::from_secs(10);
-
-/// A host's connection, as the window's row and `listHosts` say it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(
-    tag = "state",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
-pub enum HostState {
-    /// The first attempt is under way.
-    Connecting,
-    Connected,
-    /// Was connected; the client reconnects with backoff. `lastSeen`: when it dropped.
-    Disconnected {
-        last_seen: DateTime<Utc>,
-        error: String,
-    },
-    /// Never connected since the start (or the last change): the error says what to do, and
-    /// whether installing this app's paseo-headless on the host would fix it.
-    Failed {
-        code: String,
-        error: String,
-        install_helps: bool,
-    },
-}
-
-/// One host in `listHosts`: its config.json entry, its state, and its fleet in numbers.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HostStatus {
-    #[serde(flatten)]
-    pub host: Host,
-    #[serde(flatten)]
-    pub state: HostState,
-    /// Its unarchived agents as last mirrored (kept while disconnected: nothing stopped).
-    pub agents: usize,
-    pub counts: FleetCounts,
-}
 
 /// What local listeners hear of the hosts (the windows as `paseo://host-event` and
 /// `paseo://host-state`, [`super::window`]).
@@ -533,6 +495,28 @@ fn failed(error: &HostError) -> HostState {
         code: error.code().to_string(),
         error: error.to_string(),
         install_helps: error.install_helps(),
+    }
+}
+
+impl crate::api::Hosts for Arc<HostManager> {
+    fn list(&self) -> Vec<HostStatus> {
+        HostManager::list(self)
+    }
+
+    fn add(&self, host: Host) -> Result<(), ApiError> {
+        HostManager::add(self, host)
+    }
+
+    fn remove(&self, name: &str) -> Result<(), ApiError> {
+        HostManager::remove(self, name)
+    }
+
+    fn install<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), ApiError>> + Send + 'a>>
+    {
+        Box::pin(HostManager::install(self, name))
     }
 }
 

@@ -8,7 +8,6 @@ pub mod client;
 pub mod install;
 pub mod manager;
 pub mod protocol;
-pub(crate) mod router;
 pub mod ssh;
 pub mod window;
 

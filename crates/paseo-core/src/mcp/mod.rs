@@ -41,7 +41,8 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::{AgentAccess, RuntimeHandle};
+use crate::runtime::AgentAccess;
+use crate::server::Server;
 use crate::store::atomic::{remove_durable, write_atomic};
 use crate::store::Layout;
 
@@ -136,7 +137,7 @@ impl McpServer {
 
     /// Starts serving the tools on `handle`, then writes `$PASEO_HOME/mcp.json` atomically with
     /// `{"url": …}` (the listener already accepts connections when it appears).
-    pub async fn serve(self, handle: RuntimeHandle) -> Result<RunningMcp, McpError> {
+    pub async fn serve(self, handle: Server) -> Result<RunningMcp, McpError> {
         let url = self.url();
         let listener = tokio::net::TcpListener::from_std(self.listener)
             .map_err(io("register the MCP listener"))?;

@@ -46,8 +46,6 @@ pub struct RuntimeHandle {
     pub(super) changes_gate: super::gate::Gate,
     /// The running timeline search of each window (`searchTimeline` requests).
     pub(crate) searches: Arc<super::searches::Searches>,
-    /// The configured hosts (SPEC 17): every client of this handle reaches the same ones.
-    pub(crate) hosts: Arc<crate::hosts::HostManager>,
 }
 
 pub(super) fn check_prompt(field: &str, p: &str) -> Result<(), RuntimeError> {
@@ -76,7 +74,6 @@ impl RuntimeHandle {
         hidden: Vec<std::path::PathBuf>,
         changes_gate: super::gate::Gate,
     ) -> Self {
-        let layout_home = layout.home.clone();
         RuntimeHandle {
             tx,
             events,
@@ -86,13 +83,7 @@ impl RuntimeHandle {
             hidden: hidden.into(),
             changes_gate,
             searches: Arc::default(),
-            hosts: Arc::new(crate::hosts::HostManager::new(&layout_home)),
         }
-    }
-
-    /// The configured hosts: their states, mirrors and events (SPEC 17).
-    pub fn hosts(&self) -> &Arc<crate::hosts::HostManager> {
-        &self.hosts
     }
 
     /// Sends one command and waits for its reply.
@@ -105,14 +96,14 @@ impl RuntimeHandle {
         rx.await.map_err(|_| RuntimeError::Stopped)?
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.events.subscribe()
     }
 
     /// A receiver of events and the number of the last event before it: the `n`th event it
     /// receives is number `seq + n` (a lag of `k` skips `k` numbers). With
     /// [`Self::sync_snapshot`] a client resynchronises with nothing missed or doubled (SPEC 17).
-    pub async fn subscribe_numbered(
+    pub(crate) async fn subscribe_numbered(
         &self,
     ) -> Result<(broadcast::Receiver<Event>, u64), RuntimeError> {
         self.ask(Command::Subscribe).await
@@ -123,7 +114,7 @@ impl RuntimeHandle {
         self.ask(Command::SyncSnapshot).await
     }
 
-    pub fn layout(&self) -> &Layout {
+    pub(crate) fn layout(&self) -> &Layout {
         &self.layout
     }
 
@@ -532,12 +523,12 @@ impl RuntimeHandle {
     }
 
     /// Lets queued finish notices run (call once the MCP server is up).
-    pub async fn deliver_pending(&self) -> Result<(), RuntimeError> {
+    pub(crate) async fn deliver_pending(&self) -> Result<(), RuntimeError> {
         self.ask(Command::DeliverPending).await
     }
 
     /// Closes every session (statuses persisted), flushes everything, stops the actor.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         let (tx, rx) = oneshot::channel();
         if self.tx.send(Command::Shutdown(tx)).is_ok() {
             let _ = rx.await;
@@ -577,7 +568,7 @@ impl RuntimeHandle {
     }
 
     /// Waits until everything submitted so far is durable, the held-back load repairs included.
-    pub async fn flush(&self) {
+    pub(crate) async fn flush(&self) {
         let _ = self.ask(Command::WriteDeferred).await;
         self.writer.flush().await;
     }

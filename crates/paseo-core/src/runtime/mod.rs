@@ -373,32 +373,15 @@ impl CreateAgent {
     }
 }
 
-/// A started runtime: the handle plus the actor's task.
-pub struct Runtime {
-    pub handle: RuntimeHandle,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Runtime {
-    /// Loads the data root (quarantining what cannot be read, normalizing what a crash left),
-    /// then starts the actor. Notices wait until [`RuntimeHandle::deliver_pending`].
-    pub async fn start(
-        opts: RuntimeOptions,
-        access: Option<Arc<dyn AgentAccess>>,
-    ) -> Result<Runtime, RuntimeError> {
-        let (handle, task) = boot::start(opts, access).await?;
-        Ok(Runtime { handle, task })
-    }
-
-    pub fn handle(&self) -> RuntimeHandle {
-        self.handle.clone()
-    }
-
-    /// Stops every agent cleanly (statuses persisted) and waits for the actor to finish.
-    pub async fn shutdown(self) {
-        self.handle.shutdown().await;
-        let _ = self.task.await;
-    }
+/// Loads the data root (quarantining what cannot be read, normalizing what a crash left),
+/// then starts the actor: its handle and its task. Notices wait until
+/// [`RuntimeHandle::deliver_pending`]. Clients start it as a `server::Runtime`, whose door
+/// also reaches the hosts.
+pub(crate) async fn start(
+    opts: RuntimeOptions,
+    access: Option<Arc<dyn AgentAccess>>,
+) -> Result<(RuntimeHandle, tokio::task::JoinHandle<()>), RuntimeError> {
+    boot::start(opts, access).await
 }
 
 /// Runs blocking I/O off the async threads.

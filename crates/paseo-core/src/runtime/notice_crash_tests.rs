@@ -51,8 +51,8 @@ async fn one_life(kind: Parent, stop_after: Option<u64>) -> (Vec<PathBuf>, usize
     let home = env.home();
     let (parent, kid) = {
         let rt = env.start().await;
-        let h = rt.handle();
-        let ws = workspace(&h, &env).await;
+        let h = rt.handle().runtime;
+        let ws = workspace(&rt.handle(), &env).await;
         let mut p = req(&ws, "ok planning");
         if matches!(kind, Parent::Mute) {
             p.provider = "mute".into();
@@ -94,7 +94,7 @@ async fn one_life(kind: Parent, stop_after: Option<u64>) -> (Vec<PathBuf>, usize
     };
     let written = fault::clear(&home);
     let rt = env.start().await;
-    let h = rt.handle();
+    let h = rt.handle().runtime;
     // Delivery runs to its end: nothing queued, the parent not busy.
     let deadline = tokio::time::Instant::now() + T;
     loop {

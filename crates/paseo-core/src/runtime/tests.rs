@@ -50,8 +50,8 @@ fn on_disk(h: &RuntimeHandle, a: &AgentSnapshot) -> serde_json::Value {
 async fn an_agent_runs_its_first_prompt_and_its_state_is_on_disk() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let a = h.create(req(&ws, "ok hello there")).await.unwrap();
     assert_eq!(a.status, Status::Initializing);
     assert_eq!(a.record.title, "ok hello there");
@@ -75,8 +75,8 @@ async fn an_agent_runs_its_first_prompt_and_its_state_is_on_disk() {
 async fn bad_input_is_refused_with_the_field_and_changes_nothing() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let mut r = req(&ws, "ok");
     r.provider = "nope".into();
     assert!(h.create(r).await.is_err());
@@ -109,8 +109,8 @@ async fn bad_input_is_refused_with_the_field_and_changes_nothing() {
 async fn archive_cascades_durably_and_closes_every_session() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let root = h.create(req(&ws, "hang")).await.unwrap();
     let mut k = req(&ws, "ok kid");
     k.caller = Caller::Agent(root.id());
@@ -155,8 +155,8 @@ async fn archive_cascades_durably_and_closes_every_session() {
 async fn finish_notice_reaches_the_parent_as_its_next_turn() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let parent = h.create(req(&ws, "ok planning")).await.unwrap();
     h.wait(parent.id(), T).await.unwrap();
     let mut k = req(&ws, "ok tests pass");
@@ -205,8 +205,8 @@ async fn restart_normalizes_and_resumes_the_same_session() {
     let env = Env::new();
     let (id, parent) = {
         let rt = env.start().await;
-        let h = rt.handle();
-        let ws = workspace(&h, &env).await;
+        let h = rt.handle().runtime;
+        let ws = workspace(&rt.handle(), &env).await;
         let parent = h.create(req(&ws, "ok p")).await.unwrap();
         h.wait(parent.id(), T).await.unwrap();
         let a = h.create(req(&ws, "ok first")).await.unwrap();
@@ -224,7 +224,7 @@ async fn restart_normalizes_and_resumes_the_same_session() {
         (a.id(), parent.id())
     };
     let rt = env.start().await;
-    let h = rt.handle();
+    let h = rt.handle().runtime;
     let a = h.get(id).await.unwrap();
     assert_eq!(a.status, Status::Closed);
     h.prompt(Caller::User, id, "ok again".into(), None, None)
@@ -262,7 +262,7 @@ async fn a_crash_leaves_records_that_load_normalized() {
     )
     .unwrap();
     let rt = env.start().await;
-    let h = rt.handle();
+    let h = rt.handle().runtime;
     let a = h.get(id).await.unwrap();
     assert_eq!(a.status, Status::Error);
     assert_eq!(
@@ -284,8 +284,8 @@ async fn a_crash_leaves_records_that_load_normalized() {
 async fn cancel_returns_once_the_turn_has_ended_and_times_out_a_stubborn_provider() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let a = h.create(req(&ws, "hang")).await.unwrap();
     let deadline = tokio::time::Instant::now() + T;
     while h.get(a.id()).await.unwrap().status != Status::Running {
@@ -311,8 +311,8 @@ async fn cancel_returns_once_the_turn_has_ended_and_times_out_a_stubborn_provide
 async fn permission_and_process_death() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let a = h.create(req(&ws, "perm")).await.unwrap();
     let w = h.wait(a.id(), T).await.unwrap();
     assert_eq!(w.agent.status, Status::Running);
@@ -340,8 +340,8 @@ async fn permission_and_process_death() {
 async fn wait_times_out_on_a_long_turn() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let a = h.create(req(&ws, "hang")).await.unwrap();
     let w = h.wait(a.id(), Duration::from_millis(200)).await.unwrap();
     assert!(w.timed_out);
@@ -353,8 +353,8 @@ async fn wait_times_out_on_a_long_turn() {
 async fn timeline_pages_back_beyond_the_in_memory_tail() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let a = h.create(req(&ws, "ok x")).await.unwrap();
     h.wait(a.id(), T).await.unwrap();
     let id = a.id();
@@ -376,8 +376,8 @@ async fn timeline_pages_back_beyond_the_in_memory_tail() {
 async fn labels_cannot_forge_the_parent_link() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let mut r = req(&ws, "ok");
     r.labels = BTreeMap::from([(
         crate::model::PARENT_LABEL.to_string(),
@@ -392,8 +392,8 @@ async fn labels_cannot_forge_the_parent_link() {
 async fn the_archived_list_comes_in_pages_most_recent_first() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let mut ids = Vec::new();
     for i in 0..7 {
         let a = h.create(req(&ws, &format!("ok {i}"))).await.unwrap();
@@ -426,7 +426,7 @@ async fn load_repairs_are_written_once_the_app_answers_and_never_undo_a_later_ch
     let (b, b_path) = left_by_a_crash(&env, Status::Running);
     let disk = |p: &std::path::Path| json_at(p).expect("a whole record");
     let rt = env.start_held().await;
-    let h = rt.handle();
+    let h = rt.handle().runtime;
     // Repaired in memory at once...
     assert_eq!(h.get(a).await.unwrap().status, Status::Error);
     // ...but not written before the app answers: after a crash they can be thousands.
@@ -455,7 +455,7 @@ async fn many_load_repairs_are_written_in_batches_without_a_flush() {
         .map(|_| left_by_a_crash(&env, Status::Idle).1)
         .collect();
     let rt = env.start().await;
-    let h = rt.handle();
+    let h = rt.handle().runtime;
     let closed = |p: &std::path::Path| json_at(p).is_some_and(|v| v["lastStatus"] == "closed");
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !paths.iter().all(|p| closed(p)) {
@@ -483,7 +483,7 @@ async fn waiting_on_an_agent_at_rest_tells_its_last_message() {
     put_record(&env, &rec);
     let id = rec.id;
     let rt = env.start().await;
-    let h = rt.handle();
+    let h = rt.handle().runtime;
     // Woken (its session resumes) and waited on, as wait_for_agent does: the events about it
     // leave the answer in the file, the wait's result reads it back.
     let mut rx = h.subscribe();
@@ -568,7 +568,7 @@ async fn a_system_prompt_and_last_message_stay_in_the_file_until_read_back() {
     let id = rec.id;
 
     let rt = env.start().await;
-    let h = rt.handle();
+    let h = rt.handle().runtime;
     // At rest: the fleet's copy holds no prompt...
     let (listed, _) = h.list(Default::default(), 10).await.unwrap();
     let at_rest = listed.iter().find(|a| a.id() == id).unwrap();
@@ -644,8 +644,8 @@ async fn a_system_prompt_and_last_message_stay_in_the_file_until_read_back() {
 async fn a_start_in_a_held_checkout_waits_for_the_hold_and_then_runs() {
     let env = Env::new();
     let rt = env.start().await;
-    let h = rt.handle();
-    let ws = workspace(&h, &env).await;
+    let h = rt.handle().runtime;
+    let ws = workspace(&rt.handle(), &env).await;
     let a = h.create(req(&ws, "ok first")).await.unwrap();
     assert_eq!(h.wait(a.id(), T).await.unwrap().agent.status, Status::Idle);
     let hold = h

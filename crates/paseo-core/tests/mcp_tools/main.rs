@@ -27,9 +27,8 @@ use paseo_core::providers::{
     SessionSpec,
 };
 use paseo_core::runtime::Caller;
-use paseo_core::runtime::{
-    AgentSnapshot, CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget,
-};
+use paseo_core::runtime::{AgentSnapshot, CreateAgent, RuntimeOptions, WorkspaceTarget};
+use paseo_core::server::{Runtime, Server};
 use paseo_core::store::Layout;
 use support::git::git;
 use support::scripted::{Env, Scripted};
@@ -176,7 +175,7 @@ impl Harness {
         }
     }
 
-    fn h(&self) -> RuntimeHandle {
+    fn h(&self) -> Server {
         self.rt.as_ref().unwrap().handle()
     }
 

@@ -1,5 +1,5 @@
 //! The tests' words for the runtime's verbs: each one is a request through
-//! [`RuntimeHandle::call`], the only public door (the one every client uses), answered in the
+//! [`Server::call`], the only public door (the one every client uses), answered in the
 //! shape the test reads. A test reaches nothing a client could not.
 
 use std::future::Future;
@@ -15,8 +15,9 @@ use paseo_core::model::{
 use paseo_core::providers::ProviderInfo;
 use paseo_core::runtime::{
     AgentChanges, AgentDiff, AgentSnapshot, Alerts, Caller, CreateAgent, FleetSnapshot, Prompted,
-    RuntimeError, RuntimeHandle, WaitResult, WorkspaceSnapshot,
+    RuntimeError, WaitResult, WorkspaceSnapshot,
 };
+use paseo_core::server::Server;
 use paseo_core::workspaces::changes::{Discarded, GhStatus, Merged, Page};
 use paseo_core::workspaces::worktree::WorktreeTarget;
 
@@ -40,7 +41,7 @@ macro_rules! door {
             )*
         }
 
-        impl Door for RuntimeHandle {
+        impl Door for Server {
             $(
                 #[allow(unused_variables)]
                 fn $name(&self $(, $arg: $ty)*)

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use paseo_core::config::{ProviderConfig, ProviderKind};
 use paseo_core::providers::shell::ShellProvider;
 use paseo_core::providers::ProviderRegistry;
-use paseo_core::runtime::{Runtime, RuntimeOptions};
+use paseo_core::runtime::RuntimeOptions;
+use paseo_core::server::Runtime;
 
 /// Standard output of a git command that must succeed.
 pub fn git_raw(dir: &Path, args: &[&str]) -> Vec<u8> {

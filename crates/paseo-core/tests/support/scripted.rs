@@ -15,7 +15,8 @@ use paseo_core::providers::{
     EventSink, PermissionRequest, Provider, ProviderEvent, ProviderInfo, ProviderRegistry, Session,
     SessionSpec, TurnInput, TurnOutcome,
 };
-use paseo_core::runtime::{CreateAgent, Runtime, RuntimeHandle, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{CreateAgent, RuntimeOptions, WorkspaceTarget};
+use paseo_core::server::{Runtime, Server};
 
 #[derive(Default)]
 pub struct Log {
@@ -250,7 +251,7 @@ impl Env {
 }
 
 /// The work folder as a workspace of `h`.
-pub async fn workspace(h: &RuntimeHandle, env: &Env) -> WorkspaceId {
+pub async fn workspace(h: &Server, env: &Env) -> WorkspaceId {
     // Through the door by hand: this file is also part of the core's own tests, which have no
     // `Door`.
     let add = paseo_core::api::verbs::AddWorkspace {

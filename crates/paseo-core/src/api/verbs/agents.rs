@@ -5,13 +5,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::Verb;
+use super::{Ctx, Verb};
 use crate::api::Response;
 use crate::engine::{EngineError, ListFilter};
 use crate::model::{AgentId, Budget, Status, WorkspaceId};
-use crate::runtime::{
-    Caller, CreateAgent as NewAgent, RuntimeError, RuntimeHandle, WorkspaceTarget,
-};
+use crate::runtime::{Caller, CreateAgent as NewAgent, RuntimeError, WorkspaceTarget};
 
 /// The default and the bound of a `wait` (the `wait_for_agent` tool's, SPEC 8).
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(600);
@@ -29,7 +27,7 @@ impl Verb for GetAgent {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Agent(Box::new(rt.get(self.agent_id).await?)))
     }
 }
@@ -92,7 +90,7 @@ impl Verb for ListAgents {
     fn take_host(&mut self) -> Option<String> {
         self.host.take()
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let filter = ListFilter {
             include_archived: self.include_archived,
             parent: self.parent_id,
@@ -123,7 +121,7 @@ impl Verb for ArchivedAgents {
     fn take_host(&mut self) -> Option<String> {
         self.host.take()
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let limit = self.limit.unwrap_or(500).min(10_000);
         let (agents, total) = rt.archived(self.offset.unwrap_or(0), limit).await?;
         Ok(Response::Agents { agents, total })
@@ -202,7 +200,7 @@ impl Verb for CreateAgent {
     fn take_host(&mut self) -> Option<String> {
         self.host.take()
     }
-    async fn run(self, rt: &RuntimeHandle, caller: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, caller: Caller) -> Result<Response, RuntimeError> {
         if let Some(b) = &self.budget {
             crate::runtime::budget::check(b, "budget")?;
         }
@@ -253,7 +251,7 @@ impl Verb for Prompt {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, caller: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, caller: Caller) -> Result<Response, RuntimeError> {
         let sent = rt
             .prompt(
                 caller,
@@ -283,7 +281,7 @@ impl Verb for Cancel {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, caller: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, caller: Caller) -> Result<Response, RuntimeError> {
         rt.cancel(caller, self.agent_id).await?;
         Ok(Response::Agent(Box::new(rt.get(self.agent_id).await?)))
     }
@@ -302,7 +300,7 @@ impl Verb for Stop {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         rt.stop(self.agent_id).await?;
         Ok(Response::Done)
     }
@@ -323,7 +321,7 @@ impl Verb for Wait {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let timeout = match self.timeout_secs {
             None => DEFAULT_WAIT,
             Some(s) if s.is_finite() && (0.0..=MAX_WAIT_SECS).contains(&s) => {
@@ -357,7 +355,7 @@ impl Verb for Wake {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Flag(rt.wake(self.agent_id).await?))
     }
 }
@@ -377,7 +375,7 @@ impl Verb for AnswerPermission {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         rt.answer_permission(self.agent_id, self.request_id, self.allow)
             .await?;
         Ok(Response::Done)
@@ -397,7 +395,7 @@ impl Verb for MarkSeen {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         rt.mark_seen(self.agent_id).await?;
         Ok(Response::Done)
     }
@@ -419,7 +417,7 @@ impl Verb for SetBudget {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         if let Some(b) = &self.budget {
             crate::runtime::budget::check(b, "budget")?;
         }

@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Verb;
+use super::{Ctx, Verb};
 use crate::api::Response;
 use crate::model::AgentId;
-use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
+use crate::runtime::{Caller, RuntimeError};
 
 /// Archives the agent and its subagents; answers once that is durable.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -19,7 +19,7 @@ impl Verb for Archive {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, caller: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, caller: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::AgentIds(rt.archive(caller, self.agent_id).await?))
     }
 }
@@ -37,7 +37,7 @@ impl Verb for ArchiveFinished {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("parentId", self.parent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::AgentIds(
             rt.archive_finished(self.parent_id).await?,
         ))
@@ -57,7 +57,7 @@ impl Verb for ArchivePlan {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::ArchivePlan(
             rt.archive_plan(self.agent_id, false).await?,
         ))
@@ -78,7 +78,7 @@ impl Verb for FinishedPlan {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("parentId", self.parent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::ArchivePlan(
             rt.archive_plan(self.parent_id, true).await?,
         ))
@@ -103,7 +103,7 @@ impl Verb for Restore {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::AgentIds(if self.member {
             rt.restore_member(self.agent_id, self.as_root).await?
         } else {
@@ -125,7 +125,7 @@ impl Verb for Detach {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Agent(Box::new(rt.detach(self.agent_id).await?)))
     }
 }
@@ -146,7 +146,7 @@ impl Verb for Reattach {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id), ("parentId", self.parent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         rt.reattach(self.agent_id, self.parent_id, self.check)
             .await?;
         Ok(Response::Done)

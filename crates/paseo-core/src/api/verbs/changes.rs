@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Verb;
+use super::{Ctx, Verb};
 use crate::api::Response;
 use crate::model::AgentId;
-use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
+use crate::runtime::{Caller, RuntimeError};
 use crate::workspaces::changes::Page;
 
 /// What the agent changed on disk (the Changes view).
@@ -21,7 +21,7 @@ impl Verb for Changes {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Changes(Box::new(
             rt.agent_changes(self.agent_id).await?,
         )))
@@ -49,7 +49,7 @@ impl Verb for Diff {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let page = Page {
             offset: self.offset,
             limit: self.limit,
@@ -74,7 +74,7 @@ impl Verb for Commit {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Text(
             rt.commit_agent_changes(self.agent_id, self.message).await?,
         ))
@@ -94,7 +94,7 @@ impl Verb for Discard {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let title = rt.get(self.agent_id).await?.record.title;
         Ok(Response::Discarded(
             rt.discard_agent_changes(self.agent_id, title).await?,
@@ -115,7 +115,7 @@ impl Verb for Merge {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Merged(
             rt.merge_agent_changes(self.agent_id).await?,
         ))
@@ -137,7 +137,7 @@ impl Verb for CreatePr {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Text(
             rt.create_pr(self.agent_id, self.title, self.body).await?,
         ))
@@ -156,7 +156,7 @@ impl Verb for PrStatus {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::PrStatus(rt.pr_status(self.agent_id).await?))
     }
 }
@@ -176,7 +176,7 @@ impl Verb for OpenInEditor {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Text(
             rt.open_in_editor(self.agent_id, self.path).await?,
         ))

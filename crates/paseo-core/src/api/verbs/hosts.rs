@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Verb;
+use super::{Ctx, Verb};
 use crate::api::Response;
 use crate::config::Host;
-use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
+use crate::runtime::{Caller, RuntimeError};
 
 /// config.json `hosts` with each one's connection state and numbers (SPEC 17).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -15,7 +15,7 @@ pub struct ListHosts {}
 impl Verb for ListHosts {
     const KIND: &'static str = "listHosts";
     const USER_ONLY: bool = true;
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Hosts(rt.hosts.list()))
     }
 }
@@ -30,7 +30,7 @@ pub struct AddHost {
 impl Verb for AddHost {
     const KIND: &'static str = "addHost";
     const USER_ONLY: bool = true;
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         rt.hosts.add(self.host).map_err(RuntimeError::Api)?;
         Ok(Response::Hosts(rt.hosts.list()))
     }
@@ -46,7 +46,7 @@ pub struct RemoveHost {
 impl Verb for RemoveHost {
     const KIND: &'static str = "removeHost";
     const USER_ONLY: bool = true;
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         rt.hosts.remove(&self.name).map_err(RuntimeError::Api)?;
         Ok(Response::Hosts(rt.hosts.list()))
     }
@@ -63,7 +63,7 @@ pub struct InstallHost {
 impl Verb for InstallHost {
     const KIND: &'static str = "installHost";
     const USER_ONLY: bool = true;
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         rt.hosts
             .install(&self.name)
             .await

@@ -8,7 +8,7 @@ use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
-use super::Response;
+use super::{Hosts, Response};
 use crate::model::{AgentId, WorkspaceId};
 use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
 
@@ -29,6 +29,21 @@ pub use shell::*;
 pub use timeline::*;
 pub use window::*;
 pub use workspaces::*;
+
+/// What a verb runs with: this machine's runtime (what most verbs act on, reached through
+/// `Deref`), and the configured hosts (what the host verbs change).
+pub struct Ctx<'a> {
+    pub(crate) runtime: &'a RuntimeHandle,
+    pub(crate) hosts: &'a dyn Hosts,
+}
+
+impl std::ops::Deref for Ctx<'_> {
+    type Target = RuntimeHandle;
+
+    fn deref(&self) -> &RuntimeHandle {
+        self.runtime
+    }
+}
 
 /// One verb: what it asks, who may ask it, where it runs, and how.
 pub trait Verb: Sized {
@@ -52,7 +67,7 @@ pub trait Verb: Sized {
     /// Runs it on this machine for `caller`, who may ask it.
     fn run(
         self,
-        rt: &RuntimeHandle,
+        rt: &Ctx<'_>,
         caller: Caller,
     ) -> impl Future<Output = Result<Response, RuntimeError>> + Send;
 }
@@ -115,7 +130,7 @@ macro_rules! requests {
             /// Runs it on this machine for `caller`.
             pub(crate) async fn run(
                 self,
-                rt: &RuntimeHandle,
+                rt: &Ctx<'_>,
                 caller: Caller,
             ) -> Result<Response, RuntimeError> {
                 match self {

@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Verb;
+use super::{Ctx, Verb};
 use crate::api::Response;
 use crate::model::AgentId;
-use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
+use crate::runtime::{Caller, RuntimeError};
 
 /// The fleet's counts and the agents that may need the user, from one consistent view.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -16,7 +16,7 @@ pub struct Alerts {}
 impl Verb for Alerts {
     const KIND: &'static str = "alerts";
     const USER_ONLY: bool = true;
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Alerts(Box::new(rt.alerts().await?)))
     }
 }
@@ -29,7 +29,7 @@ pub struct Counts {}
 impl Verb for Counts {
     const KIND: &'static str = "counts";
     const USER_ONLY: bool = true;
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Counts(rt.counts().await?))
     }
 }
@@ -42,7 +42,7 @@ pub struct Providers {}
 impl Verb for Providers {
     const KIND: &'static str = "providers";
     const USER_ONLY: bool = true;
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Providers(rt.providers()))
     }
 }
@@ -60,7 +60,7 @@ pub struct Shown {
 impl Verb for Shown {
     const KIND: &'static str = "shown";
     const USER_ONLY: bool = true;
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         rt.set_shown(&self.window, self.agent_id)?;
         Ok(Response::Done)
     }
@@ -75,7 +75,7 @@ pub struct Fleet {}
 impl Verb for Fleet {
     const KIND: &'static str = "fleet";
     const USER_ONLY: bool = true;
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Fleet(Box::new(rt.snapshot().await?)))
     }
 }

@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Verb;
+use super::{Ctx, Verb};
 use crate::api::Response;
 use crate::model::AgentId;
-use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
+use crate::runtime::{Caller, RuntimeError};
 
 /// Timeline items with `seq < before` (absent or 0: the newest), at most `limit` (default 200),
 /// oldest first.
@@ -24,7 +24,7 @@ impl Verb for Timeline {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Timeline(
             rt.timeline(
                 self.agent_id,
@@ -52,7 +52,7 @@ impl Verb for SearchTimeline {
     fn agents(&self) -> Vec<(&'static str, AgentId)> {
         vec![("agentId", self.agent_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let scope = self.scope.unwrap_or_default();
         let flag = rt.searches.start(&scope);
         let found = rt
@@ -73,7 +73,7 @@ pub struct CancelSearch {
 
 impl Verb for CancelSearch {
     const KIND: &'static str = "cancelSearch";
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         rt.searches.cancel(&self.scope.unwrap_or_default());
         Ok(Response::Done)
     }

@@ -3,12 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Verb;
+use super::{Ctx, Verb};
 use crate::api::Response;
 use crate::config::NotificationsConfig;
 use crate::model::AgentId;
 use crate::runtime::window::WindowQuery;
-use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
+use crate::runtime::{Caller, RuntimeError};
 
 /// What a window renders from, with every agent's card (runtime/window.rs `AgentCard`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -17,7 +17,7 @@ pub struct FleetSnapshot {}
 
 impl Verb for FleetSnapshot {
     const KIND: &'static str = "fleetSnapshot";
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Window(
             rt.window_snapshot(WindowQuery::Whole).await?,
         ))
@@ -38,7 +38,7 @@ pub struct FleetFirstScreen {
 
 impl Verb for FleetFirstScreen {
     const KIND: &'static str = "fleetFirstScreen";
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Window(
             rt.window_snapshot(WindowQuery::First {
                 workspace_id: self.workspace_id,
@@ -63,7 +63,7 @@ pub struct FleetCards {
 
 impl Verb for FleetCards {
     const KIND: &'static str = "fleetCards";
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Window(
             rt.window_snapshot(WindowQuery::After {
                 after: self.after,
@@ -89,7 +89,7 @@ impl Verb for SyncSnapshot {
     fn take_host(&mut self) -> Option<String> {
         self.host.take()
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let (seq, window) = rt.sync_snapshot().await?;
         Ok(Response::Synced { seq, window })
     }
@@ -102,7 +102,7 @@ pub struct NotificationSettings {}
 
 impl Verb for NotificationSettings {
     const KIND: &'static str = "notificationSettings";
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::NotificationSettings(
             rt.notification_settings().await?,
         ))
@@ -119,7 +119,7 @@ pub struct SetNotificationSettings {
 impl Verb for SetNotificationSettings {
     const KIND: &'static str = "setNotificationSettings";
     const USER_ONLY: bool = true;
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         rt.set_notification_settings(self.settings).await?;
         Ok(Response::NotificationSettings(self.settings))
     }

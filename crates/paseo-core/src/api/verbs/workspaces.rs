@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Verb;
+use super::{Ctx, Verb};
 use crate::api::Response;
 use crate::model::WorkspaceId;
-use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
+use crate::runtime::{Caller, RuntimeError};
 use crate::workspaces::worktree::WorktreeTarget;
 
 /// A workspace for a folder (the one already there for it, if any).
@@ -24,7 +24,7 @@ impl Verb for AddWorkspace {
     fn take_host(&mut self) -> Option<String> {
         self.host.take()
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Workspace(Box::new(
             rt.add_workspace(self.path).await?,
         )))
@@ -45,7 +45,7 @@ impl Verb for RenameWorkspace {
     fn workspaces(&self) -> Vec<(&'static str, &WorkspaceId)> {
         vec![("workspaceId", &self.workspace_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Workspace(Box::new(
             rt.rename_workspace(self.workspace_id, &self.name).await?,
         )))
@@ -68,7 +68,7 @@ impl Verb for ArchiveWorkspace {
     fn workspaces(&self) -> Vec<(&'static str, &WorkspaceId)> {
         vec![("workspaceId", &self.workspace_id)]
     }
-    async fn run(self, rt: &RuntimeHandle, _: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::AgentIds(
             rt.archive_workspace(self.workspace_id, self.even_if_running)
                 .await?,
@@ -96,7 +96,7 @@ impl Verb for CreateWorktree {
     fn take_host(&mut self) -> Option<String> {
         self.host.take()
     }
-    async fn run(self, rt: &RuntimeHandle, caller: Caller) -> Result<Response, RuntimeError> {
+    async fn run(self, rt: &Ctx<'_>, caller: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Workspace(Box::new(
             rt.create_worktree(caller, self.repo, self.target, self.request_id)
                 .await?,

@@ -22,7 +22,7 @@ use super::input::{
     input_schema, AgentInput, Args, ChangesInput, CreateAgentInput, CreateWorktreeInput, ListInput,
     SendPromptInput, WaitInput,
 };
-use crate::runtime::RuntimeHandle;
+use crate::server::Server;
 use output::{caller, finish};
 pub use output::{
     ArchiveOutput, CancelOutput, CreatedOutput, ListOutput, PromptOutput, WaitOutput,
@@ -48,12 +48,12 @@ archive_agent act on yourself, your descendants and agents you created.";
 /// The MCP service: one per request (stateless HTTP), cheap to make.
 #[derive(Clone)]
 pub struct PaseoTools {
-    pub(crate) rt: RuntimeHandle,
+    pub(crate) rt: Server,
     tool_router: ToolRouter<PaseoTools>,
 }
 
 impl PaseoTools {
-    pub fn new(rt: RuntimeHandle) -> Self {
+    pub fn new(rt: Server) -> Self {
         PaseoTools {
             rt,
             tool_router: Self::tool_router(),

@@ -1,15 +1,17 @@
 //! Where a request runs (SPEC 17): on this machine, or on the configured host that holds its
 //! agent or its workspace, or that it names. Every client's request passes here first
-//! ([`RuntimeHandle::call`]), so the window and the MCP server reach hosts the same way.
+//! ([`Server::call`]), so the window and the MCP server reach hosts the same way.
 //!
 //! Only the user reaches hosts. An agent's token naming a host, or an agent or workspace id a
 //! host holds, is refused (`forbidden`): an agent is contained on its machine (SPEC 14/16) and
 //! must not act on another through the user's connection.
 
+use super::Server;
 use crate::api::verbs::ListAgents;
 use crate::api::{ApiError, Caller, Request, Response};
+use crate::hosts::HostManager;
 use crate::model::AgentId;
-use crate::runtime::{RuntimeError, RuntimeHandle};
+use crate::runtime::RuntimeError;
 
 /// What the router did with a request.
 pub(crate) enum Routed {
@@ -21,10 +23,7 @@ pub(crate) enum Routed {
 
 /// The host holding what the request acts on (an agent or a workspace), with the field
 /// naming it and what it is.
-fn holder_of(
-    hosts: &super::HostManager,
-    request: &Request,
-) -> Option<(String, &'static str, String)> {
+fn holder_of(hosts: &HostManager, request: &Request) -> Option<(String, &'static str, String)> {
     let by_agent = request.agents().into_iter().find_map(|(field, id)| {
         hosts
             .holder(id)
@@ -46,8 +45,8 @@ fn forbidden(agent: AgentId, field: &str, what: String) -> RuntimeError {
     }
 }
 
-impl RuntimeHandle {
-    pub(crate) async fn route(&self, caller: Caller, mut request: Request) -> Routed {
+impl Server {
+    pub(super) async fn route(&self, caller: Caller, mut request: Request) -> Routed {
         if let Some(name) = request.take_host() {
             if let Caller::Agent(agent) = caller {
                 return Routed::Answered(Err(forbidden(
@@ -120,7 +119,7 @@ impl RuntimeHandle {
         let Response::Agents {
             mut agents,
             mut total,
-        } = request.clone().run(self, Caller::User).await?
+        } = request.clone().run(&self.ctx(), Caller::User).await?
         else {
             return Err(RuntimeError::invalid(
                 "",
