@@ -41,7 +41,7 @@ pub fn run(data_root: PathBuf) -> ExitCode {
             .build(),
     );
     let refusal = Arc::new(Mutex::new(None));
-    let app = crate::configure(builder, AppState::new(data_root, Mode::Window))
+    let app = crate::app::configure(builder, AppState::new(data_root, Mode::Window))
         .plugin(backend_plugin(refusal.clone(), signals, claim))
         .plugin(crate::native::plugin())
         .manage(crate::geometry::GeometryWatch::default())
@@ -246,7 +246,7 @@ fn setup<R: Runtime>(app: &tauri::AppHandle<R>) {
         if app.try_state::<Tray<R>>().is_some() {
             tray::spawn_updater(&app, runtime.clone());
         }
-        crate::notify::spawn(&app, runtime);
+        crate::notify::spawn(&app, runtime, tray::open_agent);
     });
 }
 

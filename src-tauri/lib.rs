@@ -3,10 +3,12 @@
 //! and the headless mode come from the paseo-headless crate; the product's logic lives in
 //! `paseo-core`. This crate only adapts them.
 
+pub mod app;
 pub mod commands;
 pub mod desktop;
 pub mod extra;
 pub mod geometry;
+pub mod names;
 pub mod native;
 pub mod notify;
 pub mod quit;
@@ -15,23 +17,10 @@ pub mod state;
 pub mod tray;
 pub mod windows;
 
+pub use app::configure;
 pub use paseo_core;
 
 use std::process::ExitCode;
-use tauri::{Builder, Runtime};
-
-/// Everything the app registers that does not need a display or a session bus: plugins, the
-/// managed state and the commands. The real app and the mock-runtime tests both build from it.
-pub fn configure<R: Runtime>(builder: Builder<R>, state: state::AppState) -> Builder<R> {
-    let layouts = windows::Layouts::new(state.data_root());
-    let notifications = notify::Notifications::new(state.data_root());
-    builder
-        .plugin(tauri_plugin_dialog::init())
-        .manage(state)
-        .manage(layouts)
-        .manage(notifications)
-        .invoke_handler(commands::handler())
-}
 
 /// The `paseo-desktop` binary.
 pub fn main() -> ExitCode {

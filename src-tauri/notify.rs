@@ -10,7 +10,7 @@
 //! each snapshot's `alert`), the one the tray lists, so the two never disagree. Sending is
 //! [`dbus`]'s job (freedesktop notifications on the session bus).
 
-use crate::tray;
+use crate::names::{display_title, on_host};
 use paseo_core::config::NotificationsConfig;
 use paseo_core::model::{AgentId, Alert, APPROVE_START};
 use paseo_core::runtime::{AgentSnapshot, Event};
@@ -148,7 +148,7 @@ fn plan_since(
     let agents: Vec<AgentId> = events.iter().map(|(_, agent)| agent.id()).collect();
     if events.len() == 1 {
         return Some(Note {
-            summary: tray::display_title(first),
+            summary: display_title(first),
             body: reason(first_kind, first),
             open: first.id(),
             agents,
@@ -167,7 +167,7 @@ fn plan_since(
     let mut lines: Vec<String> = events
         .iter()
         .take(MAX_LINES)
-        .map(|(kind, agent)| format!("{} — {}", tray::display_title(agent), reason(*kind, agent)))
+        .map(|(kind, agent)| format!("{} — {}", display_title(agent), reason(*kind, agent)))
         .collect();
     if n > MAX_LINES {
         lines.push(format!("and {} more", n - MAX_LINES));
@@ -286,13 +286,14 @@ impl Notifications {
 /// Follows the runtime's events and shows what [`plan`] decides, until the runtime stops.
 /// Without a session bus (or a notification server on it) nothing is shown; the rest of the
 /// app does not care.
+/// A click on a notification calls `open` with its agent (the tray's way of opening one).
 #[cfg(target_os = "linux")]
-pub fn spawn<R: Runtime>(app: &AppHandle<R>, runtime: Server) {
+pub fn spawn<R: Runtime>(app: &AppHandle<R>, runtime: Server, open: fn(&AppHandle<R>, AgentId)) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let opener = app.clone();
         let desktop = match dbus::Desktop::connect(move |agent| {
-            tray::open_agent(&opener, agent);
+            open(&opener, agent);
         })
         .await
         {
@@ -311,7 +312,8 @@ pub fn spawn<R: Runtime>(app: &AppHandle<R>, runtime: Server) {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn spawn<R: Runtime>(_app: &AppHandle<R>, _runtime: Server) {}
+pub fn spawn<R: Runtime>(_app: &AppHandle<R>, _runtime: Server, _open: fn(&AppHandle<R>, AgentId)) {
+}
 
 async fn follow<R, F, Fut>(app: &AppHandle<R>, runtime: Server, show: F)
 where
@@ -438,7 +440,7 @@ where
 type Changes = tokio::sync::mpsc::UnboundedReceiver<Result<Event, RecvError>>;
 
 /// This machine's events and every connected host's agent changes as one stream; a host's
-/// agent is named by its host ([`tray::on_host`]), as the tray names it.
+/// agent is named by its host ([`on_host`]), as the tray names it.
 fn with_hosts(runtime: &Server) -> Changes {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let mut here = runtime.subscribe();
@@ -451,10 +453,10 @@ fn with_hosts(runtime: &Server) -> Changes {
                 hosted = hosts.recv() => match hosted {
                     Ok(HostEvent::Event { host, event, .. }) => match *event {
                         Event::AgentUpdated { agent } => Ok(Event::AgentUpdated {
-                            agent: Box::new(tray::on_host(*agent, &host)),
+                            agent: Box::new(on_host(*agent, &host)),
                         }),
                         Event::AgentArchived { agent } => Ok(Event::AgentArchived {
-                            agent: Box::new(tray::on_host(*agent, &host)),
+                            agent: Box::new(on_host(*agent, &host)),
                         }),
                         _ => continue,
                     },

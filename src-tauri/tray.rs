@@ -37,8 +37,6 @@ pub const MAIN_WINDOW: &str = "main";
 pub const OPEN_AGENT_EVENT: &str = "paseo://open-agent";
 /// Agent entries shown at most; the rest are summed up in one "and N more" line.
 pub const MAX_ENTRIES: usize = 10;
-/// Longest agent title shown in an entry (characters), so the menu stays narrow.
-pub const MAX_TITLE_CHARS: usize = 40;
 /// Minimum time between two rebuilds: a burst of events costs one rebuild.
 pub const COALESCE: Duration = Duration::from_millis(200);
 
@@ -507,7 +505,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 mod text;
-pub use text::{display_title, on_host};
+pub use crate::names::{display_title, on_host, MAX_TITLE_CHARS};
 use text::{menu_text, more_label};
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ import { ui } from './window-state.js';
 import { ALL, showVersion, showBackendError } from './views.js';
 import { resync, resyncSoon } from './resync.js';
 import { openAgent } from './gestures/tabs.js';
-import { loadArchived } from './gestures/archived-list.js';
+import { loadArchived } from './archived-list.js';
 import { startHosts } from './hosts.js';
 
 export async function boot() {

@@ -11,7 +11,7 @@ import { ALL } from './views.js';
 import { resyncSoon } from './resync.js';
 import { syncHost } from './hosts.js';
 import { seen } from './gestures/tabs.js';
-import { reloadArchivedSoon } from './gestures/archived-list.js';
+import { reloadArchivedSoon } from './archived-list.js';
 
 /** Follows the store, and the window's focus (an agent that finished in the background is seen then). */
 export function followChanges() {

@@ -4,7 +4,7 @@ import * as backend from './backend.js';
 import { addError, loadSnapshot } from './store.js';
 import * as layout from './layout.js';
 import * as timelines from './timeline-model.js';
-import { reloadArchivedSoon } from './gestures/archived-list.js';
+import { reloadArchivedSoon } from './archived-list.js';
 
 let resyncTimer = 0;
 

@@ -255,7 +255,7 @@ fn long_titles_and_errors_are_cut() {
     let a = running(agent(&"t".repeat(80)));
     let b = failed(a.clone(), &"e".repeat(500), 1);
     let note = one(&a, &b).unwrap();
-    assert!(note.summary.chars().count() <= tray::MAX_TITLE_CHARS);
+    assert!(note.summary.chars().count() <= crate::names::MAX_TITLE_CHARS);
     assert_eq!(
         note.body.chars().count(),
         "failed: ".len() + MAX_DETAIL_CHARS
@@ -264,14 +264,14 @@ fn long_titles_and_errors_are_cut() {
 }
 
 /// A connected host's agent is notified by the same rule, named by its host (SPEC 17): the
-/// stream [`with_hosts`] hands on carries it as `tray::on_host` names it.
+/// stream [`with_hosts`] hands on carries it as `names::on_host` names it.
 #[test]
 fn a_hosts_agent_is_notified_named_by_its_host() {
     let a = running(agent("build"));
     let b = finished(a.clone(), 1);
     let note = one(
-        &crate::tray::on_host(a, "box"),
-        &crate::tray::on_host(b.clone(), "box"),
+        &crate::names::on_host(a, "box"),
+        &crate::names::on_host(b.clone(), "box"),
     )
     .unwrap();
     assert_eq!(note.summary, "build (on box)");

@@ -4,7 +4,7 @@
 // agent — and opening an archived agent read-only. This machine's archived agents first, then
 // each host's (SPEC 17), every section paged on its own; a host's come from it (`archivedAgents
 // {host}`), which also tells the backend where they live, so their timelines and restores go
-// there. The list's loading is in archived-list.js.
+// there. The list's loading is in ../archived-list.js.
 import * as backend from '../backend.js';
 import { addError } from '../store.js';
 import * as layout from '../layout.js';
@@ -13,9 +13,9 @@ import { agentName } from '../status.js';
 import { ui } from '../window-state.js';
 import { openAgent } from './tabs.js';
 import { closeMembers } from '../components/batch-members.js';
-import { arrived, findArchived, loadArchived, reloadArchivedSoon } from './archived-list.js';
+import { arrived, findArchived, loadArchived, reloadArchivedSoon } from '../archived-list.js';
 
-export { loadArchived, loadMoreArchived, reloadArchivedSoon } from './archived-list.js';
+export { loadArchived, loadMoreArchived, reloadArchivedSoon } from '../archived-list.js';
 
 /**
  * Restores the batch `id` was archived in; with `member`, only `id` and the members of its batch

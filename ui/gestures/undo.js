@@ -9,7 +9,7 @@ import { fleet, descendants } from '../store.js';
 import { agentName } from '../status.js';
 import { invalidate } from '../render.js';
 import { Toast } from '../components/toast.js';
-import { reloadArchivedSoon } from './archived-list.js';
+import { reloadArchivedSoon } from '../archived-list.js';
 
 let toast = null;
 

@@ -3,12 +3,12 @@
 // first, then each host's (SPEC 17), every section paged on its own (`archivedAgents {host}`,
 // which also tells the backend where a host's live), grouped by archive batch.
 
-import * as backend from '../backend.js';
-import { hostList } from '../hosts.js';
-import { fleet, addError } from '../store.js';
-import * as layout from '../layout.js';
-import { invalidate } from '../render.js';
-import { ui } from '../window-state.js';
+import * as backend from './backend.js';
+import { hostList } from './hosts.js';
+import { fleet, addError } from './store.js';
+import * as layout from './layout.js';
+import { invalidate } from './render.js';
+import { ui } from './window-state.js';
 
 let archivedTimer = 0;
 
