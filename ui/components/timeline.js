@@ -151,7 +151,15 @@ function clamped(body, text) {
   return h('div', { class: 'body-wrap' }, body, more);
 }
 
-const OUTCOME_CLASS = { completed: 's-attention', failed: 's-failed', canceled: 's-done' };
+// Every outcome a notice may carry (paseo-core's model/notice.rs `NoticeOutcome`); a word from
+// another build shows plain.
+const OUTCOME_CLASS = {
+  completed: 's-attention',
+  failed: 's-failed',
+  canceled: 's-done',
+  needs_permission: 's-needs_input',
+  archived: 's-done',
+};
 
 /**
  * A finish notice (SPEC 4) from the item's own fields, never parsed back from its text: the

@@ -377,7 +377,7 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
         "arm-1",
         AgentId::new(),
         "kid",
-        "failed",
+        paseo_core::model::NoticeOutcome::Failed,
         Some("boom".into()),
         Some("last words"),
         now,

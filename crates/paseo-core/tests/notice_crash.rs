@@ -155,7 +155,7 @@ async fn notices_survive_sigkill_of_the_app_exactly_once() {
                 .iter()
                 .filter_map(|i| i.notice.as_ref())
                 .find(|n| n.child_id == *kid)
-                .map(|n| n.outcome.clone())
+                .map(|n| n.outcome.as_str().to_string())
                 .unwrap_or_default();
             *outcomes.entry(outcome).or_insert(0usize) += 1;
             match n {

@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 
 use super::{clear_attention, step, Effect, Engine, EngineError, ListFilter, SessionState};
+use crate::model::NoticeOutcome;
 use crate::model::{AgentId, AttentionReason, BatchId, Status, WorkspaceId, WorkspaceRecord};
 use rustc_hash::FxHashMap;
 
@@ -97,7 +98,7 @@ impl Engine {
             self.out.effects.push(Effect::RevokeAccess { agent: cur });
             // A turn armed for someone outside this archive tells them it was archived.
             if let Some(arm) = arm {
-                self.send_notice(cur, arm, "archived", None);
+                self.send_notice(cur, arm, NoticeOutcome::Archived, None);
             }
             // (5) cascade.
             if let Some(kids) = self.children.get(&cur) {

@@ -5,6 +5,7 @@
 //! still answerable.
 
 use super::{require_attention, set_error, AgentState, Engine, EngineError, Queued};
+use crate::model::NoticeOutcome;
 use crate::model::{
     AgentId, AttentionReason, HeldTurn, Hold, ItemKind, NewItem, NotifyArm, Status, TurnInput,
     TurnOrigin,
@@ -128,7 +129,7 @@ impl Engine {
                 self.touch(id);
                 self.timeline(id, item);
                 if let Some(arm) = arm {
-                    self.send_notice(id, arm, "failed", Some(DENIED.to_string()));
+                    self.send_notice(id, arm, NoticeOutcome::Failed, Some(DENIED.to_string()));
                 }
             }
             Ending::Canceled => {
@@ -138,7 +139,7 @@ impl Engine {
                 self.touch(id);
                 self.timeline(id, item);
                 if let Some(arm) = arm {
-                    self.send_notice(id, arm, "canceled", None);
+                    self.send_notice(id, arm, NoticeOutcome::Canceled, None);
                 }
             }
         }

@@ -3,6 +3,7 @@
 //! statuses that cannot be true after a restart, and finish notices that armed turns still owe.
 
 use super::{set_error, step, AgentState, Engine, LoadReport, SessionState, INTERRUPTED};
+use crate::model::NoticeOutcome;
 use crate::model::{
     AgentId, AgentRecord, AttentionReason, BatchId, Bucket, Notice, NotifyArm, ProjectRecord,
     Status, Timestamp, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
@@ -86,7 +87,12 @@ impl Engine {
         self.index_tree_usage();
         self.load_inboxes(inboxes);
         for (child, arm) in owed {
-            self.send_notice(child, arm, "failed", Some(INTERRUPTED.to_string()));
+            self.send_notice(
+                child,
+                arm,
+                NoticeOutcome::Failed,
+                Some(INTERRUPTED.to_string()),
+            );
         }
         self.delivered_at_load = Default::default();
         self.out.notices.extend(report.problems.iter().cloned());

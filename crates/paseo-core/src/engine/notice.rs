@@ -4,7 +4,9 @@
 //! is [`crate::model::Notice`].
 
 use super::{Engine, NoticeOrder, Queued, SessionState};
-use crate::model::{AgentId, NewItem, Notice, NotifyArm, Status, TurnInput, TurnOrigin};
+use crate::model::{
+    AgentId, NewItem, Notice, NoticeOutcome, NotifyArm, Status, TurnInput, TurnOrigin,
+};
 
 impl Engine {
     /// Enqueues the notice an armed turn owes its target, then tries to deliver it.
@@ -12,7 +14,7 @@ impl Engine {
         &mut self,
         child: AgentId,
         arm: NotifyArm,
-        outcome: &str,
+        outcome: NoticeOutcome,
         error: Option<String>,
     ) {
         let now = self.now();

@@ -4,6 +4,7 @@
 use super::hold::{keep_held, take_turn_arm};
 use super::pending::{answered, withdraw_pending};
 use super::{require_attention, Effect, Engine, EngineError};
+use crate::model::NoticeOutcome;
 use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, PermissionRequest, Status};
 
 impl Engine {
@@ -30,7 +31,7 @@ impl Engine {
             self.send_notice(
                 id,
                 arm,
-                "needs_permission",
+                NoticeOutcome::NeedsPermission,
                 Some(format!("waiting for permission to use {}", req.tool_name)),
             );
         }

@@ -6,6 +6,7 @@ use super::hold::{keep_held, take_turn_arm};
 use super::{
     clear_attention, set_error, step, AgentState, Effect, Engine, EngineError, SessionState,
 };
+use crate::model::NoticeOutcome;
 use crate::model::{AgentId, AttentionReason, ItemKind, NewItem, NotifyArm, Status};
 
 impl Engine {
@@ -144,7 +145,12 @@ impl Engine {
             self.out.effects.push(Effect::CloseSession { agent: id });
         }
         if let Some(arm) = arm {
-            self.send_notice(id, arm, "canceled", Some("the agent was stopped".into()));
+            self.send_notice(
+                id,
+                arm,
+                NoticeOutcome::Canceled,
+                Some("the agent was stopped".into()),
+            );
         }
         Ok(())
     }
@@ -236,7 +242,7 @@ impl Engine {
         self.touch(id);
         self.timeline(id, NewItem::new(ItemKind::Error, shown));
         if let Some(arm) = arm {
-            self.send_notice(id, arm, "failed", Some(full));
+            self.send_notice(id, arm, NoticeOutcome::Failed, Some(full));
         }
     }
 

@@ -7,6 +7,7 @@ use super::{
     clear_attention, clear_attention_unless_permission, require_attention, set_error, step, Effect,
     Engine, EngineError, Queued, SessionState,
 };
+use crate::model::NoticeOutcome;
 use crate::model::{
     AgentId, AttentionReason, ItemKind, NewItem, NotifyArm, Status, TurnInput, TurnOrigin,
     TurnOutcome,
@@ -147,9 +148,9 @@ impl Engine {
                 self.touch(id);
                 let outcome = if ended == TurnOutcome::Canceled {
                     self.timeline(id, NewItem::new(ItemKind::System, "Turn canceled"));
-                    "canceled"
+                    NoticeOutcome::Canceled
                 } else {
-                    "completed"
+                    NoticeOutcome::Completed
                 };
                 if let Some(arm) = arm {
                     self.send_notice(id, arm, outcome, None);
@@ -186,7 +187,7 @@ impl Engine {
                 let arm = a.record.take_notify_arm();
                 self.touch(id);
                 if let Some(arm) = arm {
-                    self.send_notice(id, arm, "canceled", None);
+                    self.send_notice(id, arm, NoticeOutcome::Canceled, None);
                 }
                 Ok(false)
             }

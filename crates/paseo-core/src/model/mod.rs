@@ -44,7 +44,7 @@ pub use held::{hold_reasons, BudgetHold, HeldTurn, Hold, HoldReason, Reach, Stan
 pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};
 pub use labels::Labels;
 pub use lifecycle::Transition;
-pub use notice::Notice;
+pub use notice::{Notice, NoticeOutcome};
 pub use permission::{PermissionKind, PermissionRequest};
 pub use power::{power, Power, ProviderTrust};
 pub use provider::ProviderKind;

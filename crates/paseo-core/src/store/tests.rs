@@ -104,7 +104,7 @@ fn inboxes_round_trip_and_damaged_ones_are_quarantined() {
         "arm-1",
         AgentId::new(),
         "kid",
-        "completed",
+        crate::model::NoticeOutcome::Completed,
         None,
         Some("ok"),
         Timestamp::from_millis(0),

@@ -166,7 +166,7 @@ fn owed(e: &Engine, parent: AgentId, kid: AgentId) -> Vec<(String, Option<String
         .into_iter()
         .flatten()
         .filter(|n| n.child_id == kid)
-        .map(|n| (n.outcome.clone(), n.error.clone()))
+        .map(|n| (n.outcome.as_str().to_string(), n.error.clone()))
         .collect()
 }
 

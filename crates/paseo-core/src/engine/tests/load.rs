@@ -1,6 +1,7 @@
 //! Load and its repairs (SPEC 1).
 
 use super::*;
+use crate::model::NoticeOutcome;
 
 #[test]
 fn load_normalizes_repairs_and_reports() {
@@ -37,7 +38,7 @@ fn load_normalizes_repairs_and_reports() {
     // The armed turn's notice survives the crash and is queued for the parent.
     let q = e2.inbox(parent).unwrap();
     assert_eq!(q.len(), 1);
-    assert_eq!(q[0].outcome, "failed");
+    assert_eq!(q[0].outcome, NoticeOutcome::Failed);
     e2.deliver_pending();
     assert_eq!(e2.agent(parent).unwrap().status(), Status::Initializing);
     assert_eq!(e2.activity_snapshot(), e2.recompute_activity());

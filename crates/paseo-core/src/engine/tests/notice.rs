@@ -1,6 +1,7 @@
 //! Finish notices (SPEC 4).
 
 use super::*;
+use crate::model::NoticeOutcome;
 
 #[test]
 fn finish_notice_waits_for_the_parents_idle_boundary_and_never_interrupts() {
@@ -54,7 +55,10 @@ fn only_the_armed_turn_notifies_and_only_once() {
         .unwrap();
     f.e.permission_requested(kid, permission("r")).unwrap();
     assert_eq!(f.e.inbox(parent).unwrap().len(), 1);
-    assert_eq!(f.e.inbox(parent).unwrap()[0].outcome, "needs_permission");
+    assert_eq!(
+        f.e.inbox(parent).unwrap()[0].outcome,
+        NoticeOutcome::NeedsPermission
+    );
     f.e.answer_permission(kid, "r", true).unwrap();
     f.e.turn_ended(kid, TurnOutcome::Completed).unwrap();
     assert_eq!(
@@ -121,7 +125,10 @@ fn archiving_a_running_armed_child_tells_its_parent() {
     f.e.prompt(kid, "more".into(), TurnOrigin::Agent(parent), Some(parent))
         .unwrap();
     f.e.archive(kid).unwrap();
-    assert_eq!(f.e.inbox(parent).unwrap()[0].outcome, "archived");
+    assert_eq!(
+        f.e.inbox(parent).unwrap()[0].outcome,
+        NoticeOutcome::Archived
+    );
 }
 
 /// A failed command's stderr is already in its timeline as output: the error item says only
@@ -229,7 +236,7 @@ fn a_notice_the_parent_received_before_a_crash_is_not_delivered_again() {
         "arm-2",
         other,
         "other",
-        "completed",
+        NoticeOutcome::Completed,
         None,
         None,
         Timestamp::from_millis(5),

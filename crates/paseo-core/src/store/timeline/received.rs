@@ -62,7 +62,7 @@ mod tests {
             "arm-new",
             AgentId::new(),
             "kid",
-            "completed",
+            crate::model::NoticeOutcome::Completed,
             None,
             None,
             Timestamp::from_millis(1),
