@@ -301,6 +301,65 @@ fn fields_are_camel_case_and_optional_ones_may_be_left_out() {
     );
 }
 
+/// `v` with every object's fields in the opposite order (its `kind` last).
+fn reversed(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(o) => serde_json::Value::Object(
+            o.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reversed(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Every workspace target and worktree target, read by hand kind first (`model::tagged`), reads
+/// back as written, whatever the order of its fields.
+#[test]
+fn every_workspace_target_round_trips_in_any_order() {
+    let w = WorkspaceId::new();
+    let branch_off = WorktreeTarget::BranchOff {
+        new_branch: "feat".into(),
+        base: Some("main".into()),
+    };
+    let checkout = WorktreeTarget::CheckoutBranch {
+        branch: "old".into(),
+    };
+    for target in [
+        WorkspaceTarget::Existing {
+            id: w.clone(),
+            cwd: Some("sub".into()),
+        },
+        WorkspaceTarget::Existing { id: w, cwd: None },
+        WorkspaceTarget::Current {
+            cwd: Some("/w/sub".into()),
+        },
+        WorkspaceTarget::Current { cwd: None },
+        WorkspaceTarget::Directory { path: "/w".into() },
+        WorkspaceTarget::Worktree {
+            repo: Some("/r".into()),
+            target: branch_off,
+        },
+        WorkspaceTarget::Worktree {
+            repo: None,
+            target: checkout,
+        },
+    ] {
+        let written = serde_json::to_value(&target).unwrap();
+        assert_eq!(
+            serde_json::from_value::<WorkspaceTarget>(written.clone()).unwrap(),
+            target
+        );
+        let reversed = reversed(&written);
+        assert_eq!(
+            serde_json::from_value::<WorkspaceTarget>(reversed.clone()).unwrap(),
+            target,
+            "{reversed}"
+        );
+    }
+}
+
 /// The requests that took `host` later (SPEC 17) read as they did without it, and write
 /// without it when it is absent: a host's backend and an older client see the same frame.
 #[test]

@@ -10,7 +10,8 @@
 //! transitions), [`status`] (buckets and who needs you), [`attention`] (status words and which
 //! agents alert the user) and [`tally`] (the counts line). Everything is re-exported here, so
 //! `crate::model::X` names any of them. The compact representations some of them are held in
-//! (instants, unknown fields, packed labels) are gathered in [`compact`], with their reason.
+//! (instants, unknown fields, packed labels) are gathered in [`compact`], with their reason;
+//! how an object tagged by its `kind` is read, kind first, in [`tagged`].
 
 pub mod agent;
 pub mod archive_plan;
@@ -28,6 +29,7 @@ pub mod power;
 pub mod provider;
 mod recent;
 pub mod status;
+pub mod tagged;
 pub mod tally;
 pub mod timeline;
 pub mod turn;

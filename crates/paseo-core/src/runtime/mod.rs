@@ -47,6 +47,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::EngineError;
+use crate::model::tagged::{self, Tagged};
 use crate::model::{AgentId, WorkspaceId};
 use crate::providers::{McpAccess, ProviderError, ProviderRegistry};
 use crate::store::timeline::TimelineError;
@@ -294,7 +295,7 @@ impl RuntimeOptions {
 
 /// Where a new agent works; on the wire `{"kind": "existing" | "current" | "directory" |
 /// "worktree", …}` (the API's create request).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -323,6 +324,75 @@ pub enum WorkspaceTarget {
         repo: Option<String>,
         target: WorktreeTarget,
     },
+}
+
+// Read kind first, so an error in its fields has its path (`workspace.target.newBranch`).
+impl<'de> serde::Deserialize<'de> for WorkspaceTarget {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        tagged::deserialize(d)
+    }
+}
+
+impl Tagged for WorkspaceTarget {
+    const NAME: &'static str = "WorkspaceTarget";
+    const KINDS: &'static [&'static str] = &["existing", "current", "directory", "worktree"];
+
+    fn read_fields<'de, D: serde::Deserializer<'de>>(
+        kind: &str,
+        fields: D,
+    ) -> Result<Self, D::Error> {
+        use serde::Deserialize;
+        // Each kind's fields as the enum's variant has them.
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Existing {
+            #[serde(rename = "workspaceId")]
+            id: WorkspaceId,
+            #[serde(default)]
+            cwd: Option<String>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Current {
+            #[serde(default)]
+            cwd: Option<String>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Directory {
+            path: String,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Worktree {
+            #[serde(default)]
+            repo: Option<String>,
+            target: WorktreeTarget,
+        }
+        Ok(match kind {
+            "existing" => {
+                let f = Existing::deserialize(fields)?;
+                WorkspaceTarget::Existing {
+                    id: f.id,
+                    cwd: f.cwd,
+                }
+            }
+            "current" => WorkspaceTarget::Current {
+                cwd: Current::deserialize(fields)?.cwd,
+            },
+            "directory" => WorkspaceTarget::Directory {
+                path: Directory::deserialize(fields)?.path,
+            },
+            "worktree" => {
+                let f = Worktree::deserialize(fields)?;
+                WorkspaceTarget::Worktree {
+                    repo: f.repo,
+                    target: f.target,
+                }
+            }
+            other => return Err(serde::de::Error::unknown_variant(other, Self::KINDS)),
+        })
+    }
 }
 
 /// A request to create an agent (UI or MCP, already mapped from their shapes); what it leaves

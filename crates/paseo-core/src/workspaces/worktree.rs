@@ -8,12 +8,13 @@ use serde::{Deserialize, Serialize};
 pub use super::gitcli::repo_hash;
 use super::gitcli::{self, Cmd, Hooks};
 use super::{git, repo_info, run_git, trash, RepoInfo, WorkspaceError};
+use crate::model::tagged::{self, Tagged};
 use crate::store::Layout;
 
 // The one type the API's requests, the MCP tools' `target` (its doc comments are their
 // served schema's) and the runtime share.
 /// What a new worktree checks out.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum WorktreeTarget {
     /// Create the new branch `newBranch` from `base` (default: the repository's HEAD).
@@ -26,6 +27,51 @@ pub enum WorktreeTarget {
     },
     /// Check out the existing branch `branch` (it must not be checked out anywhere else).
     CheckoutBranch { branch: String },
+}
+
+// Read kind first, so an error in its fields has its path (`target.newBranch`).
+impl<'de> Deserialize<'de> for WorktreeTarget {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        tagged::deserialize(d)
+    }
+}
+
+impl Tagged for WorktreeTarget {
+    const NAME: &'static str = "WorktreeTarget";
+    const KINDS: &'static [&'static str] = &["branch-off", "checkout-branch"];
+
+    fn read_fields<'de, D: serde::Deserializer<'de>>(
+        kind: &str,
+        fields: D,
+    ) -> Result<Self, D::Error> {
+        // Each kind's fields as the enum's variant has them (its serde attributes, which the
+        // schema and the writer still read).
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct BranchOff {
+            new_branch: String,
+            #[serde(default)]
+            base: Option<String>,
+        }
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct CheckoutBranch {
+            branch: String,
+        }
+        Ok(match kind {
+            "branch-off" => {
+                let f = BranchOff::deserialize(fields)?;
+                WorktreeTarget::BranchOff {
+                    new_branch: f.new_branch,
+                    base: f.base,
+                }
+            }
+            "checkout-branch" => WorktreeTarget::CheckoutBranch {
+                branch: CheckoutBranch::deserialize(fields)?.branch,
+            },
+            other => return Err(serde::de::Error::unknown_variant(other, Self::KINDS)),
+        })
+    }
 }
 
 impl WorktreeTarget {

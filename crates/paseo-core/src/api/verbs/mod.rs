@@ -6,9 +6,10 @@
 
 use std::future::Future;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{Hosts, Response};
+use crate::model::tagged::{self, Tagged};
 use crate::model::{AgentId, WorkspaceId};
 use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
 
@@ -80,10 +81,35 @@ macro_rules! requests {
         // One request lives for one call and is moved, never stored in bulk: a big
         // `createAgent` costs nothing worth boxing its fields for.
         #[allow(clippy::large_enum_variant)]
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[derive(Clone, Debug, PartialEq, Serialize)]
         #[serde(tag = "kind", rename_all = "camelCase")]
         pub enum Request {
             $($verb($verb),)*
+        }
+
+        // Read kind first (`tagged`), so a bad field is named by its whole path: the verb's
+        // own struct reads the rest of the frame.
+        impl<'de> Deserialize<'de> for Request {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                tagged::deserialize(d)
+            }
+        }
+
+        impl Tagged for Request {
+            const NAME: &'static str = "Request";
+            const KINDS: &'static [&'static str] = &[$(<$verb as Verb>::KIND,)*];
+
+            fn read_fields<'de, D: Deserializer<'de>>(
+                kind: &str,
+                fields: D,
+            ) -> Result<Self, D::Error> {
+                $(
+                    if kind == <$verb as Verb>::KIND {
+                        return $verb::deserialize(fields).map(Request::$verb);
+                    }
+                )*
+                Err(serde::de::Error::unknown_variant(kind, Self::KINDS))
+            }
         }
 
         $(
@@ -140,7 +166,7 @@ macro_rules! requests {
 
             /// Every verb's `kind`, in the list's order (tests and docs).
             pub fn kinds() -> &'static [&'static str] {
-                &[$(<$verb as Verb>::KIND,)*]
+                <Request as Tagged>::KINDS
             }
         }
     };

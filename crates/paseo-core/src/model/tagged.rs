@@ -1,0 +1,258 @@
+//! Reading an object tagged by its `kind` (`{"kind": "directory", "path": …}`: a request, a
+//! workspace target, a worktree target) kind first, so the fields after the kind are read
+//! straight from the input.
+//!
+//! serde's own `#[serde(tag = "kind")]` copies every field into a buffer before it looks at the
+//! kind, and reads the variant from that copy: an error inside it no longer knows where it was,
+//! so `serde_path_to_error` can say no more than "somewhere in `workspace`". Here the kind is
+//! read as the object's first field and the rest of the same object is handed to the kind's
+//! own fields, so every path stays known (`workspace.target.newBranch`). An object whose kind
+//! is not first is still read (its fields are copied, as serde would), only without the paths
+//! inside it; the API's reader puts `kind` first before it reads a request.
+//!
+//! The messages are serde's own for an internally tagged enum: `missing field `kind``,
+//! `unknown variant `x`, expected …`, and the variant's fields' own.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::value::{MapAccessDeserializer, MapDeserializer};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+
+/// The tag every tagged object here carries.
+pub const TAG: &str = "kind";
+
+/// A type read as `{"kind": <one of KINDS>, …its fields}`: its `Deserialize` is
+/// [`deserialize`]`(d)`, and [`Tagged::read_fields`] reads one kind's fields.
+pub trait Tagged: Sized {
+    /// The type's name in serde's messages ("expected internally tagged enum …").
+    const NAME: &'static str;
+    /// Every kind, as written on the wire.
+    const KINDS: &'static [&'static str];
+    /// Reads the fields of `kind` (one of [`Tagged::KINDS`]) from `fields`, the object without
+    /// its kind.
+    fn read_fields<'de, D: Deserializer<'de>>(kind: &str, fields: D) -> Result<Self, D::Error>;
+}
+
+/// Reads a [`Tagged`] `T` from `d`.
+pub fn deserialize<'de, T: Tagged, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+    d.deserialize_map(TaggedVisitor(PhantomData))
+}
+
+struct TaggedVisitor<T>(PhantomData<T>);
+
+impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "internally tagged enum {}", T::NAME)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        let Some(first) = map.next_key::<String>()? else {
+            return Err(de::Error::missing_field(TAG));
+        };
+        if first == TAG {
+            let kind = map.next_value_seed(Kind(T::KINDS))?;
+            return T::read_fields(kind, MapAccessDeserializer::new(map));
+        }
+        // The kind comes later: the fields before it are copied (as serde's derive copies them
+        // all), and read from the copy once the kind is known.
+        let mut fields = vec![(first, map.next_value::<serde_json::Value>()?)];
+        let mut kind = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == TAG {
+                if kind.is_some() {
+                    return Err(de::Error::duplicate_field(TAG));
+                }
+                kind = Some(map.next_value_seed(Kind(T::KINDS))?);
+            } else {
+                fields.push((key, map.next_value()?));
+            }
+        }
+        let kind = kind.ok_or_else(|| de::Error::missing_field(TAG))?;
+        let copy = MapDeserializer::<_, serde_json::Error>::new(fields.into_iter());
+        T::read_fields(kind, copy).map_err(de::Error::custom)
+    }
+}
+
+/// The kind's value, which must be one of the kinds (its error is at `kind`).
+struct Kind(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for Kind {
+    type Value = &'static str;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<&'static str, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Kind {
+    type Value = &'static str;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("variant identifier")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<&'static str, E> {
+        self.0
+            .iter()
+            .find(|k| **k == v)
+            .copied()
+            .ok_or_else(|| E::unknown_variant(v, self.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::{Deserialize, Serialize};
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    /// serde's own reading of a tagged shape, which ours must match.
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(
+        tag = "kind",
+        rename_all = "kebab-case",
+        rename_all_fields = "camelCase",
+        deny_unknown_fields
+    )]
+    enum Derived {
+        Point {
+            x: u32,
+            #[serde(default)]
+            y_off: Option<u32>,
+        },
+        Nested {
+            inner: Box<Derived>,
+        },
+    }
+
+    /// The same shape, read kind first.
+    #[derive(Debug, Serialize)]
+    #[serde(
+        tag = "kind",
+        rename_all = "kebab-case",
+        rename_all_fields = "camelCase",
+        deny_unknown_fields
+    )]
+    enum Ours {
+        Point { x: u32, y_off: Option<u32> },
+        Nested { inner: Box<Ours> },
+    }
+
+    impl<'de> Deserialize<'de> for Ours {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            deserialize(d)
+        }
+    }
+
+    impl Tagged for Ours {
+        // serde's name for the shape, so the messages can be compared whole.
+        const NAME: &'static str = "Derived";
+        const KINDS: &'static [&'static str] = &["point", "nested"];
+
+        fn read_fields<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Self, D::Error> {
+            #[derive(Deserialize)]
+            #[serde(rename_all = "camelCase", deny_unknown_fields)]
+            struct Point {
+                x: u32,
+                #[serde(default)]
+                y_off: Option<u32>,
+            }
+            #[derive(Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct Nested {
+                inner: Box<Ours>,
+            }
+            Ok(match kind {
+                "point" => {
+                    let p = Point::deserialize(d)?;
+                    Ours::Point {
+                        x: p.x,
+                        y_off: p.y_off,
+                    }
+                }
+                "nested" => Ours::Nested {
+                    inner: Nested::deserialize(d)?.inner,
+                },
+                other => return Err(de::Error::unknown_variant(other, Self::KINDS)),
+            })
+        }
+    }
+
+    /// What `T` makes of `text`, read from the text and from its value: the value written back,
+    /// or the message (the text's without its position, which differs: serde's derive reports
+    /// an error once it has read the whole object).
+    fn read<T: serde::de::DeserializeOwned + Serialize>(text: &str) -> [Result<Value, String>; 2] {
+        let written = |t: T| serde_json::to_value(t).map_err(|e| e.to_string());
+        let from_text = serde_json::from_str::<T>(text).map_err(|e| {
+            let e = e.to_string();
+            e.rsplit_once(" at line ")
+                .map_or(e.clone(), |(m, _)| m.to_string())
+        });
+        let from_value = serde_json::from_str::<Value>(text)
+            .map_err(|e| e.to_string())
+            .and_then(|v| serde_json::from_value::<T>(v).map_err(|e| e.to_string()));
+        [from_text.and_then(written), from_value.and_then(written)]
+    }
+
+    #[test]
+    fn reads_and_refuses_as_serde_does_whatever_the_order_of_the_fields() {
+        for text in [
+            r#"{"kind": "point", "x": 1}"#,
+            r#"{"kind": "point", "x": 1, "yOff": 2}"#,
+            r#"{"x": 1, "kind": "point", "yOff": 2}"#,
+            r#"{"x": 1, "yOff": 2, "kind": "point"}"#,
+            r#"{"kind": "nested", "inner": {"kind": "point", "x": 3}}"#,
+            r#"{"inner": {"x": 3, "kind": "point"}, "kind": "nested"}"#,
+            r#"{"kind": "point"}"#,
+            r#"{"x": 1}"#,
+            r#"{}"#,
+            r#"{"kind": "line", "x": 1}"#,
+            r#"{"x": 1, "kind": "line"}"#,
+            r#"{"kind": 5, "x": 1}"#,
+            r#"{"kind": null}"#,
+            r#"{"kind": "point", "x": 1, "z": 0}"#,
+            r#"{"z": 0, "kind": "point", "x": 1}"#,
+            r#"{"kind": "point", "x": "a"}"#,
+            r#"{"x": -1, "kind": "point"}"#,
+            r#"{"x": 1, "kind": "point", "kind": "point"}"#,
+            r#"{"kind": "nested", "inner": {"kind": "point"}}"#,
+            r#"{"kind": "nested", "inner": 5}"#,
+            r#"5"#,
+            r#""point""#,
+            r#"null"#,
+        ] {
+            assert_eq!(read::<Ours>(text), read::<Derived>(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_error_inside_keeps_its_path_when_the_kind_comes_first() {
+        let path = |v: Value| match serde_path_to_error::deserialize::<_, Ours>(v) {
+            Ok(o) => panic!("{o:?}"),
+            Err(e) => (e.path().to_string(), e.into_inner().to_string()),
+        };
+        let deep = json!({"kind": "nested", "inner": {"kind": "nested",
+                          "inner": {"kind": "point", "x": "a"}}});
+        assert_eq!(
+            path(deep),
+            (
+                "inner.inner.x".to_string(),
+                "invalid type: string \"a\", expected u32".to_string()
+            )
+        );
+        let unknown = json!({"kind": "nested", "inner": {"kind": "point", "x": 1, "z": 0}});
+        assert_eq!(path(unknown).0, "inner.z");
+        // serde names a missing field where the object that lacks it is.
+        let missing = json!({"kind": "nested", "inner": {"kind": "point"}});
+        assert_eq!(path(missing).0, "inner");
+        let kind = json!({"kind": "nested", "inner": {"kind": "line"}});
+        assert_eq!(path(kind).0, "inner.kind");
+        // Kind last: the fields were copied before it was known, so the path stops at them.
+        let late = json!({"kind": "nested", "inner": {"x": "a", "kind": "point"}});
+        assert_eq!(path(late).0, "inner");
+    }
+}
