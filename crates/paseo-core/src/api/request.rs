@@ -2,40 +2,45 @@
 //! frames the window sends through its one command and a host carries over ssh (SPEC 17). The
 //! verbs themselves are [`super::verbs`].
 
+use serde_json::Value;
+
 use super::{ApiError, Request};
+use crate::model::tagged::TAG;
 
 impl Request {
-    /// Reads one request frame; a bad one is an `invalid` error naming the field at fault
-    /// (`kind` for an unknown request).
+    /// Reads one request frame; a bad one is an `invalid` error naming the field at fault by
+    /// its path (`kind` for an unknown request, `workspace.target.newBranch`, `after[1]`).
     pub fn from_json(text: &str) -> Result<Request, ApiError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| bad_request(&e, None))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| invalid(None, e.to_string()))?;
         Self::from_value(value)
     }
 
     /// As [`Self::from_json`], from an already parsed value (the window's command).
-    pub fn from_value(value: serde_json::Value) -> Result<Request, ApiError> {
-        serde_json::from_value(value.clone()).map_err(|e| bad_request(&e, Some(&value)))
+    pub fn from_value(mut value: Value) -> Result<Request, ApiError> {
+        kind_first(&mut value);
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let at = (e.path().iter().len() > 0).then(|| e.path().to_string());
+            let message = e.into_inner().to_string();
+            // serde reports a missing field at the object lacking it: the field is one further.
+            let missing = message
+                .strip_prefix("missing field `")
+                .and_then(|rest| rest.split('`').next());
+            let field = match (at, missing) {
+                (Some(at), Some(name)) => Some(format!("{at}.{name}")),
+                (None, Some(name)) => Some(name.to_string()),
+                (at, None) => at,
+            };
+            invalid(field, message)
+        })
     }
 }
 
-/// serde names the field in its message (`missing field `agentId``, `unknown variant `x``);
-/// the field goes into the error's own slot so a client points at it without parsing. A bad
-/// value (`invalid agent id "x"`) is named by the field holding it: serde does not track the
-/// path inside a tagged enum.
-fn bad_request(e: &serde_json::Error, frame: Option<&serde_json::Value>) -> ApiError {
-    let message = e.to_string();
-    let quoted = message.split('`').nth(1).map(str::to_string);
-    let field = if message.contains("unknown variant") || message.contains("missing field `kind`") {
-        Some("kind".to_string())
-    } else if message.contains("missing field") || message.contains("unknown field") {
-        quoted
-    } else {
-        frame.and_then(|f| holder(f, "", &message))
-    };
+/// An `invalid` error about `field`, whose message starts with it so a person reading only the
+/// message sees it too; the field has its own slot so a client points at it without parsing.
+fn invalid(field: Option<String>, message: String) -> ApiError {
     let message = match &field {
-        Some(f) if !message.starts_with(f.as_str()) => format!("{f}: {message}"),
-        _ => message,
+        Some(f) => format!("{f}: {message}"),
+        None => message,
     };
     ApiError {
         code: "invalid".to_string(),
@@ -44,27 +49,19 @@ fn bad_request(e: &serde_json::Error, frame: Option<&serde_json::Value>) -> ApiE
     }
 }
 
-/// The path of the field in `frame` whose value the message quotes, if one does.
-fn holder(frame: &serde_json::Value, prefix: &str, message: &str) -> Option<String> {
-    let object = frame.as_object()?;
-    object.iter().find_map(|(key, value)| {
-        if prefix.is_empty() && key == "kind" {
-            return None;
+/// Moves every object's `kind` to the front: a tagged object whose kind comes later is read
+/// from a copy of its fields, and an error in that copy has lost its path (`model::tagged`).
+fn kind_first(value: &mut Value) {
+    match value {
+        Value::Object(fields) => {
+            if fields.keys().next().is_some_and(|k| k != TAG) {
+                if let Some(kind) = fields.shift_remove(TAG) {
+                    fields.shift_insert(0, TAG.to_string(), kind);
+                }
+            }
+            fields.values_mut().for_each(kind_first);
         }
-        let path = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
-        };
-        let quoted = match value {
-            serde_json::Value::String(s) => Some(format!("\"{s}\"")),
-            serde_json::Value::Number(n) => Some(n.to_string()),
-            serde_json::Value::Bool(b) => Some(format!("`{b}`")),
-            serde_json::Value::Object(_) => return holder(value, &path, message),
-            _ => None,
-        };
-        quoted
-            .filter(|q| message.contains(q.as_str()))
-            .map(|_| path)
-    })
+        Value::Array(items) => items.iter_mut().for_each(kind_first),
+        _ => {}
+    }
 }

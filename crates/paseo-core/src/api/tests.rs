@@ -421,11 +421,11 @@ fn a_bad_request_names_what_is_wrong() {
         ),
         (
             json!({"kind": "createAgent", "provider": "shell", "workspace": {"kind": "directory"}}),
-            "path",
+            "workspace.path",
         ),
         (
             json!({"kind": "setBudget", "agentId": a, "budget": {"tokens": 5}}),
-            "tokens",
+            "budget.tokens",
         ),
     ];
     for (frame, field) in cases {
@@ -445,6 +445,129 @@ fn a_bad_request_names_what_is_wrong() {
     .unwrap_err();
     assert_eq!(e.field.as_deref(), Some("asRoot"), "{e:?}");
     assert!(Request::from_json("{not json").is_err());
+}
+
+/// A bad field deep in a frame is named by its whole path, even where another field holds the
+/// same value, in an array, or after a `kind` written last.
+#[test]
+fn a_bad_field_is_named_by_its_whole_path() {
+    let a = AgentId::new().to_string();
+    let worktree = |target: serde_json::Value| {
+        json!({"kind": "createAgent", "provider": "shell",
+               "workspace": {"kind": "worktree", "repo": "/r", "target": target}})
+    };
+    let cases = [
+        // A bad value two tagged objects down.
+        (
+            worktree(json!({"kind": "branch-off", "newBranch": 5})),
+            "workspace.target.newBranch",
+            "invalid type: integer `5`",
+        ),
+        // A missing field is named inside the object that lacks it.
+        (
+            worktree(json!({"kind": "branch-off"})),
+            "workspace.target.newBranch",
+            "missing field `newBranch`",
+        ),
+        (
+            worktree(json!({"kind": "checkout-branch", "branch": "b", "base": "main"})),
+            "workspace.target.base",
+            "unknown field `base`",
+        ),
+        (
+            worktree(json!({"kind": "rebase"})),
+            "workspace.target.kind",
+            "unknown variant `rebase`",
+        ),
+        (
+            worktree(json!({"newBranch": "x"})),
+            "workspace.target.kind",
+            "missing field `kind`",
+        ),
+        (
+            json!({"kind": "createAgent", "provider": "shell", "title": "5",
+                   "workspace": {"kind": "existing", "workspaceId": "w", "cwd": 5}}),
+            "workspace.cwd",
+            "invalid type: integer `5`",
+        ),
+        // The same value in the field before it.
+        (
+            json!({"kind": "archivedAgents", "offset": 5, "limit": "5"}),
+            "limit",
+            "invalid type: string \"5\"",
+        ),
+        // In arrays, by index.
+        (
+            json!({"kind": "listAgents", "statuses": ["idle", 5]}),
+            "statuses[1]",
+            "invalid type: integer `5`",
+        ),
+        (
+            json!({"kind": "fleetCards", "after": [-1, "not an id"]}),
+            "after[1]",
+            "not an id",
+        ),
+        (
+            json!({"kind": "addHost", "host": {"name": "box", "ssh": "box",
+                                               "command": ["paseo-headless", 7]}}),
+            "host.command[1]",
+            "invalid type: integer `7`",
+        ),
+        (
+            json!({"kind": "setNotificationSettings",
+                   "settings": {"enabled": "no", "permission": true, "error": true,
+                                "finished": true, "subagentFinished": true}}),
+            "settings.enabled",
+            "expected a boolean",
+        ),
+        (
+            json!({"kind": "setBudget", "agentId": a, "budget": {"treeTokens": -5}}),
+            "budget.treeTokens",
+            "invalid value: integer `-5`",
+        ),
+        // `kind` written last, at the top and inside.
+        (
+            json!({"provider": "shell",
+                   "workspace": {"target": {"newBranch": 5, "kind": "branch-off"},
+                                 "kind": "worktree"},
+                   "kind": "createAgent"}),
+            "workspace.target.newBranch",
+            "invalid type: integer `5`",
+        ),
+        (json!({"kind": 7}), "kind", "invalid type: integer `7`"),
+    ];
+    for (frame, field, says) in cases {
+        let e = Request::from_value(frame.clone()).unwrap_err();
+        assert_eq!(e.code, "invalid", "{frame}");
+        assert_eq!(e.field.as_deref(), Some(field), "{frame}: {e:?}");
+        assert!(
+            e.message.starts_with(&format!("{field}: ")),
+            "{frame}: {e:?}"
+        );
+        assert!(e.message.contains(says), "{frame}: {e:?}");
+        // The text says the same.
+        assert_eq!(Request::from_json(&frame.to_string()).unwrap_err(), e);
+    }
+    // What is no object at all names no field.
+    for frame in [json!(5), json!("archive"), json!(null), json!([])] {
+        let e = Request::from_value(frame.clone()).unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.field.as_deref()),
+            ("invalid", None),
+            "{frame}"
+        );
+        assert!(
+            e.message
+                .contains("expected internally tagged enum Request"),
+            "{e:?}"
+        );
+    }
+    let e = Request::from_json("{not json").unwrap_err();
+    assert_eq!(
+        (e.code.as_str(), e.field.as_deref()),
+        ("invalid", None),
+        "{e:?}"
+    );
 }
 
 #[test]
