@@ -10,7 +10,7 @@ import { hostList, hosts } from '../hosts.js';
 const OTHER = '__directory__';
 // The backend's field paths that name the typed directory (adding it as a workspace, or a
 // `create_agent` directory source).
-const DIRECTORY_FIELDS = new Set(['path', 'workspace.source.path']);
+const DIRECTORY_FIELDS = new Set(['path', 'workspace.path', 'workspace.source.path']);
 
 export class NewAgentForm {
   /** actions: {create(form) → Promise<agent>, cancel(), pickFolder() → Promise<path | null>} */
@@ -407,7 +407,7 @@ export class NewAgentForm {
         (error.field === 'workspace.source.repo'
           ? [where, error.message.replace(/^workspace\.source\.repo: /, 'Repository: ')]
           : DIRECTORY_FIELDS.has(error.field) && other
-            ? [this.directory, error.message.replace(/^(workspace\.source\.)?path: /, 'Directory: ')]
+            ? [this.directory, error.message.replace(/^(workspace\.(source\.)?)?path: /, 'Directory: ')]
             : [null, error.message]);
       this.fail(message, control);
     } finally {

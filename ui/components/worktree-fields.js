@@ -5,10 +5,15 @@
 import { h, setText } from '../dom.js';
 
 // The backend's field paths (MCP `create_agent` `workspace.source.*`) → [control key, label].
+// The runtime's checks name the fields as SPEC 8's tools do (`workspace.source.…`); a frame the
+// core cannot read names them by the request's own path (`workspace.target.…`).
 const FIELDS = {
   'workspace.source.target.newBranch': ['newBranch', 'New branch'],
   'workspace.source.target.base': ['base', 'Base'],
   'workspace.source.target.branch': ['branch', 'Branch'],
+  'workspace.target.newBranch': ['newBranch', 'New branch'],
+  'workspace.target.base': ['base', 'Base'],
+  'workspace.target.branch': ['branch', 'Branch'],
 };
 
 export class WorktreeFields {
