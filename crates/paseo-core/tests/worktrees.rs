@@ -413,6 +413,55 @@ async fn auto_archive_waits_for_every_process_in_the_worktree_before_the_snapsho
     f.rt.shutdown().await;
 }
 
+/// A restore right after the archive (the undo toast clicked at once, an agent still stopping)
+/// keeps the worktree, whichever comes first: the removal (it finds the workspace back and
+/// leaves the folder alone) or the restore (it waits for the folder's move, then re-adds it).
+#[tokio::test]
+async fn a_restore_before_the_removal_keeps_the_worktree() {
+    let f = Fx::new().await;
+    let h = f.h();
+    let w = h
+        .create_worktree(Caller::User, Some(f.repo()), branch_off("undo", None), None)
+        .await
+        .unwrap();
+    let wid = w.record.workspace_id.clone();
+    let path = PathBuf::from(&w.record.cwd);
+    // Slow to stop: the removal waits for it.
+    let a = h
+        .create(shell(
+            WorkspaceTarget::Existing {
+                id: wid.clone(),
+                cwd: None,
+            },
+            "trap 'sleep 1; exit 0' TERM; touch started; while :; do sleep 0.05; done",
+        ))
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    while !path.join("started").exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the agent never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    h.archive_workspace(wid.clone(), true).await.unwrap();
+    h.restore(a.id(), false).await.unwrap();
+    // Long after the agent stopped and its removal ran.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        path.join("started").exists(),
+        "the restored worktree was removed"
+    );
+    assert!(
+        git(&f.repo, &["worktree", "list"]).contains(&path.display().to_string()),
+        "git forgot the restored worktree"
+    );
+    assert_eq!(git(&path, &["branch", "--show-current"]), "undo");
+    assert!(h.get(a.id()).await.unwrap().record.archived_at.is_none());
+    f.rt.shutdown().await;
+}
+
 #[tokio::test]
 async fn workspaces_sharing_a_directory_have_separate_activity() {
     let f = Fx::new().await;

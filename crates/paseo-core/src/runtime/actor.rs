@@ -146,6 +146,13 @@ impl Actor {
                     }
                 }
             }
+            Internal::StillArchived { workspace, reply } => {
+                let archived = self
+                    .engine
+                    .workspace(&workspace)
+                    .is_some_and(|w| w.is_archived());
+                let _ = reply.send(archived);
+            }
             Internal::WorktreeKept {
                 workspace,
                 show_on,

@@ -26,6 +26,12 @@ pub(super) enum Internal {
         show_on: Vec<AgentId>,
         message: String,
     },
+    /// Whether a workspace is still archived: a worktree's removal asks just before it moves the
+    /// folder, so a restore that came first keeps it.
+    StillArchived {
+        workspace: WorkspaceId,
+        reply: tokio::sync::oneshot::Sender<bool>,
+    },
     /// A file started failing to be written (SPEC 15).
     StoreFailed(store::StoreFailure),
     /// What an agent changed on disk, counted off the actor.

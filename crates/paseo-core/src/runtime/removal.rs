@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::durable::CLOSE_WAIT;
 use super::internal::Internal;
@@ -41,6 +41,18 @@ pub(super) fn remove_later(
         for mut rx in closes {
             let _ = tokio::time::timeout_at(deadline, rx.wait_for(|d| *d)).await;
         }
+        // No restore re-adds a worktree while its folder moves (`readd` takes the same
+        // lock), and one that came first keeps it: the workspace is no longer archived.
+        let changing = workspaces::worktree::CHANGING.lock().await;
+        let (ask, still) = oneshot::channel();
+        let asked = tx.send(Internal::StillArchived {
+            workspace: rec.workspace_id.clone(),
+            reply: ask,
+        });
+        if asked.is_err() || !still.await.unwrap_or(false) {
+            tracing::info!(workspace = %rec.workspace_id, path = %rec.cwd, "worktree kept: restored before its removal");
+            return;
+        }
         let repo = rec.repo.clone().unwrap_or_default();
         let cwd = rec.cwd.clone();
         let branch = rec.branch.clone();
@@ -54,6 +66,7 @@ pub(super) fn remove_later(
             )
         })
         .await;
+        drop(changing);
         let failure = match r {
             Ok(Ok(removed)) => {
                 tracing::info!(

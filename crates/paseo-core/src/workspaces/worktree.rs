@@ -371,6 +371,8 @@ fn inside_worktrees(layout: &Layout, path: &str, verb: &str) -> Result<PathBuf, 
 /// and is tried again).
 pub fn readd(layout: &Layout, repo: &str, path: &str, branch: &str) -> Result<(), WorkspaceError> {
     let p = inside_worktrees(layout, path, "restore")?;
+    // Blocking: called off the async threads (a removal holds it only while it moves a folder).
+    let _changing = CHANGING.blocking_lock();
     if !p.is_dir() {
         add_back(repo, &p, branch)?;
     }
@@ -443,6 +445,12 @@ pub fn snapshot_message(path: &Path, cause: &str) -> String {
         path.display()
     )
 }
+
+/// Held while a worktree's folder moves to the trash or comes back ([`snapshot_and_remove`] by
+/// a removal, [`readd`] by a restore): the two never interleave, so a restore never re-adds a
+/// worktree git still half lists, nor finds a trash entry half written, and git is never asked
+/// to forget one worktree twice at once.
+pub static CHANGING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// What [`snapshot_and_remove`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
