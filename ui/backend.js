@@ -106,7 +106,10 @@ function workspaceOf(form) {
   }
   if (form.workspaceId && !directory && !form.worktree)
     return { kind: 'existing', workspaceId: form.workspaceId };
-  if (directory && !form.workspaceId && !form.worktree) return { kind: 'directory', path: directory };
+  // A directory that already has a workspace gets the agent there, not a second workspace: the
+  // core's rule (`reuse`), here or on a host.
+  if (directory && !form.workspaceId && !form.worktree)
+    return { kind: 'directory', path: directory, reuse: true };
   throw new BackendError(
     'invalid',
     'workspace: choose a workspace, a directory or a new worktree',

@@ -29,14 +29,7 @@ export function closeForm() {
 }
 
 export async function createAgent(f) {
-  // On a host the backend makes the workspace there with the agent (SPEC 17): nothing here.
-  if (f.directory && !f.host) {
-    // A directory that already has a workspace gets the agent there, not a second workspace.
-    const ws = await backend.addWorkspace(f.directory);
-    applyEvent({ type: 'workspaceUpdated', workspace: ws });
-    const { directory, ...rest } = f;
-    f = { ...rest, workspaceId: ws.workspaceId };
-  }
+  // One request: the backend (or the host's) finds or makes the directory's workspace with it.
   const agent = await backend.createAgent(f);
   const card = cardOf(agent);
   if (f.host) card.host = f.host;

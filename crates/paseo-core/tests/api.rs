@@ -238,3 +238,56 @@ async fn a_bad_frame_names_its_field_and_changes_nothing() {
     assert_eq!(plan["value"]["heads"][0]["subagents"], 0, "{plan}");
     rt.shutdown().await;
 }
+
+/// "One workspace per directory" is the core's rule for every client that asks for it: a
+/// create with `{"kind": "directory", "reuse": true}` puts the agent in the directory's open
+/// workspace (one request, as the window's form sends it, here or on a host), and makes one only
+/// when there is none, or when the only one is archived. Without `reuse` (SPEC 3's `create`
+/// with a `directory` source, what an agent's tool sends) a new workspace is registered.
+#[tokio::test]
+async fn a_directory_create_with_reuse_joins_the_directorys_open_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let work = root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let home = root.join("home");
+    let rt = shell_runtime(&home).await;
+    let h = rt.handle();
+    let path = work.display().to_string();
+    let create = |title: &str, reuse: Option<bool>| {
+        let mut workspace = json!({"kind": "directory", "path": path});
+        if let Some(reuse) = reuse {
+            workspace["reuse"] = json!(reuse);
+        }
+        json!({"kind": "createAgent", "provider": "shell", "title": title, "workspace": workspace})
+    };
+    let workspace_of = |agent: &Value| agent["value"]["workspaceId"].as_str().unwrap().to_string();
+
+    let first = workspace_of(&user(&h, create("first", Some(true))).await);
+    let second = workspace_of(&user(&h, create("second", Some(true))).await);
+    assert_eq!(first, second, "the open workspace takes the agent");
+    let apart = workspace_of(&user(&h, create("apart", None)).await);
+    assert_ne!(apart, first, "without reuse, a new workspace (SPEC 3)");
+    let apart_too = workspace_of(&user(&h, create("apart too", Some(false))).await);
+    assert_ne!(apart_too, first);
+
+    // An archived workspace is never reused: the next create with reuse makes a new one.
+    for ws in [&first, &apart, &apart_too] {
+        user(
+            &h,
+            json!({"kind": "archiveWorkspace", "workspaceId": ws, "evenIfRunning": true}),
+        )
+        .await;
+    }
+    let after = workspace_of(&user(&h, create("after", Some(true))).await);
+    assert!(![&first, &apart, &apart_too].contains(&&after), "{after}");
+    let snapshot = user(&h, json!({"kind": "fleetSnapshot"})).await;
+    let open: Vec<&Value> = snapshot["value"]["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["cwd"] == json!(path))
+        .collect();
+    assert_eq!(open.len(), 1, "{open:?}");
+    rt.shutdown().await;
+}

@@ -940,6 +940,7 @@ async fn discard_stops_every_agent_in_the_checkout_first_and_keeps_their_last_wr
     let h = rt.handle();
     let here = WorkspaceTarget::Directory {
         path: f.repo.display().to_string(),
+        reuse: false,
     };
     // One agent writing a line every 20 ms, another one idling in the same checkout.
     let writer = h
@@ -1018,6 +1019,7 @@ async fn merge_is_refused_while_another_agent_works_in_the_base_checkout() {
         .create(shell_agent(
             WorkspaceTarget::Directory {
                 path: f.repo.display().to_string(),
+                reuse: false,
             },
             "Main worker",
             "sleep 30",

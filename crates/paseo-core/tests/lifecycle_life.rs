@@ -150,6 +150,7 @@ async fn a_refused_create_with_a_new_directory_leaves_nothing_behind() {
         r.subagent = true;
         r.workspace = WorkspaceTarget::Directory {
             path: d.display().to_string(),
+            reuse: false,
         };
         r
     };
@@ -245,6 +246,7 @@ async fn an_unwritable_record_refuses_the_agent_before_it_starts() {
     let mut by_dir = req(&ws, "ok never");
     by_dir.workspace = WorkspaceTarget::Directory {
         path: sub.display().to_string(),
+        reuse: false,
     };
     h.create(by_dir).await.unwrap_err();
     assert_eq!(h.snapshot().await.unwrap().workspaces.len(), 1);

@@ -49,6 +49,7 @@ async fn orphan_child_runtime() {
             "shell",
             WorkspaceTarget::Directory {
                 path: work.display().to_string(),
+                reuse: false,
             },
         );
         r.initial_prompt = Some("sleep 600 & sleep 600; wait".into());

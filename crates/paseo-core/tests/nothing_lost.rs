@@ -119,6 +119,7 @@ async fn a_cwd_too_long_to_store_is_refused_at_creation_naming_cwd() {
         "shell",
         WorkspaceTarget::Directory {
             path: deep.display().to_string(),
+            reuse: false,
         },
     );
     let inside = shell_in(&ws, Some(deep.display().to_string()));

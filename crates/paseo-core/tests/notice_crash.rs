@@ -46,6 +46,7 @@ async fn notice_crash_child_runtime() {
     h.deliver_pending().await.unwrap();
     let target = || WorkspaceTarget::Directory {
         path: work.display().to_string(),
+        reuse: false,
     };
     let mut p = CreateAgent::new("shell", target());
     p.initial_prompt = Some("true".into());

@@ -50,6 +50,7 @@ async fn a_start_that_never_answers_ends_in_error_with_its_process_tree_killed()
         "codex",
         WorkspaceTarget::Directory {
             path: work.display().to_string(),
+            reuse: false,
         },
     );
     req.initial_prompt = Some("hello".into());

@@ -52,7 +52,10 @@ impl Fx {
             let h = f.h();
             let a = h
                 .create(shell(
-                    WorkspaceTarget::Directory { path: f.repo() },
+                    WorkspaceTarget::Directory {
+                        path: f.repo(),
+                        reuse: false,
+                    },
                     "echo main agent here",
                 ))
                 .await

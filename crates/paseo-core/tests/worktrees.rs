@@ -466,7 +466,10 @@ async fn a_restore_before_the_removal_keeps_the_worktree() {
 async fn workspaces_sharing_a_directory_have_separate_activity() {
     let f = Fx::new().await;
     let h = f.h();
-    let dir = WorkspaceTarget::Directory { path: f.repo() };
+    let dir = WorkspaceTarget::Directory {
+        path: f.repo(),
+        reuse: false,
+    };
     let a = h.create(shell(dir.clone(), "sleep 30")).await.unwrap();
     let b = h.create(shell(dir, "exit 3")).await.unwrap();
     assert_ne!(a.record.workspace_id, b.record.workspace_id);

@@ -336,7 +336,10 @@ fn every_workspace_target_round_trips_in_any_order() {
             cwd: Some("/w/sub".into()),
         },
         WorkspaceTarget::Current { cwd: None },
-        WorkspaceTarget::Directory { path: "/w".into() },
+        WorkspaceTarget::Directory {
+            path: "/w".into(),
+            reuse: false,
+        },
         WorkspaceTarget::Worktree {
             repo: Some("/r".into()),
             target: branch_off,

@@ -42,10 +42,11 @@ pub(crate) type Reply<T> = oneshot::Sender<Result<T, RuntimeError>>;
 pub(crate) enum Prepared {
     /// An existing workspace: nothing (or only a cwd) to check.
     Existing { cwd: Option<PathBuf> },
-    /// A directory to register as a new workspace.
+    /// A directory to register as a new workspace (with `reuse`, unless one is open on it).
     Directory {
         dir: PathBuf,
         repo: Option<RepoInfo>,
+        reuse: bool,
     },
     /// A git worktree made for this agent.
     Worktree(Box<CreatedWorktree>),

@@ -89,8 +89,8 @@ impl RuntimeHandle {
         let plan_caller_cwd = plan.caller_cwd.clone();
         let plan_ws_cwd = plan.workspace_cwd.clone();
         let prepared = match (&req.workspace, plan) {
-            (WorkspaceTarget::Directory { path }, _) => {
-                let path = path.clone();
+            (WorkspaceTarget::Directory { path, reuse }, _) => {
+                let (path, reuse) = (path.clone(), *reuse);
                 let (dir, repo) = blocking(move || {
                     let dir = workspaces::existing_dir("workspace.source.path", &path)?;
                     let repo = workspaces::repo_info(&dir);
@@ -101,7 +101,7 @@ impl RuntimeHandle {
                 // cannot exist.
                 crate::store::paths::check_record_dir(&self.layout, &dir.display().to_string())
                     .map_err(|m| RuntimeError::invalid("cwd", m))?;
-                Prepared::Directory { dir, repo }
+                Prepared::Directory { dir, repo, reuse }
             }
             (WorkspaceTarget::Worktree { repo, target }, plan) => {
                 let repo = repo.clone().or(plan.worktree_repo).unwrap_or_default();

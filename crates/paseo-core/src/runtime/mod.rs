@@ -316,8 +316,15 @@ pub enum WorkspaceTarget {
         #[serde(default)]
         cwd: Option<String>,
     },
-    /// A new workspace for a directory.
-    Directory { path: String },
+    /// A new workspace for a directory (SPEC 3's `create` with a `directory` source). With
+    /// `reuse`, the unarchived workspace already open on that directory (not a worktree) takes
+    /// the agent instead, and a new one only when there is none: one request, whatever the
+    /// client, wherever the request runs (the window's new-agent form asks this way).
+    Directory {
+        path: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        reuse: bool,
+    },
     /// A new git worktree of the repository containing `repo` (default: the caller's cwd).
     Worktree {
         #[serde(default)]
@@ -361,6 +368,8 @@ impl Tagged for WorkspaceTarget {
         #[serde(rename_all = "camelCase", deny_unknown_fields)]
         struct Directory {
             path: String,
+            #[serde(default)]
+            reuse: bool,
         }
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -380,9 +389,13 @@ impl Tagged for WorkspaceTarget {
             "current" => WorkspaceTarget::Current {
                 cwd: Current::deserialize(fields)?.cwd,
             },
-            "directory" => WorkspaceTarget::Directory {
-                path: Directory::deserialize(fields)?.path,
-            },
+            "directory" => {
+                let f = Directory::deserialize(fields)?;
+                WorkspaceTarget::Directory {
+                    path: f.path,
+                    reuse: f.reuse,
+                }
+            }
             "worktree" => {
                 let f = Worktree::deserialize(fields)?;
                 WorkspaceTarget::Worktree {

@@ -93,6 +93,7 @@ async fn bad_input_is_refused_with_the_field_and_changes_nothing() {
     let mut r = req(&ws, "ok");
     r.workspace = WorkspaceTarget::Directory {
         path: "relative/path".into(),
+        reuse: false,
     };
     let e = h.create(r).await.unwrap_err();
     assert!(e.to_string().starts_with("workspace.source.path:"), "{e}");

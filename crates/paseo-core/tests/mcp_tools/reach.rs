@@ -151,6 +151,7 @@ async fn an_equal_child_inside_the_callers_cwd_or_its_own_repository_is_not_held
         "asker",
         WorkspaceTarget::Directory {
             path: r.display().to_string(),
+            reuse: false,
         },
     );
     req.initial_prompt = Some("ok in the repo".into());
@@ -289,6 +290,7 @@ async fn the_data_root_is_outside_every_callers_reach_even_inside_its_cwd() {
         "asker",
         WorkspaceTarget::Directory {
             path: above.display().to_string(),
+            reuse: false,
         },
     );
     req.initial_prompt = Some("ok up here".into());

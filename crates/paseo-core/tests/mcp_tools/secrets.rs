@@ -52,6 +52,7 @@ async fn a_token_a_shell_agent_prints_is_redacted_everywhere() {
         "shell",
         WorkspaceTarget::Directory {
             path: env.work.display().to_string(),
+            reuse: false,
         },
     );
     req.initial_prompt = Some(prompt);

@@ -109,7 +109,9 @@ impl PaseoTools {
                 cwd: None,
             },
             WorkspaceInput::Create { source } => match source {
-                SourceInput::Directory { path } => WorkspaceTarget::Directory { path },
+                SourceInput::Directory { path } => {
+                    WorkspaceTarget::Directory { path, reuse: false }
+                }
                 SourceInput::Worktree { repo, target } => {
                     WorkspaceTarget::Worktree { repo, target }
                 }

@@ -8,7 +8,7 @@ use super::super::events::AgentSnapshot;
 use super::super::policy::{self, Caller, Placement, ReachCheck};
 use super::super::{CreateAgent, RuntimeError};
 use crate::engine::{EngineError, RestoreScope};
-use crate::model::{AgentId, Reach, WorkspaceId};
+use crate::model::{AgentId, Reach, WorkspaceId, WorkspaceKind};
 use crate::providers::ProviderInfo;
 
 impl Actor {
@@ -39,23 +39,42 @@ impl Actor {
         let mut new_workspace = None;
         let (checked, placed) = match prepared {
             Prepared::Existing { cwd } => (cwd, None),
-            Prepared::Directory { dir, repo } => {
-                // Registered, like a worktree, only once the agent is certain: a create refused
-                // by any later check leaves no workspace behind (SPEC 14).
-                let projects: Vec<_> = self.engine.projects().cloned().collect();
-                let (ws, project) = crate::workspaces::directory_workspace_with(
-                    &dir,
-                    repo,
-                    &projects,
-                    crate::model::Timestamp::now(),
-                );
-                let placed = Placement {
-                    workspace: ws.workspace_id.clone(),
-                    cwd: ws.cwd.clone(),
-                    created: None,
+            Prepared::Directory { dir, repo, reuse } => {
+                let open = || {
+                    let cwd = dir.display().to_string();
+                    self.engine.workspaces().find(|w| {
+                        !w.is_archived() && w.cwd == cwd && w.kind != WorkspaceKind::Worktree
+                    })
                 };
-                new_workspace = Some((ws, project));
-                (None, Some(placed))
+                match open().filter(|_| reuse) {
+                    // The directory's open workspace takes the agent, as if named by its id.
+                    Some(ws) => (
+                        None,
+                        Some(Placement {
+                            workspace: ws.workspace_id.clone(),
+                            cwd: ws.cwd.clone(),
+                            created: None,
+                        }),
+                    ),
+                    None => {
+                        // Registered, like a worktree, only once the agent is certain: a create
+                        // refused by any later check leaves no workspace behind (SPEC 14).
+                        let projects: Vec<_> = self.engine.projects().cloned().collect();
+                        let (ws, project) = crate::workspaces::directory_workspace_with(
+                            &dir,
+                            repo,
+                            &projects,
+                            crate::model::Timestamp::now(),
+                        );
+                        let placed = Placement {
+                            workspace: ws.workspace_id.clone(),
+                            cwd: ws.cwd.clone(),
+                            created: None,
+                        };
+                        new_workspace = Some((ws, project));
+                        (None, Some(placed))
+                    }
+                }
             }
             Prepared::Worktree(created) => {
                 // Registered only once the agent can be created: a refused create leaves no
