@@ -7,60 +7,37 @@
 //! hidden) is allowed whole. The folders on that way may be listed (names only), not read
 //! into. Entries made after the start are not readable: the price of the fallback.
 //!
-//! The ruleset is built before the fork (opening paths allocates); the child only calls
-//! `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self`, which are safe between fork and
-//! exec. Other processes are out of reach too: Landlock refuses ptrace (and so
-//! `/proc/<pid>/environ`) of any process outside the sandbox.
+//! The ruleset is built before the fork, with the `landlock` crate (opening paths allocates);
+//! the child only calls `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self` (through the
+//! crate's `restrict_self`, see [`Rules::prepare`]), which are safe between fork and exec.
+//! Other processes are out of reach too: Landlock refuses ptrace (and so `/proc/<pid>/environ`)
+//! of any process outside the sandbox.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+
+use landlock::{
+    make_bitflags, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath,
+    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope,
+    ABI,
+};
 
 use super::Plan;
 
-const CREATE_RULESET_VERSION: u32 = 1;
-const RULE_PATH_BENEATH: libc::c_int = 1;
-
-const EXECUTE: u64 = 1 << 0;
-const WRITE_FILE: u64 = 1 << 1;
-const READ_FILE: u64 = 1 << 2;
-const READ_DIR: u64 = 1 << 3;
-/// Every right of ABI 1 (bits 0 to 12).
-const ALL_V1: u64 = (1 << 13) - 1;
-const REFER: u64 = 1 << 13;
-const TRUNCATE: u64 = 1 << 14;
-const IOCTL_DEV: u64 = 1 << 15;
-
-/// TCP rights (ABI 4): handled with no rule allowed, no TCP connect or bind at all.
-const NET_BIND_TCP: u64 = 1 << 0;
-const NET_CONNECT_TCP: u64 = 1 << 1;
-/// Scopes (ABI 6): no connect to an abstract Unix socket made outside the domain (the user's
-/// D-Bus, X11 and ssh-agent listen on some), no signal to a process outside it.
-const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
-const SCOPE_SIGNAL: u64 = 1 << 1;
-
-/// The whole attribute: a kernel older than a field accepts it while the field is zero.
-#[repr(C)]
-struct RulesetAttr {
-    handled_access_fs: u64,
-    handled_access_net: u64,
-    scoped: u64,
-}
-
-#[repr(C, packed)]
-struct PathBeneathAttr {
-    allowed_access: u64,
-    parent_fd: i32,
-}
-
 /// The Landlock ABI this kernel speaks.
+///
+/// The crate keeps the running ABI to itself on purpose (its rules degrade on their own), but
+/// the engine is chosen by it and the status bar says what each ABI leaves open, so this one
+/// question stays a raw syscall.
 pub(super) fn probe() -> Result<u32, String> {
+    const CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: the documented way to ask for the ABI version: no attribute, size 0.
     let abi = unsafe {
         libc::syscall(
             libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<RulesetAttr>(),
+            std::ptr::null::<u8>(),
             0usize,
             CREATE_RULESET_VERSION,
         )
@@ -68,22 +45,24 @@ pub(super) fn probe() -> Result<u32, String> {
     if abi < 1 {
         return Err(format!(
             "Landlock is not available in this kernel ({})",
-            std::io::Error::last_os_error()
+            io::Error::last_os_error()
         ));
     }
     Ok(abi as u32)
 }
 
-fn handled(abi: u32) -> u64 {
-    let mut h = ALL_V1;
+/// The file system rights handled at `abi`: named one by one rather than the crate's
+/// `from_all`, so a newer crate or kernel adds nothing the status bar does not know of.
+fn handled(abi: u32) -> BitFlags<AccessFs> {
+    let mut h = AccessFs::from_all(ABI::V1);
     if abi >= 2 {
-        h |= REFER;
+        h |= AccessFs::Refer;
     }
     if abi >= 3 {
-        h |= TRUNCATE;
+        h |= AccessFs::Truncate;
     }
     if abi >= 5 {
-        h |= IOCTL_DEV;
+        h |= AccessFs::IoctlDev;
     }
     h
 }
@@ -165,73 +144,98 @@ impl Rules {
     /// what the child runs between fork and exec.
     pub(super) fn prepare(
         &self,
-    ) -> std::io::Result<impl FnMut() -> std::io::Result<()> + Send + Sync + 'static> {
-        let all = if self.fs { handled(self.abi) } else { 0 };
-        let attr = RulesetAttr {
-            handled_access_fs: all,
-            handled_access_net: if self.deny_tcp && self.abi >= 4 {
-                NET_BIND_TCP | NET_CONNECT_TCP
-            } else {
-                0
-            },
-            scoped: if self.abi >= 6 {
-                SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
-            } else {
-                0
-            },
+    ) -> io::Result<impl FnMut() -> io::Result<()> + Send + Sync + 'static> {
+        let all = if self.fs {
+            handled(self.abi)
+        } else {
+            BitFlags::EMPTY
         };
-        // SAFETY: a valid attribute of the size given; returns a new fd or -1.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                &attr as *const RulesetAttr,
-                std::mem::size_of::<RulesetAttr>(),
-                0u32,
-            )
-        };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
+        // Every right asked for is one the probed ABI has (the one the status bar reports), so
+        // the crate's best effort would drop nothing; a hard requirement makes any disagreement
+        // between the crate and that probe fail the spawn instead of boxing with less.
+        let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::HardRequirement);
+        if !all.is_empty() {
+            ruleset = ruleset.handle_access(all).map_err(io_error)?;
         }
-        // SAFETY: the kernel just returned this descriptor to us, and nothing else owns it.
-        let ruleset = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-        let read = EXECUTE | READ_FILE | READ_DIR;
+        // TCP handled with no port allowed: no TCP connect or bind at all.
+        if self.deny_tcp && self.abi >= 4 {
+            ruleset = ruleset
+                .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+                .map_err(io_error)?;
+        }
+        // No connect to an abstract Unix socket made outside the domain (the user's D-Bus, X11
+        // and ssh-agent listen on some), no signal to a process outside it.
+        if self.abi >= 6 {
+            ruleset = ruleset
+                .scope(Scope::AbstractUnixSocket | Scope::Signal)
+                .map_err(io_error)?;
+        }
+        let mut ruleset = ruleset.create().map_err(io_error)?;
+        let read = make_bitflags!(AccessFs::{Execute | ReadFile | ReadDir});
         for (paths, access) in [
             (&self.read, read),
-            (&self.list, READ_DIR),
+            (&self.list, AccessFs::ReadDir.into()),
             (&self.write, all),
         ] {
             for p in paths {
-                add(&ruleset, p, access & all)?;
+                ruleset = add(ruleset, p, access & all)?;
             }
         }
-        let ruleset = Arc::new(ruleset);
         let drop_caps = self.fs;
         Ok(move || {
-            // SAFETY: plain syscalls on an open descriptor and on stack values; no allocation
-            // after fork.
-            unsafe {
-                // The Landlock engine's process runs with no capability (as bwrap's do): one
-                // started by root would otherwise read other processes' memory and environment.
-                if drop_caps {
-                    drop_capabilities()?;
-                }
-                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // Landlock does not govern connecting to a Unix socket by its path (the user's
-                // D-Bus bus, ssh-agent), and bubblewrap's hides are not there to keep them out
-                // of sight: no new Unix socket at all (a socketpair between its own processes
-                // still works).
-                if drop_caps {
-                    no_unix_sockets()?;
-                }
+            // The Landlock engine's process runs with no capability (as bwrap's do): one
+            // started by root would otherwise read other processes' memory and environment.
+            if drop_caps {
+                // SAFETY: syscalls on stack values only, in the child before exec.
+                unsafe { drop_capabilities()? };
+            }
+            // The crate's `restrict_self` is `prctl(PR_SET_NO_NEW_PRIVS)`, then
+            // `landlock_restrict_self` on the fd opened above, then closing that fd: syscalls on
+            // values it holds inline, no allocation and no lock (read in landlock 0.4.8; its
+            // errors wrap the `io::Error` of errno, which allocates nothing). It consumes the
+            // ruleset, so it runs on a duplicate (`fcntl(F_DUPFD_CLOEXEC)`): the closure can
+            // run again if the command is spawned again.
+            let status = ruleset.try_clone()?.restrict_self().map_err(|e| {
+                os_error(&e).unwrap_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
+            })?;
+            // A hard requirement makes a kernel without Landlock an error above; a process
+            // that would run unboxed anyway does not run.
+            if status.ruleset == RulesetStatus::NotEnforced {
+                return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
+            }
+            // Landlock does not govern connecting to a Unix socket by its path (the user's
+            // D-Bus bus, ssh-agent), and bubblewrap's hides are not there to keep them out of
+            // sight: no new Unix socket at all (a socketpair between its own processes still
+            // works).
+            if drop_caps {
+                // SAFETY: no_new_privs is set; stack values and one syscall, before exec.
+                unsafe { no_unix_sockets()? };
             }
             Ok(())
         })
     }
+}
+
+/// The errno inside a crate error, found without allocating (the child between fork and exec
+/// may not). std hands only a `pre_exec` error's errno to the parent anyway.
+fn os_error(e: &RulesetError) -> Option<io::Error> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(code) = c
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::raw_os_error)
+        {
+            return Some(io::Error::from_raw_os_error(code));
+        }
+        cause = c.source();
+    }
+    None
+}
+
+/// A crate error as the spawn's error: the kernel's errno when there is one (as the raw
+/// syscalls gave), else the crate's own words.
+fn io_error(e: RulesetError) -> io::Error {
+    os_error(&e).unwrap_or_else(|| io::Error::other(e))
 }
 
 /// A seccomp filter: `socket(AF_UNIX, …)` fails with EACCES, every other call is allowed. Only
@@ -346,17 +350,21 @@ unsafe fn drop_capabilities() -> std::io::Result<()> {
 
 /// Adds a rule for `path`; a path that does not exist (any more) is skipped. A file gets only
 /// the rights that apply to files.
-fn add(ruleset: &OwnedFd, path: &Path, access: u64) -> std::io::Result<()> {
+fn add(
+    ruleset: RulesetCreated,
+    path: &Path,
+    access: BitFlags<AccessFs>,
+) -> io::Result<RulesetCreated> {
     let c = match std::ffi::CString::new(path.as_os_str().as_bytes()) {
         Ok(c) => c,
-        Err(_) => return Ok(()),
+        Err(_) => return Ok(ruleset),
     };
     // A symlink is not followed: a rule on its target would grant what lies at the link's
     // target (a hidden folder, the user's own CLI state) through a link an agent or the user
     // left in a folder that is split around a hidden path. The target has its own rule if it
-    // is to have one.
+    // is to have one. (The crate's `PathFd` follows links, hence this fd of our own.)
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Ok(());
+        return Ok(ruleset);
     }
     // SAFETY: a NUL-terminated path; O_PATH opens without reading anything.
     let fd = unsafe {
@@ -366,34 +374,21 @@ fn add(ruleset: &OwnedFd, path: &Path, access: u64) -> std::io::Result<()> {
         )
     };
     if fd < 0 {
-        return Ok(());
+        return Ok(ruleset);
     }
     // SAFETY: just opened, owned here only.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     let is_dir = std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false);
-    let file_rights = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
+    let file_rights =
+        make_bitflags!(AccessFs::{Execute | WriteFile | ReadFile | Truncate | IoctlDev});
     let allowed = if is_dir { access } else { access & file_rights };
-    if allowed == 0 {
-        return Ok(());
+    // The kernel refuses a rule that allows nothing.
+    if allowed.is_empty() {
+        return Ok(ruleset);
     }
-    let attr = PathBeneathAttr {
-        allowed_access: allowed,
-        parent_fd: fd.as_raw_fd(),
-    };
-    // SAFETY: a valid rule attribute for an open ruleset descriptor.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_add_rule,
-            ruleset.as_raw_fd(),
-            RULE_PATH_BENEATH,
-            &attr as *const PathBeneathAttr,
-            0u32,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    ruleset
+        .add_rule(PathBeneath::new(fd, allowed))
+        .map_err(io_error)
 }
 
 /// Splits `dir` around the hidden paths: trees holding nothing hidden go to `read` whole, the

@@ -447,8 +447,9 @@ impl Boxed {
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         if let Some(rules) = &self.landlock {
             let restrict = rules.prepare()?;
-            // SAFETY: the closure makes two syscalls on a descriptor opened before the fork and
-            // allocates nothing.
+            // SAFETY: the closure makes only syscalls (capabilities, no_new_privs,
+            // landlock_restrict_self on a duplicate of a descriptor opened before the fork, a
+            // seccomp filter) and allocates nothing.
             unsafe {
                 cmd.pre_exec(restrict);
             }
