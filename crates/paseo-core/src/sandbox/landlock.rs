@@ -414,6 +414,36 @@ fn beside(dir: &Path, hidden: &[PathBuf], read: &mut Vec<PathBuf>, list: &mut Ve
 mod tests {
     use super::*;
 
+    /// The rights handled at each ABI are the kernel's bits the raw syscalls passed before the
+    /// crate: a crate update that moved one would change what a box allows.
+    #[test]
+    fn each_abi_handles_the_same_bits_as_before() {
+        let v1 = (1u64 << 13) - 1;
+        let (refer, truncate, ioctl_dev) = (1u64 << 13, 1u64 << 14, 1u64 << 15);
+        let expected = [
+            v1,
+            v1 | refer,
+            v1 | refer | truncate,
+            v1 | refer | truncate,
+            v1 | refer | truncate | ioctl_dev,
+            v1 | refer | truncate | ioctl_dev,
+            v1 | refer | truncate | ioctl_dev,
+        ];
+        for (abi, bits) in (1..).zip(expected) {
+            assert_eq!(handled(abi).bits(), bits, "ABI {abi}");
+        }
+        assert_eq!(
+            (AccessNet::BindTcp | AccessNet::ConnectTcp).bits(),
+            0b11,
+            "TCP bind and connect"
+        );
+        assert_eq!(
+            (Scope::AbstractUnixSocket | Scope::Signal).bits(),
+            0b11,
+            "abstract Unix sockets and signals"
+        );
+    }
+
     #[test]
     fn the_tree_is_split_around_hidden_paths() {
         let d = tempfile::tempdir().unwrap();

@@ -108,6 +108,27 @@ fn an_agent_writes_its_tree_and_reads_the_rest() {
 }
 
 #[test]
+fn a_command_spawned_twice_is_boxed_both_times() {
+    let w = world();
+    for engine in engines() {
+        let p = plan(&w, engine.clone());
+        let target = w.home.join("planted-twice.txt");
+        let script = format!("echo x > '{}'", target.display());
+        let boxed = p.command(Path::new("/bin/sh"), &["-c".into(), script.into()], &w.cwd);
+        let mut cmd = boxed.std_command().unwrap();
+        cmd.current_dir(&w.cwd);
+        for spawn in 0..2 {
+            let out = cmd.output().unwrap();
+            assert!(!out.status.success(), "{engine:?}, spawn {spawn}");
+            assert!(
+                !target.exists(),
+                "{engine:?}, spawn {spawn} wrote {target:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn an_agent_cannot_read_the_data_root_or_the_secrets() {
     let w = world();
     for engine in engines() {
