@@ -375,16 +375,11 @@ where
                 }
                 Err(RecvError::Closed) => return,
             };
-            let now = occurrence(&agent).filter(|_| !agent.record.is_archived());
+            let now = standing(&agent);
             let notifies = now.is_some() && known.get(&agent.id()) != now.as_ref();
             match (&mut deadline, notifies) {
                 // Nothing to say and no burst to join: remembered at once, like a burst's end.
-                (None, false) => {
-                    match now {
-                        Some(now) => known.insert(agent.id(), now),
-                        None => known.remove(&agent.id()),
-                    };
-                }
+                (None, false) => remember(&mut known, &agent),
                 (None, true) => {
                     deadline = Some(burst_from(tokio::time::Instant::now()));
                     changed.push(agent);
@@ -421,12 +416,7 @@ where
         for agent in &after {
             let was = known.get(&agent.id());
             tracing::debug!(agent = %agent.id(), ?was, now = ?occurrence(agent), "burst");
-        }
-        for agent in after {
-            match occurrence(&agent) {
-                Some(now) if !agent.record.is_archived() => known.insert(agent.id(), now),
-                _ => known.remove(&agent.id()),
-            };
+            remember(&mut known, agent);
         }
         if let Some(note) = note {
             tracing::info!(summary = %note.summary, agents = note.agents.len(), "notifying");
@@ -435,6 +425,20 @@ where
             }
         }
     }
+}
+
+/// What `agent` would be notified for now: nothing once it is archived.
+fn standing(agent: &AgentSnapshot) -> Option<Occurrence> {
+    occurrence(agent).filter(|_| !agent.record.is_archived())
+}
+
+/// Remembers what `agent` stands at as told, so the same occurrence is never sent again (or
+/// forgets it, when there is nothing to tell).
+fn remember(known: &mut HashMap<AgentId, Occurrence>, agent: &AgentSnapshot) {
+    match standing(agent) {
+        Some(now) => known.insert(agent.id(), now),
+        None => known.remove(&agent.id()),
+    };
 }
 
 type Changes = tokio::sync::mpsc::UnboundedReceiver<Result<Event, RecvError>>;

@@ -8,7 +8,7 @@ use super::super::events::AgentSnapshot;
 use super::super::policy::{self, Caller, Placement, ReachCheck};
 use super::super::{CreateAgent, RuntimeError};
 use crate::engine::{EngineError, RestoreScope};
-use crate::model::{AgentId, Reach, WorkspaceId, WorkspaceKind};
+use crate::model::{AgentId, Reach, WorkspaceId};
 use crate::providers::ProviderInfo;
 
 impl Actor {
@@ -40,13 +40,7 @@ impl Actor {
         let (checked, placed) = match prepared {
             Prepared::Existing { cwd } => (cwd, None),
             Prepared::Directory { dir, repo, reuse } => {
-                let open = || {
-                    let cwd = dir.display().to_string();
-                    self.engine.workspaces().find(|w| {
-                        !w.is_archived() && w.cwd == cwd && w.kind != WorkspaceKind::Worktree
-                    })
-                };
-                match open().filter(|_| reuse) {
+                match self.open_directory_workspace(&dir).filter(|_| reuse) {
                     // The directory's open workspace takes the agent, as if named by its id.
                     Some(ws) => (
                         None,

@@ -12,6 +12,15 @@ use crate::model::{
 use crate::workspaces::{self, worktree::CreatedWorktree, RepoInfo};
 
 impl Actor {
+    /// The unarchived workspace open on `dir` itself (a worktree's is its own), if any: what a
+    /// directory's reuse (one workspace per directory) joins.
+    pub(super) fn open_directory_workspace(&self, dir: &Path) -> Option<&WorkspaceRecord> {
+        let cwd = dir.display().to_string();
+        self.engine
+            .workspaces()
+            .find(|w| !w.is_archived() && w.cwd == cwd && w.kind != WorkspaceKind::Worktree)
+    }
+
     /// A workspace for `dir`; with `reuse`, an unarchived one for the same directory is
     /// returned instead of a new one.
     pub(super) fn register_directory(
@@ -20,15 +29,8 @@ impl Actor {
         repo: Option<RepoInfo>,
         reuse: bool,
     ) -> WorkspaceRecord {
-        let cwd = dir.display().to_string();
-        if reuse {
-            if let Some(w) = self
-                .engine
-                .workspaces()
-                .find(|w| !w.is_archived() && w.cwd == cwd && w.kind != WorkspaceKind::Worktree)
-            {
-                return w.clone();
-            }
+        if let Some(w) = self.open_directory_workspace(dir).filter(|_| reuse) {
+            return w.clone();
         }
         let projects: Vec<ProjectRecord> = self.engine.projects().cloned().collect();
         let (ws, project) =
