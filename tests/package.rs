@@ -5,11 +5,11 @@
 //! window "Paseo" appears with the WM_CLASS the launcher entry names, and SIGTERM stops it with
 //! status 0. The unpacked `paseo-headless` links no window stack and answers over MCP.
 //!
-//! One test on purpose: the build behind it takes minutes. It builds with the `package-test`
-//! profile (Cargo.toml: unoptimised, its own target/package-test folder, so it never rebuilds
-//! or patches what `cargo test` built in target/debug, and the suite stays within its time
-//! budget); everything the package holds and does is the same as in the release package
-//! `scripts/package.sh` makes by default.
+//! One test on purpose. It packages the binaries the rest of the suite built and ran
+//! (`PASEO_PACKAGE_BINARIES`, see scripts/package.sh: the second half of `tauri build`, Tauri's
+//! bundler, on stripped copies), so a fresh machine compiles the stack once; the app is built in
+//! production mode in every build (Cargo.toml), so what the package holds and does is what
+//! `scripts/package.sh`'s release package holds and does, unoptimised.
 
 mod common;
 
@@ -23,10 +23,10 @@ use std::time::{Duration, Instant, SystemTime};
 const BINARY: &str = "paseo-desktop";
 /// The headless mode without the window stack, installed beside it.
 const HEADLESS: &str = "paseo-headless";
-/// The cargo profile the test packages with (see the file's comment).
-const PROFILE: &str = "package-test";
-/// Bound for `scripts/package.sh`: a clean build on two busy cores takes 4–10 minutes.
-const BUILD_TIMEOUT: Duration = Duration::from_secs(45 * 60);
+/// Where scripts/package.sh leaves a package of prebuilt binaries, under the target folder.
+const PACKAGE_DIR: &str = "package-prebuilt/debug/bundle/deb";
+/// Bound for `scripts/package.sh` bundling prebuilt binaries (seconds on an idle machine).
+const BUILD_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// The app icon's sizes in the hicolor theme (pixels), besides `128x128@2` and `scalable`.
 const ICON_SIZES: [u32; 8] = [16, 24, 32, 48, 64, 128, 256, 512];
 /// What the package must depend on: WebKitGTK 4.1, GTK 3 and the tray library (loaded at run
@@ -47,6 +47,12 @@ fn repo() -> &'static Path {
 fn target_dir() -> PathBuf {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     tmp.parent().unwrap_or(tmp).to_path_buf()
+}
+
+/// The folder of the binaries this suite built and runs (`CARGO_BIN_EXE_…`).
+fn binaries() -> PathBuf {
+    let app = Path::new(env!("CARGO_BIN_EXE_paseo-desktop"));
+    app.parent().unwrap_or(app).to_path_buf()
 }
 
 /// Runs `program args`, asserts it succeeded, and returns its stdout.
@@ -79,7 +85,7 @@ async fn build_package() -> Duration {
     let started = Instant::now();
     let mut child = Command::new(repo().join("scripts/package.sh"))
         .current_dir(repo())
-        .env("PASEO_PACKAGE_PROFILE", PROFILE)
+        .env("PASEO_PACKAGE_BINARIES", binaries())
         .stdin(Stdio::null())
         .stdout(log.try_clone().unwrap())
         .stderr(log)
@@ -239,9 +245,7 @@ async fn the_deb_installs_a_launchable_app_with_its_launcher_entry_and_icons() {
     // --- build ------------------------------------------------------------------------------
     let version = env!("CARGO_PKG_VERSION");
     let arch = run("dpkg", &["--print-architecture"]).trim().to_string();
-    let deb = target_dir().join(format!(
-        "{PROFILE}/bundle/deb/{product}_{version}_{arch}.deb"
-    ));
+    let deb = target_dir().join(format!("{PACKAGE_DIR}/{product}_{version}_{arch}.deb"));
     let before_build = SystemTime::now();
     let took = build_package().await;
     let deb_meta = std::fs::metadata(&deb)
