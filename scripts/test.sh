@@ -18,11 +18,12 @@ scripts/fmt-ui.sh --check
 # `cargo clippy` pass of its own: that pass is `cargo check` with clippy-driver wrapping rustc for
 # workspace members (RUSTC_WORKSPACE_WRAPPER, CLIPPY_ARGS), and its check-mode build of every
 # dependency shares nothing with the test build, which cost a fresh machine 7 of its minutes.
-# The same lints, the same `-D warnings`, over the same targets (--all-targets); the artifacts
-# are plain rustc output (clippy-driver only adds lint passes), and `cargo test` below reuses
-# them because it runs with the same wrapper.
+# The same lints, the same `-D warnings`, over the same targets (every one: the benches here,
+# the examples, built as plain binaries, by `cargo test` itself); the artifacts are plain rustc
+# output (clippy-driver only adds lint passes), and `cargo test` reuses them because it runs with
+# the same wrapper.
 export RUSTC_WORKSPACE_WRAPPER
 RUSTC_WORKSPACE_WRAPPER=$(command -v clippy-driver)
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-cargo test --workspace --all-targets --locked --no-run
+cargo test --workspace --lib --bins --tests --benches --locked --no-run
 cargo test --workspace --locked

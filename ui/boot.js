@@ -13,6 +13,7 @@ import { invalidate, flush } from './render.js';
 import { ui } from './window-state.js';
 import { ALL, showVersion, showBackendError } from './views.js';
 import { resync, resyncSoon } from './resync.js';
+import { setStatusLanguage } from './status.js';
 import { openAgent } from './gestures/tabs.js';
 import { loadArchived } from './archived-list.js';
 import { startHosts } from './hosts.js';
@@ -34,6 +35,7 @@ export async function boot() {
       backend.listen('paseo://resync', () => resync()),
     ]);
     ui.info = info;
+    setStatusLanguage(info.statusLanguage);
     showVersion(ui.info.version);
     ui.label = win.label;
     document.body.dataset.window = win.label;

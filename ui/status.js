@@ -1,37 +1,48 @@
-// The status language (UI.md): one glyph, one colour and one word per bucket, used everywhere —
-// tabs, sidebar, track, header. Never colour alone: the glyph and the word say the same.
+// The status language (UI.md): one glyph, one colour and one word per look, used everywhere —
+// tabs, sidebar, track, header. Never colour alone: the glyph and the word say the same. The core
+// words it once (paseo-core's model/attention.rs `status_language`: each look's glyph and word,
+// the buckets in urgency order) and the app info brings it at start (`setStatusLanguage`); the
+// page holds none of it, so the window, the tray and every other client say the same.
 import { h } from './dom.js';
 
-export const BUCKETS = {
-  needs_input: { glyph: '◉', label: 'needs you' },
-  failed: { glyph: '✕', label: 'failed' },
-  running: { glyph: '●', label: 'running' },
-  attention: { glyph: '✓', label: 'finished' },
-  // Created, its start waiting for a maxLiveAgents slot (SPEC 14): not running yet.
-  queued: { glyph: '◌', label: 'queued' },
-  done: { glyph: '○', label: 'idle' },
-};
+let LOOKS = {};
+let URGENCY = [];
+let BUCKET_NAMES = new Set();
+let NO_ACTIVITY = '';
 
-// Not a bucket: how an idle agent whose last turn was canceled looks until it is seen
-// (paseo-core's model/attention.rs `look`). Grey like every idle state (UI.md); only its glyph
-// and word differ, so a canceled turn never reads "finished".
-const LOOKS = {
-  ...BUCKETS,
-  canceled: { glyph: '⊘', label: 'canceled' },
-  // A held start or turn the user denied (model/status.rs `denied`): their answer, not a failure.
-  denied: { glyph: '⊘', label: 'denied' },
-};
+/** Takes the core's status language (the app info's `statusLanguage`). */
+export function setStatusLanguage(language) {
+  LOOKS = language?.looks ?? {};
+  URGENCY = Array.isArray(language?.urgency) ? language.urgency : [];
+  BUCKET_NAMES = new Set(URGENCY);
+  NO_ACTIVITY = language?.noActivity ?? '';
+}
+
+/** The bucket names, most urgent first (SPEC 6's order, 'done' last). */
+export function urgency() {
+  return URGENCY;
+}
+
+/** A look's word ("needs you", "finished", "canceled"…). */
+export function lookWord(look) {
+  return LOOKS[look]?.word ?? '';
+}
+
+/** A look's glyph. */
+export function lookGlyph(look) {
+  return LOOKS[look]?.glyph ?? '';
+}
 
 /**
  * The bucket an agent shows. The backend decides it by the one status rule (paseo-core's
  * model/status.rs) and sends it in every agent snapshot; the UI never recomputes it.
  */
 export function agentBucket(agent) {
-  return BUCKETS[agent.bucket] ? agent.bucket : 'done';
+  return BUCKET_NAMES.has(agent.bucket) ? agent.bucket : 'done';
 }
 
 /**
- * What an agent's glyph and colour show: its bucket, or `canceled` (see LOOKS). The backend
+ * What an agent's glyph and colour show: its bucket, or `canceled`/`denied`. The backend
  * decides it (paseo-core's model/attention.rs `look`) and sends it as the agent's `look`.
  */
 export function agentLook(agent) {
@@ -45,7 +56,7 @@ export function agentLook(agent) {
  */
 export function agentLabel(agent) {
   const word = agent.statusWord;
-  return typeof word === 'string' && word ? word : BUCKETS[agentBucket(agent)].label;
+  return typeof word === 'string' && word ? word : lookWord(agentBucket(agent));
 }
 
 export function isActive(agent) {
@@ -54,21 +65,17 @@ export function isActive(agent) {
 
 /** The word for a workspace's bucket (null: no agent contributes anything). */
 export function workspaceLabel(bucket) {
-  return bucket ? BUCKETS[bucket].label : 'no activity';
+  return bucket ? lookWord(bucket) : NO_ACTIVITY;
 }
 
-/** A glyph element for a bucket; the word goes in its accessible name. */
-export function glyph(bucket, label) {
-  const b = LOOKS[bucket] ? bucket : 'done';
+/** A glyph element for a look; the word goes in its accessible name. */
+export function glyph(look, label) {
+  const b = LOOKS[look] ? look : 'done';
+  const word = label ?? lookWord(b);
   return h(
     'span',
-    {
-      class: `glyph s-${b}`,
-      role: 'img',
-      'aria-label': label ?? LOOKS[b].label,
-      title: label ?? LOOKS[b].label,
-    },
-    LOOKS[b].glyph,
+    { class: `glyph s-${b}`, role: 'img', 'aria-label': word, title: word },
+    LOOKS[b]?.glyph ?? '',
   );
 }
 
@@ -77,12 +84,13 @@ export function updateGlyph(el, bucket, label) {
   const b = LOOKS[bucket] ? bucket : 'done';
   const cls = `glyph s-${b}`;
   if (el.className !== cls) el.className = cls;
-  const word = label ?? LOOKS[b].label;
+  const word = label ?? lookWord(b);
   if (el.getAttribute('aria-label') !== word) {
     el.setAttribute('aria-label', word);
     el.setAttribute('title', word);
   }
-  if (el.textContent !== LOOKS[b].glyph) el.textContent = LOOKS[b].glyph;
+  const mark = LOOKS[b]?.glyph ?? '';
+  if (el.textContent !== mark) el.textContent = mark;
 }
 
 /** An agent's display name: its title, else its provider and the start of its id. */

@@ -60,6 +60,9 @@ pub struct AppInfo {
     pub started_at: String,
     /// Where agents reach the MCP server (from `$PASEO_HOME/mcp.json`), once it runs.
     pub mcp_url: Option<String>,
+    /// Every look's glyph and word and the urgency order (the core's status language): the
+    /// page draws with these and holds none of its own.
+    pub status_language: paseo_core::model::attention::StatusLanguage,
 }
 
 /// What a window gets back at start: who it is and the layout it had.
@@ -171,5 +174,75 @@ fn app_info<R: Runtime>(app: &AppHandle<R>, state: &AppState) -> AppInfo {
             .unwrap_or_else(|| state.created_at())
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         mcp_url,
+        status_language: paseo_core::model::attention::status_language(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    /// Every JavaScript module of the page.
+    fn page_modules(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                page_modules(&path, out);
+            } else if path.extension().is_some_and(|e| e == "js") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The status language reaches the page with the app info and nowhere else: no module
+    /// spells a look's glyph or a word that is only the status language's ("needs you",
+    /// "finished", "no activity"), so a word changed in the core changes everywhere.
+    #[test]
+    fn the_page_holds_no_status_language_of_its_own() {
+        let language = paseo_core::model::attention::status_language();
+        let mut modules = Vec::new();
+        page_modules(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("ui"),
+            &mut modules,
+        );
+        assert!(modules.len() > 20, "{modules:?}");
+        // Glyphs the page also uses for other things (a notice's ✕, a host's ● dot, a tool
+        // call's ✓) are checked in the status module only.
+        let elsewhere = ["✕", "●", "✓"];
+        let words = ["needs you", "finished", "no activity"];
+        for module in &modules {
+            let text = std::fs::read_to_string(module).unwrap();
+            let status_module = module.ends_with("ui/status.js");
+            for (name, look) in &language.looks {
+                if status_module || !elsewhere.contains(&look.glyph) {
+                    assert!(
+                        !text.contains(look.glyph),
+                        "{} spells the glyph of `{name}` ({})",
+                        module.display(),
+                        look.glyph
+                    );
+                }
+            }
+            // As code spells a string (prettier's single quotes, or a template); a comment
+            // may name a word in double quotes.
+            for word in words {
+                for quoted in [format!("'{word}'"), format!("`{word}`")] {
+                    assert!(
+                        !text.contains(&quoted),
+                        "{} spells the status word {quoted}",
+                        module.display()
+                    );
+                }
+            }
+            assert!(
+                !text.contains("'needs_input', 'failed', 'running'"),
+                "{} spells the urgency order",
+                module.display()
+            );
+        }
+        // The app info carries it, in the shape status.js reads.
+        let json = serde_json::to_value(&language).unwrap();
+        assert_eq!(json["urgency"][0], "needs_input");
+        assert_eq!(json["looks"]["needs_input"]["word"], "needs you");
     }
 }

@@ -303,7 +303,7 @@ export class AgentPane {
       }
     };
     this.permission.replaceChildren(
-      glyph('needs_input', 'needs you'),
+      glyph('needs_input'),
       p.kind === 'budget'
         ? budgetHeldText(agent, p)
         : isHeld(p)

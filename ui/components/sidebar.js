@@ -7,7 +7,7 @@
 // short one (docs/scale.md).
 import { h, reconcile, setAttr, setText, ago, basename, dateTimeText, RowWindow } from '../dom.js';
 import { fleet, workspaceName, providerLabel } from '../store.js';
-import { agentName, glyph, updateGlyph, workspaceLabel } from '../status.js';
+import { agentName, glyph, updateGlyph, urgency, workspaceLabel } from '../status.js';
 import { openMembers } from './batch-members.js';
 import { HostRows } from './host-rows.js';
 import { ArchivedHosts } from './archived-hosts.js';
@@ -389,15 +389,15 @@ export class Sidebar {
   }
 }
 
-/** The most urgent bucket among `workspaces` (SPEC 6's order), 'done' when nothing is going on. */
-const URGENCY = ['needs_input', 'failed', 'running', 'attention', 'queued'];
+/** The most urgent bucket among `workspaces` (the core's urgency order), 'done' when nothing is going on. */
 function mostUrgent(workspaces) {
-  let best = URGENCY.length;
+  const order = urgency();
+  let best = order.length;
   for (const ws of workspaces) {
-    const i = URGENCY.indexOf(ws.bucket);
+    const i = order.indexOf(ws.bucket);
     if (i >= 0 && i < best) best = i;
   }
-  return URGENCY[best] ?? 'done';
+  return order[best] ?? 'done';
 }
 
 /** Workspaces grouped by project, projects by name, workspaces by name then folder. */

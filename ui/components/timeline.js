@@ -4,6 +4,7 @@
 // agent streaming thousands of items a second never grows the page without bound.
 import { h, timeText } from '../dom.js';
 import { termText } from './term-text.js';
+import { lookGlyph } from '../status.js';
 
 /**
  * Items in the DOM while following the newest ones: a screenful or two. An agent streaming
@@ -253,7 +254,12 @@ function setToolStatus(status, state, text, name) {
 function markAwaiting(callEl, on) {
   if (callEl.dataset.result) return;
   if (on) {
-    setToolStatus(callEl._tool.status, 'awaiting', '◉ waiting for you', 'waiting for your permission');
+    setToolStatus(
+      callEl._tool.status,
+      'awaiting',
+      `${lookGlyph('needs_input')} waiting for you`,
+      'waiting for your permission',
+    );
     callEl.dataset.awaiting = 'true';
   } else {
     setToolStatus(callEl._tool.status, 'pending', '…', 'running');

@@ -11,7 +11,6 @@ const ROW_PX = 32;
 const OVERSCAN = 10;
 import { fleet, rootsIn, descendants, providerLabel, workspaceName } from '../store.js';
 import {
-  BUCKETS,
   agentBucket,
   agentLabel,
   agentLook,
@@ -20,10 +19,11 @@ import {
   glyph,
   updateGlyph,
   workspaceLabel,
+  urgency,
+  lookWord,
 } from '../status.js';
 
 /** Buckets, most urgent first (SPEC 6), for the status sort and the roll-ups. */
-const URGENCY = ['needs_input', 'failed', 'running', 'attention', 'queued', 'done'];
 const activity = (a) => a.lastActivityAt || a.createdAt || 0;
 
 /**
@@ -47,8 +47,9 @@ function treeShows(root, kids, b) {
 
 /** The most urgent state the row shows (its own, or what a subagent shows in the workspace). */
 function treeUrgency(root, kids) {
-  let best = URGENCY.indexOf(agentBucket(root));
-  for (const k of kids) best = Math.min(best, URGENCY.indexOf(inTree(k)));
+  const order = urgency();
+  let best = order.indexOf(agentBucket(root));
+  for (const k of kids) best = Math.min(best, order.indexOf(inTree(k)));
   return best;
 }
 
@@ -60,7 +61,9 @@ export function subagentsSummary(kids) {
     const b = agentBucket(k);
     n.set(b, (n.get(b) ?? 0) + 1);
   }
-  const parts = URGENCY.filter((b) => b !== 'done' && n.get(b)).map((b) => `${n.get(b)} ${BUCKETS[b].label}`);
+  const parts = urgency()
+    .filter((b) => b !== 'done' && n.get(b))
+    .map((b) => `${n.get(b)} ${lookWord(b)}`);
   const head = `${kids.length} subagent${kids.length === 1 ? '' : 's'}`;
   return parts.length ? `${head}: ${parts.join(', ')}` : head;
 }
@@ -114,7 +117,6 @@ export class WorkspaceHome {
       'select',
       { 'aria-label': 'Show', dataset: { testid: 'home-filter' }, onchange: redo },
       h('option', { value: '' }, 'All states'),
-      URGENCY.map((b) => h('option', { value: b }, BUCKETS[b].label)),
     );
     this.sort = h(
       'select',
@@ -206,6 +208,14 @@ export class WorkspaceHome {
 
   render(wsId) {
     this.wsId = wsId;
+    // One option per state, in the core's words (they arrive with the app info, after this
+    // view was built).
+    if (this.filter.options.length !== urgency().length + 1) {
+      this.filter.replaceChildren(
+        this.filter.options[0],
+        ...urgency().map((b) => h('option', { value: b }, lookWord(b))),
+      );
+    }
     const ws = fleet.workspaces.get(wsId);
     if (this.renaming !== wsId) this.stopRenaming();
     setText(this.title, ws ? workspaceName(ws) : 'Workspace');

@@ -101,6 +101,73 @@ pub fn bucket_word(bucket: Bucket) -> &'static str {
     }
 }
 
+/// The bucket's glyph (UI.md's status language: never colour alone, the glyph and the word say
+/// the same).
+pub fn bucket_glyph(bucket: Bucket) -> &'static str {
+    match bucket {
+        Bucket::NeedsInput => "◉",
+        Bucket::Failed => "✕",
+        Bucket::Running => "●",
+        Bucket::Attention => "✓",
+        Bucket::Queued => "◌",
+        Bucket::Done => "○",
+    }
+}
+
+/// The looks that are not buckets (see [`look`]): their glyph and word. Grey like every idle
+/// state; only the glyph and the word differ.
+const OTHER_LOOKS: [(&str, &str, &str); 2] =
+    [("canceled", "⊘", "canceled"), ("denied", "⊘", "denied")];
+
+/// What a workspace or a filter with nothing going on says.
+pub const NO_ACTIVITY: &str = "no activity";
+
+/// One look's glyph and word.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LookWords {
+    pub glyph: &'static str,
+    pub word: &'static str,
+}
+
+/// The whole status language (UI.md), as the clients draw it: every look's glyph and word, the
+/// buckets in SPEC 6's urgency order, and the words for nothing going on. Shipped to the window
+/// at start (its app info) so the page holds none of it: a look the page draws is a name this
+/// table gives a glyph and a word.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusLanguage {
+    /// Look name (a bucket's, `canceled` or `denied`) → its glyph and word.
+    pub looks: std::collections::BTreeMap<&'static str, LookWords>,
+    /// Bucket names, most urgent first.
+    pub urgency: Vec<&'static str>,
+    /// What a workspace with no agent contributing anything says.
+    pub no_activity: &'static str,
+}
+
+/// The status language (see [`StatusLanguage`]).
+pub fn status_language() -> StatusLanguage {
+    let mut looks: std::collections::BTreeMap<_, _> = Bucket::ALL
+        .iter()
+        .map(|b| {
+            (
+                b.as_str(),
+                LookWords {
+                    glyph: bucket_glyph(*b),
+                    word: bucket_word(*b),
+                },
+            )
+        })
+        .collect();
+    for (name, glyph, word) in OTHER_LOOKS {
+        looks.insert(name, LookWords { glyph, word });
+    }
+    StatusLanguage {
+        looks,
+        urgency: Bucket::ALL.iter().map(Bucket::as_str).collect(),
+        no_activity: NO_ACTIVITY,
+    }
+}
+
 /// An unseen canceled turn: `done` wherever buckets count, but it did not finish, so its row
 /// says "canceled" (and the window gives it its own glyph).
 pub fn canceled_unseen(record: &AgentRecord) -> bool {
@@ -182,6 +249,37 @@ mod tests {
             kind,
             ..PermissionRequest::tool("r", "Bash", serde_json::json!({}))
         }
+    }
+
+    #[test]
+    fn the_status_language_names_every_look_the_engine_can_give() {
+        let language = status_language();
+        // Every bucket, in SPEC 6's order, and each look `look` returns.
+        assert_eq!(
+            language.urgency,
+            [
+                "needs_input",
+                "failed",
+                "running",
+                "attention",
+                "queued",
+                "done"
+            ]
+        );
+        for name in language.urgency.iter().chain(["canceled", "denied"].iter()) {
+            let words = &language.looks[name];
+            assert!(!words.glyph.is_empty() && !words.word.is_empty(), "{name}");
+        }
+        assert_eq!(language.looks.len(), 8);
+        assert_eq!(language.looks["needs_input"].word, "needs you");
+        assert_eq!(language.looks["attention"].word, "finished");
+        // The buckets' glyphs tell them apart without colour.
+        let glyphs: std::collections::BTreeSet<_> =
+            Bucket::ALL.iter().map(|b| bucket_glyph(*b)).collect();
+        assert_eq!(glyphs.len(), Bucket::COUNT);
+        let json = serde_json::to_value(&language).unwrap();
+        assert_eq!(json["noActivity"], "no activity");
+        assert_eq!(json["looks"]["canceled"]["glyph"], "⊘");
     }
 
     #[test]
