@@ -208,6 +208,9 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Tray<R>> {
         ],
     )?;
     let icon_dir = icon_dir();
+    if let Some(base) = icon_dir.parent() {
+        remove_dead_icon_dirs(base);
+    }
     let icon = TrayIconBuilder::with_id("main")
         .icon(model.state.icon())
         .tooltip(&model.tooltip)
@@ -238,6 +241,52 @@ fn icon_dir() -> PathBuf {
         .filter(|dir| dir.is_absolute() && dir.is_dir())
         .unwrap_or_else(std::env::temp_dir);
     base.join(format!("paseo-tray-{}", std::process::id()))
+}
+
+/// Removes the icon folders of Paseo processes that no longer run: an app that was killed (a
+/// crash, SIGKILL, a power cut) never removed its own, and each start would add one more.
+fn remove_dead_icon_dirs(base: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("paseo-tray-"))
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        if pid <= 0 || pid == std::process::id() as libc::pid_t || process_exists(pid) {
+            continue;
+        }
+        // Only a folder of ours: a real folder (not a link someone planted), owned by this user.
+        let path = entry.path();
+        let ours = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            // SAFETY: getuid(2) has no preconditions and cannot fail.
+            m.is_dir() && m.uid() == unsafe { libc::getuid() }
+        });
+        if ours {
+            match std::fs::remove_dir_all(&path) {
+                Ok(()) => {
+                    tracing::debug!(dir = %path.display(), "removed a killed app's tray icons")
+                }
+                Err(error) => {
+                    tracing::debug!(%error, dir = %path.display(), "cannot remove a killed app's tray icons")
+                }
+            }
+        }
+    }
+}
+
+/// Whether a process with this id runs (or exists as a zombie). A process of another user counts
+/// as running (EPERM): its folder is not ours to judge.
+fn process_exists(pid: libc::pid_t) -> bool {
+    // SAFETY: kill(2) with signal 0 sends nothing; it only checks the process.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 fn on_menu_event<R: Runtime>(app: &AppHandle<R>, id: &str) {

@@ -386,3 +386,54 @@ fn a_hosts_agents_count_and_alert_named_by_their_host() {
         "0 running · 1 needs you · 1 failed · 2 total"
     );
 }
+
+/// A killed app's icon folder is swept at the next start; a running process's folder, this
+/// process's own, other names and a planted link are left alone.
+#[test]
+fn the_icon_folders_of_killed_apps_are_removed() {
+    let base = tempfile::tempdir().unwrap();
+    // A process that has exited and been reaped: its id names no process now.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let mut alive = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let me = std::process::id();
+    let dead_dir = base.path().join(format!("paseo-tray-{dead}"));
+    std::fs::create_dir(&dead_dir).unwrap();
+    std::fs::write(dead_dir.join("tray-icon-main-1.png"), b"png").unwrap();
+    for kept in [
+        format!("paseo-tray-{}", alive.id()),
+        format!("paseo-tray-{me}"),
+        "paseo-tray-x".to_string(),
+        "other-1".to_string(),
+    ] {
+        std::fs::create_dir(base.path().join(kept)).unwrap();
+    }
+    // A link named like a dead app's folder: never followed, never removed through.
+    let target = tempfile::tempdir().unwrap();
+    std::fs::write(target.path().join("keep"), b"").unwrap();
+    std::os::unix::fs::symlink(target.path(), base.path().join("paseo-tray-999999999")).unwrap();
+
+    remove_dead_icon_dirs(base.path());
+
+    let mut left: Vec<String> = std::fs::read_dir(base.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    let mut want = vec![
+        format!("paseo-tray-{}", alive.id()),
+        format!("paseo-tray-{me}"),
+        "paseo-tray-999999999".to_string(),
+        "paseo-tray-x".to_string(),
+        "other-1".to_string(),
+    ];
+    want.sort();
+    assert_eq!(left, want);
+    assert!(target.path().join("keep").exists());
+    alive.kill().unwrap();
+    alive.wait().unwrap();
+}
