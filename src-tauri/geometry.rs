@@ -1,6 +1,12 @@
 //! Each window comes back at the size and place the user left it (kept per window label in
 //! `windows.json`, [`crate::windows::Layouts`]): noted as the window system reports moves and
-//! resizes, written once they stop, and applied when the window opens again.
+//! resizes, written once they stop, and applied when the window opens again, its place only
+//! where a screen still is.
+//!
+//! Not `tauri-plugin-window-state`, on purpose: it writes when a window closes or the app exits,
+//! so a crash or a SIGKILL forgets where every window was, and it keeps one file in the app's
+//! config folder, shared by every data root (`PASEO_HOME`). Here each move is written once it
+//! stops, atomically, beside the window's layout in its data root, and forgotten with the window.
 
 use crate::state::lock;
 use crate::windows::{Geometry, Layouts};
@@ -16,7 +22,24 @@ pub fn restore<R: Runtime>(window: &tauri::WebviewWindow<R>) {
     };
     if let Some(g) = layouts.geometry(&label) {
         let size = window.set_size(tauri::PhysicalSize::new(g.width, g.height));
-        let place = window.set_position(tauri::PhysicalPosition::new(g.x, g.y));
+        // Its place only where the user can still reach it (a screen unplugged since).
+        let screens: Vec<Geometry> = window
+            .available_monitors()
+            .unwrap_or_default()
+            .iter()
+            .map(|m| Geometry {
+                x: m.position().x,
+                y: m.position().y,
+                width: m.size().width,
+                height: m.size().height,
+            })
+            .collect();
+        let place = if screens.is_empty() || g.on_a_screen(&screens) {
+            window.set_position(tauri::PhysicalPosition::new(g.x, g.y))
+        } else {
+            tracing::info!(%label, ?g, ?screens, "the window's place is on no screen now: the window system places it");
+            Ok(())
+        };
         if let Err(error) = size.and(place) {
             tracing::warn!(%label, %error, "cannot restore the window's size and place");
         } else {

@@ -62,6 +62,21 @@ impl Geometry {
             && near(self.x)
             && near(self.y)
     }
+
+    /// Whether the user can reach it on one of `screens` (each's place and size, physical
+    /// pixels): its top band, where the title bar is, overlaps a screen by at least a grip.
+    /// A place saved on a screen since unplugged is not, and the window system places it.
+    pub fn on_a_screen(&self, screens: &[Geometry]) -> bool {
+        const GRIP: i64 = 48;
+        let (left, top) = (i64::from(self.x), i64::from(self.y));
+        let right = left + i64::from(self.width);
+        screens.iter().any(|s| {
+            let (s_left, s_top) = (i64::from(s.x), i64::from(s.y));
+            let (s_right, s_bottom) = (s_left + i64::from(s.width), s_top + i64::from(s.height));
+            let overlap = right.min(s_right) - left.max(s_left);
+            overlap >= GRIP && top >= s_top && top + GRIP <= s_bottom
+        })
+    }
 }
 
 /// The layouts of every window, as the app manages them.
@@ -310,6 +325,28 @@ mod tests {
             missing.is_empty(),
             "docs/data-model.md: windows.json has no row for {missing:?}"
         );
+    }
+
+    #[test]
+    fn a_place_on_no_screen_is_not_restored() {
+        let screen = |x, y, width, height| Geometry {
+            x,
+            y,
+            width,
+            height,
+        };
+        let laptop = screen(0, 0, 1920, 1080);
+        let external = screen(1920, 0, 2560, 1440);
+        let window = screen(2200, 100, 1200, 760);
+        assert!(window.on_a_screen(&[laptop, external]));
+        // The external screen was unplugged: its window's place is on no screen now.
+        assert!(!window.on_a_screen(&[laptop]));
+        // Mostly off the left edge, its title bar still graspable; above the top, not.
+        assert!(screen(-1100, 50, 1200, 760).on_a_screen(&[laptop]));
+        assert!(!screen(-1190, 50, 1200, 760).on_a_screen(&[laptop]));
+        assert!(!screen(100, -30, 1200, 760).on_a_screen(&[laptop]));
+        assert!(!screen(100, 1060, 1200, 760).on_a_screen(&[laptop]));
+        assert!(!window.on_a_screen(&[]));
     }
 
     #[test]

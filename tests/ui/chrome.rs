@@ -162,6 +162,37 @@ async fn the_window_comes_back_at_its_size_and_place() {
         .await;
     assert_eq!(inner, serde_json::json!([900, 700]));
     app.quit().await;
+    poll("the app to release the data root", TIMEOUT, || async {
+        h.lock_is_free().then_some(())
+    })
+    .await;
+
+    // A place on a screen unplugged since (beyond this display's right edge): the size comes
+    // back, the place does not, so the window is where the user can reach it.
+    let path = h.home().join("windows.json");
+    let mut saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    saved["geometry"]["main"]["x"] = serde_json::json!(9000);
+    std::fs::write(&path, serde_json::to_vec(&saved).unwrap()).unwrap();
+    let app = h.launch_ready(&[]).await;
+    let window = h.wait_for_window("Paseo").await.to_string();
+    let text = poll("the window at its old size", TIMEOUT, || async {
+        let text = xdotool(&h, &["getwindowgeometry", &window]).await;
+        text.contains("Geometry: 900x700").then_some(text)
+    })
+    .await;
+    let x: i32 = text
+        .split("Position: ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|x| x.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no position in {text}"));
+    let screen_width = app.execute("return screen.width", vec![]).await;
+    assert!(
+        x >= 0 && i64::from(x) < screen_width.as_i64().unwrap(),
+        "the window is at x {x}, off the {screen_width} px screen: {text}"
+    );
+    app.quit().await;
 }
 
 #[tokio::test]
