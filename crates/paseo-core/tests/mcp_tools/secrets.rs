@@ -57,7 +57,7 @@ async fn a_token_a_shell_agent_prints_is_redacted_everywhere() {
     );
     req.initial_prompt = Some(prompt);
     // Unconfined, so it can read the user token at all: a contained agent cannot (SPEC 16,
-    // tests/containment.rs), and redaction must hold for the agents the user lets out too.
+    // tests/suite/containment.rs), and redaction must hold for the agents the user lets out too.
     req.unconfined = true;
     let id = h.create(req).await.unwrap().id();
     let done = h.wait(id, T).await.unwrap();

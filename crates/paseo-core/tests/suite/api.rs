@@ -9,7 +9,7 @@ use paseo_core::api::{ApiError, Caller, Request, Response};
 use paseo_core::server::Server;
 use serde_json::{json, Value};
 
-mod support;
+use crate::support;
 use support::git::{git, init_repo, shell_runtime};
 
 /// One frame through the wire: JSON in, JSON out (`Err` is the `{code, message, field}` frame).

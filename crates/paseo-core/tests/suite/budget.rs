@@ -5,7 +5,7 @@
 //! child given more than its tree has left is refused; a detached agent's usage counts against
 //! its creator's tree; a restart keeps all of it. Everything goes through the one API.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

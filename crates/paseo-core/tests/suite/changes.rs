@@ -17,7 +17,7 @@ use paseo_core::workspaces::changes::{
 use paseo_core::workspaces::worktree::{self, BaseRef, CreatedWorktree, WorktreeTarget};
 use paseo_core::workspaces::{self, gitcli::GitError};
 
-mod support;
+use crate::support;
 use support::git::{git, git_raw};
 
 fn write(dir: &Path, path: &str, text: impl AsRef<[u8]>) {

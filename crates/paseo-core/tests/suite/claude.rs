@@ -2,7 +2,7 @@
 //! scripts/setup.sh), driven by the scripted Messages API stand-in on 127.0.0.1. The tests
 //! both CLIs share are in support/cli.rs; this file runs them and Claude Code's own.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! app-server mode, driven by the scripted Responses API stand-in on 127.0.0.1. The tests
 //! both CLIs share are in support/cli.rs; this file runs them and Codex's own.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

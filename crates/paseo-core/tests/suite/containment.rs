@@ -2,7 +2,7 @@
 //! (the same path every agent takes) attempts what a hostile agent would, and the app's own
 //! git runs over a repository that agent planted commands in.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! finish notice of an agent's background prompt, inboxes of quarantined parents, worktrees of
 //! failed creates, and unknown keys of the workspace registry.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

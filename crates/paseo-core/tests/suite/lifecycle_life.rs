@@ -3,7 +3,7 @@
 //! an unwritable record refuses the agent before it starts (SPEC 15), and stop or quit closes
 //! an errored agent (SPEC 2).
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

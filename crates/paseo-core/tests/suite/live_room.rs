@@ -2,7 +2,7 @@
 //! room, and never silently (its timeline and an event for the status bars say why), and never
 //! the agent a window shows: when that is the only candidate, the start waits until it is not.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! and Codex CLIs whose scripted stand-in models call `mcp__paseo__create_agent`. The children
 //! are real shell agents; finish notices come back to the parent as its next turn.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

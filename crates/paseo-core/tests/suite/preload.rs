@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 
 use paseo_core::config::Config;
 use paseo_core::model::{AgentId, Timestamp};

@@ -2,7 +2,7 @@
 //! archive kills its whole process tree, and a restart followed by a prompt resumes the same
 //! provider session (claude, codex).
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

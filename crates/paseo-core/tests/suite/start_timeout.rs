@@ -2,7 +2,7 @@
 //! and never answers `initialize` leaves the agent `error` with the reason once
 //! `startTimeoutSecs` passes, and its whole process tree is gone.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

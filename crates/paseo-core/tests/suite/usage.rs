@@ -4,7 +4,7 @@
 //! child, and a restart that resumes the sessions in new processes. Shell agents record wall time
 //! and exit code instead.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

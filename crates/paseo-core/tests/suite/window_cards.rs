@@ -6,7 +6,7 @@
 //! the same order, each once. The workspaces are in the registry already, as the app leaves
 //! them, so the start does not register 33,000 of them one by one.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

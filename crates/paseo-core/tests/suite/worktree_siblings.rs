@@ -15,7 +15,7 @@ use paseo_core::runtime::{Caller, CreateAgent, WorkspaceTarget};
 use paseo_core::server::{Runtime, Server};
 use paseo_core::workspaces::worktree::WorktreeTarget;
 
-mod support;
+use crate::support;
 use support::git::{git, init_repo, shell_runtime};
 use support::Door;
 

@@ -11,7 +11,7 @@ use paseo_core::server::{Runtime, Server};
 use paseo_core::workspaces::worktree::{BaseRef, WorktreeTarget};
 use paseo_core::workspaces::{self, WorkspaceError};
 
-mod support;
+use crate::support;
 use support::git::{git, init_repo, shell_runtime};
 use support::Door;
 

@@ -1,7 +1,7 @@
 //! The real agent CLIs (pinned Claude Code and Codex) against their stand-in model APIs: the
 //! providers the tests build, and the tests both CLIs must pass written once (interrupt,
-//! resume, close, a crash, the app's MCP tools, permission questions), run by tests/claude.rs
-//! and tests/codex.rs with the scripted prompts below.
+//! resume, close, a crash, the app's MCP tools, permission questions), run by tests/suite/claude.rs
+//! and tests/suite/codex.rs with the scripted prompts below.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

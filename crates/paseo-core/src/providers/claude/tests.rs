@@ -1,5 +1,5 @@
 //! The parser replayed on streams recorded from the real Claude Code 2.1.332
-//! (tests/fixtures/claude; re-record with PASEO_RECORD_DIR, see tests/claude.rs), driven the
+//! (tests/fixtures/claude; re-record with PASEO_RECORD_DIR, see tests/suite/claude.rs), driven the
 //! way the shared stdio session drives it; and the argv.
 
 use serde_json::{json, Value};

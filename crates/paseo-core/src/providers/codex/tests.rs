@@ -1,6 +1,6 @@
 //! The protocol state machine replayed on app-server streams recorded from the real
 //! Codex 0.171.0 (tests/fixtures/codex; re-record with PASEO_RECORD_DIR, see
-//! tests/codex.rs). Request ids in a recording match ours as long as the same calls are
+//! tests/suite/codex.rs). Request ids in a recording match ours as long as the same calls are
 //! made in the same order, which the replay does. And the argv.
 
 use serde_json::{json, Value};

@@ -18,7 +18,7 @@
 //! Why the git CLI and not gix or git2: no C library and no large dependency tree in the app;
 //! the exact behavior of the user's own git (their config, attributes, filters, rename
 //! detection, `--numstat` counting); and fast enough. Measured on the shared 2-core machine
-//! under load (`cargo test -p paseo-core --test changes a_ten_thousand -- --nocapture`, debug
+//! under load (`cargo test -p paseo-core --test suite changes::a_ten_thousand -- --nocapture`, debug
 //! and release builds alike, as git's processes dominate): with a new 10,000-line file and
 //! 1,000 hunks in another, the file list takes 40-75 ms and a 500-line page of the 10,000-line
 //! diff 40-80 ms on average. Each call stages and diffs afresh (no cache to go stale while an
