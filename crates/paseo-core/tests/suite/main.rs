@@ -5,8 +5,9 @@
 //!
 //! What must not share a process stays a binary of its own in `tests/`: tests that change the
 //! process's environment (`git_identity`, `git_missing`, `containment_unavailable`, `redteam`),
-//! its limits or its allocator (`load_50k`, `heap_arenas`), or run their own binary again as the
-//! process they crash (`crash_safety`, `durability`, `no_orphans`, `notice_crash`).
+//! its limits or its allocator (`load_50k`, `heap_arenas`), measure its memory (`nothing_lost`,
+//! `shell_command`), or run their own binary again as the process they crash (`crash_safety`,
+//! `durability`, `no_orphans`, `notice_crash`).
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -23,11 +24,9 @@ mod lifecycle_life;
 mod lifecycle_props;
 mod live_room;
 mod mcp_agents;
-mod nothing_lost;
 mod one_door;
 mod preload;
 mod runtime_providers;
-mod shell_command;
 mod start_timeout;
 mod usage;
 mod window_cards;

@@ -1,7 +1,7 @@
 //! The shell and command providers with real processes: turns, process-tree cleanup, output
 //! floods, processes dying mid-turn, interrupts.
 
-use crate::support;
+mod support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! cannot be written are refused at creation; timelines stay bounded; a full disk makes the
 //! agent fail visibly and writes recover when space is back.
 
-use crate::support;
+mod support;
 
 use std::path::Path;
 use std::time::Duration;
