@@ -3,8 +3,8 @@
 # JavaScript through scripts/fmt-ui.sh), clippy and all tests
 # (unit, Tauri mock-runtime, and end-to-end in the real webview under private Xvfb displays).
 # Only `cargo test` builds the app in target/debug: `cargo build` resolves different features and
-# would build the heavy stack a second time. tests/package.rs builds the release package in
-# target/release through scripts/package.sh (once; minutes from clean).
+# would build the heavy stack a second time. tests/package.rs bundles the Debian package from the
+# binaries built here (scripts/package.sh with PASEO_PACKAGE_BINARIES, in target/package-prebuilt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +23,10 @@ scripts/fmt-ui.sh --check
 # output (clippy-driver only adds lint passes), and `cargo test` reuses them because it runs with
 # the same wrapper.
 export RUSTC_WORKSPACE_WRAPPER
-RUSTC_WORKSPACE_WRAPPER=$(command -v clippy-driver)
+RUSTC_WORKSPACE_WRAPPER=$(command -v clippy-driver) || {
+  echo "[test] clippy-driver is not installed: rustup component add clippy" >&2
+  exit 1
+}
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cargo test --workspace --lib --bins --tests --benches --locked --no-run
 cargo test --workspace --locked
