@@ -72,11 +72,7 @@ export function workspaceLabel(bucket) {
 export function glyph(look, label) {
   const b = LOOKS[look] ? look : 'done';
   const word = label ?? lookWord(b);
-  return h(
-    'span',
-    { class: `glyph s-${b}`, role: 'img', 'aria-label': word, title: word },
-    LOOKS[b]?.glyph ?? '',
-  );
+  return h('span', { class: `glyph s-${b}`, role: 'img', 'aria-label': word, title: word }, lookGlyph(b));
 }
 
 /** Updates a glyph element made by `glyph` in place. */
@@ -89,7 +85,7 @@ export function updateGlyph(el, bucket, label) {
     el.setAttribute('aria-label', word);
     el.setAttribute('title', word);
   }
-  const mark = LOOKS[b]?.glyph ?? '';
+  const mark = lookGlyph(b);
   if (el.textContent !== mark) el.textContent = mark;
 }
 

@@ -23,7 +23,6 @@ import {
   lookWord,
 } from '../status.js';
 
-/** Buckets, most urgent first (SPEC 6), for the status sort and the roll-ups. */
 const activity = (a) => a.lastActivityAt || a.createdAt || 0;
 
 /**
