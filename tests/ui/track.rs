@@ -228,7 +228,14 @@ async fn a_canceled_turn_reads_canceled_not_finished() {
         app.prop(&format!("{row} .glyph"), "className").await,
         "glyph s-canceled"
     );
-    assert_eq!(h.agent_record(&spinner)["attentionReason"], "canceled");
+    // The window hears the change as it happens; the record reaches the disk a moment later
+    // (the runtime's writer), so wait for it rather than read it once.
+    poll(
+        "the canceled reason in the record on disk",
+        TIMEOUT,
+        || async { (h.agent_record(&spinner)["attentionReason"] == "canceled").then_some(()) },
+    )
+    .await;
     app.screenshot("canceled-row").await;
     // Looking at it acknowledges it, as for a finish: then it reads idle.
     row_action(&app, &spinner, "track-open").await;
