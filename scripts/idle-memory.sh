@@ -17,7 +17,7 @@ counts=${3:-0}
 mode=${4:-}
 [ -x "$bin" ] || { echo "no binary at $bin (cargo build --release)" >&2; exit 1; }
 
-exec 3< <(Xvfb -displayfd 1 -screen 0 1280x800x24 -nolisten tcp 2>/dev/null & echo "pid $!")
+exec 3< <(Xvfb -displayfd 1 -noreset -screen 0 1280x800x24 -nolisten tcp 2>/dev/null & echo "pid $!")
 read -r _ xvfb_pid <&3
 read -r display <&3
 home=''

@@ -130,11 +130,16 @@ impl HarnessBuilder {
 fn start_xvfb(marker: &str) -> (Proc, String) {
     use std::os::unix::process::CommandExt;
     // -displayfd: Xvfb picks a free display number and writes it once it accepts connections.
+    // -noreset: by default the server resets when its last client disconnects, and a client that
+    // connects during the reset is refused. The harness's own short connections (`windows`,
+    // screenshots) were often the last ones while the app started: GTK then failed to open the
+    // display ("Failed to initialize gtk backend"), twice in a row under load.
     let mut command = Command::new("Xvfb");
     command
         .args([
             "-displayfd",
             "1",
+            "-noreset",
             "-screen",
             "0",
             "1280x800x24",
@@ -276,9 +281,10 @@ impl Harness {
 
     /// Starts the app in window mode directly (no WebDriver) and waits until its window shows.
     pub async fn spawn_window_app(&self) -> Proc {
-        // GTK now and then fails to open the test's Xvfb display at start (tao panics "Failed to
-        // initialize gtk backend"; about one launch in twenty on this VM, with the X server
-        // alive): that launch is retried once, and said so on stderr. Any other failure stands.
+        // GTK used to fail now and then to open the test's Xvfb display at start (tao panics
+        // "Failed to initialize gtk backend"; about one launch in twenty on this VM, with the X
+        // server alive), before Xvfb ran with -noreset (`start_xvfb`): such a launch is still
+        // retried once, and said so on stderr. Any other failure stands.
         for attempt in 0..2 {
             let mut app = self.spawn_app(&[]);
             let deadline = std::time::Instant::now() + super::TIMEOUT;
