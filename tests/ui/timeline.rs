@@ -18,11 +18,7 @@ async fn the_timeline_pages_older_items_back_from_disk_when_scrolled_up() {
     let chatty = app.create_shell(&dir, "chatty", script).await;
     let chatty_id = id(&chatty);
     stream_ended(&app, &chatty_id).await;
-    let last_seq = newest_seq(&app, &chatty_id).await;
-    assert!(
-        last_seq > 2100,
-        "only {last_seq} items: not enough to page from disk"
-    );
+    let last_seq = streamed_past(&app, &chatty_id, script, 2100).await;
 
     open_root(&app, &chatty).await;
     app.wait_for(&format!(
@@ -98,6 +94,7 @@ async fn a_timeline_in_a_background_tab_stays_bounded_while_its_agent_streams() 
     open_root(&app, &quiet).await;
     std::fs::write(&go, "").unwrap();
     stream_ended(&app, &chatty_id).await;
+    streamed_past(&app, &chatty_id, stream, 5000).await;
     let last_seq = assert_held_bounded(&app, &chatty_id, 5000).await;
     // Back on its tab: the newest items, bounded in the DOM.
     app.click(&sel_tab(&chatty_id)).await;
@@ -114,6 +111,7 @@ async fn a_timeline_in_a_background_tab_stays_bounded_while_its_agent_streams() 
         .await;
     app.wait_for_status(&chatty_id, "running").await;
     stream_ended(&app, &chatty_id).await;
+    streamed_past(&app, &chatty_id, stream, last_seq + 5000).await;
     assert_held_bounded(&app, &chatty_id, last_seq + 5000).await;
     app.quit().await;
 }
@@ -148,6 +146,26 @@ async fn stream_ended(app: &App, agent: &str) {
         app.agent(agent).await.filter(|a| a["status"] == "idle")
     })
     .await;
+}
+
+/// Lets `agent` run `prompt` again until its timeline is past `more_than` items; returns the
+/// newest seq. One turn prints enough on an idle machine, but a reader behind on a busy one takes
+/// lines together into fewer items (the suite runs beside the window's tests): a turn that fell
+/// short is followed by another, at most four.
+async fn streamed_past(app: &App, agent: &str, prompt: &str, more_than: u64) -> u64 {
+    for _ in 0..4 {
+        let seq = newest_seq(app, agent).await;
+        if seq > more_than {
+            return seq;
+        }
+        app.call_backend("sendPrompt", vec![json!(agent), json!(prompt)])
+            .await;
+        app.wait_for_status(agent, "running").await;
+        stream_ended(app, agent).await;
+    }
+    let seq = newest_seq(app, agent).await;
+    assert!(seq > more_than, "only {seq} items after five turns");
+    seq
 }
 
 /// The seq of `agent`'s newest timeline item, as the backend pages it.
