@@ -155,17 +155,27 @@ fn load_backend<R: Runtime>(app: &tauri::AppHandle<R>, prepared: backend::Prepar
     }
 }
 
-/// Forwards every runtime event to every window (`paseo://event`), and asks the tray to catch
-/// up when an agent or the counts changed (the tray coalesces; timeline items never reach it).
-/// A window that fell behind is told to reload (`paseo://resync`).
+/// Forwards every runtime event to every window, numbered (`paseo://event`, `Numbered`), and
+/// asks the tray to catch up when an agent or the counts changed (the tray coalesces; timeline
+/// items never reach it). Events the windows fell behind on are said to be missed, with the
+/// number they reach: a window then takes this machine's snapshot again (ui/sync.js).
 fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::server::Server) {
+    use paseo_core::runtime::window::{Numbered, EVENT};
+    // Subscribed here, before any window can have its snapshot: none misses an event after it.
+    let (mut rx, mut seq) = match tauri::async_runtime::block_on(rt.subscribe_numbered()) {
+        Ok(subscribed) => subscribed,
+        Err(error) => {
+            tracing::error!(%error, "cannot follow the backend's events; the windows will not update");
+            return;
+        }
+    };
     let app = app.clone();
-    let mut rx = rt.subscribe();
     tauri::async_runtime::spawn(async move {
         loop {
             match rx.recv().await {
                 Ok(event) => {
                     use paseo_core::runtime::Event;
+                    seq += 1;
                     match &event {
                         Event::CountsChanged { .. }
                         | Event::AgentUpdated { .. }
@@ -175,14 +185,17 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::server:
                         _ => {}
                     }
                     // A window holds an agent as its card, the snapshot's shape.
-                    let sent = paseo_core::runtime::window::WindowEvent(&event);
-                    if let Err(error) = app.emit("paseo://event", sent) {
+                    if let Err(error) = app.emit(EVENT, Numbered::event(None, seq, &event)) {
                         tracing::warn!(%error, "cannot forward an event to the windows");
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    tracing::warn!(missed = n, "windows fell behind; asking them to resync");
-                    let _ = app.emit("paseo://resync", n);
+                    seq += n;
+                    tracing::warn!(
+                        missed = n,
+                        "windows fell behind; they take the snapshot again"
+                    );
+                    let _ = app.emit(EVENT, Numbered::missed(seq, n));
                     tray::refresh(&app);
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
@@ -191,10 +204,10 @@ fn forward_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::server:
     });
 }
 
-/// Forwards every host's events and states to every window (`paseo://host-event`,
-/// `paseo://host-state`, SPEC 17), in the shapes `paseo_core::hosts::window` defines. A host's
-/// fleet never comes through `paseo://event`, which is this machine's. Windows that fell behind
-/// are told every host's state again, so each takes the host's snapshot anew.
+/// Forwards every host's events and states to every window (`paseo://event` tagged with the
+/// host, `paseo://host-state`, SPEC 17), in the shapes `paseo_core::hosts::window` defines.
+/// Windows that fell behind are told every host's state again, so each takes the host's
+/// snapshot anew.
 fn forward_host_events<R: Runtime>(app: &tauri::AppHandle<R>, rt: paseo_core::server::Server) {
     use tokio::sync::broadcast::error::RecvError;
     let app = app.clone();

@@ -626,14 +626,14 @@ fn host_folder(sshd: &Sshd, name: &str) -> PathBuf {
 
 /// The window's side of a host (SPEC 17): `syncSnapshot {host}` answers the host's own
 /// snapshot with the number of the last event it reflects; the host's events come to the
-/// windows as `paseo://host-event` `{host, seq, event}` numbered after it, rising one by one,
-/// each event exactly what `paseo://event` would carry; states come as `paseo://host-state`
+/// windows on `paseo://event` as `{host, seq, event}` numbered after it, rising one by one,
+/// each event exactly what this machine's would carry; states come as `paseo://host-state`
 /// (connecting, connected, failed with its code, disconnected with when, connected again after
 /// the ssh is killed); a host not configured or not connected is refused by name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_window_takes_a_hosts_snapshot_and_follows_its_numbered_events() {
     use paseo_core::api::Event;
-    use paseo_core::hosts::window::{HOST_EVENT, HOST_STATE};
+    use paseo_core::hosts::window::{EVENT, HOST_STATE};
     use paseo_core::hosts::HostEvent;
     use paseo_core::runtime::window::WindowEvent;
     let Some(mut sshd) = Sshd::start("appwindow") else {
@@ -700,7 +700,7 @@ async fn a_window_takes_a_hosts_snapshot_and_follows_its_numbered_events() {
         let HostEvent::Event { seq, event, .. } = event else {
             panic!("a state while connected: {payload}");
         };
-        assert_eq!(name, HOST_EVENT);
+        assert_eq!(name, EVENT);
         assert_eq!(payload["host"], "box");
         assert_eq!(payload["seq"], seq);
         assert_eq!(

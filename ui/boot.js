@@ -1,8 +1,8 @@
 // Start-up: app info, this window's saved layout, the backend's events, then the fleet snapshot
 // with the cards of the first screen only (the selected workspace's agents, the open tabs'), and
-// after that screen shows, the other cards in pages. Events that arrive while the snapshot loads
-// are held and applied after it, so the window never shows an agent state older than one it has
-// already seen. Marks the first screen in the page's performance timeline (`paseo-ready`, for
+// after that screen shows, the other cards in pages. This machine's fleet is one of the window's
+// sources (sync.js): its events are followed from the first moment, held while the snapshot
+// loads and applied after it above the snapshot's number. Marks the first screen in the page's performance timeline (`paseo-ready`, for
 // benches/scroll.rs) and <body data-ready> for scripts once every card is in (`paseo-whole`);
 // the bench's launch breakdown reads the steps between too (`paseo-boot` … `paseo-painted`).
 import * as backend from './backend.js';
@@ -12,7 +12,9 @@ import * as layout from './layout.js';
 import { invalidate, flush } from './render.js';
 import { ui } from './window-state.js';
 import { ALL, showVersion, showBackendError } from './views.js';
-import { resync, resyncSoon } from './resync.js';
+import * as sync from './sync.js';
+import * as timelines from './timeline-model.js';
+import { reloadArchivedSoon } from './archived-list.js';
 import { setStatusLanguage } from './status.js';
 import { openAgent } from './gestures/tabs.js';
 import { loadArchived } from './archived-list.js';
@@ -26,13 +28,12 @@ export async function boot() {
   try {
     // Each call is a round trip through the app's main thread, which a large data root's load
     // keeps busy: the calls that do not depend on one another go together.
-    let early = [];
+    followHere();
     const [info, win] = await Promise.all([
       backend.appInfo(),
       backend.windowLayout(),
-      // Before the snapshot is asked: an event after it is held (`early`), never missed.
-      backend.listen('paseo://event', (ev) => (early ? early.push(ev) : applyEvent(ev))),
-      backend.listen('paseo://resync', () => resync()),
+      // Before the snapshot is asked: an event after it is held until it is in, never missed.
+      backend.listen('paseo://event', sync.onEvent),
     ]);
     ui.info = info;
     setStatusLanguage(info.statusLanguage);
@@ -51,25 +52,23 @@ export async function boot() {
     // fleets as each snapshot arrives.
     const hosts = startHosts();
     const tabs = Object.values(layout.layout.groups).flatMap((g) => g.tabs);
-    performance.mark('paseo-asked');
-    const snap = await backend.fleetSnapshot({ workspaceId: layout.layout.selected, agentIds: tabs });
-    performance.mark('paseo-answered');
-    // The backend's state, now that it has loaded the data root (the window opened meanwhile).
-    const loaded = backend.appInfo();
-    loadSnapshot(snap);
-    performance.mark('paseo-kept');
+    let loaded;
+    let kept = false;
+    await sync.sync(sync.HERE, async () => {
+      performance.mark('paseo-asked');
+      const snap = await backend.fleetSnapshot({ workspaceId: layout.layout.selected, agentIds: tabs });
+      performance.mark('paseo-answered');
+      // The backend's state, now that it has loaded the data root (the window opened meanwhile).
+      loaded = backend.appInfo();
+      loadSnapshot(snap);
+      kept = true;
+      performance.mark('paseo-kept');
+      return snap.seq;
+    });
+    if (!kept) throw failedHere;
     await Promise.all([opening, hosts]);
     ui.info = await loaded;
     performance.mark('paseo-info');
-    const raced = early;
-    early = null;
-    for (const ev of raced) applyEvent(ev, { guard: true });
-    if (
-      raced.some(
-        (ev) => ev.type === 'workspaceUpdated' || ev.type === 'trackChanged' || ev.type === 'countsChanged',
-      )
-    )
-      resyncSoon(500);
     if (layout.prune()) layout.save();
     ui.backend = { kind: 'ready' };
     if (layout.layout.archivedOpen) loadArchived();
@@ -88,6 +87,35 @@ export async function boot() {
     showBackendError(ui.backend.message);
     document.body.dataset.ready = 'error';
   }
+}
+
+/** Why this machine's first snapshot could not be had (sync.js reports it to `failed`). */
+let failedHere = null;
+
+/**
+ * Makes this machine's fleet one of the window's sources: after the first screen's snapshot
+ * (`boot`), a catch-up loads the whole fleet again and what the open panes show.
+ */
+function followHere() {
+  sync.follow(sync.HERE, {
+    load: async () => {
+      const snap = await backend.fleetSnapshot();
+      loadSnapshot(snap);
+      return snap.seq;
+    },
+    apply: (event) => applyEvent(event),
+    settled: () => {
+      // The first screen's snapshot is boot's to follow up; a catch-up's, this.
+      if (ui.backend.kind !== 'ready') return;
+      timelines.reloadAll();
+      if (layout.prune()) layout.save();
+      reloadArchivedSoon();
+    },
+    failed: (error) => {
+      if (ui.backend.kind === 'ready') addError('Could not reload the fleet', error);
+      else failedHere = error;
+    },
+  });
 }
 
 /** Cards per page while the rest of the fleet loads: each page a short task of the main thread. */

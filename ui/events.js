@@ -8,8 +8,7 @@ import * as timelines from './timeline-model.js';
 import { invalidate } from './render.js';
 import { ui } from './window-state.js';
 import { ALL } from './views.js';
-import { resyncSoon } from './resync.js';
-import { syncHost } from './hosts.js';
+import { HERE, syncSoon } from './sync.js';
 import { seen } from './gestures/tabs.js';
 import { reloadArchivedSoon } from './archived-list.js';
 
@@ -81,10 +80,7 @@ function redrawFor(change) {
       if (ui.view !== 'welcome') invalidate('pane', 'tabs');
       else invalidate('pane');
       // A project never seen: this machine's snapshot, or the host's, brings it.
-      if (change.unknownProject) {
-        if (change.workspace.host) syncHost(change.workspace.host);
-        else resyncSoon();
-      }
+      if (change.unknownProject) syncSoon(change.workspace.host ?? HERE);
       return;
     case 'track':
       if (change.parentAgentId === active) invalidate('pane');

@@ -1,10 +1,9 @@
 // The hosts of the window (SPEC 17, docs/hosts.md): each configured host's connection state
 // (`listHosts`), and its fleet — agents, workspaces, projects — kept in the store's maps beside
 // this machine's, each tagged with `host`, so every view and gesture works on them unchanged (the
-// backend routes a request by the agent or workspace id it names). A host's fleet comes from its
-// own snapshot (`syncSnapshot {host}`) and then its numbered events (`paseo://host-event`): an
-// event the snapshot already reflects (seq ≤ the snapshot's) is skipped, one that arrives while
-// the snapshot loads waits for it. A disconnected host's last known fleet stays (greyed); a
+// backend routes a request by the agent or workspace id it names). A host's fleet is one of the
+// window's sources (sync.js): its own snapshot (`syncSnapshot {host}`), then its numbered events,
+// caught up as this machine's are. A disconnected host's last known fleet stays (greyed); a
 // reconnect (`paseo://host-state` connected) loads a new snapshot, so nothing that happened
 // meanwhile is missed or shown twice.
 import * as backend from './backend.js';
@@ -12,11 +11,12 @@ import { addNotice, applyEvent, dropHostFleet, loadHostFleet } from './store.js'
 import * as layout from './layout.js';
 import * as timelines from './timeline-model.js';
 import { invalidate } from './render.js';
+import * as sync from './sync.js';
 
 /**
  * name → {name, ssh, state, lastSeen, error, code, installHelps, agents, counts, providers,
- * seq (of the fleet held; null: none), pending (host events held while a snapshot loads, or
- * null), busy ('installing' | 'removing' | null), problem (what the last gesture on it said)}.
+ * loaded (its fleet is in the store), busy ('installing' | 'removing' | null), problem (what the
+ * last gesture on it said)}.
  */
 export const hosts = new Map();
 
@@ -58,7 +58,7 @@ export function refreshHosts() {
 /** Whether a host's agents may still come (it is connecting, or its snapshot is on its way). */
 export function hostsLoading() {
   for (const e of hosts.values())
-    if (e.state === 'connecting' || (e.state === 'connected' && e.seq === null && !e.noSync)) return true;
+    if (e.state === 'connecting' || (e.state === 'connected' && !e.loaded && !e.noSync)) return true;
   return false;
 }
 layout.keepUnknownWhile(hostsLoading);
@@ -71,13 +71,15 @@ function adopt(list) {
   for (const name of [...hosts.keys()]) {
     if (names.has(name)) continue;
     hosts.delete(name);
+    sync.unfollow(name);
     dropHostFleet(name);
     changed = true;
   }
   const ordered = new Map();
   for (const info of list) {
     const had = hosts.get(info.name);
-    const entry = had ?? { seq: null, pending: null, busy: null, problem: null, providers: [] };
+    const entry = had ?? { loaded: false, busy: null, problem: null, providers: [] };
+    if (!had) follow(entry, info.name);
     const before = had ? key(had) : '';
     const wasConnected = had?.state === 'connected';
     Object.assign(entry, {
@@ -95,7 +97,7 @@ function adopt(list) {
     if (key(entry) !== before) changed = true;
     ordered.set(info.name, entry);
     // Connected since the last look (this window's first, or a reconnect): its fleet is loaded.
-    if (entry.state === 'connected' && (!wasConnected || (entry.seq === null && !entry.noSync)))
+    if (entry.state === 'connected' && (!wasConnected || (!entry.loaded && !entry.noSync)))
       wanted.push(info.name);
   }
   if (changed || [...ordered.keys()].join() !== [...hosts.keys()].join()) {
@@ -126,68 +128,48 @@ function key(e) {
   ]);
 }
 
-/** Loads the host's snapshot, then the events it held meanwhile that are newer. */
-export async function syncHost(name) {
-  const entry = hosts.get(name);
-  if (!entry) return;
-  if (entry.pending) {
-    entry.resyncAfter = true;
-    return;
-  }
-  entry.pending = [];
-  try {
-    const { seq, snap } = await backend.hostSnapshot(name);
-    if (hosts.get(name) !== entry) return;
-    loadHostFleet(name, snap);
-    entry.providers = snap.providers ?? [];
-    entry.seq = seq;
-    entry.noSync = false;
-    const held = entry.pending;
-    entry.pending = null;
-    for (const m of held) if (m.seq > entry.seq) apply(entry, m);
-    timelines.reloadAll();
-  } catch (error) {
-    entry.pending = null;
-    // Not connected after all (it dropped meanwhile): the next `connected` loads it. A backend
-    // that cannot give a host's snapshot is not asked again until the host reconnects.
-    if (error?.code !== 'disconnected') {
-      entry.noSync = true;
-      console.warn(`syncSnapshot of ${name} failed`, error);
-    }
-  }
+/** Makes `entry` one of the window's sources: its snapshot, and its events applied to it. */
+function follow(entry, name) {
+  sync.follow(name, {
+    load: async () => {
+      const { seq, snap } = await backend.hostSnapshot(name);
+      if (hosts.get(name) !== entry) return seq;
+      loadHostFleet(name, snap);
+      entry.providers = snap.providers ?? [];
+      entry.loaded = true;
+      entry.noSync = false;
+      return seq;
+    },
+    apply: (event) => apply(entry, event),
+    settled: () => {
+      timelines.reloadAll();
+      settle(entry);
+    },
+    failed: (error) => {
+      // Not connected after all (it dropped meanwhile): the next `connected` loads it. A backend
+      // that cannot give a host's snapshot is not asked again until the host reconnects.
+      if (error?.code !== 'disconnected') {
+        entry.noSync = true;
+        console.warn(`syncSnapshot of ${name} failed`, error);
+      }
+      settle(entry);
+    },
+  });
+}
+
+function settle(entry) {
   if (layout.prune()) layout.save();
   invalidate('sidebar', 'tabs', 'pane');
   // After the frame that draws it (benches/hosts.rs times launch → a host's fleet listed).
-  if (entry.seq !== null) requestAnimationFrame(() => performance.mark(`paseo-host-listed:${name}`));
-  if (entry.resyncAfter) {
-    entry.resyncAfter = false;
-    syncHost(name);
-  }
+  if (entry.loaded) requestAnimationFrame(() => performance.mark(`paseo-host-listed:${entry.name}`));
 }
 
-/** `paseo://host-event` {host, seq, event}. */
-function onHostEvent(message) {
-  const entry = hosts.get(message?.host);
-  if (!entry) {
-    refreshHosts();
-    return;
-  }
-  if (entry.pending) {
-    entry.pending.push(message);
-    return;
-  }
-  if (entry.seq === null) {
-    // Events before any snapshot: the snapshot comes first, these wait for it.
-    syncHost(entry.name);
-    entry.pending?.push(message);
-    return;
-  }
-  if (message.seq <= entry.seq) return;
-  apply(entry, message);
+/** Loads the host's snapshot, then the events it sent meanwhile that are newer. */
+export function syncHost(name) {
+  return sync.sync(name);
 }
 
-function apply(entry, { seq, event }) {
-  entry.seq = seq;
+function apply(entry, event) {
   const host = entry.name;
   switch (event.type) {
     case 'agentUpdated':
@@ -236,7 +218,8 @@ function onHostState(message) {
  * loading host may hold (`hostsLoading`).
  */
 export async function startHosts() {
-  await backend.listen('paseo://host-event', onHostEvent);
+  // A host's event before its row is listed: the list brings it.
+  sync.onUnknown(() => refreshHosts());
   await backend.listen('paseo://host-state', onHostState);
   await refreshHosts();
   setInterval(refreshHosts, POLL_MS);

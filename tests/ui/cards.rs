@@ -273,7 +273,7 @@ async fn a_window_starts_with_its_first_screen_and_pages_in_the_other_cards() {
     // An event carries the card the snapshot has: the same fields, no whole snapshot.
     app.execute_async(
         "const done = arguments[0]; import('/backend.js').then((b) => b.listen('paseo://event',
-           (ev) => { if (ev.agent) (window.__cards ??= []).push(ev.agent); }).then(() => done(null)));",
+           (m) => { if (!m.host && m.event?.agent) (window.__cards ??= []).push(m.event.agent); }).then(() => done(null)));",
         vec![],
     )
     .await;

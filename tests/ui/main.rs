@@ -29,6 +29,7 @@ mod hosts_support;
 
 mod budget;
 mod cards;
+mod catch_up;
 mod changes;
 mod chrome;
 mod composer;

@@ -91,7 +91,7 @@ async fn a_claude_agents_tool_call_waits_for_the_permission_prompt_in_the_pane()
     })
     .await;
     let mark = "document.querySelector(arguments[0]).dataset.before = 'resync'; \
-        import('/resync.js').then((m) => m.resync());";
+        import('/sync.js').then((m) => m.sync(m.HERE));";
     app.execute(mark, vec![json!(call)]).await;
     let drawn_again = "const el = document.querySelector(arguments[0]); \
         return el !== null && el.dataset.before === undefined;";

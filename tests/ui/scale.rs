@@ -409,7 +409,7 @@ async fn a_pane_keeps_the_last_message_an_agent_at_rest_left_in_its_file() {
     // What the backend tells windows about it from now on (events), recorded by the page.
     app.execute_async(
         "const [id, done] = arguments; import('/backend.js').then((b) => b.listen('paseo://event',
-           (ev) => { if (ev.agent?.id === id) (window.__atRest ??= []).push(ev.agent); }).then(() => done(null)));",
+           (m) => { if (m.event?.agent?.id === id) (window.__atRest ??= []).push(m.event.agent); }).then(() => done(null)));",
         vec![json!(id)],
     )
     .await;

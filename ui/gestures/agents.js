@@ -7,12 +7,11 @@ import { invalidate } from '../render.js';
 import { openMenu, closeMenu } from '../components/menu.js';
 import { ui } from '../window-state.js';
 import { resetForm, focusForm, focusComposer } from '../views.js';
-import { resyncSoon } from '../resync.js';
+import { HERE, syncSoon } from '../sync.js';
 import { notificationsItem } from './notifications.js';
 import { openAbout } from '../components/about.js';
 import * as undo from './undo.js';
 import { addHost } from './hosts.js';
-import { syncHost } from '../hosts.js';
 
 export function showForm(wsId) {
   closeMenu();
@@ -36,10 +35,7 @@ export async function createAgent(f) {
   applyEvent({ type: 'agentUpdated', agent: card }, { guard: true });
   ui.formOpen = false;
   layout.openTab(agent.workspaceId, agent.id);
-  if (!fleet.workspaces.has(agent.workspaceId)) {
-    if (f.host) syncHost(f.host);
-    else resyncSoon(100);
-  }
+  if (!fleet.workspaces.has(agent.workspaceId)) syncSoon(f.host ?? HERE, 100);
   invalidate('sidebar', 'tabs', 'pane');
   requestAnimationFrame(focusComposer);
 }

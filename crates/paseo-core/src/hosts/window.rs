@@ -1,27 +1,26 @@
-//! What the windows hear of the hosts (SPEC 17), beside this machine's `paseo://event`: each
-//! connected host's events, numbered as the host numbers them, and each host's state. The
-//! desktop shell only emits what [`HostEvent::for_window`] says, so the shapes are the core's
-//! and tested here with a real host (tests/hosts_app.rs).
+//! What the windows hear of the hosts (SPEC 17): each connected host's events on the channel
+//! this machine's come on, tagged with the host and numbered as the host numbers them, and each
+//! host's state. The desktop shell only emits what [`HostEvent::for_window`] says, so the shapes
+//! are the core's and tested here with a real host (tests/hosts_app.rs).
 //!
 //! ```text
-//! paseo://host-event  {"host":"box","seq":42,"event":{"type":"agentUpdated","agent":{…card…}}}
+//! paseo://event       {"host":"box","seq":42,"event":{"type":"agentUpdated","agent":{…card…}}}
 //! paseo://host-state  {"host":"box","state":"disconnected","lastSeen":"…","error":"…"}
 //! ```
 //!
-//! `event` is exactly what `paseo://event` carries for the same event (an agent as its card,
-//! [`WindowEvent`]); the state is `listHosts`'s (`connecting`, `connected`, `disconnected`
+//! `event` is exactly what this machine's message carries for the same event (an agent as its
+//! card, [`Numbered`]); the state is `listHosts`'s (`connecting`, `connected`, `disconnected`
 //! with `lastSeen` and `error`, `failed` with `code`, `error` and `installHelps`). A state
 //! comes whenever it changes and each time the host's mirror is rebuilt from a new snapshot:
 //! the window then asks `syncSnapshot {host}` and applies only the host's events with a
-//! `seq` above the answer's.
+//! `seq` above the answer's, as it does this machine's above its snapshot's.
 
 use serde::Serialize;
 
 use super::{HostEvent, HostState};
-use crate::runtime::window::WindowEvent;
+use crate::runtime::window::Numbered;
+pub use crate::runtime::window::EVENT;
 
-/// The Tauri event carrying a host's event.
-pub const HOST_EVENT: &str = "paseo://host-event";
 /// The Tauri event carrying a host's state.
 pub const HOST_STATE: &str = "paseo://host-state";
 
@@ -29,11 +28,7 @@ pub const HOST_STATE: &str = "paseo://host-state";
 #[derive(Clone, Copy, Serialize)]
 #[serde(untagged)]
 pub enum ForWindow<'a> {
-    Event {
-        host: &'a str,
-        seq: u64,
-        event: WindowEvent<'a>,
-    },
+    Event(Numbered<'a>),
     State {
         host: &'a str,
         #[serde(flatten)]
@@ -46,12 +41,8 @@ impl HostEvent {
     pub fn for_window(&self) -> (&'static str, ForWindow<'_>) {
         match self {
             HostEvent::Event { host, seq, event } => (
-                HOST_EVENT,
-                ForWindow::Event {
-                    host,
-                    seq: *seq,
-                    event: WindowEvent(event),
-                },
+                EVENT,
+                ForWindow::Event(Numbered::event(Some(host), *seq, event)),
             ),
             HostEvent::State { host, state } => (HOST_STATE, ForWindow::State { host, state }),
         }
@@ -62,6 +53,7 @@ impl HostEvent {
 mod tests {
     use super::*;
     use crate::api::Event;
+    use crate::runtime::window::WindowEvent;
     use serde_json::json;
 
     #[test]
@@ -115,11 +107,20 @@ mod tests {
             event: Box::new(notice.clone()),
         };
         let (name, payload) = e.for_window();
-        assert_eq!(name, HOST_EVENT);
+        assert_eq!(name, EVENT);
         assert_eq!(
             serde_json::to_value(payload).unwrap(),
             json!({"host": "box", "seq": 42,
                    "event": serde_json::to_value(WindowEvent(&notice)).unwrap()})
+        );
+        // This machine's: the same message without a host, and the news of a lag.
+        assert_eq!(
+            serde_json::to_value(Numbered::event(None, 7, &notice)).unwrap(),
+            json!({"seq": 7, "event": serde_json::to_value(WindowEvent(&notice)).unwrap()})
+        );
+        assert_eq!(
+            serde_json::to_value(Numbered::missed(90, 12)).unwrap(),
+            json!({"seq": 90, "missed": 12})
         );
     }
 }

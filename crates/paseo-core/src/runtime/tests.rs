@@ -670,3 +670,56 @@ async fn a_start_in_a_held_checkout_waits_for_the_hold_and_then_runs() {
     assert_eq!(w.agent.record.last_message.as_deref(), Some("second"));
     rt.shutdown().await;
 }
+
+/// A window's snapshot says the number of the last event it reflects, in the numbering of the
+/// events it then hears (`subscribe_numbered`, what the desktop shell forwards): every event
+/// numbered up to it happened before the snapshot, and a change after it comes numbered above it.
+/// This is what lets a window hold events while its snapshot loads and apply only the newer ones
+/// (ui/sync.js), for this machine as for a host.
+#[tokio::test]
+async fn a_windows_snapshot_is_numbered_as_the_events_it_hears() {
+    use crate::runtime::window::WindowQuery;
+    let env = Env::new();
+    let rt = env.start().await;
+    let h = rt.handle().runtime;
+    let (mut rx, base) = h.subscribe_numbered().await.unwrap();
+    let ws = workspace(&rt.handle(), &env).await;
+    let first = |text: String| -> u64 {
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["seq"].as_u64().expect("a numbered snapshot")
+    };
+    let before = first(
+        h.window_snapshot(WindowQuery::First {
+            workspace_id: None,
+            agent_ids: vec![],
+        })
+        .await
+        .unwrap(),
+    );
+    // The workspace's own events came before the snapshot: numbered up to it, not past it.
+    let mut n = base;
+    let mut seen_ws = false;
+    while n < before {
+        let ev = rx.recv().await.unwrap();
+        n += 1;
+        seen_ws |= matches!(&ev, Event::WorkspaceUpdated { workspace } if workspace.record.workspace_id == ws);
+    }
+    assert!(
+        seen_ws,
+        "the workspace's event is numbered at most {before}"
+    );
+    assert!(rx.try_recv().is_err(), "nothing after the snapshot yet");
+    // A change after the snapshot: the next event, numbered just above it, and the whole
+    // snapshot taken then is numbered past it.
+    h.rename_workspace(ws.clone(), "numbered").await.unwrap();
+    let ev = rx.recv().await.unwrap();
+    assert!(
+        matches!(&ev, Event::WorkspaceUpdated { workspace } if workspace.record.name.as_deref() == Some("numbered")),
+        "{ev:?}"
+    );
+    let whole = first(h.window_snapshot(WindowQuery::Whole).await.unwrap());
+    assert_eq!(whole, before + 1, "one event since");
+    let (seq, _) = h.sync_snapshot().await.unwrap();
+    assert_eq!(seq, whole, "syncSnapshot numbers it the same");
+    rt.shutdown().await;
+}

@@ -8,6 +8,10 @@
 //! the selected workspace's agents and the open tabs'), and the page fetches the other cards
 //! afterwards in pages ([`WindowQuery::After`]), oldest first, keyed by (created, id) so agents
 //! created or archived in between neither shift nor repeat a page.
+//!
+//! Every fleet a window shows (this machine's, each host's) reaches it the same way: a snapshot
+//! that says the number of the last event it reflects (`seq`), then the events numbered after it
+//! on one channel ([`EVENT`], [`Numbered`]), so the page has one way to catch up (`ui/sync.js`).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -348,6 +352,8 @@ fn first_screen<'a>(
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct FleetAnswer<'a> {
+    /// The number of the last event it reflects: the window applies the events after it.
+    seq: u64,
     /// Whether `agents` is every card (else the page asks for the rest in pages).
     whole: bool,
     quiet_counts: Vec<(usize, Tally)>,
@@ -409,6 +415,7 @@ impl Actor {
             None => serde_json::to_writer(
                 &mut out,
                 &FleetAnswer {
+                    seq: self.out.seq(),
                     whole,
                     quiet_counts,
                     fleet: self.fleet_snapshot(list, tracks),
@@ -439,6 +446,51 @@ impl Serialize for WindowEvent<'_> {
         m.serialize_field("type", kind)?;
         m.serialize_field("agent", &AgentCard::of_snapshot(agent))?;
         m.end()
+    }
+}
+
+/// The one channel every window hears the fleets' events on, this machine's and the hosts'.
+pub const EVENT: &str = "paseo://event";
+
+/// One message on [`EVENT`]: an event numbered as its source numbers them (`host`: a host's; none:
+/// this machine's), or the news that the events up to `seq` were lost on the way to the windows
+/// (`missed`: they fell behind), after which a window takes that source's snapshot again.
+///
+/// ```text
+/// {"seq":42,"event":{"type":"agentUpdated","agent":{…card…}}}
+/// {"host":"box","seq":7,"event":{…}}
+/// {"seq":90,"missed":12}
+/// ```
+#[derive(Clone, Copy, Serialize)]
+pub struct Numbered<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<&'a str>,
+    pub seq: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<WindowEvent<'a>>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub missed: u64,
+}
+
+impl<'a> Numbered<'a> {
+    /// Event number `seq` of `host` (none: this machine).
+    pub fn event(host: Option<&'a str>, seq: u64, event: &'a Event) -> Self {
+        Numbered {
+            host,
+            seq,
+            event: Some(WindowEvent(event)),
+            missed: 0,
+        }
+    }
+
+    /// This machine's `missed` events up to `seq` never reached the windows.
+    pub fn missed(seq: u64, missed: u64) -> Self {
+        Numbered {
+            host: None,
+            seq,
+            event: None,
+            missed,
+        }
     }
 }
 
