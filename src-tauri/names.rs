@@ -6,14 +6,12 @@ use paseo_core::runtime::AgentSnapshot;
 /// The longest agent title the tray menu and notifications show, in characters.
 pub const MAX_TITLE_CHARS: usize = 40;
 
-/// The agent's title on one short line; the provider's name when it has none.
+/// The agent's name (the core's one rule, as the window names it: its title, else its provider
+/// and the start of its id) on one short line.
 pub fn display_title(agent: &AgentSnapshot) -> String {
-    let words: Vec<&str> = agent.record.title.split_whitespace().collect();
-    let title = if words.is_empty() {
-        format!("{} agent", agent.record.provider)
-    } else {
-        words.join(" ")
-    };
+    let r = &agent.record;
+    let name = paseo_core::model::display_name(&r.title, &r.provider, r.id);
+    let title = name.split_whitespace().collect::<Vec<_>>().join(" ");
     if title.chars().count() <= MAX_TITLE_CHARS {
         return title;
     }
@@ -27,5 +25,6 @@ pub fn display_title(agent: &AgentSnapshot) -> String {
 /// title with the host's, `lead (on box)`, so the user knows which machine to look at.
 pub fn on_host(mut agent: AgentSnapshot, host: &str) -> AgentSnapshot {
     agent.record.title = format!("{} (on {host})", display_title(&agent));
+    agent.name = None;
     agent
 }

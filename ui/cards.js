@@ -10,6 +10,7 @@
 export const CARD = [
   'id',
   'title',
+  'name',
   'provider',
   'status',
   'parentAgentId',
@@ -36,6 +37,7 @@ export const CARD = [
   'turnCount',
   'unconfined',
   'treeBudget',
+  'subagents',
 ];
 
 /** A card's instants, as epoch milliseconds (numbers, not one more string each). */

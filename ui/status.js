@@ -92,8 +92,8 @@ export function updateGlyph(el, bucket, label) {
 /** An agent's display name: its title, else its provider and the start of its id. */
 export function agentName(agent) {
   if (!agent) return 'unknown agent';
-  const title = (agent.title || '').trim();
-  return title || `${agent.provider} ${String(agent.id).slice(0, 8)}`;
+  // The core's name for it (model/attention.rs `display_name`), sent only when not its title.
+  return agent.name ?? agent.title;
 }
 
 const POWER_TITLES = {

@@ -228,8 +228,9 @@ export function addCards(page, last) {
 }
 
 /**
- * Applies one `paseo://event`. `guard` (at start-up, for events that raced the snapshot) skips
- * agent states older than the ones already held.
+ * Applies one event (sync.js hands it each source's in order). `guard` (for a command's reply
+ * applied as an event, which may come after the event itself) skips agent states older than the
+ * ones already held.
  */
 export function applyEvent(ev, { guard = false } = {}) {
   switch (ev.type) {

@@ -24,7 +24,7 @@ let unknown = () => {};
  * are held from now until its first snapshot is in (`sync`).
  */
 export function follow(key, { load, apply, settled = () => {}, failed = () => {} }) {
-  sources.set(key, { load, apply, settled, failed, seq: null, pending: [], again: false });
+  sources.set(key, { load, apply, settled, failed, seq: null, pending: [], again: false, loads: 0 });
 }
 
 /** Stops following a source (a host removed): its events are then `unknown`'s. */
@@ -35,6 +35,11 @@ export function unfollow(key) {
 /** What to do with an event of a source not followed (a host this window has not listed yet). */
 export function onUnknown(handler) {
   unknown = handler;
+}
+
+/** How many snapshots of the source the store has loaded (1 after a start without catch-up). */
+export function loadsOf(key) {
+  return sources.get(key)?.loads ?? 0;
 }
 
 /** The number of the source's last event the store reflects (null: none yet). */
@@ -67,6 +72,7 @@ export async function sync(key, load) {
   }
   s.loading = false;
   if (sources.get(key) !== s) return;
+  s.loads += 1;
   s.seq = seq;
   const held = s.pending;
   s.pending = null;

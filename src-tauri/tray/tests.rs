@@ -27,6 +27,7 @@ pub(crate) fn agent(title: &str) -> AgentSnapshot {
     .unwrap();
     AgentSnapshot {
         record,
+        name: None,
         parent_agent_id: None,
         status: Status::Idle,
         pending_permission: None,
@@ -46,6 +47,7 @@ pub(crate) fn agent(title: &str) -> AgentSnapshot {
         changes: None,
         tree_usage: Default::default(),
         tree_budget: None,
+        subagents: None,
         at_rest: false,
     }
 }
@@ -331,8 +333,10 @@ fn titles_are_one_short_line_and_never_empty() {
     assert!(display_title(&long).ends_with('…'));
     long.record.title = "fix  the\nlogin\tform ".into();
     assert_eq!(display_title(&long), "fix the login form");
+    // Untitled: named as the window names it (the core's rule), never an empty line.
     long.record.title = "  ".into();
-    assert_eq!(display_title(&long), "shell agent");
+    let id = long.record.id.to_string();
+    assert_eq!(display_title(&long), format!("shell {}", &id[..8]));
     let spaced = agent(&format!("{} tail", "word ".repeat(8)));
     let shown = display_title(&spaced);
     assert!(!shown.contains(" …"), "{shown}");

@@ -37,9 +37,12 @@ async fn a_window_skips_what_its_snapshot_holds_and_takes_it_again_after_missed_
         async move { app.execute_async(&script, args).await }
     };
 
-    // This machine's fleet is numbered like a host's.
+    // This machine's fleet is numbered like a host's, and its start took one snapshot: the
+    // events since came without a gap.
     let seq = in_page("done(sync.seqOf(sync.HERE));", vec![]).await;
     assert!(seq.is_u64(), "{seq}");
+    let loads = in_page("done(sync.loadsOf(sync.HERE));", vec![]).await;
+    assert_eq!(loads, 1);
 
     // An event numbered at or below what the window holds is one its snapshot reflects: skipped.
     let title = in_page(

@@ -3,16 +3,12 @@
 // each openable read-only and restorable on its own (with the members archived below it).
 // A popup like the menu: Escape or a click elsewhere closes it.
 import { h } from '../dom.js';
-import { agentName } from '../status.js';
+import { agentLabel, agentName } from '../status.js';
 import { providerLabel } from '../store.js';
 import { closePopup, popupOf, showPopup } from '../popup.js';
 
 /** Closes the list (or whichever popup is open). */
 export const closeMembers = () => closePopup();
-
-function statusWord(m) {
-  return m.status === 'error' || m.lastError ? 'failed' : m.status;
-}
 
 /**
  * batch: {head, members}; lists every member, the head first, a member's subagents indented
@@ -61,7 +57,8 @@ export function openMembers(anchor, batch, actions, busy) {
         'span',
         { class: 'muted member-meta' },
         ` · ${providerLabel(m.provider)} · `,
-        h('span', { class: statusWord(m) === 'failed' ? 'member-failed' : null }, statusWord(m)),
+        // The core's word for it: the status it was archived in (model/attention.rs).
+        h('span', { class: agentLabel(m) === 'failed' ? 'member-failed' : null }, agentLabel(m)),
       ),
       h('span', { class: 'spacer' }),
       h(

@@ -25,47 +25,29 @@ import {
 
 const activity = (a) => a.lastActivityAt || a.createdAt || 0;
 
-/**
- * What an agent shows in its tree's workspace, as the core decides it and sends it in the card
- * (paseo-core model/status.rs `tree_bucket`: a finished subagent shows done there, its finish
- * being its parent's to read).
- */
-const inTree = (a) => a.treeBucket ?? agentBucket(a);
-
-/** A root's row and its subagents, for the filter, the search and the status sort. */
+/** A root's subagents, for the search (a row is found by a subagent's name too). */
 function subtree(root) {
   return descendants(root.id)
     .map((id) => (typeof id === 'string' ? fleet.agents.get(id) : id))
     .filter(Boolean);
 }
 
-/** Whether the root's row shows state `b`: its own, or what a subagent shows in the workspace. */
-function treeShows(root, kids, b) {
-  return agentBucket(root) === b || (b !== 'done' && kids.some((k) => inTree(k) === b));
+/**
+ * Whether the root's row shows state `b`: its own, or one its subagents show in the workspace
+ * (the core rolls them up in the root's card: `subagents.shows`, paseo-core model/attention.rs).
+ */
+function treeShows(root, b) {
+  return agentBucket(root) === b || (b !== 'done' && (root.subagents?.shows ?? []).includes(b));
 }
 
-/** The most urgent state the row shows (its own, or what a subagent shows in the workspace). */
-function treeUrgency(root, kids) {
+/** The most urgent state the row shows (its own, or one its subagents show). */
+function treeUrgency(root) {
   const order = urgency();
   let best = order.indexOf(agentBucket(root));
-  for (const k of kids) best = Math.min(best, order.indexOf(inTree(k)));
+  for (const b of root.subagents?.shows ?? []) best = Math.min(best, order.indexOf(b));
   return best;
 }
 
-/** "12 subagents: 3 running, 1 failed" (only the buckets that have any, idle ones left out). */
-export function subagentsSummary(kids) {
-  if (kids.length === 0) return null;
-  const n = new Map();
-  for (const k of kids) {
-    const b = agentBucket(k);
-    n.set(b, (n.get(b) ?? 0) + 1);
-  }
-  const parts = urgency()
-    .filter((b) => b !== 'done' && n.get(b))
-    .map((b) => `${n.get(b)} ${lookWord(b)}`);
-  const head = `${kids.length} subagent${kids.length === 1 ? '' : 's'}`;
-  return parts.length ? `${head}: ${parts.join(', ')}` : head;
-}
 import { treeUsageText, usageText, usageTitle } from '../usage.js';
 
 export class WorkspaceHome {
@@ -269,18 +251,14 @@ export class WorkspaceHome {
     const words = this.search.value.trim().toLowerCase();
     const only = this.filter.value;
     const by = this.sort.value;
-    const needKids = only || words || by === 'status';
-    const kidsOf = new Map(needKids ? all.map((r) => [r.id, subtree(r)]) : []);
     const named = (a) => agentName(a).toLowerCase().includes(words);
     const list = all.filter(
-      (r) =>
-        (!only || treeShows(r, kidsOf.get(r.id), only)) &&
-        (!words || named(r) || kidsOf.get(r.id).some(named)),
+      (r) => (!only || treeShows(r, only)) && (!words || named(r) || subtree(r).some(named)),
     );
     const recent = (a, b) => (activity(b) > activity(a) ? 1 : activity(b) < activity(a) ? -1 : 0);
     if (by === 'name') list.sort((a, b) => agentName(a).localeCompare(agentName(b)) || recent(a, b));
     else if (by === 'status') {
-      const urgency = new Map(list.map((r) => [r.id, treeUrgency(r, kidsOf.get(r.id))]));
+      const urgency = new Map(list.map((r) => [r.id, treeUrgency(r)]));
       list.sort((a, b) => urgency.get(a.id) - urgency.get(b.id) || recent(a, b));
     } else list.sort(recent);
     return list;
@@ -357,12 +335,12 @@ export class WorkspaceHome {
     setText(name, agentName(agent));
     setText(word, label);
     word.className = `wa-word s-${agentLook(agent)}`;
-    const kids = subtree(agent);
     setText(
       meta,
       [
         providerLabel(agent.provider),
-        subagentsSummary(kids),
+        // The core's roll-up of its subagents ("12 subagents: 3 running, 1 failed").
+        agent.subagents?.word ?? null,
         treeUsageText(agent) || null,
         ago(agent.lastActivityAt || agent.createdAt),
       ]

@@ -102,6 +102,33 @@ impl Engine {
         out
     }
 
+    /// How many of the root agent `root`'s unarchived subagents are in each bucket (none: it
+    /// has none, or it is not a root).
+    pub fn subtree_counts(&self, root: AgentId) -> Option<&[u32; Bucket::COUNT]> {
+        self.subtrees.get(&root)
+    }
+
+    /// The roll-ups computed from scratch, for tests to compare with the incremental ones.
+    pub fn recompute_subtrees(&self) -> HashMap<AgentId, [u32; Bucket::COUNT]> {
+        let mut out: HashMap<AgentId, [u32; Bucket::COUNT]> = HashMap::new();
+        for (id, a) in &self.agents {
+            if a.record.is_archived() || self.unarchived_parent(*id).is_none() {
+                continue;
+            }
+            out.entry(self.compute_root(*id)).or_default()[a.bucket().index()] += 1;
+        }
+        out
+    }
+
+    /// The incremental roll-ups, without empty ones (comparable with `recompute_subtrees`).
+    pub fn subtrees_snapshot(&self) -> HashMap<AgentId, [u32; Bucket::COUNT]> {
+        self.subtrees
+            .iter()
+            .filter(|(_, c)| c.iter().any(|n| *n > 0))
+            .map(|(k, v)| (*k, *v))
+            .collect()
+    }
+
     /// The incremental counts, without empty workspaces (comparable with `recompute_activity`).
     pub fn activity_snapshot(&self) -> HashMap<WorkspaceId, [u32; Bucket::COUNT]> {
         self.activity
@@ -171,6 +198,7 @@ impl Engine {
     /// Takes its root from its live parent's (the parent's must be current).
     pub(super) fn adopt_root(&mut self, id: AgentId) {
         let root = self.root_from_parent(id);
+        self.uncount_in_subtree(id);
         if let Some(a) = self.agents.get_mut(&id) {
             a.root = root;
         }
@@ -185,6 +213,7 @@ impl Engine {
             if !seen.insert(cur) {
                 continue;
             }
+            self.uncount_in_subtree(cur);
             if let Some(a) = self.agents.get_mut(&cur) {
                 a.root = root;
             }
@@ -228,8 +257,9 @@ impl Engine {
     }
 
     /// Moves the agent's contribution from its old bucket to its new one, touching only the
-    /// workspaces involved.
+    /// workspaces involved, and its count in its root's roll-up the same way.
     pub(super) fn refresh(&mut self, id: AgentId) {
+        self.refresh_subtree(id);
         let new = self.compute_contribution(id);
         let Some(a) = self.agents.get_mut(&id) else {
             return;
@@ -247,6 +277,47 @@ impl Engine {
             self.activity.entry(ws.clone()).or_default()[b.index()] += 1;
             self.out.workspaces.insert(ws);
         }
+    }
+
+    /// A subagent counts in its root's roll-up with its own bucket; a root, an archived agent or
+    /// one gone counts nowhere. A root whose roll-up changed is shown again (its card carries it).
+    fn refresh_subtree(&mut self, id: AgentId) {
+        let new = match self.agents.get(&id) {
+            Some(a) if !a.record.is_archived() && self.unarchived_parent(id).is_some() => {
+                Some(a.bucket())
+            }
+            _ => None,
+        };
+        if self.agents.get(&id).map(|a| a.in_subtree) == Some(new) {
+            return;
+        }
+        self.uncount_in_subtree(id);
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        a.in_subtree = new;
+        let root = a.root;
+        if let Some(b) = new {
+            self.subtrees.entry(root).or_default()[b.index()] += 1;
+            self.rerender_one(root);
+        }
+    }
+
+    /// Takes the agent out of its root's roll-up (before its root changes, or its bucket).
+    pub(super) fn uncount_in_subtree(&mut self, id: AgentId) {
+        let Some(a) = self.agents.get_mut(&id) else {
+            return;
+        };
+        let (Some(b), root) = (a.in_subtree.take(), a.root) else {
+            return;
+        };
+        if let Some(c) = self.subtrees.get_mut(&root) {
+            c[b.index()] = c[b.index()].saturating_sub(1);
+            if c.iter().all(|n| *n == 0) {
+                self.subtrees.remove(&root);
+            }
+        }
+        self.rerender_one(root);
     }
 }
 

@@ -320,7 +320,8 @@ impl Engine {
         (owed, facts)
     }
 
-    /// Tracks, archive batches, roots and bucket contributions, for the repaired fleet, built
+    /// Tracks, archive batches, roots, bucket contributions and roots' roll-ups, for the
+    /// repaired fleet, built
     /// in bulk (the same indexes `index_child`, `adopt_root` and `refresh` keep one agent at a
     /// time later).
     fn build_indexes(&mut self, ids: &[AgentId], tree: &Tree, facts: Vec<Facts>) {
@@ -404,9 +405,16 @@ impl Engine {
                     }
                 }
             }
+            // A subagent's own bucket in its root's roll-up, as `refresh_subtree` counts it.
+            let in_subtree =
+                (!tree.archived[i] && unarchived_parent(i).is_some()).then_some(f.bucket);
+            if let Some(b) = in_subtree {
+                self.subtrees.entry(ids[top]).or_default()[b.index()] += 1;
+            }
             if let Some(a) = self.agents.get_mut(id) {
                 a.root = ids[top];
                 a.contribution = contribution;
+                a.in_subtree = in_subtree;
             }
         }
     }

@@ -151,6 +151,9 @@ pub struct AgentState {
     root: AgentId,
     /// The bucket it contributes, and where (SPEC 6).
     contribution: Option<(WorkspaceId, Bucket)>,
+    /// A subagent's own bucket, counted in the roll-up of `root` (`Engine::subtrees`): whoever
+    /// changes `root` takes it out first ([`Engine::uncount_in_subtree`]).
+    in_subtree: Option<Bucket>,
     /// Whether the tracks above it last heard it running or starting: their "Archive
     /// finished" counts depend on it (SPEC 5), not only its parent's.
     counted_active: bool,
@@ -176,6 +179,7 @@ impl AgentState {
             notes: None,
             changes: None,
             contribution: None,
+            in_subtree: None,
             counted_active: false,
         }
     }
@@ -347,6 +351,9 @@ pub struct Engine {
     projects: BTreeMap<ProjectId, ProjectRecord>,
     /// Per workspace, how many agents contribute each bucket.
     activity: FxHashMap<WorkspaceId, [u32; Bucket::COUNT]>,
+    /// Per root agent, how many of its unarchived subagents are in each bucket (their own): its
+    /// row's roll-up ([`crate::model::Subagents`]).
+    subtrees: FxHashMap<AgentId, [u32; Bucket::COUNT]>,
     inbox: FxHashMap<AgentId, VecDeque<Notice>>,
     /// Archived agents by the batch they were archived in.
     batches: FxHashMap<BatchId, Vec<AgentId>>,

@@ -91,6 +91,11 @@ impl Engine {
         }
     }
 
+    /// Shows `id` again after this step: a roll-up its card carries changed.
+    pub(super) fn rerender_one(&mut self, id: AgentId) {
+        self.usage.rerender.insert(id);
+    }
+
     /// The agents whose roll-ups changed since the last call, to re-render.
     pub fn take_rerender(&mut self) -> FxHashSet<AgentId> {
         std::mem::take(&mut self.usage.rerender)

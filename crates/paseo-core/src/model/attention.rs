@@ -195,6 +195,13 @@ pub fn status_word(
     queue_place: Option<usize>,
 ) -> Cow<'static, str> {
     match bucket {
+        // An archived agent says the status it was archived in (its row in the list of what was
+        // archived together), a failed turn "failed" even after the archive closed its session.
+        _ if record.is_archived() => match record.last_status {
+            _ if record.last_error.is_some() => Cow::Borrowed("failed"),
+            Status::Error => Cow::Borrowed("failed"),
+            s => Cow::Borrowed(s.as_str()),
+        },
         Bucket::Queued => match queue_place {
             Some(n) if n > 0 => Cow::Owned(format!("queued · {}", ordinal(n))),
             _ => Cow::Borrowed("queued"),
@@ -223,6 +230,53 @@ pub fn display_name(title: &str, provider: &str, id: super::AgentId) -> String {
     } else {
         title.to_string()
     }
+}
+
+/// A root agent's subagents rolled up (its unarchived descendants), as its row in the workspace
+/// home shows them: the words, and the buckets they show in its workspace besides done (what the
+/// home's filter and status sort read for the row, [`super::tree_bucket`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subagents {
+    /// "12 subagents: 3 running, 1 failed": how many, then each bucket but done that has any,
+    /// most urgent first.
+    pub word: String,
+    /// Most urgent first; empty when they are all done (or finished: their parent's to read).
+    pub shows: Vec<Bucket>,
+}
+
+impl Subagents {
+    /// From how many subagents are in each bucket (their own); none when there are none.
+    pub fn of(counts: &[u32; Bucket::COUNT]) -> Option<Subagents> {
+        let total: u32 = counts.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let has = |b: &Bucket| counts[b.index()] > 0;
+        let parts: Vec<String> = Bucket::ALL
+            .iter()
+            .filter(|b| **b != Bucket::Done && has(b))
+            .map(|b| format!("{} {}", counts[b.index()], bucket_word(*b)))
+            .collect();
+        let head = format!("{total} subagent{}", if total == 1 { "" } else { "s" });
+        Some(Subagents {
+            word: match parts.is_empty() {
+                true => head,
+                false => format!("{head}: {}", parts.join(", ")),
+            },
+            shows: Bucket::ALL
+                .into_iter()
+                .filter(|b| has(b) && super::tree_bucket(*b, false) != Bucket::Done)
+                .collect(),
+        })
+    }
+}
+
+/// The agent's [`display_name`] when its title as it is is not that name (none, or spaces around
+/// it): what its card and snapshot carry as `name` beside the title, so every client names it
+/// by this one rule and a titled fleet's answers do not grow by a copy of every title.
+pub fn name_beyond_title(record: &AgentRecord) -> Option<String> {
+    let name = display_name(&record.title, &record.provider, record.id);
+    (name != record.title).then_some(name)
 }
 
 /// 1st, 2nd, 3rd, 4th, … 11th, 12th, 13th, 21st.
@@ -417,6 +471,52 @@ mod tests {
         assert_eq!(look(&finished, bucket(&finished, false)), "attention");
         let failed = record(Status::Error, Some(AttentionReason::Error));
         assert_eq!(look(&failed, bucket(&failed, false)), "failed");
+    }
+
+    #[test]
+    fn an_archived_agent_says_the_status_it_was_archived_in() {
+        use crate::model::Timestamp;
+        let word = |status, error: Option<&str>| {
+            let mut r = record(status, None);
+            r.last_error = error.map(String::from);
+            r.archived_at = Some(Timestamp::from_millis(1));
+            status_word(&r, bucket(&r, false), None, None).into_owned()
+        };
+        assert_eq!(word(Status::Idle, None), "idle");
+        assert_eq!(word(Status::Closed, None), "closed");
+        assert_eq!(word(Status::Error, None), "failed");
+        // Archiving closed the session of a turn that had failed: still "failed".
+        assert_eq!(word(Status::Closed, Some("exit 3")), "failed");
+    }
+
+    #[test]
+    fn an_untitled_agent_is_named_by_its_provider_and_id_and_a_titled_one_by_its_title() {
+        let mut r = record(Status::Idle, None);
+        let id = r.id.to_string();
+        assert_eq!(
+            name_beyond_title(&r).as_deref(),
+            Some(format!("shell {}", &id[..8]).as_str())
+        );
+        r.title = "fix the login form".into();
+        assert_eq!(name_beyond_title(&r), None, "the title is the name");
+        r.title = "  padded ".into();
+        assert_eq!(name_beyond_title(&r).as_deref(), Some("padded"));
+    }
+
+    #[test]
+    fn a_roots_subagents_roll_up_in_urgency_order_without_the_done() {
+        let mut c = [0u32; Bucket::COUNT];
+        assert_eq!(Subagents::of(&c), None);
+        c[Bucket::Done.index()] = 8;
+        c[Bucket::Running.index()] = 2;
+        c[Bucket::Failed.index()] = 1;
+        c[Bucket::Attention.index()] = 1;
+        let s = Subagents::of(&c).unwrap();
+        assert_eq!(s.word, "12 subagents: 1 failed, 2 running, 1 finished");
+        // A finished subagent is its parent's to read: the workspace shows it done.
+        assert_eq!(s.shows, vec![Bucket::Failed, Bucket::Running]);
+        let one = Subagents::of(&[0, 0, 0, 0, 0, 1]).unwrap();
+        assert_eq!((one.word.as_str(), one.shows.len()), ("1 subagent", 0));
     }
 
     #[test]

@@ -40,7 +40,10 @@ pub use agent::{
     AgentConfig, AgentRecord, AttentionReason, NotifyArm, Persistence, Status, PARENT_LABEL,
 };
 pub use archive_plan::{ArchiveHead, ArchivePlan, KeptChild, Unfinished};
-pub use attention::{alert, display_name, look, status_word, Alert, APPROVE_START, BUDGET_WAIT};
+pub use attention::{
+    alert, display_name, look, name_beyond_title, status_word, Alert, Subagents, APPROVE_START,
+    BUDGET_WAIT,
+};
 pub use budget::{Budget, Spent, TreeBudget};
 pub use held::{hold_reasons, BudgetHold, HeldTurn, Hold, HoldReason, Reach, Standing};
 pub use ids::{AgentId, BatchId, Extra, ModelError, ProjectId, Timestamp, WorkspaceId};

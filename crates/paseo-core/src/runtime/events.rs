@@ -18,6 +18,10 @@ use crate::store::Quarantined;
 pub struct AgentSnapshot {
     #[serde(flatten)]
     pub record: AgentRecord,
+    /// What a person calls it when that is not its title as it is
+    /// ([`crate::model::name_beyond_title`]: an untitled agent's "shell 9edbfba6").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub parent_agent_id: Option<AgentId>,
     /// The live status (the record's `lastStatus`).
     pub status: Status,
@@ -69,11 +73,25 @@ pub struct AgentSnapshot {
     /// left; absent when no budget applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree_budget: Option<crate::model::TreeBudget>,
+    /// A root agent's subagents rolled up, as its row says them (none: no subagents, or not a
+    /// root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagents: Option<crate::model::Subagents>,
     /// Its system prompt and last message are in its record file, not in this snapshot (an agent
     /// loaded at rest; `get_agent` reads them back). Unchanged since: a window that has them
     /// from `get_agent` keeps them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub at_rest: bool,
+}
+
+/// A root agent's roll-up of its subagents (the engine keeps the counts).
+pub(crate) fn subagents_of(engine: &Engine, a: &AgentState) -> Option<crate::model::Subagents> {
+    if engine.existing_parent(a).is_some() {
+        return None;
+    }
+    engine
+        .subtree_counts(a.record.id)
+        .and_then(crate::model::Subagents::of)
 }
 
 impl AgentSnapshot {
@@ -87,6 +105,7 @@ impl AgentSnapshot {
     fn of_without_usage(engine: &Engine, a: &AgentState) -> AgentSnapshot {
         AgentSnapshot {
             record: AgentRecord::clone(&a.record),
+            name: crate::model::name_beyond_title(&a.record),
             parent_agent_id: engine.existing_parent(a),
             status: a.record.last_status,
             pending_permission: a.pending_permission.as_deref().cloned(),
@@ -112,6 +131,7 @@ impl AgentSnapshot {
             changes: a.changes.as_deref().copied(),
             tree_usage: Usage::default(),
             tree_budget: engine.tree_budget(a.record.id),
+            subagents: subagents_of(engine, a),
             at_rest: a.record.has_parts_on_disk(),
         }
     }

@@ -39,6 +39,10 @@ pub struct AgentCard<'a> {
     pub id: AgentId,
     #[serde(skip_serializing_if = "str::is_empty")]
     pub title: &'a str,
+    /// What a person calls it when that is not its title as it is
+    /// ([`crate::model::name_beyond_title`]): the page names it by this, else by its title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub provider: &'a str,
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -93,6 +97,10 @@ pub struct AgentCard<'a> {
     /// "N of M tokens", current with every change of the agent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tree_budget: Option<crate::model::TreeBudget>,
+    /// A root agent's subagents rolled up: the words its row says and the buckets they show
+    /// (the workspace home's filter and status sort read these, never the subagents).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subagents: Option<crate::model::Subagents>,
 }
 
 /// [`AgentCard::tree_bucket`]: what an agent shows in its tree's workspace, when not its own.
@@ -115,6 +123,7 @@ impl<'a> AgentCard<'a> {
         AgentCard {
             id: r.id,
             title: &r.title,
+            name: crate::model::name_beyond_title(r),
             provider: &r.provider,
             status: r.last_status,
             parent_agent_id: engine.existing_parent(a),
@@ -146,6 +155,7 @@ impl<'a> AgentCard<'a> {
             turn_count: r.turn_count,
             unconfined: !engine.contained(a),
             tree_budget: engine.tree_budget(r.id),
+            subagents: super::events::subagents_of(engine, a),
         }
     }
 
@@ -155,6 +165,7 @@ impl<'a> AgentCard<'a> {
         AgentCard {
             id: r.id,
             title: &r.title,
+            name: s.name.clone(),
             provider: &r.provider,
             status: s.status,
             parent_agent_id: s.parent_agent_id,
@@ -181,6 +192,7 @@ impl<'a> AgentCard<'a> {
             turn_count: r.turn_count,
             unconfined: s.unconfined,
             tree_budget: s.tree_budget.clone(),
+            subagents: s.subagents.clone(),
         }
     }
 }

@@ -482,6 +482,7 @@ impl Harness {
         }
         // Incremental buckets equal recomputed ones.
         assert_eq!(e.activity_snapshot(), e.recompute_activity());
+        assert_eq!(e.subtrees_snapshot(), e.recompute_subtrees());
         // Tracks hold exactly the unarchived children, oldest first; archived agents are in none.
         for a in e.agents() {
             let track = e.track(a.record.id);

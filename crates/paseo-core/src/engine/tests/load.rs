@@ -42,6 +42,7 @@ fn load_normalizes_repairs_and_reports() {
     e2.deliver_pending();
     assert_eq!(e2.agent(parent).unwrap().status(), Status::Initializing);
     assert_eq!(e2.activity_snapshot(), e2.recompute_activity());
+    assert_eq!(e2.subtrees_snapshot(), e2.recompute_subtrees());
 }
 
 /// SPEC 1, 11: a parent label naming no loaded agent makes a root, reported in one line, and

@@ -151,5 +151,6 @@ impl Fx {
     /// The incremental activity index agrees with one computed from scratch.
     fn check_activity(&self) {
         assert_eq!(self.e.activity_snapshot(), self.e.recompute_activity());
+        assert_eq!(self.e.subtrees_snapshot(), self.e.recompute_subtrees());
     }
 }

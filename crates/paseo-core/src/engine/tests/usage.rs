@@ -150,7 +150,11 @@ fn a_detach_re_renders_the_former_ancestors_at_once() {
     assert!(again.contains(&root) && again.contains(&mid), "{again:?}");
     assert_eq!(f.e.tree_usage(root).input_tokens, 0);
     assert_eq!(f.e.tree_usage(mid).input_tokens, 0);
-    // Nothing to re-render when the subtree used nothing.
+    // When the subtree used nothing, only the root: its roll-up of subagents lost one (the
+    // tree usage of none changed).
     f.e.detach(quiet).unwrap();
-    assert!(f.e.take_rerender().is_empty());
+    assert_eq!(
+        f.e.take_rerender().into_iter().collect::<Vec<_>>(),
+        vec![root]
+    );
 }

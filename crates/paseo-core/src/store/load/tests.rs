@@ -173,6 +173,7 @@ fn load_with(source: &Path, threads: usize) -> Loaded {
     );
     // The bulk indexes agree with the ones computed from scratch.
     assert_eq!(e.activity_snapshot(), e.recompute_activity());
+    assert_eq!(e.subtrees_snapshot(), e.recompute_subtrees());
     let mut changed: Vec<AgentId> = e.take_changed_agents().into_iter().collect();
     changed.sort_unstable();
     let fleet = e
