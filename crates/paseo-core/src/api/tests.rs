@@ -363,6 +363,80 @@ fn every_workspace_target_round_trips_in_any_order() {
     }
 }
 
+/// What each workspace and worktree target writes, byte for byte: the window, a host's backend
+/// and older clients read these frames, so a change to the types must not change them.
+#[test]
+fn workspace_targets_keep_their_wire_shape() {
+    let w: WorkspaceId = "ws-1".parse().unwrap();
+    let cases = [
+        (
+            WorkspaceTarget::Existing {
+                id: w.clone(),
+                cwd: Some("sub".into()),
+            },
+            r#"{"kind":"existing","workspaceId":"ws-1","cwd":"sub"}"#,
+        ),
+        (
+            WorkspaceTarget::Existing { id: w, cwd: None },
+            r#"{"kind":"existing","workspaceId":"ws-1","cwd":null}"#,
+        ),
+        (
+            WorkspaceTarget::Current { cwd: None },
+            r#"{"kind":"current","cwd":null}"#,
+        ),
+        (
+            WorkspaceTarget::Directory {
+                path: "/w".into(),
+                reuse: false,
+            },
+            r#"{"kind":"directory","path":"/w"}"#,
+        ),
+        (
+            WorkspaceTarget::Directory {
+                path: "/w".into(),
+                reuse: true,
+            },
+            r#"{"kind":"directory","path":"/w","reuse":true}"#,
+        ),
+        (
+            WorkspaceTarget::Worktree {
+                repo: Some("/r".into()),
+                target: WorktreeTarget::BranchOff {
+                    new_branch: "feat".into(),
+                    base: Some("main".into()),
+                },
+            },
+            r#"{"kind":"worktree","repo":"/r","target":{"kind":"branch-off","newBranch":"feat","base":"main"}}"#,
+        ),
+        (
+            WorkspaceTarget::Worktree {
+                repo: None,
+                target: WorktreeTarget::BranchOff {
+                    new_branch: "feat".into(),
+                    base: None,
+                },
+            },
+            r#"{"kind":"worktree","repo":null,"target":{"kind":"branch-off","newBranch":"feat"}}"#,
+        ),
+        (
+            WorkspaceTarget::Worktree {
+                repo: None,
+                target: WorktreeTarget::CheckoutBranch {
+                    branch: "old".into(),
+                },
+            },
+            r#"{"kind":"worktree","repo":null,"target":{"kind":"checkout-branch","branch":"old"}}"#,
+        ),
+    ];
+    for (target, wire) in cases {
+        assert_eq!(serde_json::to_string(&target).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_str::<WorkspaceTarget>(wire).unwrap(),
+            target
+        );
+    }
+}
+
 /// The requests that took `host` later (SPEC 17) read as they did without it, and write
 /// without it when it is absent: a host's backend and an older client see the same frame.
 #[test]
