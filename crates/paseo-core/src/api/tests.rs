@@ -8,7 +8,7 @@ use super::*;
 use crate::api::verbs;
 use crate::config::NotificationsConfig;
 use crate::model::{AgentId, Budget, Status, WorkspaceId};
-use crate::runtime::WorkspaceTarget;
+use crate::runtime::{CurrentWorkspace, DirectoryWorkspace, ExistingWorkspace, WorkspaceTarget};
 use crate::workspaces::worktree::WorktreeTarget;
 
 fn every_request() -> Vec<Request> {
@@ -46,13 +46,10 @@ fn every_request() -> Vec<Request> {
         }),
         Request::CreateAgent(verbs::CreateAgent {
             provider: "shell".into(),
-            workspace: WorkspaceTarget::Worktree {
-                repo: Some("/r".into()),
-                target: WorktreeTarget::BranchOff {
-                    new_branch: "feat".into(),
-                    base: Some("main".into()),
-                },
-            },
+            workspace: WorkspaceTarget::worktree(
+                Some("/r".into()),
+                WorktreeTarget::branch_off("feat", Some("main")),
+            ),
             model: Some("m".into()),
             mode: Some("default".into()),
             title: Some("t".into()),
@@ -71,10 +68,10 @@ fn every_request() -> Vec<Request> {
         }),
         Request::CreateAgent(verbs::CreateAgent {
             provider: "claude".into(),
-            workspace: WorkspaceTarget::Existing {
+            workspace: WorkspaceTarget::Existing(ExistingWorkspace {
                 id: w.clone(),
                 cwd: Some("sub".into()),
-            },
+            }),
             model: None,
             mode: None,
             title: None,
@@ -90,17 +87,13 @@ fn every_request() -> Vec<Request> {
         }),
         Request::CreateWorktree(verbs::CreateWorktree {
             repo: None,
-            target: WorktreeTarget::CheckoutBranch {
-                branch: "old".into(),
-            },
+            target: WorktreeTarget::checkout("old"),
             request_id: None,
             host: None,
         }),
         Request::CreateWorktree(verbs::CreateWorktree {
             repo: Some("/r".into()),
-            target: WorktreeTarget::CheckoutBranch {
-                branch: "old".into(),
-            },
+            target: WorktreeTarget::checkout("old"),
             request_id: None,
             host: Some("box".into()),
         }),
@@ -291,13 +284,7 @@ fn fields_are_camel_case_and_optional_ones_may_be_left_out() {
     assert!(auto_archive);
     assert_eq!(
         workspace,
-        WorkspaceTarget::Worktree {
-            repo: Some("/r".into()),
-            target: WorktreeTarget::BranchOff {
-                new_branch: "x".into(),
-                base: None
-            }
-        }
+        WorkspaceTarget::worktree(Some("/r".into()), WorktreeTarget::branch_off("x", None))
     );
 }
 
@@ -319,35 +306,21 @@ fn reversed(v: &serde_json::Value) -> serde_json::Value {
 #[test]
 fn every_workspace_target_round_trips_in_any_order() {
     let w = WorkspaceId::new();
-    let branch_off = WorktreeTarget::BranchOff {
-        new_branch: "feat".into(),
-        base: Some("main".into()),
-    };
-    let checkout = WorktreeTarget::CheckoutBranch {
-        branch: "old".into(),
-    };
+    let branch_off = WorktreeTarget::branch_off("feat", Some("main"));
+    let checkout = WorktreeTarget::checkout("old");
     for target in [
-        WorkspaceTarget::Existing {
+        WorkspaceTarget::Existing(ExistingWorkspace {
             id: w.clone(),
             cwd: Some("sub".into()),
-        },
-        WorkspaceTarget::Existing { id: w, cwd: None },
-        WorkspaceTarget::Current {
+        }),
+        WorkspaceTarget::existing(w),
+        WorkspaceTarget::Current(CurrentWorkspace {
             cwd: Some("/w/sub".into()),
-        },
-        WorkspaceTarget::Current { cwd: None },
-        WorkspaceTarget::Directory {
-            path: "/w".into(),
-            reuse: false,
-        },
-        WorkspaceTarget::Worktree {
-            repo: Some("/r".into()),
-            target: branch_off,
-        },
-        WorkspaceTarget::Worktree {
-            repo: None,
-            target: checkout,
-        },
+        }),
+        WorkspaceTarget::Current(CurrentWorkspace { cwd: None }),
+        WorkspaceTarget::directory("/w"),
+        WorkspaceTarget::worktree(Some("/r".into()), branch_off),
+        WorkspaceTarget::worktree(None, checkout),
     ] {
         let written = serde_json::to_value(&target).unwrap();
         assert_eq!(
@@ -370,61 +343,44 @@ fn workspace_targets_keep_their_wire_shape() {
     let w: WorkspaceId = "ws-1".parse().unwrap();
     let cases = [
         (
-            WorkspaceTarget::Existing {
+            WorkspaceTarget::Existing(ExistingWorkspace {
                 id: w.clone(),
                 cwd: Some("sub".into()),
-            },
+            }),
             r#"{"kind":"existing","workspaceId":"ws-1","cwd":"sub"}"#,
         ),
         (
-            WorkspaceTarget::Existing { id: w, cwd: None },
+            WorkspaceTarget::existing(w),
             r#"{"kind":"existing","workspaceId":"ws-1","cwd":null}"#,
         ),
         (
-            WorkspaceTarget::Current { cwd: None },
+            WorkspaceTarget::Current(CurrentWorkspace { cwd: None }),
             r#"{"kind":"current","cwd":null}"#,
         ),
         (
-            WorkspaceTarget::Directory {
-                path: "/w".into(),
-                reuse: false,
-            },
+            WorkspaceTarget::directory("/w"),
             r#"{"kind":"directory","path":"/w"}"#,
         ),
         (
-            WorkspaceTarget::Directory {
+            WorkspaceTarget::Directory(DirectoryWorkspace {
                 path: "/w".into(),
                 reuse: true,
-            },
+            }),
             r#"{"kind":"directory","path":"/w","reuse":true}"#,
         ),
         (
-            WorkspaceTarget::Worktree {
-                repo: Some("/r".into()),
-                target: WorktreeTarget::BranchOff {
-                    new_branch: "feat".into(),
-                    base: Some("main".into()),
-                },
-            },
+            WorkspaceTarget::worktree(
+                Some("/r".into()),
+                WorktreeTarget::branch_off("feat", Some("main")),
+            ),
             r#"{"kind":"worktree","repo":"/r","target":{"kind":"branch-off","newBranch":"feat","base":"main"}}"#,
         ),
         (
-            WorkspaceTarget::Worktree {
-                repo: None,
-                target: WorktreeTarget::BranchOff {
-                    new_branch: "feat".into(),
-                    base: None,
-                },
-            },
+            WorkspaceTarget::worktree(None, WorktreeTarget::branch_off("feat", None)),
             r#"{"kind":"worktree","repo":null,"target":{"kind":"branch-off","newBranch":"feat"}}"#,
         ),
         (
-            WorkspaceTarget::Worktree {
-                repo: None,
-                target: WorktreeTarget::CheckoutBranch {
-                    branch: "old".into(),
-                },
-            },
+            WorkspaceTarget::worktree(None, WorktreeTarget::checkout("old")),
             r#"{"kind":"worktree","repo":null,"target":{"kind":"checkout-branch","branch":"old"}}"#,
         ),
     ];
@@ -465,7 +421,7 @@ fn requests_written_before_host_existed_still_read() {
             json!({"kind": "createWorktree", "target": {"kind": "checkout-branch", "branch": "b"}}),
             Request::CreateWorktree(verbs::CreateWorktree {
                 repo: None,
-                target: WorktreeTarget::CheckoutBranch { branch: "b".into() },
+                target: WorktreeTarget::checkout("b"),
                 request_id: None,
                 host: None,
             }),

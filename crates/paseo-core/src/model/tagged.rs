@@ -39,6 +39,37 @@ pub fn deserialize<'de, T: Tagged, D: Deserializer<'de>>(d: D) -> Result<T, D::E
     d.deserialize_map(TaggedVisitor(PhantomData))
 }
 
+/// Implements `Deserialize` (kind first, [`deserialize`]) and [`Tagged`] for an enum whose
+/// every variant holds the struct of its kind's fields:
+/// `tagged!(Target { "branch-off" => BranchOff(BranchOff) })`. The kinds are the ones the
+/// enum's `#[serde(tag = "kind", rename_all = …)]` writes (and its schema says).
+macro_rules! tagged {
+    ($name:ident { $($kind:literal => $variant:ident($fields:ty)),* $(,)? }) => {
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::model::tagged::deserialize(d)
+            }
+        }
+
+        impl $crate::model::tagged::Tagged for $name {
+            const NAME: &'static str = stringify!($name);
+            const KINDS: &'static [&'static str] = &[$($kind),*];
+
+            fn read_fields<'de, D: serde::Deserializer<'de>>(
+                kind: &str,
+                fields: D,
+            ) -> Result<Self, D::Error> {
+                match kind {
+                    $($kind => <$fields as serde::Deserialize>::deserialize(fields)
+                        .map(Self::$variant),)*
+                    other => Err(serde::de::Error::unknown_variant(other, Self::KINDS)),
+                }
+            }
+        }
+    };
+}
+pub(crate) use tagged;
+
 struct TaggedVisitor<T>(PhantomData<T>);
 
 impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {

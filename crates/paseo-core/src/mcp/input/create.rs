@@ -23,13 +23,10 @@ pub(super) fn parse_target(v: &Value, path: &str) -> R<WorktreeTarget> {
         ],
     )?;
     Ok(match kind {
-        "branch-off" => WorktreeTarget::BranchOff {
-            new_branch: o.req_str("newBranch")?.to_string(),
-            base: o.opt_text("base")?,
-        },
-        _ => WorktreeTarget::CheckoutBranch {
-            branch: o.req_str("branch")?.to_string(),
-        },
+        "branch-off" => {
+            WorktreeTarget::branch_off(o.req_str("newBranch")?, o.opt_text("base")?.as_deref())
+        }
+        _ => WorktreeTarget::checkout(o.req_str("branch")?),
     })
 }
 

@@ -12,7 +12,7 @@ use crate::mcp::input::{
     DEFAULT_WAIT_SECONDS,
 };
 use crate::model::{HeldTurn, HoldReason};
-use crate::runtime::{AgentSnapshot, RuntimeError, WorkspaceTarget};
+use crate::runtime::{AgentSnapshot, CurrentWorkspace, RuntimeError, WorkspaceTarget};
 
 /// What a caller is told when its turn waits for the user (SPEC 14): that it does, and why.
 fn held(turn: &HeldTurn) -> String {
@@ -96,25 +96,20 @@ impl PaseoTools {
         input: CreateAgentInput,
     ) -> ToolResult {
         let workspace = match input.workspace {
-            WorkspaceInput::Current { cwd } => WorkspaceTarget::Current { cwd },
-            WorkspaceInput::Existing { workspace_id } => WorkspaceTarget::Existing {
-                id: workspace_id
-                    .parse()
-                    .map_err(|e: crate::model::ModelError| {
+            WorkspaceInput::Current { cwd } => WorkspaceTarget::Current(CurrentWorkspace { cwd }),
+            WorkspaceInput::Existing { workspace_id } => {
+                WorkspaceTarget::existing(workspace_id.parse().map_err(
+                    |e: crate::model::ModelError| {
                         rt_err(
                             RuntimeError::invalid("workspace.workspaceId", e.to_string()),
                             "",
                         )
-                    })?,
-                cwd: None,
-            },
+                    },
+                )?)
+            }
             WorkspaceInput::Create { source } => match source {
-                SourceInput::Directory { path } => {
-                    WorkspaceTarget::Directory { path, reuse: false }
-                }
-                SourceInput::Worktree { repo, target } => {
-                    WorkspaceTarget::Worktree { repo, target }
-                }
+                SourceInput::Directory { path } => WorkspaceTarget::directory(path),
+                SourceInput::Worktree { repo, target } => WorkspaceTarget::worktree(repo, target),
             },
         };
         let request = Request::CreateAgent(verbs::CreateAgent {
