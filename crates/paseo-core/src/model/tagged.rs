@@ -92,11 +92,11 @@ pub fn deserialize<'de, T: Tagged, D: Deserializer<'de>>(d: D) -> Result<T, D::E
 }
 
 /// Implements `Deserialize` (kind first, [`deserialize`]) and [`Tagged`] for an enum whose
-/// every variant holds the struct of its kind's fields:
-/// `tagged!(Target { "branch-off" => BranchOff(BranchOff) })`. The kinds are the ones the
-/// enum's `#[serde(tag = "kind", rename_all = …)]` writes (and its schema says).
+/// every variant holds the struct of its kind's fields, or nothing:
+/// `tagged!(Target { "branch-off" => BranchOff(BranchOff), "none" => Nothing })`. The kinds are
+/// the ones the enum's `#[serde(tag = "kind", rename_all = …)]` writes (and its schema says).
 macro_rules! tagged {
-    ($name:ident { $($kind:literal => $variant:ident($fields:ty)),* $(,)? }) => {
+    ($name:ident { $($kind:literal => $variant:ident $(($fields:ty))?),* $(,)? }) => {
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 $crate::model::tagged::deserialize(d)
@@ -112,8 +112,9 @@ macro_rules! tagged {
                 fields: D,
             ) -> Result<Self, D::Error> {
                 match kind {
-                    $($kind => <$fields as serde::Deserialize>::deserialize(fields)
-                        .map(Self::$variant),)*
+                    $($kind => $crate::model::tagged::read_fields!(
+                        fields, Self::$variant $(, $fields)?
+                    ),)*
                     other => Err(serde::de::Error::unknown_variant(other, Self::KINDS)),
                 }
             }
@@ -121,6 +122,23 @@ macro_rules! tagged {
     };
 }
 pub(crate) use tagged;
+
+/// One kind's fields: its struct's, or none at all (any field is unknown).
+macro_rules! read_fields {
+    ($fields:ident, $variant:path, $ty:ty) => {
+        <$ty as serde::Deserialize>::deserialize($fields).map($variant)
+    };
+    ($fields:ident, $variant:path) => {
+        <$crate::model::tagged::NoFields as serde::Deserialize>::deserialize($fields)
+            .map(|_| $variant)
+    };
+}
+pub(crate) use read_fields;
+
+/// The fields of a kind that has none.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoFields {}
 
 struct TaggedVisitor<T>(PhantomData<T>);
 
