@@ -23,13 +23,7 @@ use paseo_core::server::{Runtime, Server};
 const ROUNDS: usize = 40;
 
 async fn start_one(h: &Server, ws: &paseo_core::model::WorkspaceId, unconfined: bool) -> Duration {
-    let mut req = CreateAgent::new(
-        "shell",
-        WorkspaceTarget::Existing {
-            id: ws.clone(),
-            cwd: None,
-        },
-    );
+    let mut req = CreateAgent::new("shell", WorkspaceTarget::existing(ws.clone()));
     req.initial_prompt = Some("true".into());
     req.unconfined = unconfined;
     let t = Instant::now();

@@ -52,13 +52,7 @@ async fn without_an_engine_contained_agents_refuse_to_start_and_say_why() {
         .record
         .workspace_id;
     let create = |unconfined: bool| {
-        let mut req = CreateAgent::new(
-            "shell",
-            WorkspaceTarget::Existing {
-                id: ws.clone(),
-                cwd: None,
-            },
-        );
+        let mut req = CreateAgent::new("shell", WorkspaceTarget::existing(ws.clone()));
         req.initial_prompt = Some("echo ran".into());
         req.unconfined = unconfined;
         req

@@ -340,10 +340,7 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
         &repo,
         &["remote", "add", "origin", "https://example.com/app.git"],
     );
-    let target = WorktreeTarget::BranchOff {
-        new_branch: "feature".into(),
-        base: Some("main".into()),
-    };
+    let target = WorktreeTarget::branch_off("feature", Some("main"));
     let created = worktree::create(&layout, "", repo.to_str().unwrap(), &target).unwrap();
     let (mut ws, project) = paseo_core::workspaces::worktree_workspace(
         &created,

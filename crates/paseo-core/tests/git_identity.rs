@@ -42,13 +42,10 @@ async fn without_a_git_identity_the_snapshot_is_authored_by_paseo() {
     let h = rt.handle();
     let mut c = CreateAgent::new(
         "shell",
-        WorkspaceTarget::Worktree {
-            repo: Some(repo.display().to_string()),
-            target: WorktreeTarget::BranchOff {
-                new_branch: "anon".into(),
-                base: None,
-            },
-        },
+        WorkspaceTarget::worktree(
+            Some(repo.display().to_string()),
+            WorktreeTarget::branch_off("anon", None),
+        ),
     );
     c.initial_prompt = Some("echo notes > notes.txt".into());
     c.title = Some("Anonymous".into());

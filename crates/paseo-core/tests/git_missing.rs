@@ -11,10 +11,7 @@ fn worktree_creation_reports_missing_git() {
     std::fs::create_dir(&empty).unwrap();
     // The only test in this binary, so changing PATH affects nothing else.
     unsafe { std::env::set_var("PATH", &empty) };
-    let target = WorktreeTarget::BranchOff {
-        new_branch: "x".into(),
-        base: None,
-    };
+    let target = WorktreeTarget::branch_off("x", None);
     let e = worktree::create(
         &Layout::new(dir.path()),
         "workspace.source",

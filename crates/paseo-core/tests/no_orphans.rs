@@ -47,10 +47,7 @@ async fn orphan_child_runtime() {
     for _ in 0..AGENTS {
         let mut r = CreateAgent::new(
             "shell",
-            WorkspaceTarget::Directory {
-                path: work.display().to_string(),
-                reuse: false,
-            },
+            WorkspaceTarget::directory(work.display().to_string()),
         );
         r.initial_prompt = Some("sleep 600 & sleep 600; wait".into());
         ids.push(h.create(r).await.unwrap().id());

@@ -12,7 +12,7 @@ use paseo_core::config::Config;
 use paseo_core::model::{AgentId, ItemKind, Status, TimelineItem};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::Caller;
-use paseo_core::runtime::{CreateAgent, Event, RuntimeOptions, WorkspaceTarget};
+use paseo_core::runtime::{CreateAgent, Event, ExistingWorkspace, RuntimeOptions, WorkspaceTarget};
 use paseo_core::server::{Runtime, Server};
 use support::Door;
 use support::{agent_pids, poll};
@@ -94,10 +94,10 @@ async fn damaged_registries_are_set_aside_reported_and_never_replaced_unseen() {
 fn shell_in(ws: &paseo_core::model::WorkspaceId, cwd: Option<String>) -> CreateAgent {
     CreateAgent::new(
         "shell",
-        WorkspaceTarget::Existing {
+        WorkspaceTarget::Existing(ExistingWorkspace {
             id: ws.clone(),
             cwd,
-        },
+        }),
     )
 }
 
@@ -117,10 +117,7 @@ async fn a_cwd_too_long_to_store_is_refused_at_creation_naming_cwd() {
 
     let by_dir = CreateAgent::new(
         "shell",
-        WorkspaceTarget::Directory {
-            path: deep.display().to_string(),
-            reuse: false,
-        },
+        WorkspaceTarget::directory(deep.display().to_string()),
     );
     let inside = shell_in(&ws, Some(deep.display().to_string()));
     for req in [by_dir, inside] {

@@ -44,10 +44,7 @@ async fn notice_crash_child_runtime() {
     let rt = shell_runtime(&home).await;
     let h = rt.handle();
     h.deliver_pending().await.unwrap();
-    let target = || WorkspaceTarget::Directory {
-        path: work.display().to_string(),
-        reuse: false,
-    };
+    let target = || WorkspaceTarget::directory(work.display().to_string());
     let mut p = CreateAgent::new("shell", target());
     p.initial_prompt = Some("true".into());
     let parent = h.create(p).await.unwrap().id();

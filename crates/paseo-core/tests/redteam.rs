@@ -178,13 +178,7 @@ async fn attempt(
 
 /// Starts `script` as a shell agent's first turn in `ws` (an attempt looked at while it runs).
 async fn start_attempt(h: &Server, ws: &WorkspaceId, script: &str, unconfined: bool) -> AgentId {
-    let mut req = CreateAgent::new(
-        "shell",
-        WorkspaceTarget::Existing {
-            id: ws.clone(),
-            cwd: None,
-        },
-    );
+    let mut req = CreateAgent::new("shell", WorkspaceTarget::existing(ws.clone()));
     req.initial_prompt = Some(script.to_string());
     req.unconfined = unconfined;
     h.create(req).await.unwrap().record.id
@@ -599,13 +593,10 @@ async fn attacks(s: &Session, engine: EngineChoice, f: &mut Findings) {
     let h = rt.rt.handle();
     let mut req = CreateAgent::new(
         "shell",
-        WorkspaceTarget::Worktree {
-            repo: Some(project.display().to_string()),
-            target: WorktreeTarget::BranchOff {
-                new_branch: format!("cache-{e}"),
-                base: None,
-            },
-        },
+        WorkspaceTarget::worktree(
+            Some(project.display().to_string()),
+            WorktreeTarget::branch_off(format!("cache-{e}"), None),
+        ),
     );
     req.initial_prompt = Some("pwd; echo ran > ran.txt; git status --short; echo end".into());
     let id = h.create(req).await.unwrap().record.id;

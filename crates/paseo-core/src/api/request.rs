@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{ApiError, Request};
-use crate::model::tagged::TAG;
+use crate::model::tagged;
 
 impl Request {
     /// Reads one request frame; a bad one is an `invalid` error naming the field at fault by
@@ -16,22 +16,8 @@ impl Request {
     }
 
     /// As [`Self::from_json`], from an already parsed value (the window's command).
-    pub fn from_value(mut value: Value) -> Result<Request, ApiError> {
-        kind_first(&mut value);
-        serde_path_to_error::deserialize(value).map_err(|e| {
-            let at = (e.path().iter().len() > 0).then(|| e.path().to_string());
-            let message = e.into_inner().to_string();
-            // serde reports a missing field at the object lacking it: the field is one further.
-            let missing = message
-                .strip_prefix("missing field `")
-                .and_then(|rest| rest.split('`').next());
-            let field = match (at, missing) {
-                (Some(at), Some(name)) => Some(format!("{at}.{name}")),
-                (None, Some(name)) => Some(name.to_string()),
-                (at, None) => at,
-            };
-            invalid(field, message)
-        })
+    pub fn from_value(value: Value) -> Result<Request, ApiError> {
+        tagged::from_value(value).map_err(|e| invalid(e.field, e.message))
     }
 }
 
@@ -46,22 +32,5 @@ fn invalid(field: Option<String>, message: String) -> ApiError {
         code: "invalid".to_string(),
         message,
         field,
-    }
-}
-
-/// Moves every object's `kind` to the front: a tagged object whose kind comes later is read
-/// from a copy of its fields, and an error in that copy has lost its path (`model::tagged`).
-fn kind_first(value: &mut Value) {
-    match value {
-        Value::Object(fields) => {
-            if fields.keys().next().is_some_and(|k| k != TAG) {
-                if let Some(kind) = fields.shift_remove(TAG) {
-                    fields.shift_insert(0, TAG.to_string(), kind);
-                }
-            }
-            fields.values_mut().for_each(kind_first);
-        }
-        Value::Array(items) => items.iter_mut().for_each(kind_first),
-        _ => {}
     }
 }

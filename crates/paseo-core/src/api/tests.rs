@@ -8,7 +8,7 @@ use super::*;
 use crate::api::verbs;
 use crate::config::NotificationsConfig;
 use crate::model::{AgentId, Budget, Status, WorkspaceId};
-use crate::runtime::WorkspaceTarget;
+use crate::runtime::{CurrentWorkspace, DirectoryWorkspace, ExistingWorkspace, WorkspaceTarget};
 use crate::workspaces::worktree::WorktreeTarget;
 
 fn every_request() -> Vec<Request> {
@@ -46,13 +46,10 @@ fn every_request() -> Vec<Request> {
         }),
         Request::CreateAgent(verbs::CreateAgent {
             provider: "shell".into(),
-            workspace: WorkspaceTarget::Worktree {
-                repo: Some("/r".into()),
-                target: WorktreeTarget::BranchOff {
-                    new_branch: "feat".into(),
-                    base: Some("main".into()),
-                },
-            },
+            workspace: WorkspaceTarget::worktree(
+                Some("/r".into()),
+                WorktreeTarget::branch_off("feat", Some("main")),
+            ),
             model: Some("m".into()),
             mode: Some("default".into()),
             title: Some("t".into()),
@@ -71,10 +68,10 @@ fn every_request() -> Vec<Request> {
         }),
         Request::CreateAgent(verbs::CreateAgent {
             provider: "claude".into(),
-            workspace: WorkspaceTarget::Existing {
+            workspace: WorkspaceTarget::Existing(ExistingWorkspace {
                 id: w.clone(),
                 cwd: Some("sub".into()),
-            },
+            }),
             model: None,
             mode: None,
             title: None,
@@ -90,17 +87,13 @@ fn every_request() -> Vec<Request> {
         }),
         Request::CreateWorktree(verbs::CreateWorktree {
             repo: None,
-            target: WorktreeTarget::CheckoutBranch {
-                branch: "old".into(),
-            },
+            target: WorktreeTarget::checkout("old"),
             request_id: None,
             host: None,
         }),
         Request::CreateWorktree(verbs::CreateWorktree {
             repo: Some("/r".into()),
-            target: WorktreeTarget::CheckoutBranch {
-                branch: "old".into(),
-            },
+            target: WorktreeTarget::checkout("old"),
             request_id: None,
             host: Some("box".into()),
         }),
@@ -291,13 +284,7 @@ fn fields_are_camel_case_and_optional_ones_may_be_left_out() {
     assert!(auto_archive);
     assert_eq!(
         workspace,
-        WorkspaceTarget::Worktree {
-            repo: Some("/r".into()),
-            target: WorktreeTarget::BranchOff {
-                new_branch: "x".into(),
-                base: None
-            }
-        }
+        WorkspaceTarget::worktree(Some("/r".into()), WorktreeTarget::branch_off("x", None))
     );
 }
 
@@ -319,35 +306,21 @@ fn reversed(v: &serde_json::Value) -> serde_json::Value {
 #[test]
 fn every_workspace_target_round_trips_in_any_order() {
     let w = WorkspaceId::new();
-    let branch_off = WorktreeTarget::BranchOff {
-        new_branch: "feat".into(),
-        base: Some("main".into()),
-    };
-    let checkout = WorktreeTarget::CheckoutBranch {
-        branch: "old".into(),
-    };
+    let branch_off = WorktreeTarget::branch_off("feat", Some("main"));
+    let checkout = WorktreeTarget::checkout("old");
     for target in [
-        WorkspaceTarget::Existing {
+        WorkspaceTarget::Existing(ExistingWorkspace {
             id: w.clone(),
             cwd: Some("sub".into()),
-        },
-        WorkspaceTarget::Existing { id: w, cwd: None },
-        WorkspaceTarget::Current {
+        }),
+        WorkspaceTarget::existing(w),
+        WorkspaceTarget::Current(CurrentWorkspace {
             cwd: Some("/w/sub".into()),
-        },
-        WorkspaceTarget::Current { cwd: None },
-        WorkspaceTarget::Directory {
-            path: "/w".into(),
-            reuse: false,
-        },
-        WorkspaceTarget::Worktree {
-            repo: Some("/r".into()),
-            target: branch_off,
-        },
-        WorkspaceTarget::Worktree {
-            repo: None,
-            target: checkout,
-        },
+        }),
+        WorkspaceTarget::Current(CurrentWorkspace { cwd: None }),
+        WorkspaceTarget::directory("/w"),
+        WorkspaceTarget::worktree(Some("/r".into()), branch_off),
+        WorkspaceTarget::worktree(None, checkout),
     ] {
         let written = serde_json::to_value(&target).unwrap();
         assert_eq!(
@@ -359,6 +332,63 @@ fn every_workspace_target_round_trips_in_any_order() {
             serde_json::from_value::<WorkspaceTarget>(reversed.clone()).unwrap(),
             target,
             "{reversed}"
+        );
+    }
+}
+
+/// What each workspace and worktree target writes, byte for byte: the window, a host's backend
+/// and older clients read these frames, so a change to the types must not change them.
+#[test]
+fn workspace_targets_keep_their_wire_shape() {
+    let w: WorkspaceId = "ws-1".parse().unwrap();
+    let cases = [
+        (
+            WorkspaceTarget::Existing(ExistingWorkspace {
+                id: w.clone(),
+                cwd: Some("sub".into()),
+            }),
+            r#"{"kind":"existing","workspaceId":"ws-1","cwd":"sub"}"#,
+        ),
+        (
+            WorkspaceTarget::existing(w),
+            r#"{"kind":"existing","workspaceId":"ws-1","cwd":null}"#,
+        ),
+        (
+            WorkspaceTarget::Current(CurrentWorkspace { cwd: None }),
+            r#"{"kind":"current","cwd":null}"#,
+        ),
+        (
+            WorkspaceTarget::directory("/w"),
+            r#"{"kind":"directory","path":"/w"}"#,
+        ),
+        (
+            WorkspaceTarget::Directory(DirectoryWorkspace {
+                path: "/w".into(),
+                reuse: true,
+            }),
+            r#"{"kind":"directory","path":"/w","reuse":true}"#,
+        ),
+        (
+            WorkspaceTarget::worktree(
+                Some("/r".into()),
+                WorktreeTarget::branch_off("feat", Some("main")),
+            ),
+            r#"{"kind":"worktree","repo":"/r","target":{"kind":"branch-off","newBranch":"feat","base":"main"}}"#,
+        ),
+        (
+            WorkspaceTarget::worktree(None, WorktreeTarget::branch_off("feat", None)),
+            r#"{"kind":"worktree","repo":null,"target":{"kind":"branch-off","newBranch":"feat"}}"#,
+        ),
+        (
+            WorkspaceTarget::worktree(None, WorktreeTarget::checkout("old")),
+            r#"{"kind":"worktree","repo":null,"target":{"kind":"checkout-branch","branch":"old"}}"#,
+        ),
+    ];
+    for (target, wire) in cases {
+        assert_eq!(serde_json::to_string(&target).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_str::<WorkspaceTarget>(wire).unwrap(),
+            target
         );
     }
 }
@@ -391,7 +421,7 @@ fn requests_written_before_host_existed_still_read() {
             json!({"kind": "createWorktree", "target": {"kind": "checkout-branch", "branch": "b"}}),
             Request::CreateWorktree(verbs::CreateWorktree {
                 repo: None,
-                target: WorktreeTarget::CheckoutBranch { branch: "b".into() },
+                target: WorktreeTarget::checkout("b"),
                 request_id: None,
                 host: None,
             }),

@@ -8,7 +8,8 @@
 //! read as the object's first field and the rest of the same object is handed to the kind's
 //! own fields, so every path stays known (`workspace.target.newBranch`). An object whose kind
 //! is not first is still read (its fields are copied, as serde would), only without the paths
-//! inside it; the API's reader puts `kind` first before it reads a request.
+//! inside it; [`from_value`], the reader of the API's requests and the MCP tools' inputs, puts
+//! every `kind` first and names the field at fault by its path.
 //!
 //! The messages are serde's own for an internally tagged enum: `missing field `kind``,
 //! `unknown variant `x`, expected …`, and the variant's fields' own.
@@ -17,7 +18,8 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::value::{MapAccessDeserializer, MapDeserializer};
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
 
 /// The tag every tagged object here carries.
 pub const TAG: &str = "kind";
@@ -34,10 +36,109 @@ pub trait Tagged: Sized {
     fn read_fields<'de, D: Deserializer<'de>>(kind: &str, fields: D) -> Result<Self, D::Error>;
 }
 
+/// What [`from_value`] could not read: the field at fault by its path
+/// (`workspace.target.newBranch`, `after[1]`; `None` for the value itself) and serde's message.
+#[derive(Debug)]
+pub struct Misread {
+    pub field: Option<String>,
+    pub message: String,
+    /// The field is missing (the message is serde's "missing field `x`").
+    pub missing: bool,
+}
+
+/// Reads `T` from `value`, every object's kind first, naming the field at fault by its path.
+pub fn from_value<T: DeserializeOwned>(mut value: Value) -> Result<T, Misread> {
+    kind_first(&mut value);
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let at = (e.path().iter().len() > 0).then(|| e.path().to_string());
+        let message = e.into_inner().to_string();
+        // serde reports a missing field at the object lacking it: the field is one further.
+        let missing = message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next());
+        let field = match (at, missing) {
+            (Some(at), Some(name)) => Some(format!("{at}.{name}")),
+            (None, Some(name)) => Some(name.to_string()),
+            (at, None) => at,
+        };
+        Misread {
+            field,
+            missing: missing.is_some(),
+            message,
+        }
+    })
+}
+
+/// Moves every object's `kind` to the front: a tagged object whose kind comes later is read
+/// from a copy of its fields, and an error in that copy has lost its path.
+fn kind_first(value: &mut Value) {
+    match value {
+        Value::Object(fields) => {
+            if fields.keys().next().is_some_and(|k| k != TAG) {
+                if let Some(kind) = fields.shift_remove(TAG) {
+                    fields.shift_insert(0, TAG.to_string(), kind);
+                }
+            }
+            fields.values_mut().for_each(kind_first);
+        }
+        Value::Array(items) => items.iter_mut().for_each(kind_first),
+        _ => {}
+    }
+}
+
 /// Reads a [`Tagged`] `T` from `d`.
 pub fn deserialize<'de, T: Tagged, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
     d.deserialize_map(TaggedVisitor(PhantomData))
 }
+
+/// Implements `Deserialize` (kind first, [`deserialize`]) and [`Tagged`] for an enum whose
+/// every variant holds the struct of its kind's fields, or nothing:
+/// `tagged!(Target { "branch-off" => BranchOff(BranchOff), "none" => Nothing })`. The kinds are
+/// the ones the enum's `#[serde(tag = "kind", rename_all = …)]` writes (and its schema says).
+macro_rules! tagged {
+    ($name:ident { $($kind:literal => $variant:ident $(($fields:ty))?),* $(,)? }) => {
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::model::tagged::deserialize(d)
+            }
+        }
+
+        impl $crate::model::tagged::Tagged for $name {
+            const NAME: &'static str = stringify!($name);
+            const KINDS: &'static [&'static str] = &[$($kind),*];
+
+            fn read_fields<'de, D: serde::Deserializer<'de>>(
+                kind: &str,
+                fields: D,
+            ) -> Result<Self, D::Error> {
+                match kind {
+                    $($kind => $crate::model::tagged::read_fields!(
+                        fields, Self::$variant $(, $fields)?
+                    ),)*
+                    other => Err(serde::de::Error::unknown_variant(other, Self::KINDS)),
+                }
+            }
+        }
+    };
+}
+pub(crate) use tagged;
+
+/// One kind's fields: its struct's, or none at all (any field is unknown).
+macro_rules! read_fields {
+    ($fields:ident, $variant:path, $ty:ty) => {
+        <$ty as serde::Deserialize>::deserialize($fields).map($variant)
+    };
+    ($fields:ident, $variant:path) => {
+        <$crate::model::tagged::NoFields as serde::Deserialize>::deserialize($fields)
+            .map(|_| $variant)
+    };
+}
+pub(crate) use read_fields;
+
+/// The fields of a kind that has none.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoFields {}
 
 struct TaggedVisitor<T>(PhantomData<T>);
 
@@ -58,7 +159,7 @@ impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {
         }
         // The kind comes later: the fields before it are copied (as serde's derive copies them
         // all), and read from the copy once the kind is known.
-        let mut fields = vec![(first, map.next_value::<serde_json::Value>()?)];
+        let mut fields = vec![(first, map.next_value::<Value>()?)];
         let mut kind = None;
         while let Some(key) = map.next_key::<String>()? {
             if key == TAG {

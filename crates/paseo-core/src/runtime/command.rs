@@ -75,11 +75,8 @@ impl Prepared {
             return None;
         };
         let new_branch = matches!(
-            req.workspace,
-            WorkspaceTarget::Worktree {
-                target: WorktreeTarget::BranchOff { .. },
-                ..
-            }
+            &req.workspace,
+            WorkspaceTarget::Worktree(w) if matches!(w.target, WorktreeTarget::BranchOff(_))
         );
         Some(MadeWorktree {
             created: c.clone(),

@@ -8,7 +8,10 @@ use super::command::{Command, MadeWorktree, Prepared};
 use super::events::{AgentSnapshot, WorkspaceSnapshot};
 use super::handle::check_prompt;
 use super::policy::{self, Caller};
-use super::{blocking, CreateAgent, RuntimeError, RuntimeHandle, WorkspaceTarget, MAX_TITLE_CHARS};
+use super::{
+    blocking, CreateAgent, ExistingWorkspace, RuntimeError, RuntimeHandle, WorkspaceTarget,
+    MAX_TITLE_CHARS,
+};
 use crate::model::{AgentId, Reach, PARENT_LABEL};
 use crate::workspaces::worktree::WorktreeTarget;
 use crate::workspaces::{self, WorkspaceError};
@@ -89,8 +92,8 @@ impl RuntimeHandle {
         let plan_caller_cwd = plan.caller_cwd.clone();
         let plan_ws_cwd = plan.workspace_cwd.clone();
         let prepared = match (&req.workspace, plan) {
-            (WorkspaceTarget::Directory { path, reuse }, _) => {
-                let (path, reuse) = (path.clone(), *reuse);
+            (WorkspaceTarget::Directory(d), _) => {
+                let (path, reuse) = (d.path.clone(), d.reuse);
                 let (dir, repo) = blocking(move || {
                     let dir = workspaces::existing_dir("workspace.source.path", &path)?;
                     let repo = workspaces::repo_info(&dir);
@@ -103,14 +106,14 @@ impl RuntimeHandle {
                     .map_err(|m| RuntimeError::invalid("cwd", m))?;
                 Prepared::Directory { dir, repo, reuse }
             }
-            (WorkspaceTarget::Worktree { repo, target }, plan) => {
-                let repo = repo.clone().or(plan.worktree_repo).unwrap_or_default();
+            (WorkspaceTarget::Worktree(w), plan) => {
+                let repo = w.repo.clone().or(plan.worktree_repo).unwrap_or_default();
                 if let Some(caller_cwd) = plan.caller_cwd.clone() {
                     self.check_worktree_reach(caller_cwd, repo.clone(), "workspace.source.repo")
                         .await?;
                 }
                 let layout = self.layout.clone();
-                let target = target.clone();
+                let target = w.target.clone();
                 let created = blocking(move || {
                     workspaces::worktree::create(&layout, "workspace.source", &repo, &target)
                 })
@@ -133,7 +136,7 @@ impl RuntimeHandle {
         };
         // An agent may name an existing workspace only inside its own reach (SPEC 14): a
         // workspace id must not carry it where a path would not.
-        if let (Caller::Agent(_), WorkspaceTarget::Existing { cwd: None, .. }) =
+        if let (Caller::Agent(_), WorkspaceTarget::Existing(ExistingWorkspace { cwd: None, .. })) =
             (req.caller, &req.workspace)
         {
             if reach.as_ref().is_none_or(|r| r.reach == Reach::Outside) {
@@ -190,7 +193,7 @@ impl RuntimeHandle {
             })
             .await?;
         }
-        let new_branch = matches!(target, WorktreeTarget::BranchOff { .. });
+        let new_branch = matches!(target, WorktreeTarget::BranchOff(_));
         let layout = self.layout.clone();
         let created =
             blocking(move || workspaces::worktree::create(&layout, "", &repo, &target)).await??;
@@ -224,13 +227,7 @@ impl RuntimeHandle {
         let repo = match (repo, caller) {
             (Some(r), _) => r,
             (None, Caller::Agent(id)) => {
-                let mut req = CreateAgent::new(
-                    "",
-                    WorkspaceTarget::Worktree {
-                        repo: None,
-                        target: target.clone(),
-                    },
-                );
+                let mut req = CreateAgent::new("", WorkspaceTarget::worktree(None, target.clone()));
                 req.caller = caller;
                 let r = Box::new(req);
                 let plan = self

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::EngineError;
-use crate::model::tagged::{self, Tagged};
+use crate::model::tagged::tagged;
 use crate::model::{AgentId, WorkspaceId};
 use crate::providers::{McpAccess, ProviderError, ProviderRegistry};
 use crate::store::timeline::TimelineError;
@@ -296,115 +296,79 @@ impl RuntimeOptions {
 /// Where a new agent works; on the wire `{"kind": "existing" | "current" | "directory" |
 /// "worktree", …}` (the API's create request).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase",
-    deny_unknown_fields
-)]
+#[serde(tag = "kind", rename_all = "camelCase")]
 pub enum WorkspaceTarget {
     /// An existing workspace, optionally in a subdirectory of it.
-    Existing {
-        /// `workspaceId` on the wire, the name the errors about it use.
-        #[serde(rename = "workspaceId")]
-        id: WorkspaceId,
-        #[serde(default)]
-        cwd: Option<String>,
-    },
+    Existing(ExistingWorkspace),
     /// The calling agent's workspace, in `cwd` (default: the caller's cwd).
-    Current {
-        #[serde(default)]
-        cwd: Option<String>,
-    },
+    Current(CurrentWorkspace),
     /// A new workspace for a directory (SPEC 3's `create` with a `directory` source). With
     /// `reuse`, the unarchived workspace already open on that directory (not a worktree) takes
     /// the agent instead, and a new one only when there is none: one request, whatever the
     /// client, wherever the request runs (the window's new-agent form asks this way).
-    Directory {
-        path: String,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        reuse: bool,
-    },
+    Directory(DirectoryWorkspace),
     /// A new git worktree of the repository containing `repo` (default: the caller's cwd).
-    Worktree {
-        #[serde(default)]
-        repo: Option<String>,
-        target: WorktreeTarget,
-    },
+    Worktree(WorktreeWorkspace),
 }
 
 // Read kind first, so an error in its fields has its path (`workspace.target.newBranch`).
-impl<'de> serde::Deserialize<'de> for WorkspaceTarget {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        tagged::deserialize(d)
-    }
+tagged!(WorkspaceTarget {
+    "existing" => Existing(ExistingWorkspace),
+    "current" => Current(CurrentWorkspace),
+    "directory" => Directory(DirectoryWorkspace),
+    "worktree" => Worktree(WorktreeWorkspace),
+});
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExistingWorkspace {
+    /// `workspaceId` on the wire, the name the errors about it use.
+    #[serde(rename = "workspaceId")]
+    pub id: WorkspaceId,
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
-impl Tagged for WorkspaceTarget {
-    const NAME: &'static str = "WorkspaceTarget";
-    const KINDS: &'static [&'static str] = &["existing", "current", "directory", "worktree"];
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CurrentWorkspace {
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
 
-    fn read_fields<'de, D: serde::Deserializer<'de>>(
-        kind: &str,
-        fields: D,
-    ) -> Result<Self, D::Error> {
-        use serde::Deserialize;
-        // Each kind's fields as the enum's variant has them.
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase", deny_unknown_fields)]
-        struct Existing {
-            #[serde(rename = "workspaceId")]
-            id: WorkspaceId,
-            #[serde(default)]
-            cwd: Option<String>,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase", deny_unknown_fields)]
-        struct Current {
-            #[serde(default)]
-            cwd: Option<String>,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase", deny_unknown_fields)]
-        struct Directory {
-            path: String,
-            #[serde(default)]
-            reuse: bool,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase", deny_unknown_fields)]
-        struct Worktree {
-            #[serde(default)]
-            repo: Option<String>,
-            target: WorktreeTarget,
-        }
-        Ok(match kind {
-            "existing" => {
-                let f = Existing::deserialize(fields)?;
-                WorkspaceTarget::Existing {
-                    id: f.id,
-                    cwd: f.cwd,
-                }
-            }
-            "current" => WorkspaceTarget::Current {
-                cwd: Current::deserialize(fields)?.cwd,
-            },
-            "directory" => {
-                let f = Directory::deserialize(fields)?;
-                WorkspaceTarget::Directory {
-                    path: f.path,
-                    reuse: f.reuse,
-                }
-            }
-            "worktree" => {
-                let f = Worktree::deserialize(fields)?;
-                WorkspaceTarget::Worktree {
-                    repo: f.repo,
-                    target: f.target,
-                }
-            }
-            other => return Err(serde::de::Error::unknown_variant(other, Self::KINDS)),
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DirectoryWorkspace {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reuse: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorktreeWorkspace {
+    #[serde(default)]
+    pub repo: Option<String>,
+    pub target: WorktreeTarget,
+}
+
+impl WorkspaceTarget {
+    /// The workspace `id`, where it is (its cwd).
+    pub fn existing(id: WorkspaceId) -> Self {
+        WorkspaceTarget::Existing(ExistingWorkspace { id, cwd: None })
+    }
+
+    /// A new workspace for the directory `path`.
+    pub fn directory(path: impl Into<String>) -> Self {
+        WorkspaceTarget::Directory(DirectoryWorkspace {
+            path: path.into(),
+            reuse: false,
         })
+    }
+
+    /// A new worktree of the repository containing `repo` (default: the caller's cwd).
+    pub fn worktree(repo: Option<String>, target: WorktreeTarget) -> Self {
+        WorkspaceTarget::Worktree(WorktreeWorkspace { repo, target })
     }
 }
 

@@ -8,7 +8,10 @@
 
 use std::path::PathBuf;
 
-use super::{CreateAgent, RuntimeError, WorkspaceTarget};
+use super::{
+    CreateAgent, CurrentWorkspace, ExistingWorkspace, RuntimeError, WorkspaceTarget,
+    WorktreeWorkspace,
+};
 use crate::engine::{AgentState, Engine, EngineError, NewAgent};
 use crate::model::{
     hold_reasons, AgentConfig, AgentId, Hold, Power, Reach, Standing, TurnOrigin, WorkspaceId,
@@ -120,15 +123,17 @@ pub fn precheck_create(req: &CreateAgent) -> Result<(), RuntimeError> {
         return Err(not_an_agent());
     }
     match &req.workspace {
-        WorkspaceTarget::Current { .. } if !agent => Err(RuntimeError::invalid(
+        WorkspaceTarget::Current(_) if !agent => Err(RuntimeError::invalid(
             "workspace.kind",
             "\"current\" needs an agent-scoped session (the agent's own token); a user-token \
              session must create a workspace",
         )),
-        WorkspaceTarget::Worktree { repo: None, .. } if !agent => Err(RuntimeError::invalid(
-            "workspace.source.repo",
-            "is required for a user-token session (there is no caller cwd to default to)",
-        )),
+        WorkspaceTarget::Worktree(WorktreeWorkspace { repo: None, .. }) if !agent => {
+            Err(RuntimeError::invalid(
+                "workspace.source.repo",
+                "is required for a user-token session (there is no caller cwd to default to)",
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -165,19 +170,19 @@ pub fn plan_create(engine: &Engine, req: &CreateAgent) -> Result<CreatePlan, Run
         ..Default::default()
     };
     match &req.workspace {
-        WorkspaceTarget::Current { cwd } => {
+        WorkspaceTarget::Current(CurrentWorkspace { cwd }) => {
             let (id, default_cwd) = caller_workspace(me)?;
             let ws = existing_workspace(engine, &id)?;
             plan.cwd_inside = Some((cwd.clone().unwrap_or(default_cwd), ws));
         }
-        WorkspaceTarget::Existing { id, cwd: Some(c) } => {
+        WorkspaceTarget::Existing(ExistingWorkspace { id, cwd: Some(c) }) => {
             let ws = existing_workspace(engine, id)?;
             plan.cwd_inside = Some((c.clone(), ws));
         }
-        WorkspaceTarget::Existing { id, cwd: None } if me.is_some() => {
+        WorkspaceTarget::Existing(ExistingWorkspace { id, cwd: None }) if me.is_some() => {
             plan.workspace_cwd = Some(existing_workspace(engine, id)?.cwd);
         }
-        WorkspaceTarget::Worktree { repo, .. } => {
+        WorkspaceTarget::Worktree(WorktreeWorkspace { repo, .. }) => {
             plan.worktree_repo = match (repo, me) {
                 (Some(r), _) => Some(r.clone()),
                 (None, Some(a)) => Some(a.record.cwd.to_string()),
@@ -195,9 +200,9 @@ pub fn needs_plan(req: &CreateAgent) -> bool {
     req.caller.agent().is_some()
         || matches!(
             req.workspace,
-            WorkspaceTarget::Current { .. }
-                | WorkspaceTarget::Existing { cwd: Some(_), .. }
-                | WorkspaceTarget::Worktree { repo: None, .. }
+            WorkspaceTarget::Current(_)
+                | WorkspaceTarget::Existing(ExistingWorkspace { cwd: Some(_), .. })
+                | WorkspaceTarget::Worktree(WorktreeWorkspace { repo: None, .. })
         )
 }
 
@@ -262,15 +267,15 @@ pub fn resolve_create(
     };
     let (workspace_id, cwd, created_ws) = match (&req.workspace, placed) {
         (_, Some(p)) => (p.workspace, cwd_of(p.cwd), p.created),
-        (WorkspaceTarget::Current { .. }, None) => {
+        (WorkspaceTarget::Current(_), None) => {
             let (id, cwd) = caller_workspace(me)?;
             (id, cwd_of(cwd), None)
         }
-        (WorkspaceTarget::Existing { id, .. }, None) => {
+        (WorkspaceTarget::Existing(ExistingWorkspace { id, .. }), None) => {
             let ws = existing_workspace(engine, id)?;
             (id.clone(), cwd_of(ws.cwd), None)
         }
-        (WorkspaceTarget::Directory { .. } | WorkspaceTarget::Worktree { .. }, None) => {
+        (WorkspaceTarget::Directory(_) | WorkspaceTarget::Worktree(_), None) => {
             return Err(RuntimeError::invalid(
                 "workspace",
                 "the new workspace was not prepared",

@@ -84,17 +84,14 @@ async fn bad_input_is_refused_with_the_field_and_changes_nothing() {
     let e = h.create(r).await.unwrap_err();
     assert!(e.to_string().starts_with("initialPrompt:"), "{e}");
     let mut r = req(&ws, "ok");
-    r.workspace = WorkspaceTarget::Existing {
+    r.workspace = WorkspaceTarget::Existing(ExistingWorkspace {
         id: ws.clone(),
         cwd: Some("/".into()),
-    };
+    });
     let e = h.create(r).await.unwrap_err();
     assert!(e.to_string().starts_with("workspace.cwd:"), "{e}");
     let mut r = req(&ws, "ok");
-    r.workspace = WorkspaceTarget::Directory {
-        path: "relative/path".into(),
-        reuse: false,
-    };
+    r.workspace = WorkspaceTarget::directory("relative/path");
     let e = h.create(r).await.unwrap_err();
     assert!(e.to_string().starts_with("workspace.source.path:"), "{e}");
     assert!(h

@@ -8,77 +8,62 @@ use serde::{Deserialize, Serialize};
 pub use super::gitcli::repo_hash;
 use super::gitcli::{self, Cmd, Hooks};
 use super::{git, repo_info, run_git, trash, RepoInfo, WorkspaceError};
-use crate::model::tagged::{self, Tagged};
+use crate::model::tagged::tagged;
 use crate::store::Layout;
 
 // The one type the API's requests, the MCP tools' `target` (its doc comments are their
 // served schema's) and the runtime share.
 /// What a new worktree checks out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum WorktreeTarget {
     /// Create the new branch `newBranch` from `base` (default: the repository's HEAD).
-    #[serde(rename_all = "camelCase")]
-    BranchOff {
-        new_branch: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[schemars(extend("default" = null))]
-        base: Option<String>,
-    },
+    BranchOff(BranchOff),
     /// Check out the existing branch `branch` (it must not be checked out anywhere else).
-    CheckoutBranch { branch: String },
+    CheckoutBranch(CheckoutBranch),
 }
 
 // Read kind first, so an error in its fields has its path (`target.newBranch`).
-impl<'de> Deserialize<'de> for WorktreeTarget {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        tagged::deserialize(d)
-    }
+tagged!(WorktreeTarget {
+    "branch-off" => BranchOff(BranchOff),
+    "checkout-branch" => CheckoutBranch(CheckoutBranch),
+});
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BranchOff {
+    pub new_branch: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub base: Option<String>,
 }
 
-impl Tagged for WorktreeTarget {
-    const NAME: &'static str = "WorktreeTarget";
-    const KINDS: &'static [&'static str] = &["branch-off", "checkout-branch"];
-
-    fn read_fields<'de, D: serde::Deserializer<'de>>(
-        kind: &str,
-        fields: D,
-    ) -> Result<Self, D::Error> {
-        // Each kind's fields as the enum's variant has them (its serde attributes, which the
-        // schema and the writer still read).
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase", deny_unknown_fields)]
-        struct BranchOff {
-            new_branch: String,
-            #[serde(default)]
-            base: Option<String>,
-        }
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct CheckoutBranch {
-            branch: String,
-        }
-        Ok(match kind {
-            "branch-off" => {
-                let f = BranchOff::deserialize(fields)?;
-                WorktreeTarget::BranchOff {
-                    new_branch: f.new_branch,
-                    base: f.base,
-                }
-            }
-            "checkout-branch" => WorktreeTarget::CheckoutBranch {
-                branch: CheckoutBranch::deserialize(fields)?.branch,
-            },
-            other => return Err(serde::de::Error::unknown_variant(other, Self::KINDS)),
-        })
-    }
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckoutBranch {
+    pub branch: String,
 }
 
 impl WorktreeTarget {
+    /// A new branch `new_branch` from `base` (default: HEAD).
+    pub fn branch_off(new_branch: impl Into<String>, base: Option<&str>) -> Self {
+        WorktreeTarget::BranchOff(BranchOff {
+            new_branch: new_branch.into(),
+            base: base.map(Into::into),
+        })
+    }
+
+    /// The existing branch `branch`.
+    pub fn checkout(branch: impl Into<String>) -> Self {
+        WorktreeTarget::CheckoutBranch(CheckoutBranch {
+            branch: branch.into(),
+        })
+    }
+
     pub fn branch(&self) -> &str {
         match self {
-            WorktreeTarget::BranchOff { new_branch, .. } => new_branch,
-            WorktreeTarget::CheckoutBranch { branch } => branch,
+            WorktreeTarget::BranchOff(b) => &b.new_branch,
+            WorktreeTarget::CheckoutBranch(c) => &c.branch,
         }
     }
 }
@@ -234,7 +219,7 @@ pub fn create(
     let main = info.common_root.clone();
     let branch = target.branch().to_string();
     match target {
-        WorktreeTarget::BranchOff { new_branch, base } => {
+        WorktreeTarget::BranchOff(BranchOff { new_branch, base }) => {
             let f = join("target.newBranch");
             validate_branch(&f, new_branch)?;
             if branch_exists(&main, new_branch)? {
@@ -274,7 +259,7 @@ pub fn create(
                 });
             }
         }
-        WorktreeTarget::CheckoutBranch { branch } => {
+        WorktreeTarget::CheckoutBranch(CheckoutBranch { branch }) => {
             let f = join("target.branch");
             validate_branch(&f, branch)?;
             if !branch_exists(&main, branch)? {
@@ -303,14 +288,14 @@ pub fn create(
     }
     let p = path.display().to_string();
     match target {
-        WorktreeTarget::BranchOff { new_branch, base } => {
+        WorktreeTarget::BranchOff(BranchOff { new_branch, base }) => {
             let mut args = vec!["worktree", "add", "--quiet", "-b", new_branch.as_str(), &p];
             if let Some(b) = base {
                 args.push(b);
             }
             Cmd::git(&main).args(&args).writes(&parent).run()?;
         }
-        WorktreeTarget::CheckoutBranch { branch } => {
+        WorktreeTarget::CheckoutBranch(CheckoutBranch { branch }) => {
             Cmd::git(&main)
                 .args(["worktree", "add", "--quiet", &p, branch])
                 .writes(&parent)
@@ -319,7 +304,7 @@ pub fn create(
     }
     let path = path.canonicalize().unwrap_or(path);
     let base = match target {
-        WorktreeTarget::BranchOff { base, .. } => {
+        WorktreeTarget::BranchOff(BranchOff { base, .. }) => {
             // The new branch starts where HEAD is now, whatever `base` named.
             let commit = gitcli::resolve(&path, "HEAD")?.unwrap_or_default();
             let branch = match base {
@@ -328,7 +313,7 @@ pub fn create(
             };
             Some(BaseRef { branch, commit })
         }
-        WorktreeTarget::CheckoutBranch { .. } => guess_base(&path).ok().flatten(),
+        WorktreeTarget::CheckoutBranch(_) => guess_base(&path).ok().flatten(),
     };
     Ok(CreatedWorktree {
         path,
@@ -624,13 +609,7 @@ mod tests {
     fn target_json_shape() {
         let t: WorktreeTarget =
             serde_json::from_str(r#"{"kind":"branch-off","newBranch":"x","base":"main"}"#).unwrap();
-        assert_eq!(
-            t,
-            WorktreeTarget::BranchOff {
-                new_branch: "x".into(),
-                base: Some("main".into())
-            }
-        );
+        assert_eq!(t, WorktreeTarget::branch_off("x", Some("main")));
         let t: WorktreeTarget =
             serde_json::from_str(r#"{"kind":"checkout-branch","branch":"dev"}"#).unwrap();
         assert_eq!(t.branch(), "dev");

@@ -7,13 +7,7 @@ use crate::support::Door;
 #[tokio::test]
 async fn an_agent_creates_a_subagent_in_its_workspace_and_hears_when_it_finishes() {
     let h = Harness::start().await;
-    let mut r = CreateAgent::new(
-        "script",
-        WorkspaceTarget::Existing {
-            id: h.ws.clone(),
-            cwd: None,
-        },
-    );
+    let mut r = CreateAgent::new("script", WorkspaceTarget::existing(h.ws.clone()));
     r.initial_prompt = Some("ok planning".into());
     r.model = Some("m-parent".into());
     r.mode = Some("plan".into());

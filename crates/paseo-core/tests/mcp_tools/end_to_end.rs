@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::support::Door;
+use paseo_core::runtime::ExistingWorkspace;
 
 #[tokio::test]
 async fn every_tool_works_end_to_end() {
@@ -79,10 +80,10 @@ async fn every_tool_works_end_to_end() {
         .create({
             let mut r2 = CreateAgent::new(
                 "script",
-                WorkspaceTarget::Existing {
+                WorkspaceTarget::Existing(ExistingWorkspace {
                     id: h.ws.clone(),
                     cwd: Some(r.display().to_string()),
-                },
+                }),
             );
             r2.initial_prompt = Some("ok in repo".into());
             r2

@@ -45,7 +45,7 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "create_agent",
             with(json!({"provider": 3})),
-            "provider: must be a string",
+            "provider: invalid type: integer `3`, expected a string",
         ),
         (
             "create_agent",
@@ -80,7 +80,7 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "create_agent",
             with(json!({"relationship": "subagent"})),
-            "relationship: must be an object",
+            "relationship: invalid type: string \"subagent\", expected internally tagged enum Relationship",
         ),
         (
             "create_agent",
@@ -90,7 +90,7 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "create_agent",
             with(json!({"relationship": {"kind": "child"}})),
-            "relationship.kind: unknown kind \"child\"",
+            "relationship.kind: unknown variant `child`, expected `subagent` or `detached`",
         ),
         (
             "create_agent",
@@ -100,7 +100,7 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "create_agent",
             with(json!({"workspace": {"kind": "here"}})),
-            "workspace.kind: unknown kind",
+            "workspace.kind: unknown variant `here`",
         ),
         (
             "create_agent",
@@ -190,27 +190,27 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "create_agent",
             wt(json!({"kind": "merge"})),
-            "workspace.source.target.kind: unknown kind",
+            "workspace.source.target.kind: unknown variant `merge`",
         ),
         (
             "create_agent",
             with(json!({"notifyOnFinish": "yes"})),
-            "notifyOnFinish: must be true or false",
+            "notifyOnFinish: invalid type: string \"yes\", expected a boolean",
         ),
         (
             "create_agent",
             with(json!({"autoArchive": 1})),
-            "autoArchive: must be true or false",
+            "autoArchive: invalid type: integer `1`, expected a boolean",
         ),
         (
             "create_agent",
             with(json!({"labels": ["a"]})),
-            "labels: must be an object",
+            "labels: invalid type: sequence, expected a map",
         ),
         (
             "create_agent",
             with(json!({"labels": {"k": 1}})),
-            "labels.k: must be a string",
+            "labels.k: invalid type: integer `1`, expected a string",
         ),
         (
             "create_agent",
@@ -220,7 +220,10 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "create_agent",
             with(json!({"cwd": "/tmp"})),
-            "cwd: unknown field",
+            // docs/mcp.md shows this one whole.
+            "cwd: unknown field `cwd`, expected one of `provider`, `model`, `title`, \
+             `initialPrompt`, `relationship`, `workspace`, `notifyOnFinish`, `autoArchive`, \
+             `unconfined`, `labels`, `budget`, `host`",
         ),
         (
             "send_agent_prompt",
@@ -250,7 +253,7 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "send_agent_prompt",
             json!({"agentId": lead.id().to_string(), "prompt": "ok", "background": "no"}),
-            "background: must be true or false",
+            "background: invalid type: string \"no\", expected a boolean",
         ),
         ("wait_for_agent", json!({}), "agentId: is required"),
         (
@@ -271,12 +274,12 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "wait_for_agent",
             json!({"agentId": lead.id().to_string(), "timeoutSeconds": "30"}),
-            "timeoutSeconds: must be a number",
+            "timeoutSeconds: invalid type: string \"30\", expected f64",
         ),
         (
             "get_agent",
             json!({"agentId": 5}),
-            "agentId: must be a string",
+            "agentId: invalid type: integer `5`, expected a string",
         ),
         (
             "get_agent",
@@ -301,12 +304,12 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "list_agents",
             json!({"statuses": "idle"}),
-            "statuses: must be an array",
+            "statuses: invalid type: string \"idle\", expected a sequence",
         ),
         (
             "list_agents",
             json!({"statuses": ["idle", "sleeping"]}),
-            "statuses[1]: unknown status \"sleeping\"",
+            "statuses[1]: unknown variant `sleeping`, expected one of `initializing`, `idle`, `running`, `error`, `closed`",
         ),
         (
             "list_agents",
@@ -331,7 +334,7 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "list_agents",
             json!({"includeArchived": "true"}),
-            "includeArchived: must be true or false",
+            "includeArchived: invalid type: string \"true\", expected a boolean",
         ),
         (
             "cancel_agent",
@@ -362,7 +365,7 @@ async fn invalid_input_names_the_field_and_changes_nothing() {
         (
             "create_worktree",
             json!({"repo": r.display().to_string(), "target": {"kind": "checkout-branch", "newBranch": "n"}}),
-            "target.newBranch: is not a field of kind \"checkout-branch\"",
+            "target.newBranch: unknown field `newBranch`, expected `branch`",
         ),
     ];
     for (tool, args, want) in cases {

@@ -218,13 +218,7 @@ impl Harness {
     /// The same, run unconfined (the user's choice, SPEC 16) when `unconfined`: with full
     /// power it may then start agents anywhere without being held (SPEC 14).
     async fn root_as(&self, prompt: &str, unconfined: bool) -> AgentSnapshot {
-        let mut r = CreateAgent::new(
-            "script",
-            WorkspaceTarget::Existing {
-                id: self.ws.clone(),
-                cwd: None,
-            },
-        );
+        let mut r = CreateAgent::new("script", WorkspaceTarget::existing(self.ws.clone()));
         r.initial_prompt = Some(prompt.to_string());
         r.title = Some(format!("root {prompt}"));
         r.unconfined = unconfined;

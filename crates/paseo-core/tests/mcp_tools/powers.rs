@@ -9,13 +9,7 @@ use paseo_core::providers::TurnInput;
 
 /// A root agent of `provider` the user made, idle after `ok ready`.
 pub(super) async fn made_by_user(h: &Harness, provider: &str, mode: Option<&str>) -> AgentSnapshot {
-    let mut r = CreateAgent::new(
-        provider,
-        WorkspaceTarget::Existing {
-            id: h.ws.clone(),
-            cwd: None,
-        },
-    );
+    let mut r = CreateAgent::new(provider, WorkspaceTarget::existing(h.ws.clone()));
     r.initial_prompt = Some("ok ready".into());
     r.mode = mode.map(str::to_string);
     let a = h.h().create(r).await.unwrap();

@@ -147,13 +147,7 @@ async fn an_equal_child_inside_the_callers_cwd_or_its_own_repository_is_not_held
     // An asking agent working in a repository: a worktree of that repository is its own reach
     // (the same git common dir), a worktree of another repository is not.
     let r = repo(&h);
-    let mut req = CreateAgent::new(
-        "asker",
-        WorkspaceTarget::Directory {
-            path: r.display().to_string(),
-            reuse: false,
-        },
-    );
+    let mut req = CreateAgent::new("asker", WorkspaceTarget::directory(r.display().to_string()));
     req.initial_prompt = Some("ok in the repo".into());
     let in_repo = h.h().create(req).await.unwrap();
     h.idle(in_repo.id()).await;
@@ -288,10 +282,7 @@ async fn the_data_root_is_outside_every_callers_reach_even_inside_its_cwd() {
     assert!(h.env.home().starts_with(h.env.dir.path()));
     let mut req = CreateAgent::new(
         "asker",
-        WorkspaceTarget::Directory {
-            path: above.display().to_string(),
-            reuse: false,
-        },
+        WorkspaceTarget::directory(above.display().to_string()),
     );
     req.initial_prompt = Some("ok up here".into());
     let asker = h.h().create(req).await.unwrap();

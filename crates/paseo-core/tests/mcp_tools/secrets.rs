@@ -50,10 +50,7 @@ async fn a_token_a_shell_agent_prints_is_redacted_everywhere() {
     );
     let mut req = CreateAgent::new(
         "shell",
-        WorkspaceTarget::Directory {
-            path: env.work.display().to_string(),
-            reuse: false,
-        },
+        WorkspaceTarget::directory(env.work.display().to_string()),
     );
     req.initial_prompt = Some(prompt);
     // Unconfined, so it can read the user token at all: a contained agent cannot (SPEC 16,

@@ -113,10 +113,7 @@ fn child(ws: &WorkspaceId, prompt: &str, subagent: bool, budget: Option<Budget>)
     let c = create("claude", ws, prompt);
     Request::CreateAgent(paseo_core::api::verbs::CreateAgent {
         provider: c.provider,
-        workspace: WorkspaceTarget::Existing {
-            id: ws.clone(),
-            cwd: None,
-        },
+        workspace: WorkspaceTarget::existing(ws.clone()),
         model: c.model,
         mode: None,
         title: None,

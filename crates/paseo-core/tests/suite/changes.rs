@@ -63,10 +63,7 @@ impl Fx {
             &layout,
             "",
             repo.to_str().unwrap(),
-            &WorktreeTarget::BranchOff {
-                new_branch: "agent".into(),
-                base: None,
-            },
+            &WorktreeTarget::branch_off("agent", None),
         )
         .unwrap();
         Fx {
@@ -168,9 +165,7 @@ fn worktrees_record_their_base_and_a_missing_one_is_found() {
         &layout,
         "",
         f.repo.to_str().unwrap(),
-        &WorktreeTarget::CheckoutBranch {
-            branch: "dev".into(),
-        },
+        &WorktreeTarget::checkout("dev"),
     )
     .unwrap();
     assert_eq!(
@@ -938,10 +933,7 @@ async fn discard_stops_every_agent_in_the_checkout_first_and_keeps_their_last_wr
     let f = Fx::new();
     let rt = runtime_beside(&f).await;
     let h = rt.handle();
-    let here = WorkspaceTarget::Directory {
-        path: f.repo.display().to_string(),
-        reuse: false,
-    };
+    let here = WorkspaceTarget::directory(f.repo.display().to_string());
     // One agent writing a line every 20 ms, another one idling in the same checkout.
     let writer = h
         .create(shell_agent(
@@ -998,13 +990,10 @@ async fn merge_is_refused_while_another_agent_works_in_the_base_checkout() {
     let h = rt.handle();
     let kid = h
         .create(shell_agent(
-            WorkspaceTarget::Worktree {
-                repo: Some(f.repo.display().to_string()),
-                target: WorktreeTarget::BranchOff {
-                    new_branch: "feat".into(),
-                    base: None,
-                },
-            },
+            WorkspaceTarget::worktree(
+                Some(f.repo.display().to_string()),
+                WorktreeTarget::branch_off("feat", None),
+            ),
             "Kid",
             "echo new > feature.txt && git add feature.txt && git commit -qm feature && echo done",
         ))
@@ -1017,10 +1006,7 @@ async fn merge_is_refused_while_another_agent_works_in_the_base_checkout() {
     let tip = git(Path::new(kid.record.cwd.as_str()), &["rev-parse", "HEAD"]);
     let main_worker = h
         .create(shell_agent(
-            WorkspaceTarget::Directory {
-                path: f.repo.display().to_string(),
-                reuse: false,
-            },
+            WorkspaceTarget::directory(f.repo.display().to_string()),
             "Main worker",
             "sleep 30",
         ))

@@ -61,13 +61,7 @@ async fn workspace(h: &Server, dir: &Path) -> WorkspaceId {
 
 /// Runs `script` as a shell agent's first turn in `dir` and returns its status and output.
 async fn run_agent(h: &Server, ws: &WorkspaceId, script: &str) -> (AgentId, Status, String) {
-    let mut req = CreateAgent::new(
-        "shell",
-        WorkspaceTarget::Existing {
-            id: ws.clone(),
-            cwd: None,
-        },
-    );
+    let mut req = CreateAgent::new("shell", WorkspaceTarget::existing(ws.clone()));
     req.initial_prompt = Some(script.to_string());
     let id = h.create(req).await.unwrap().record.id;
     let r = h.wait(id, Duration::from_secs(30)).await.unwrap();
@@ -265,13 +259,7 @@ async fn an_unconfined_agent_is_the_users_choice() {
     let rt = start(&w, SandboxConfig::default()).await;
     let h = rt.handle();
     let ws = workspace(&h, &w.project).await;
-    let mut req = CreateAgent::new(
-        "shell",
-        WorkspaceTarget::Existing {
-            id: ws.clone(),
-            cwd: None,
-        },
-    );
+    let mut req = CreateAgent::new("shell", WorkspaceTarget::existing(ws.clone()));
     req.unconfined = true;
     req.initial_prompt = Some(format!("cat '{}/.ssh/id_ed25519'", w.home.display()));
     let id = h.create(req).await.unwrap().record.id;
@@ -312,13 +300,10 @@ async fn a_hook_an_agent_plants_does_not_run_in_the_snapshot_before_its_worktree
     );
     let mut req = CreateAgent::new(
         "shell",
-        WorkspaceTarget::Worktree {
-            repo: Some(repo.display().to_string()),
-            target: WorktreeTarget::BranchOff {
-                new_branch: "planted".into(),
-                base: None,
-            },
-        },
+        WorkspaceTarget::worktree(
+            Some(repo.display().to_string()),
+            WorktreeTarget::branch_off("planted", None),
+        ),
     );
     req.initial_prompt = Some(script);
     req.auto_archive = true;

@@ -269,13 +269,10 @@ async fn a_worktree_made_for_a_refused_create_is_removed() {
     let h = rt.handle();
     let mut r = CreateAgent::new(
         "script",
-        WorkspaceTarget::Worktree {
-            repo: Some(repo.display().to_string()),
-            target: WorktreeTarget::BranchOff {
-                new_branch: "feat/refused".into(),
-                base: None,
-            },
-        },
+        WorkspaceTarget::worktree(
+            Some(repo.display().to_string()),
+            WorktreeTarget::branch_off("feat/refused", None),
+        ),
     );
     r.initial_prompt = Some("ok never".into());
     let e = h

@@ -148,10 +148,7 @@ async fn a_refused_create_with_a_new_directory_leaves_nothing_behind() {
         let mut r = req(&ws, "ok child");
         r.caller = Caller::Agent(caller);
         r.subagent = true;
-        r.workspace = WorkspaceTarget::Directory {
-            path: d.display().to_string(),
-            reuse: false,
-        };
+        r.workspace = WorkspaceTarget::directory(d.display().to_string());
         r
     };
     // Several at once against a rate of two: two created, the others refused.
@@ -244,10 +241,7 @@ async fn an_unwritable_record_refuses_the_agent_before_it_starts() {
         .to_path_buf();
     std::fs::write(&sub_folder, b"not a folder").unwrap();
     let mut by_dir = req(&ws, "ok never");
-    by_dir.workspace = WorkspaceTarget::Directory {
-        path: sub.display().to_string(),
-        reuse: false,
-    };
+    by_dir.workspace = WorkspaceTarget::directory(sub.display().to_string());
     h.create(by_dir).await.unwrap_err();
     assert_eq!(h.snapshot().await.unwrap().workspaces.len(), 1);
     assert!(env.log.lock().unwrap().starts.is_empty());

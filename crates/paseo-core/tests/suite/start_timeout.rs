@@ -48,10 +48,7 @@ async fn a_start_that_never_answers_ends_in_error_with_its_process_tree_killed()
     let h = rt.handle();
     let mut req = CreateAgent::new(
         "codex",
-        WorkspaceTarget::Directory {
-            path: work.display().to_string(),
-            reuse: false,
-        },
+        WorkspaceTarget::directory(work.display().to_string()),
     );
     req.initial_prompt = Some("hello".into());
     let a = h.create(req).await.unwrap();

@@ -52,10 +52,7 @@ impl Fx {
             let h = f.h();
             let a = h
                 .create(shell(
-                    WorkspaceTarget::Directory {
-                        path: f.repo(),
-                        reuse: false,
-                    },
+                    WorkspaceTarget::directory(f.repo()),
                     "echo main agent here",
                 ))
                 .await
@@ -75,13 +72,7 @@ impl Fx {
     /// A worktree agent on a new branch `branch` running `script`.
     async fn worktree_agent(&self, branch: &str, script: &str, auto_archive: bool) -> Wt {
         let mut c = shell(
-            WorkspaceTarget::Worktree {
-                repo: Some(self.repo()),
-                target: WorktreeTarget::BranchOff {
-                    new_branch: branch.into(),
-                    base: None,
-                },
-            },
+            WorkspaceTarget::worktree(Some(self.repo()), WorktreeTarget::branch_off(branch, None)),
             script,
         );
         c.auto_archive = auto_archive;

@@ -50,13 +50,6 @@ impl Fx {
     }
 }
 
-fn branch_off(b: &str, base: Option<&str>) -> WorktreeTarget {
-    WorktreeTarget::BranchOff {
-        new_branch: b.into(),
-        base: base.map(Into::into),
-    }
-}
-
 #[tokio::test]
 async fn each_target_makes_a_worktree_under_the_data_root() {
     let f = Fx::new().await;
@@ -65,7 +58,7 @@ async fn each_target_makes_a_worktree_under_the_data_root() {
         .create_worktree(
             Caller::User,
             Some(f.repo()),
-            branch_off("feat/login", None),
+            WorktreeTarget::branch_off("feat/login", None),
             None,
         )
         .await
@@ -91,7 +84,7 @@ async fn each_target_makes_a_worktree_under_the_data_root() {
         .create_worktree(
             Caller::User,
             Some(f.repo()),
-            branch_off("from-tag", Some("v1")),
+            WorktreeTarget::branch_off("from-tag", Some("v1")),
             None,
         )
         .await
@@ -112,9 +105,7 @@ async fn each_target_makes_a_worktree_under_the_data_root() {
         .create_worktree(
             Caller::User,
             Some(f.repo()),
-            WorktreeTarget::CheckoutBranch {
-                branch: "dev".into(),
-            },
+            WorktreeTarget::checkout("dev"),
             None,
         )
         .await
@@ -140,7 +131,12 @@ async fn each_error_is_clear_and_changes_nothing() {
     let err = |e: paseo_core::runtime::RuntimeError| e.to_string();
     // The branch exists.
     let e = h
-        .create_worktree(Caller::User, Some(f.repo()), branch_off("dev", None), None)
+        .create_worktree(
+            Caller::User,
+            Some(f.repo()),
+            WorktreeTarget::branch_off("dev", None),
+            None,
+        )
         .await
         .unwrap_err();
     assert!(err(e).starts_with("target.newBranch: branch \"dev\" already exists"));
@@ -149,9 +145,7 @@ async fn each_error_is_clear_and_changes_nothing() {
         .create_worktree(
             Caller::User,
             Some(f.repo()),
-            WorktreeTarget::CheckoutBranch {
-                branch: "main".into(),
-            },
+            WorktreeTarget::checkout("main"),
             None,
         )
         .await
@@ -165,16 +159,19 @@ async fn each_error_is_clear_and_changes_nothing() {
         .create_worktree(
             Caller::User,
             Some(f.repo()),
-            WorktreeTarget::CheckoutBranch {
-                branch: "nope".into(),
-            },
+            WorktreeTarget::checkout("nope"),
             None,
         )
         .await
         .unwrap_err();
     assert!(err(e).contains("does not exist"));
     let e = h
-        .create_worktree(Caller::User, Some(f.repo()), branch_off("a..b", None), None)
+        .create_worktree(
+            Caller::User,
+            Some(f.repo()),
+            WorktreeTarget::branch_off("a..b", None),
+            None,
+        )
         .await
         .unwrap_err();
     assert!(err(e).contains("not a valid git branch name"));
@@ -182,7 +179,7 @@ async fn each_error_is_clear_and_changes_nothing() {
         .create_worktree(
             Caller::User,
             Some(f.repo()),
-            branch_off("x", Some("no-such-ref")),
+            WorktreeTarget::branch_off("x", Some("no-such-ref")),
             None,
         )
         .await
@@ -195,7 +192,7 @@ async fn each_error_is_clear_and_changes_nothing() {
         .create_worktree(
             Caller::User,
             Some(plain.display().to_string()),
-            branch_off("x", None),
+            WorktreeTarget::branch_off("x", None),
             None,
         )
         .await
@@ -245,7 +242,7 @@ async fn archiving_a_worktree_archives_its_agents_removes_it_keeps_the_branch_an
         .create_worktree(
             Caller::User,
             Some(f.repo()),
-            branch_off("feature", None),
+            WorktreeTarget::branch_off("feature", None),
             None,
         )
         .await
@@ -254,20 +251,14 @@ async fn archiving_a_worktree_archives_its_agents_removes_it_keeps_the_branch_an
     let path = PathBuf::from(&w.record.cwd);
     let a = h
         .create(shell(
-            WorkspaceTarget::Existing { id: wid.clone(), cwd: None },
+            WorkspaceTarget::existing(wid.clone()),
             "echo work > notes.txt && git add notes.txt && git -c user.name=t -c user.email=t@t commit -qm notes",
         ))
         .await
         .unwrap();
     assert_eq!(h.wait(a.id(), T).await.unwrap().agent.status, Status::Idle);
     let b = h
-        .create(shell(
-            WorkspaceTarget::Existing {
-                id: wid.clone(),
-                cwd: None,
-            },
-            "sleep 30",
-        ))
+        .create(shell(WorkspaceTarget::existing(wid.clone()), "sleep 30"))
         .await
         .unwrap();
     // A live agent: refused unless confirmed.
@@ -310,10 +301,7 @@ async fn auto_archive_of_an_agent_that_created_a_worktree_removes_the_worktree()
     let f = Fx::new().await;
     let h = f.h();
     let mut c = shell(
-        WorkspaceTarget::Worktree {
-            repo: Some(f.repo()),
-            target: branch_off("auto", None),
-        },
+        WorkspaceTarget::worktree(Some(f.repo()), WorktreeTarget::branch_off("auto", None)),
         // Runs until the test says go, so the other agent joins the worktree first. The go
         // file is beside the repository: the worktree's own parent is in the data root, which
         // a contained agent cannot read (SPEC 16).
@@ -329,10 +317,7 @@ async fn auto_archive_of_an_agent_that_created_a_worktree_removes_the_worktree()
     // Another agent someone else started in that worktree is archived with it.
     let other = h
         .create(shell(
-            WorkspaceTarget::Existing {
-                id: a.record.workspace_id.clone().unwrap(),
-                cwd: None,
-            },
+            WorkspaceTarget::existing(a.record.workspace_id.clone().unwrap()),
             "sleep 30",
         ))
         .await
@@ -368,10 +353,7 @@ async fn auto_archive_waits_for_every_process_in_the_worktree_before_the_snapsho
     let h = f.h();
     let go = f.repo.parent().unwrap().join("go-wait");
     let mut c = shell(
-        WorkspaceTarget::Worktree {
-            repo: Some(f.repo()),
-            target: branch_off("waits", None),
-        },
+        WorkspaceTarget::worktree(Some(f.repo()), WorktreeTarget::branch_off("waits", None)),
         &format!(
             "while [ ! -f '{}' ]; do sleep 0.02; done; echo done",
             go.display()
@@ -382,10 +364,7 @@ async fn auto_archive_waits_for_every_process_in_the_worktree_before_the_snapsho
     let path = PathBuf::from(&a.record.cwd);
     let other = h
         .create(shell(
-            WorkspaceTarget::Existing {
-                id: a.record.workspace_id.clone().unwrap(),
-                cwd: None,
-            },
+            WorkspaceTarget::existing(a.record.workspace_id.clone().unwrap()),
             "trap 'sleep 1; echo last > last.txt; exit 0' TERM; touch started; \
              while :; do sleep 0.05; done",
         ))
@@ -421,7 +400,12 @@ async fn a_restore_before_the_removal_keeps_the_worktree() {
     let f = Fx::new().await;
     let h = f.h();
     let w = h
-        .create_worktree(Caller::User, Some(f.repo()), branch_off("undo", None), None)
+        .create_worktree(
+            Caller::User,
+            Some(f.repo()),
+            WorktreeTarget::branch_off("undo", None),
+            None,
+        )
         .await
         .unwrap();
     let wid = w.record.workspace_id.clone();
@@ -429,10 +413,7 @@ async fn a_restore_before_the_removal_keeps_the_worktree() {
     // Slow to stop: the removal waits for it.
     let a = h
         .create(shell(
-            WorkspaceTarget::Existing {
-                id: wid.clone(),
-                cwd: None,
-            },
+            WorkspaceTarget::existing(wid.clone()),
             "trap 'sleep 1; exit 0' TERM; touch started; while :; do sleep 0.05; done",
         ))
         .await
@@ -466,10 +447,7 @@ async fn a_restore_before_the_removal_keeps_the_worktree() {
 async fn workspaces_sharing_a_directory_have_separate_activity() {
     let f = Fx::new().await;
     let h = f.h();
-    let dir = WorkspaceTarget::Directory {
-        path: f.repo(),
-        reuse: false,
-    };
+    let dir = WorkspaceTarget::directory(f.repo());
     let a = h.create(shell(dir.clone(), "sleep 30")).await.unwrap();
     let b = h.create(shell(dir, "exit 3")).await.unwrap();
     assert_ne!(a.record.workspace_id, b.record.workspace_id);
@@ -527,10 +505,7 @@ async fn auto_agent(
     script: &str,
 ) -> (AgentId, PathBuf) {
     let mut c = shell(
-        WorkspaceTarget::Worktree {
-            repo: Some(repo.into()),
-            target: branch_off(branch, None),
-        },
+        WorkspaceTarget::worktree(Some(repo.into()), WorktreeTarget::branch_off(branch, None)),
         script,
     );
     c.auto_archive = true;
@@ -613,7 +588,7 @@ async fn failing_hooks_and_signing_config_cannot_block_the_snapshot() {
         .create_worktree(
             Caller::User,
             Some(f.repo()),
-            branch_off("hooked", None),
+            WorktreeTarget::branch_off("hooked", None),
             None,
         )
         .await
@@ -746,7 +721,7 @@ fn a_folder_that_is_no_worktree_any_more_is_kept_not_committed_elsewhere() {
         &layout,
         "",
         repo.to_str().unwrap(),
-        &branch_off("lost", None),
+        &WorktreeTarget::branch_off("lost", None),
     )
     .unwrap();
     let path = created.path.clone();
@@ -904,7 +879,7 @@ fn a_locked_worktree_is_kept_where_it_is() {
         &layout,
         "",
         repo.to_str().unwrap(),
-        &branch_off("locked", None),
+        &WorktreeTarget::branch_off("locked", None),
     )
     .unwrap();
     let path = created.path.clone();

@@ -507,10 +507,7 @@ impl Clis {
 /// An agent of `provider` in workspace `ws` starting with `prompt`; the CLIs' agents ask for
 /// the model their stand-in serves.
 pub fn create(provider: &str, ws: &WorkspaceId, prompt: &str) -> CreateAgent {
-    let target = WorkspaceTarget::Existing {
-        id: ws.clone(),
-        cwd: None,
-    };
+    let target = WorkspaceTarget::existing(ws.clone());
     let mut c = CreateAgent::new(provider, target);
     c.initial_prompt = Some(prompt.into());
     c.model = match provider {

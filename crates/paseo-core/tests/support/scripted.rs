@@ -266,13 +266,7 @@ pub async fn workspace(h: &Server, env: &Env) -> WorkspaceId {
 
 /// A scripted agent in `ws` whose first prompt (its script) is `prompt`.
 pub fn req(ws: &WorkspaceId, prompt: &str) -> CreateAgent {
-    let mut r = CreateAgent::new(
-        "script",
-        WorkspaceTarget::Existing {
-            id: ws.clone(),
-            cwd: None,
-        },
-    );
+    let mut r = CreateAgent::new("script", WorkspaceTarget::existing(ws.clone()));
     r.initial_prompt = Some(prompt.to_string());
     r
 }

@@ -193,7 +193,7 @@ impl Verb for CreateAgent {
     const KIND: &'static str = "createAgent";
     fn workspaces(&self) -> Vec<(&'static str, &WorkspaceId)> {
         match &self.workspace {
-            WorkspaceTarget::Existing { id, .. } => vec![("workspace.workspaceId", id)],
+            WorkspaceTarget::Existing(e) => vec![("workspace.workspaceId", &e.id)],
             _ => Vec::new(),
         }
     }
@@ -204,7 +204,7 @@ impl Verb for CreateAgent {
         if let Some(b) = &self.budget {
             crate::runtime::budget::check(b, "budget")?;
         }
-        let existing = matches!(self.workspace, WorkspaceTarget::Existing { .. });
+        let existing = matches!(self.workspace, WorkspaceTarget::Existing(_));
         let mut req = NewAgent::new(self.provider.trim(), self.workspace);
         req.caller = caller;
         req.model = self.model;

@@ -1,42 +1,18 @@
-//! The input of `create_agent` and the shapes it shares with `create_worktree`.
+//! The input of `create_agent`.
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::walker::*;
-use super::{FieldError, Input, R};
+use super::fields::{non_empty, text, trimmed};
+use super::{Input, R};
+use crate::model::tagged::tagged;
 use crate::model::{Budget, WorkspaceId};
 use crate::workspaces::worktree::WorktreeTarget;
 
-/// Reads a worktree target at `path` (`workspace.source.target`, `target`), naming the field at
-/// fault.
-pub(super) fn parse_target(v: &Value, path: &str) -> R<WorktreeTarget> {
-    let (kind, o) = union(
-        v,
-        path,
-        &[
-            ("branch-off", &["newBranch", "base"]),
-            ("checkout-branch", &["branch"]),
-        ],
-    )?;
-    Ok(match kind {
-        "branch-off" => WorktreeTarget::BranchOff {
-            new_branch: o.req_str("newBranch")?.to_string(),
-            base: o.opt_text("base")?,
-        },
-        _ => WorktreeTarget::CheckoutBranch {
-            branch: o.req_str("branch")?.to_string(),
-        },
-    })
-}
-
-// ------------------------------------------------------------------ create_agent
-
 /// Who the new agent belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Relationship {
     /// A subagent of the caller: it carries the parent label, shows in the caller's track and
@@ -46,40 +22,82 @@ pub enum Relationship {
     Detached,
 }
 
+// Every union here is read kind first, so an error inside it keeps its path.
+tagged!(Relationship {
+    "subagent" => Subagent,
+    "detached" => Detached,
+});
+
 /// Where the new agent works.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
 pub enum WorkspaceInput {
     /// The caller's workspace, in the caller's cwd or in `cwd` (an absolute path inside the
     /// workspace). Needs an agent-scoped session.
-    Current {
-        #[serde(default)]
-        cwd: Option<String>,
-    },
+    Current(CurrentInput),
     /// A new workspace.
-    Create { source: SourceInput },
+    Create(CreateInput),
     /// A workspace that exists (its id from `list_agents`, `create_agent` or the app), so a
     /// script need not make one per call. An agent may name only a workspace inside its
     /// own reach (SPEC 14).
-    Existing {
-        #[serde(rename = "workspaceId")]
-        workspace_id: String,
-    },
+    Existing(ExistingInput),
+}
+
+tagged!(WorkspaceInput {
+    "current" => Current(CurrentInput),
+    "create" => Create(CreateInput),
+    "existing" => Existing(ExistingInput),
+});
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CurrentInput {
+    #[serde(default, deserialize_with = "text")]
+    pub cwd: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateInput {
+    pub source: SourceInput,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExistingInput {
+    #[schemars(with = "String")]
+    pub workspace_id: WorkspaceId,
 }
 
 /// What a new workspace is made from.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
 pub enum SourceInput {
     /// An existing directory (absolute path).
-    Directory { path: String },
+    Directory(DirectoryInput),
     /// A new git worktree under `$PASEO_HOME/worktrees/` of the repository containing `repo`
     /// (an absolute path; default: the caller's cwd; required for a user-token session).
-    Worktree {
-        #[serde(default)]
-        repo: Option<String>,
-        target: WorktreeTarget,
-    },
+    Worktree(WorktreeInput),
+}
+
+tagged!(SourceInput {
+    "directory" => Directory(DirectoryInput),
+    "worktree" => Worktree(WorktreeInput),
+});
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DirectoryInput {
+    #[serde(deserialize_with = "non_empty")]
+    pub path: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorktreeInput {
+    #[serde(default, deserialize_with = "text")]
+    pub repo: Option<String>,
+    pub target: WorktreeTarget,
 }
 
 /// Input of `create_agent`.
@@ -87,15 +105,17 @@ pub enum SourceInput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateAgentInput {
     /// The provider id: `claude`, `codex`, `shell`, or a configured command provider.
+    #[serde(deserialize_with = "non_empty")]
     pub provider: String,
     /// The model (provider-specific). Default: the caller's model when the provider is the
     /// caller's, else the provider's default.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text")]
     pub model: Option<String>,
     /// A short title (default: the first line of the prompt).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text")]
     pub title: Option<String>,
     /// The first prompt; it runs in the background.
+    #[serde(deserialize_with = "non_empty")]
     pub initial_prompt: String,
     pub relationship: Relationship,
     pub workspace: WorkspaceInput,
@@ -120,131 +140,26 @@ pub struct CreateAgentInput {
     pub budget: Option<Budget>,
     /// The configured host (config.json `hosts`) to run it on; default this machine. Only
     /// the user's token may name one.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text")]
     pub host: Option<String>,
 }
 
 impl Input for CreateAgentInput {
-    fn parse(v: &Value) -> R<Self> {
-        let o = Obj::new(
-            v,
-            "",
-            &[
-                "provider",
-                "model",
-                "title",
-                "initialPrompt",
-                "relationship",
-                "workspace",
-                "notifyOnFinish",
-                "autoArchive",
-                "unconfined",
-                "labels",
-                "budget",
-                "host",
-            ],
-        )?;
-        let provider = o.req_str("provider")?.trim().to_string();
-        let model = o.opt_text("model")?;
-        let title = o.opt_text("title")?;
-        let initial_prompt = o.req_str("initialPrompt")?.to_string();
-        let (rk, _) = union(
-            o.req("relationship")?,
-            "relationship",
-            &[("subagent", &[]), ("detached", &[])],
-        )?;
-        let relationship = if rk == "subagent" {
-            Relationship::Subagent
-        } else {
-            Relationship::Detached
-        };
-        let (wk, w) = union(
-            o.req("workspace")?,
-            "workspace",
-            &[
-                ("current", &["cwd"]),
-                ("create", &["source"]),
-                ("existing", &["workspaceId"]),
-            ],
-        )?;
-        let workspace = if wk == "current" {
-            WorkspaceInput::Current {
-                cwd: w.opt_text("cwd")?,
-            }
-        } else if wk == "existing" {
-            let id = w.req_str("workspaceId")?;
-            if id.parse::<WorkspaceId>().is_err() {
-                return Err(FieldError::new(
-                    "workspace.workspaceId",
-                    "is not a workspace id",
-                ));
-            }
-            WorkspaceInput::Existing {
-                workspace_id: id.to_string(),
-            }
-        } else {
-            let (sk, s) = union(
-                w.req("source")?,
-                "workspace.source",
-                &[("directory", &["path"]), ("worktree", &["repo", "target"])],
-            )?;
-            let source = if sk == "directory" {
-                SourceInput::Directory {
-                    path: s.req_str("path")?.to_string(),
-                }
-            } else {
-                SourceInput::Worktree {
-                    repo: s.opt_text("repo")?,
-                    target: parse_target(s.req("target")?, "workspace.source.target")?,
-                }
-            };
-            WorkspaceInput::Create { source }
-        };
-        let labels = match o.get("labels") {
-            None => None,
-            Some(Value::Object(m)) => {
-                let mut out = BTreeMap::new();
-                for (k, v) in m {
-                    match v {
-                        Value::String(s) => {
-                            out.insert(k.clone(), s.clone());
-                        }
-                        other => {
-                            return Err(FieldError::new(
-                                format!("labels.{k}"),
-                                format!("must be a string, got {}", describe(other)),
-                            ))
-                        }
-                    }
-                }
-                Some(out)
-            }
-            Some(other) => {
-                return Err(FieldError::new(
-                    "labels",
-                    format!("must be an object of strings, got {}", describe(other)),
-                ))
-            }
-        };
-        Ok(CreateAgentInput {
-            provider,
-            model,
-            title,
-            initial_prompt,
-            relationship,
-            workspace,
-            notify_on_finish: o.opt_bool("notifyOnFinish")?,
-            auto_archive: o.opt_bool("autoArchive")?,
-            unconfined: o.opt_bool("unconfined")?,
-            labels,
-            budget: match o.get("budget") {
-                None => None,
-                Some(b) => Some(
-                    Budget::parse(b, "budget")
-                        .map_err(|(field, msg)| FieldError::new(field, msg))?,
-                ),
-            },
-            host: o.opt_text("host")?,
-        })
+    fn check(mut self) -> R<Self> {
+        if let WorkspaceInput::Create(CreateInput {
+            source: SourceInput::Worktree(w),
+        }) = &mut self.workspace
+        {
+            trim_base(&mut w.target);
+        }
+        Ok(self)
+    }
+}
+
+/// A blank `base` is no base, as for every optional string of the tools: the `WorktreeTarget`
+/// the API shares reads it as written.
+pub(super) fn trim_base(target: &mut WorktreeTarget) {
+    if let WorktreeTarget::BranchOff(b) = target {
+        b.base = trimmed(b.base.take());
     }
 }

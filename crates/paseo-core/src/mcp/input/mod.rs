@@ -1,17 +1,19 @@
-//! The tools' input types and their validation.
-//!
-//! The types give the input schemas (schemars, the same serde shape the tools accept). Parsing
-//! is done by hand on the JSON value rather than by serde, because serde loses the field path
-//! inside internally tagged unions (`workspace.source.target` buffers its content before the
-//! variant is known): every error here names the offending field by its full path and says
-//! what is wrong, e.g. `workspace.source.target.newBranch: is required`.
+//! The tools' inputs: their types give the input schemas (schemars) and read the arguments
+//! (serde), so each field is written once. A bad input is a tool error naming the field by its
+//! full path and saying what is wrong (`workspace.source.target.newBranch: is required`): the
+//! tagged unions are read kind first (`model::tagged`), which keeps serde's path inside them.
+//! What serde's derive cannot check is in `fields.rs` (one function per kind of field) and in
+//! [`Input::check`] (one field against another).
 
 use std::fmt;
 use std::marker::PhantomData;
 
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
+
+use crate::model::tagged::{self, Misread};
 
 /// Largest `limit` of `list_agents`.
 pub const MAX_LIST_LIMIT: u64 = 10_000;
@@ -47,11 +49,35 @@ impl fmt::Display for FieldError {
     }
 }
 
+impl From<Misread> for FieldError {
+    fn from(e: Misread) -> Self {
+        // The path already ends with the missing field's name, which serde's words repeat.
+        let message = if e.missing {
+            "is required".to_string()
+        } else {
+            e.message
+        };
+        FieldError::new(e.field.unwrap_or_default(), message)
+    }
+}
+
 pub(crate) type R<T> = Result<T, FieldError>;
 
-/// A tool input parsed from the call's raw arguments.
-pub trait Input: Sized {
-    fn parse(v: &Value) -> R<Self>;
+/// A tool input, read by serde from the call's arguments.
+pub trait Input: DeserializeOwned {
+    /// What a field's type cannot say on its own: a field that needs another.
+    fn check(self) -> R<Self> {
+        Ok(self)
+    }
+}
+
+/// Reads a tool's input from its call's arguments; none at all is a call without any.
+pub fn parse<T: Input>(args: Value) -> R<T> {
+    let args = match args {
+        Value::Null => Value::Object(Map::new()),
+        args => args,
+    };
+    tagged::from_value::<T>(args)?.check()
 }
 
 /// The raw arguments of a tool call, with the input schema of `T`. Deserializing never fails,
@@ -63,8 +89,8 @@ pub struct Args<T> {
 }
 
 impl<T: Input> Args<T> {
-    pub fn parse(&self) -> R<T> {
-        T::parse(&self.raw)
+    pub fn parse(self) -> R<T> {
+        parse(self.raw)
     }
 }
 
@@ -106,13 +132,16 @@ pub fn input_schema<T: JsonSchema>() -> std::sync::Arc<Map<String, Value>> {
 
 mod agents;
 mod create;
-mod walker;
+mod fields;
 
 pub use agents::{
     AgentInput, ChangesInput, CreateWorktreeInput, ListInput, SendPromptInput, StatusInput,
     WaitInput,
 };
-pub use create::{CreateAgentInput, Relationship, SourceInput, WorkspaceInput};
+pub use create::{
+    CreateAgentInput, CreateInput, CurrentInput, DirectoryInput, ExistingInput, Relationship,
+    SourceInput, WorkspaceInput, WorktreeInput,
+};
 
 #[cfg(test)]
 mod tests;

@@ -1,9 +1,10 @@
 use super::*;
-use crate::model::AgentId;
+use crate::model::{AgentId, WorkspaceId};
+use crate::workspaces::worktree::WorktreeTarget;
 use serde_json::json;
 
 fn err<T: Input + fmt::Debug>(v: Value) -> String {
-    T::parse(&v).unwrap_err().to_string()
+    parse::<T>(v).unwrap_err().to_string()
 }
 
 fn valid_create() -> Value {
@@ -18,33 +19,61 @@ fn valid_create() -> Value {
     })
 }
 
-/// The hand parser and serde (which the schema describes) agree on valid inputs.
-#[test]
-fn parser_agrees_with_the_schema_types() {
-    let cases = [
-        valid_create(),
-        json!({"provider": "shell", "initialPrompt": "ls", "relationship": {"kind": "detached"},
-               "workspace": {"kind": "current", "cwd": "/tmp"}, "autoArchive": true}),
-        json!({"provider": "shell", "initialPrompt": "ls", "relationship": {"kind": "detached"},
-               "workspace": {"kind": "create", "source": {"kind": "directory", "path": "/tmp"}},
-               "title": "t", "model": "m"}),
-    ];
-    for c in cases {
-        let a = CreateAgentInput::parse(&c).unwrap();
-        let b: CreateAgentInput = serde_json::from_value(c).unwrap();
-        assert_eq!(a, b);
+/// `v` with every object's fields in the opposite order (its `kind` last).
+fn reversed(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reversed(v)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
-    let w = json!({"target": {"kind": "checkout-branch", "branch": "b"}});
+}
+
+#[test]
+fn inputs_read_whatever_the_order_and_blank_optional_strings_are_not_given() {
+    let mut v = valid_create();
+    v["model"] = json!("  ");
+    v["title"] = json!(" t ");
+    v["workspace"]["source"]["target"]["base"] = json!(" ");
+    let input: CreateAgentInput = parse(v.clone()).unwrap();
+    assert_eq!(input.model, None);
+    assert_eq!(input.title.as_deref(), Some("t"));
+    assert_eq!(input.relationship, Relationship::Subagent);
     assert_eq!(
-        CreateWorktreeInput::parse(&w).unwrap(),
-        serde_json::from_value::<CreateWorktreeInput>(w).unwrap()
+        input.workspace,
+        WorkspaceInput::Create(CreateInput {
+            source: SourceInput::Worktree(WorktreeInput {
+                repo: Some("/r".into()),
+                target: WorktreeTarget::branch_off("feat/x", None),
+            })
+        })
     );
-    let l = json!({"statuses": ["idle", "running"], "limit": 5, "includeArchived": true,
-                   "workspaceId": "ws-1"});
+    assert_eq!(parse::<CreateAgentInput>(reversed(&v)).unwrap(), input);
+    let existing = json!({"provider": "shell", "initialPrompt": "ls",
+        "relationship": {"kind": "detached"},
+        "workspace": {"kind": "existing", "workspaceId": "ws-1"}});
     assert_eq!(
-        ListInput::parse(&l).unwrap(),
-        serde_json::from_value::<ListInput>(l).unwrap()
+        parse::<CreateAgentInput>(existing).unwrap().workspace,
+        WorkspaceInput::Existing(ExistingInput {
+            workspace_id: "ws-1".parse::<WorkspaceId>().unwrap()
+        })
     );
+    let l: ListInput = parse(json!({"statuses": ["idle", "running"], "limit": 5,
+        "includeArchived": true, "workspaceId": "ws-1", "host": " "}))
+    .unwrap();
+    assert_eq!(
+        l.statuses,
+        Some(vec![
+            crate::model::Status::Idle,
+            crate::model::Status::Running
+        ])
+    );
+    assert_eq!((l.limit, l.host), (Some(5), None));
+    // No arguments at all is a call without any.
+    assert_eq!(parse::<ListInput>(Value::Null).unwrap().limit, None);
 }
 
 #[test]
@@ -55,27 +84,43 @@ fn errors_name_the_field_by_path() {
         .unwrap()
         .remove("newBranch");
     assert_eq!(
-        err::<CreateAgentInput>(v),
+        err::<CreateAgentInput>(v.clone()),
+        "workspace.source.target.newBranch: is required"
+    );
+    // The same with every kind written last.
+    assert_eq!(
+        err::<CreateAgentInput>(reversed(&v)),
         "workspace.source.target.newBranch: is required"
     );
     let mut v = valid_create();
     v["relationship"]["kind"] = json!("sibling");
-    assert!(err::<CreateAgentInput>(v).starts_with("relationship.kind: unknown kind \"sibling\""));
+    assert_eq!(
+        err::<CreateAgentInput>(v),
+        "relationship.kind: unknown variant `sibling`, expected `subagent` or `detached`"
+    );
+    let mut v = valid_create();
+    v["relationship"]["x"] = json!(1);
+    assert!(err::<CreateAgentInput>(v).starts_with("relationship.x: unknown field `x`"));
     let mut v = valid_create();
     v["workspace"] = json!({"kind": "current", "source": {}});
-    assert!(err::<CreateAgentInput>(v)
-        .starts_with("workspace.source: is not a field of kind \"current\""));
+    assert_eq!(
+        err::<CreateAgentInput>(v),
+        "workspace.source: unknown field `source`, expected `cwd`"
+    );
     let mut v = valid_create();
     v["workspace"]["source"]["target"]["newBranch"] = json!(5);
     assert_eq!(
         err::<CreateAgentInput>(v),
-        "workspace.source.target.newBranch: must be a string, got a number"
+        "workspace.source.target.newBranch: invalid type: integer `5`, expected a string"
     );
+    let mut v = valid_create();
+    v["workspace"] = json!({"kind": "existing", "workspaceId": "a/b"});
+    assert!(err::<CreateAgentInput>(v).starts_with("workspace.workspaceId: invalid workspace id"));
     let mut v = valid_create();
     v["labels"]["x"] = json!(1);
     assert_eq!(
         err::<CreateAgentInput>(v),
-        "labels.x: must be a string, got a number"
+        "labels.x: invalid type: integer `1`, expected a string"
     );
     let mut v = valid_create();
     v["initialPrompt"] = json!("   ");
@@ -85,28 +130,41 @@ fn errors_name_the_field_by_path() {
     );
     let mut v = valid_create();
     v["bogus"] = json!(1);
-    assert!(err::<CreateAgentInput>(v).starts_with("bogus: unknown field"));
+    assert!(err::<CreateAgentInput>(v).starts_with("bogus: unknown field `bogus`"));
     let mut v = valid_create();
     v.as_object_mut().unwrap().remove("relationship");
     assert_eq!(err::<CreateAgentInput>(v), "relationship: is required");
-    assert!(err::<CreateAgentInput>(json!([1])).contains("must be an object"));
+    assert_eq!(
+        err::<CreateAgentInput>(json!("x")),
+        "invalid type: string \"x\", expected struct CreateAgentInput"
+    );
     assert!(err::<AgentInput>(json!({"agentId": "../etc"}))
         .starts_with("agentId: \"../etc\" is not an agent id"));
     assert_eq!(
         err::<WaitInput>(json!({"agentId": AgentId::new(), "timeoutSeconds": 601})),
         "timeoutSeconds: must be between 0 and 600, got 601"
     );
-    assert!(err::<ListInput>(json!({"limit": 10001}))
-        .starts_with("limit: must be a whole number from 0 to 10000"));
+    assert_eq!(
+        err::<ListInput>(json!({"limit": 10001})),
+        "limit: must be a whole number from 0 to 10000, got 10001"
+    );
     assert!(err::<ListInput>(json!({"statuses": ["idle", "busy"]}))
-        .starts_with("statuses[1]: unknown status \"busy\""));
+        .starts_with("statuses[1]: unknown variant `busy`"));
     assert!(err::<ListInput>(json!({"workspaceId": "a/b"}))
         .starts_with("workspaceId: invalid workspace id"));
     assert!(
         err::<CreateWorktreeInput>(json!({"target": {"kind": "checkout-branch"}}))
             .starts_with("target.branch: is required")
     );
-    assert!(ListInput::parse(&Value::Null).is_ok());
+    let a = AgentId::new();
+    assert_eq!(
+        err::<ChangesInput>(json!({"agentId": a, "limit": 5})),
+        "limit: goes with path (a page of one file's diff)"
+    );
+    assert_eq!(
+        err::<ChangesInput>(json!({"agentId": a, "path": "f", "limit": 0})),
+        "limit: must be a whole number from 1 to 5000, got 0"
+    );
 }
 
 #[test]

@@ -12,7 +12,7 @@ use crate::mcp::input::{
     DEFAULT_WAIT_SECONDS,
 };
 use crate::model::{HeldTurn, HoldReason};
-use crate::runtime::{AgentSnapshot, RuntimeError, WorkspaceTarget};
+use crate::runtime::{AgentSnapshot, CurrentWorkspace, WorkspaceTarget};
 
 /// What a caller is told when its turn waits for the user (SPEC 14): that it does, and why.
 fn held(turn: &HeldTurn) -> String {
@@ -96,25 +96,11 @@ impl PaseoTools {
         input: CreateAgentInput,
     ) -> ToolResult {
         let workspace = match input.workspace {
-            WorkspaceInput::Current { cwd } => WorkspaceTarget::Current { cwd },
-            WorkspaceInput::Existing { workspace_id } => WorkspaceTarget::Existing {
-                id: workspace_id
-                    .parse()
-                    .map_err(|e: crate::model::ModelError| {
-                        rt_err(
-                            RuntimeError::invalid("workspace.workspaceId", e.to_string()),
-                            "",
-                        )
-                    })?,
-                cwd: None,
-            },
-            WorkspaceInput::Create { source } => match source {
-                SourceInput::Directory { path } => {
-                    WorkspaceTarget::Directory { path, reuse: false }
-                }
-                SourceInput::Worktree { repo, target } => {
-                    WorkspaceTarget::Worktree { repo, target }
-                }
+            WorkspaceInput::Current(c) => WorkspaceTarget::Current(CurrentWorkspace { cwd: c.cwd }),
+            WorkspaceInput::Existing(e) => WorkspaceTarget::existing(e.workspace_id),
+            WorkspaceInput::Create(c) => match c.source {
+                SourceInput::Directory(d) => WorkspaceTarget::directory(d.path),
+                SourceInput::Worktree(w) => WorkspaceTarget::worktree(w.repo, w.target),
             },
         };
         let request = Request::CreateAgent(verbs::CreateAgent {
@@ -353,7 +339,7 @@ impl PaseoTools {
             include_archived: input.include_archived.unwrap_or(false),
             parent_id: input.parent_agent_id,
             workspace_id: input.workspace_id.clone(),
-            statuses: input.statuses(),
+            statuses: input.statuses,
             limit: Some(input.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize),
             host: input.host.clone(),
             this_machine: false,
