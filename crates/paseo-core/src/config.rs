@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use crate::store::{quarantine, Layout};
@@ -16,6 +17,7 @@ use crate::store::{quarantine, Layout};
 mod hosts;
 mod limits;
 mod notifications;
+mod read;
 mod sandbox;
 mod storage;
 pub mod template;
@@ -108,9 +110,15 @@ impl ProviderConfig {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct McpConfig {
+    #[serde(deserialize_with = "port")]
     pub port: Option<u16>,
+}
+
+fn port<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
+    read::whole(d, .., "expected a port number (0 to 65535)").map(Some)
 }
 
 /// How long a provider session may take to become ready unless `startTimeoutSecs` says.
@@ -255,31 +263,9 @@ impl Config {
                         config.providers.insert(id.clone(), parsed);
                     }
                 }
-                "mcp" => {
-                    let mcp = p.object(value, "mcp")?;
-                    for (k, v) in mcp {
-                        match k.as_str() {
-                            "port" => {
-                                let port =
-                                    v.as_u64().and_then(|n| u16::try_from(n).ok()).ok_or_else(
-                                        || p.err("mcp.port", "expected a port number (0 to 65535)"),
-                                    )?;
-                                config.mcp.port = Some(port);
-                            }
-                            other => {
-                                return Err(p.err(&format!("mcp.{other}"), "unknown field"));
-                            }
-                        }
-                    }
-                }
-                "storage" => {
-                    config.storage = StorageConfig::parse(value)
-                        .map_err(|(path, message)| p.err(&path, &message))?;
-                }
-                "limits" => {
-                    config.limits =
-                        Limits::parse(value).map_err(|(path, message)| p.err(&path, &message))?;
-                }
+                "mcp" => config.mcp = p.section(value, "mcp")?,
+                "storage" => config.storage = p.section(value, "storage")?,
+                "limits" => config.limits = p.section(value, "limits")?,
                 "budget" => {
                     config.budget = Some(
                         crate::model::Budget::parse(value, "budget")
@@ -336,6 +322,15 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
+    /// Reads the section `key` of the file with its type's `Deserialize`.
+    fn section<T: for<'v> Deserialize<'v>>(&self, v: &Value, key: &str) -> Result<T, ConfigError> {
+        match read::read::<read::Object<T>>(v) {
+            Ok(read::Object(section)) => Ok(section),
+            Err((path, message)) if path.is_empty() => Err(self.err(key, &message)),
+            Err((path, message)) => Err(self.err(&format!("{key}.{path}"), &message)),
+        }
+    }
+
     fn err(&self, path: &str, message: &str) -> ConfigError {
         ConfigError::Field {
             file: self.file.to_string(),

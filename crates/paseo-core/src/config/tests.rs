@@ -252,3 +252,13 @@ fn the_starter_file_sets_nothing_and_its_note_is_accepted() {
     let c = parse(r#"{"$comment": "mine", "limits": {"maxDepth": 3}}"#).unwrap();
     assert_eq!(c.limits.max_depth, 3);
 }
+
+/// Reads `value` as config.json's `key`: the configuration, or the path of the field at fault.
+pub(super) fn section(key: &str, value: serde_json::Value) -> Result<Config, String> {
+    let text = serde_json::json!({ key: value }).to_string();
+    match Config::parse(&text, "config.json") {
+        Ok(config) => Ok(config),
+        Err(ConfigError::Field { path, .. }) => Err(path),
+        Err(e) => Err(e.to_string()),
+    }
+}
