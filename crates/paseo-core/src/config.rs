@@ -273,14 +273,8 @@ impl Config {
                     )
                     .filter(|b| !b.is_empty());
                 }
-                "notifications" => {
-                    config.notifications = NotificationsConfig::parse(value)
-                        .map_err(|(path, message)| p.err(&path, &message))?;
-                }
-                "sandbox" => {
-                    config.sandbox = SandboxConfig::parse(value)
-                        .map_err(|(path, message)| p.err(&path, &message))?;
-                }
+                "notifications" => config.notifications = p.section(value, "notifications")?,
+                "sandbox" => config.sandbox = p.section(value, "sandbox")?,
                 "hosts" => {
                     config.hosts = hosts::parse_hosts(value)
                         .map_err(|(path, message)| p.err(&path, &message))?;
