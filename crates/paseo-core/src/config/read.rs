@@ -10,6 +10,9 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
+/// What `command` must be, in the file's own words.
+pub(super) const ARGV: &str = "expected a non-empty array of strings";
+
 /// Reads a `T` from `value`; an error is the path of the field at fault (empty for `value`
 /// itself) and what was wrong.
 pub(super) fn read<'v, T: Deserialize<'v>>(value: &'v Value) -> Result<T, (String, String)> {
@@ -63,4 +66,25 @@ pub(super) fn whole<'de, D: Deserializer<'de>, T: TryFrom<u64>>(
         .filter(|n| range.contains(n))
         .and_then(|n| T::try_from(n).ok())
         .ok_or_else(|| de::Error::custom(what))
+}
+
+/// A program and its arguments (`command`). Read as a whole, so that a word of the wrong type
+/// is the array's mistake, said as for an empty one.
+pub(super) fn argv<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    match serde_json::from_value::<Vec<String>>(Value::deserialize(d)?) {
+        Ok(words) if !words.is_empty() => Ok(Some(words)),
+        _ => Err(de::Error::custom(ARGV)),
+    }
+}
+
+/// A `command`'s first word is the program it runs, so it must say something; the error is at
+/// `<at>.command[0]`.
+pub(super) fn check_program(argv: &[String], at: &str) -> Result<(), (String, String)> {
+    match argv.first() {
+        Some(program) if program.trim().is_empty() => Err((
+            format!("{at}.command[0]"),
+            "the program is empty".to_string(),
+        )),
+        _ => Ok(()),
+    }
 }
