@@ -4,9 +4,8 @@
 //! removes a host.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::read::{argv, check_program, read, Object};
+use super::read::{argv, check_program, Object};
 
 /// A configured host: config.json `hosts[]` (how ssh reaches it and runs the backend there:
 /// `hosts::ssh`).
@@ -24,8 +23,9 @@ pub struct Host {
 /// The longest host name accepted: it is shown in rows and named in every tool call.
 const MAX_NAME: usize = 64;
 
-/// A host as the file spells it. Stricter than [`Host`]'s own `Deserialize`, which
-/// `listHosts`'s answer reads flattened beside other fields, so it cannot refuse unknown ones.
+/// A host as the file spells it, refusing unknown keys and reading `command` as the providers'
+/// is read. [`Host`]'s own `Deserialize` also reads the API's `addHost` request, which keeps
+/// its own rules (unknown keys ignored, `command` read word by word).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Entry {
@@ -55,12 +55,6 @@ pub(super) fn checked(entries: Vec<Object<Entry>>) -> Result<Vec<Host>, (String,
         hosts.push(host);
     }
     Ok(hosts)
-}
-
-/// Reads the `hosts` array. On error: the field path (`hosts[1].name`) and what was wrong.
-pub fn parse_hosts(value: &Value) -> Result<Vec<Host>, (String, String)> {
-    let entries = read(value).map_err(|(path, message)| (format!("hosts{path}"), message))?;
-    checked(entries)
 }
 
 /// One host's own rules; the field at fault (`name`, `ssh`) and why.

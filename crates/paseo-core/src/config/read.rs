@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
 use serde::de::value::MapAccessDeserializer;
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, IntoDeserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 /// What `command` must be, in the file's own words.
@@ -52,6 +52,20 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
         }
         d.deserialize_map(Fields(PhantomData)).map(Object)
     }
+}
+
+/// An optional setting that is there: `null` is a mistake, as it always was in this file,
+/// where serde's `Option` would take it for the setting left out.
+pub(super) fn some<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// A unit enum's variant, named by a string only: serde_json would also take an object of one
+/// key (`{"shell": null}`), which no version of the file meant.
+pub(super) fn name<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    T::deserialize(String::deserialize(d)?.into_deserializer())
 }
 
 /// A whole number in `range`, or else the error `what`, which says the range. Read as any

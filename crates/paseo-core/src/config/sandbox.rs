@@ -52,6 +52,7 @@ pub struct SandboxConfig {
     /// server too).
     pub network: bool,
     /// `engine`: what boxes agents; by default whichever works here, bubblewrap first.
+    #[serde(deserialize_with = "super::read::name")]
     pub engine: EngineChoice,
 }
 
