@@ -244,18 +244,13 @@ impl Config {
 
     /// [`Config::parse`] of the file's JSON; the first problem is the error.
     fn parse_value(root: &Value, file: &str) -> Result<Config, ConfigError> {
-        read::read::<Object<File>>(root)
-            .and_then(|Object(f)| f.into_config())
-            .map_err(|(path, message)| ConfigError::Field {
-                file: file.to_string(),
-                // serde gives the file's own value no path.
-                path: if path.is_empty() {
-                    "(top level)".to_string()
-                } else {
-                    path
-                },
-                message,
-            })
+        let field = |(path, message)| ConfigError::Field {
+            file: file.to_string(),
+            path,
+            message,
+        };
+        let Object(f) = read::read::<Object<File>>(root).map_err(field)?;
+        f.into_config().map_err(field)
     }
 }
 
@@ -349,20 +344,17 @@ impl ProviderEntry {
             .find(|(b, _)| *b == id)
             .map(|(_, k)| *k);
         let kind = match (self.kind, builtin) {
-            (Some(kind), Some(b)) if kind != b => {
-                let why = format!(
-                    "the built-in provider is of kind {:?}; use another id for a {:?} provider",
-                    b.as_str(),
-                    kind.as_str()
-                );
-                return Err((path("kind"), why));
-            }
-            (Some(kind), _) | (None, Some(kind)) => kind,
+            (Some(kind), Some(b)) if kind != b => Err(format!(
+                "the built-in provider is of kind {:?}; use another id for a {:?} provider",
+                b.as_str(),
+                kind.as_str()
+            )),
+            (Some(kind), _) | (None, Some(kind)) => Ok(kind),
             (None, None) => {
-                let why = "missing (expected \"shell\", \"command\", \"claude\" or \"codex\")";
-                return Err((path("kind"), why.to_string()));
+                Err(r#"missing (expected "shell", "command", "claude" or "codex")"#.into())
             }
-        };
+        }
+        .map_err(|why| (path("kind"), why))?;
         if let Some(argv) = &self.command {
             read::check_program(argv, &at)?;
         }
@@ -407,11 +399,10 @@ impl TryFrom<String> for ProviderId {
 
     fn try_from(id: String) -> Result<Self, Self::Error> {
         let word = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
-        if (1..=64).contains(&id.len()) && id.bytes().all(word) {
-            Ok(ProviderId(id))
-        } else {
-            Err("invalid provider id: expected 1 to 64 letters, digits, '-' or '_'")
-        }
+        let valid = (1..=64).contains(&id.len()) && id.bytes().all(word);
+        valid
+            .then_some(ProviderId(id))
+            .ok_or("invalid provider id: expected 1 to 64 letters, digits, '-' or '_'")
     }
 }
 

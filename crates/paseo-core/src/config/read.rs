@@ -13,8 +13,7 @@ use serde_json::Value;
 /// What `command` must be, in the file's own words.
 pub(super) const ARGV: &str = "expected a non-empty array of strings";
 
-/// Reads a `T` from `value`; an error is the path of the field at fault (empty for `value`
-/// itself) and what was wrong.
+/// Reads a `T` from `value`; an error is the path of the field at fault and what was wrong.
 pub(super) fn read<'v, T: Deserialize<'v>>(value: &'v Value) -> Result<T, (String, String)> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let at = (e.path().iter().len() > 0).then(|| e.path().to_string());
@@ -26,7 +25,8 @@ pub(super) fn read<'v, T: Deserialize<'v>>(value: &'v Value) -> Result<T, (Strin
         let path = match (at, missing) {
             (Some(at), Some(name)) => format!("{at}.{name}"),
             (None, Some(name)) => name.to_string(),
-            (at, None) => at.unwrap_or_default(),
+            // serde gives the value itself no path.
+            (at, None) => at.unwrap_or_else(|| "(top level)".to_string()),
         };
         (path, message)
     })
@@ -94,11 +94,11 @@ pub(super) fn argv<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>
 /// A `command`'s first word is the program it runs, so it must say something; the error is at
 /// `<at>.command[0]`.
 pub(super) fn check_program(argv: &[String], at: &str) -> Result<(), (String, String)> {
-    match argv.first() {
-        Some(program) if program.trim().is_empty() => Err((
-            format!("{at}.command[0]"),
-            "the program is empty".to_string(),
-        )),
-        _ => Ok(()),
+    if argv
+        .first()
+        .is_some_and(|program| program.trim().is_empty())
+    {
+        return Err((format!("{at}.command[0]"), "the program is empty".into()));
     }
+    Ok(())
 }

@@ -98,11 +98,10 @@ impl TryFrom<String> for HidePath {
     type Error = &'static str;
 
     fn try_from(path: String) -> Result<Self, Self::Error> {
-        if (path.starts_with('/') || path.starts_with("~/")) && !path.contains('\0') {
-            Ok(HidePath(path))
-        } else {
-            Err("expected an array of paths (absolute, or starting with ~/)")
-        }
+        let rooted = path.starts_with('/') || path.starts_with("~/");
+        (rooted && !path.contains('\0'))
+            .then_some(HidePath(path))
+            .ok_or("expected an array of paths (absolute, or starting with ~/)")
     }
 }
 
