@@ -27,7 +27,7 @@ async fn problems_found_at_load_are_shown_as_notices() {
     );
     assert!(text.contains("quarantine"), "{text}");
     assert!(
-        text.contains("config.json: providers: expected an object"),
+        text.contains("config.json: providers: invalid type: integer `3`, expected an object"),
         "{text}"
     );
     // Nothing was dropped: the record was moved aside; config.json is left in place, only its

@@ -8,14 +8,20 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
+use crate::model::Budget;
 use crate::store::{quarantine, Layout};
+use read::Object;
 
 mod hosts;
 mod limits;
 mod notifications;
+mod read;
 mod sandbox;
 mod storage;
 pub mod template;
@@ -108,13 +114,19 @@ impl ProviderConfig {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct McpConfig {
+    #[serde(deserialize_with = "port")]
     pub port: Option<u16>,
 }
 
+fn port<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
+    read::whole(d, .., "expected a port number (0 to 65535)").map(Some)
+}
+
 /// How long a provider session may take to become ready unless `startTimeoutSecs` says.
-pub const DEFAULT_START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest `startTimeoutSecs` accepted (an hour).
 const MAX_START_TIMEOUT_SECS: u64 = 3600;
 
@@ -131,7 +143,7 @@ pub struct Config {
     pub notifications: NotificationsConfig,
     pub sandbox: SandboxConfig,
     /// `startTimeoutSecs`: the bound of every provider session's start (SPEC 11).
-    pub start_timeout: std::time::Duration,
+    pub start_timeout: Duration,
     /// `hosts`: other machines reached with the user's ssh (SPEC 17).
     pub hosts: Vec<Host>,
 }
@@ -232,249 +244,165 @@ impl Config {
 
     /// [`Config::parse`] of the file's JSON; the first problem is the error.
     fn parse_value(root: &Value, file: &str) -> Result<Config, ConfigError> {
-        let p = Parser { file };
-        let root = p.object(root, "(top level)")?;
-        let mut config = Config::default();
-        for (key, value) in root {
-            match key.as_str() {
-                "providers" => {
-                    let providers = p.object(value, "providers")?;
-                    for (id, entry) in providers {
-                        let path = format!("providers.{id}");
-                        if !valid_provider_id(id) {
-                            return Err(p.err(
-                                &path,
-                                "invalid provider id: expected 1 to 64 letters, digits, '-' or '_'",
-                            ));
-                        }
-                        let builtin = BUILTIN_PROVIDERS
-                            .iter()
-                            .find(|(b, _)| b == id)
-                            .map(|(_, k)| *k);
-                        let parsed = p.provider(entry, &path, builtin)?;
-                        config.providers.insert(id.clone(), parsed);
-                    }
-                }
-                "mcp" => {
-                    let mcp = p.object(value, "mcp")?;
-                    for (k, v) in mcp {
-                        match k.as_str() {
-                            "port" => {
-                                let port =
-                                    v.as_u64().and_then(|n| u16::try_from(n).ok()).ok_or_else(
-                                        || p.err("mcp.port", "expected a port number (0 to 65535)"),
-                                    )?;
-                                config.mcp.port = Some(port);
-                            }
-                            other => {
-                                return Err(p.err(&format!("mcp.{other}"), "unknown field"));
-                            }
-                        }
-                    }
-                }
-                "storage" => {
-                    config.storage = StorageConfig::parse(value)
-                        .map_err(|(path, message)| p.err(&path, &message))?;
-                }
-                "limits" => {
-                    config.limits =
-                        Limits::parse(value).map_err(|(path, message)| p.err(&path, &message))?;
-                }
-                "budget" => {
-                    config.budget = Some(
-                        crate::model::Budget::parse(value, "budget")
-                            .map_err(|(path, message)| p.err(&path, &message))?,
-                    )
-                    .filter(|b| !b.is_empty());
-                }
-                "notifications" => {
-                    config.notifications = NotificationsConfig::parse(value)
-                        .map_err(|(path, message)| p.err(&path, &message))?;
-                }
-                "sandbox" => {
-                    config.sandbox = SandboxConfig::parse(value)
-                        .map_err(|(path, message)| p.err(&path, &message))?;
-                }
-                "hosts" => {
-                    config.hosts = hosts::parse_hosts(value)
-                        .map_err(|(path, message)| p.err(&path, &message))?;
-                }
-                // A note for whoever edits the file (the starter file's key list): any value.
-                "$comment" => {}
-                "startTimeoutSecs" => {
-                    let what =
-                        format!("expected a number of seconds, 1 to {MAX_START_TIMEOUT_SECS}");
-                    let secs = value
-                        .as_u64()
-                        .filter(|n| (1..=MAX_START_TIMEOUT_SECS).contains(n))
-                        .ok_or_else(|| p.err("startTimeoutSecs", &what))?;
-                    config.start_timeout = std::time::Duration::from_secs(secs);
-                }
-                other => {
-                    return Err(p.err(
-                        other,
-                        "unknown field (expected providers, mcp, storage, limits, budget, \
-                         notifications, sandbox, startTimeoutSecs or hosts)",
-                    ))
-                }
-            }
-        }
-        Ok(config)
-    }
-}
-
-fn valid_provider_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-struct Parser<'a> {
-    file: &'a str,
-}
-
-impl Parser<'_> {
-    fn err(&self, path: &str, message: &str) -> ConfigError {
-        ConfigError::Field {
-            file: self.file.to_string(),
-            path: path.to_string(),
-            message: message.to_string(),
-        }
-    }
-
-    fn object<'v>(&self, v: &'v Value, path: &str) -> Result<&'v Map<String, Value>, ConfigError> {
-        v.as_object()
-            .ok_or_else(|| self.err(path, "expected an object"))
-    }
-
-    fn string(&self, v: &Value, path: &str) -> Result<String, ConfigError> {
-        v.as_str()
-            .map(str::to_string)
-            .ok_or_else(|| self.err(path, "expected a string"))
-    }
-
-    fn strings(&self, v: &Value, path: &str, non_empty: bool) -> Result<Vec<String>, ConfigError> {
-        let what = if non_empty {
-            "expected a non-empty array of strings"
-        } else {
-            "expected an array of strings"
+        let field = |(path, message)| ConfigError::Field {
+            file: file.to_string(),
+            path,
+            message,
         };
-        let arr = v.as_array().ok_or_else(|| self.err(path, what))?;
-        if non_empty && arr.is_empty() {
-            return Err(self.err(path, what));
-        }
-        arr.iter()
-            .map(|x| x.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| self.err(path, what))
+        let Object(f) = read::read::<Object<File>>(root).map_err(field)?;
+        f.into_config().map_err(field)
     }
+}
 
-    fn provider(
-        &self,
-        v: &Value,
-        path: &str,
-        builtin: Option<ProviderKind>,
-    ) -> Result<ProviderConfig, ConfigError> {
-        let obj = self.object(v, path)?;
-        let kind = match obj.get("kind") {
-            Some(k) => {
-                let s = self.string(k, &format!("{path}.kind"))?;
-                let kind = ProviderKind::parse(&s).ok_or_else(|| {
-                    self.err(
-                        &format!("{path}.kind"),
-                        &format!(
-                            "unknown kind {s:?} (expected \"shell\", \"command\", \"claude\" or \"codex\")"
-                        ),
-                    )
-                })?;
-                if let Some(b) = builtin {
-                    if b != kind {
-                        return Err(self.err(
-                            &format!("{path}.kind"),
-                            &format!(
-                                "the built-in provider is of kind {:?}; use another id for a {:?} provider",
-                                b.as_str(),
-                                kind.as_str()
-                            ),
-                        ));
-                    }
-                }
-                kind
-            }
-            None => builtin.ok_or_else(|| {
-                self.err(
-                    &format!("{path}.kind"),
-                    "missing (expected \"shell\", \"command\", \"claude\" or \"codex\")",
-                )
-            })?,
-        };
-        let mut cfg = ProviderConfig::new(kind);
-        for (key, value) in obj {
-            let field = format!("{path}.{key}");
-            match key.as_str() {
-                "kind" => {}
-                "label" => cfg.label = Some(self.string(value, &field)?),
-                "command" => {
-                    let argv = self.strings(value, &field, true)?;
-                    if argv[0].trim().is_empty() {
-                        return Err(self.err(&format!("{field}[0]"), "the program is empty"));
-                    }
-                    cfg.command = Some(argv);
-                }
-                "stdin" => {
-                    cfg.stdin = value
-                        .as_bool()
-                        .ok_or_else(|| self.err(&field, "expected true or false"))?
-                }
-                "readsPrompts" => {
-                    cfg.reads_prompts = Some(
-                        value
-                            .as_bool()
-                            .ok_or_else(|| self.err(&field, "expected true or false"))?,
-                    )
-                }
-                "env" => {
-                    let env = self.object(value, &field)?;
-                    for (k, v) in env {
-                        let p = format!("{field}.{k}");
-                        if k.is_empty() || k.contains('=') || k.contains('\0') {
-                            return Err(self.err(&p, "invalid variable name"));
-                        }
-                        let s = self.string(v, &p)?;
-                        if s.contains('\0') {
-                            return Err(self.err(&p, "contains a NUL character"));
-                        }
-                        cfg.env.insert(k.clone(), s);
-                    }
-                }
-                "models" => cfg.models = self.strings(value, &field, false)?,
-                "unconfined" => {
-                    cfg.unconfined = value
-                        .as_bool()
-                        .ok_or_else(|| self.err(&field, "expected true or false"))?
-                }
-                other => {
-                    return Err(self.err(
-                        &format!("{path}.{other}"),
-                        "unknown field (expected kind, label, command, stdin, readsPrompts, env, models or unconfined)",
-                    ))
-                }
+/// config.json as written: every key may be left out, and then keeps its default.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+struct File {
+    providers: Object<BTreeMap<ProviderId, Object<ProviderEntry>>>,
+    mcp: Object<McpConfig>,
+    storage: Object<StorageConfig>,
+    limits: Object<Limits>,
+    /// Read by [`Budget::parse`], which `create_agent`'s input shares.
+    #[serde(deserialize_with = "read::some")]
+    budget: Option<Value>,
+    notifications: Object<NotificationsConfig>,
+    sandbox: Object<SandboxConfig>,
+    #[serde(deserialize_with = "start_timeout")]
+    start_timeout_secs: Option<Duration>,
+    hosts: Vec<Object<hosts::Entry>>,
+    /// A note for whoever edits the file (the starter file's key list): any value.
+    #[serde(rename = "$comment")]
+    _comment: IgnoredAny,
+}
+
+fn start_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    read::whole(
+        d,
+        1..=MAX_START_TIMEOUT_SECS,
+        format_args!("expected a number of seconds, 1 to {MAX_START_TIMEOUT_SECS}"),
+    )
+    .map(|secs| Some(Duration::from_secs(secs)))
+}
+
+impl File {
+    /// The configuration the file describes, once the rules that span fields hold; an error
+    /// is the path at fault and why.
+    fn into_config(self) -> Result<Config, (String, String)> {
+        let mut providers = Config::default().providers;
+        for (ProviderId(id), Object(entry)) in self.providers.0 {
+            let provider = entry.into_provider(&id)?;
+            providers.insert(id, provider);
+        }
+        let budget = self
+            .budget
+            .map(|b| Budget::parse(&b, "budget"))
+            .transpose()?;
+        Ok(Config {
+            providers,
+            mcp: self.mcp.0,
+            storage: self.storage.0,
+            limits: self.limits.0,
+            budget: budget.filter(|b| !b.is_empty()),
+            notifications: self.notifications.0,
+            sandbox: self.sandbox.0,
+            start_timeout: self.start_timeout_secs.unwrap_or(DEFAULT_START_TIMEOUT),
+            hosts: hosts::checked(self.hosts)?,
+        })
+    }
+}
+
+/// A provider as the file spells it: its kind may be left to the built-in provider of its id.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+struct ProviderEntry {
+    #[serde(deserialize_with = "kind")]
+    kind: Option<ProviderKind>,
+    #[serde(deserialize_with = "read::some")]
+    label: Option<String>,
+    #[serde(deserialize_with = "read::argv")]
+    command: Option<Vec<String>>,
+    stdin: bool,
+    #[serde(deserialize_with = "read::some")]
+    reads_prompts: Option<bool>,
+    env: Object<BTreeMap<String, String>>,
+    models: Vec<String>,
+    unconfined: bool,
+}
+
+fn kind<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ProviderKind>, D::Error> {
+    read::name(d).map(Some)
+}
+
+impl ProviderEntry {
+    /// The provider `id` this entry configures, once the rules that span its fields hold; an
+    /// error is the path at fault and why.
+    fn into_provider(self, id: &str) -> Result<ProviderConfig, (String, String)> {
+        let at = format!("providers.{id}");
+        let path = |field: &str| format!("{at}.{field}");
+        let builtin = BUILTIN_PROVIDERS
+            .iter()
+            .find(|(b, _)| *b == id)
+            .map(|(_, k)| *k);
+        let kind = match (self.kind, builtin) {
+            (Some(kind), Some(b)) if kind != b => Err(format!(
+                "the built-in provider is of kind {:?}; use another id for a {:?} provider",
+                b.as_str(),
+                kind.as_str()
+            )),
+            (Some(kind), _) | (None, Some(kind)) => Ok(kind),
+            (None, None) => {
+                Err(r#"missing (expected "shell", "command", "claude" or "codex")"#.into())
             }
         }
-        match (&cfg.command, kind) {
-            (None, ProviderKind::Command) => {
-                return Err(self.err(
-                    &format!("{path}.command"),
-                    "expected a non-empty array of strings",
-                ))
-            }
-            (Some(argv), ProviderKind::Command) => template::check_template(argv)
-                .map_err(|(i, m)| self.err(&format!("{path}.command[{i}]"), &m))?,
-            _ => {}
+        .map_err(|why| (path("kind"), why))?;
+        if let Some(argv) = &self.command {
+            read::check_program(argv, &at)?;
         }
-        Ok(cfg)
+        if kind == ProviderKind::Command {
+            let Some(argv) = &self.command else {
+                return Err((path("command"), read::ARGV.to_string()));
+            };
+            template::check_template(argv)
+                .map_err(|(i, why)| (path(&format!("command[{i}]")), why))?;
+        }
+        for (name, value) in &self.env.0 {
+            let why = if name.is_empty() || name.contains(['=', '\0']) {
+                "invalid variable name"
+            } else if value.contains('\0') {
+                "contains a NUL character"
+            } else {
+                continue;
+            };
+            return Err((path(&format!("env.{name}")), why.to_string()));
+        }
+        Ok(ProviderConfig {
+            kind,
+            label: self.label,
+            command: self.command,
+            stdin: self.stdin,
+            reads_prompts: self.reads_prompts,
+            env: self.env.0,
+            models: self.models,
+            unconfined: self.unconfined,
+        })
+    }
+}
+
+/// A key of `providers`. Checked as the key is read, so that a bad id is named before
+/// anything inside its entry (`providers.a/b`).
+#[derive(PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(try_from = "String")]
+struct ProviderId(String);
+
+impl TryFrom<String> for ProviderId {
+    type Error = &'static str;
+
+    fn try_from(id: String) -> Result<Self, Self::Error> {
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+        let valid = (1..=64).contains(&id.len()) && id.bytes().all(word);
+        valid
+            .then_some(ProviderId(id))
+            .ok_or("invalid provider id: expected 1 to 64 letters, digits, '-' or '_'")
     }
 }
 

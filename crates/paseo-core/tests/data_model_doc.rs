@@ -182,17 +182,19 @@ fn full_config() -> Value {
     })
 }
 
-/// The fields the parser itself lists in its "unknown field (expected …)" message for `text`.
+/// The fields the parser itself lists in its "unknown field `x`, expected one of `a`, `b`"
+/// message for `text` (serde's words). `$comment`, a note for whoever edits the file, is no
+/// setting.
 fn listed_fields(text: &str) -> Vec<String> {
     let err = Config::parse(text, "config.json").unwrap_err().to_string();
-    let list = err
-        .split("(expected ")
-        .nth(1)
-        .and_then(|s| s.split(')').next())
+    let (_, list) = err
+        .split_once(", expected ")
         .unwrap_or_else(|| panic!("the message lists no fields: {err}"));
+    let list = list.strip_prefix("one of ").unwrap_or(list);
     list.split(", ")
         .flat_map(|s| s.split(" or "))
-        .map(str::to_string)
+        .map(|f| f.trim_matches('`').to_string())
+        .filter(|f| f != "$comment")
         .collect()
 }
 

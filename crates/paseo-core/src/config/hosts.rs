@@ -4,7 +4,8 @@
 //! removes a host.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+
+use super::read::{argv, check_program, Object};
 
 /// A configured host: config.json `hosts[]` (how ssh reaches it and runs the backend there:
 /// `hosts::ssh`).
@@ -19,61 +20,30 @@ pub struct Host {
     pub command: Option<Vec<String>>,
 }
 
-const FIELDS: &str = "name, ssh or command";
-
 /// The longest host name accepted: it is shown in rows and named in every tool call.
 const MAX_NAME: usize = 64;
 
-/// Reads the `hosts` array. On error: the field path (`hosts[1].name`) and what was wrong.
-pub fn parse_hosts(value: &Value) -> Result<Vec<Host>, (String, String)> {
-    let items = value.as_array().ok_or_else(|| {
-        (
-            "hosts".to_string(),
-            "expected an array of hosts".to_string(),
-        )
-    })?;
-    let mut hosts: Vec<Host> = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = |key: &str| format!("hosts[{i}].{key}");
-        let object = item
-            .as_object()
-            .ok_or_else(|| (format!("hosts[{i}]"), "expected an object".to_string()))?;
-        let mut name = None;
-        let mut ssh = None;
-        let mut command = None;
-        for (key, value) in object {
-            match key.as_str() {
-                "name" => name = Some(string(value, &at("name"))?),
-                "ssh" => ssh = Some(string(value, &at("ssh"))?),
-                "command" => {
-                    let what = "expected a non-empty array of strings";
-                    let words = value
-                        .as_array()
-                        .filter(|a| !a.is_empty())
-                        .and_then(|a| {
-                            a.iter()
-                                .map(|w| w.as_str().map(str::to_string))
-                                .collect::<Option<Vec<_>>>()
-                        })
-                        .ok_or_else(|| (at("command"), what.to_string()))?;
-                    if words[0].trim().is_empty() {
-                        return Err((
-                            format!("{}[0]", at("command")),
-                            "the program is empty".into(),
-                        ));
-                    }
-                    command = Some(words);
-                }
-                other => return Err((at(other), format!("unknown field (expected {FIELDS})"))),
-            }
+/// A host as the file spells it, refusing unknown keys and reading `command` as the providers'
+/// is read. [`Host`]'s own `Deserialize` also reads the API's `addHost` request, which keeps
+/// its own rules (unknown keys ignored, `command` read word by word).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Entry {
+    name: String,
+    ssh: String,
+    #[serde(default, deserialize_with = "argv")]
+    command: Option<Vec<String>>,
+}
+
+/// The hosts of the file's `hosts`, each checked as [`check`] checks a host the user adds and
+/// their names unique. On error: the field path (`hosts[1].name`) and what was wrong.
+pub(super) fn checked(entries: Vec<Object<Entry>>) -> Result<Vec<Host>, (String, String)> {
+    let mut hosts: Vec<Host> = Vec::with_capacity(entries.len());
+    for (i, Object(Entry { name, ssh, command })) in entries.into_iter().enumerate() {
+        let at = |field: &str| format!("hosts[{i}].{field}");
+        if let Some(argv) = &command {
+            check_program(argv, &format!("hosts[{i}]"))?;
         }
-        let name = name.ok_or_else(|| (at("name"), "missing (every host needs a name)".into()))?;
-        let ssh = ssh.ok_or_else(|| {
-            (
-                at("ssh"),
-                "missing (the ssh destination or Host alias)".to_string(),
-            )
-        })?;
         let host = Host { name, ssh, command };
         check(&host).map_err(|(field, message)| (at(field), message))?;
         if hosts.iter().any(|h| h.name == host.name) {
@@ -124,13 +94,6 @@ pub fn check(host: &Host) -> Result<(), (&'static str, String)> {
     Ok(())
 }
 
-fn string(value: &Value, path: &str) -> Result<String, (String, String)> {
-    value
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| (path.to_string(), "expected a string".to_string()))
-}
-
 /// Sets `hosts` in `$PASEO_HOME/config.json` (creating the file if there is none); only that key
 /// changes, and a file that does not parse is left for the user to fix (as
 /// [`super::write_notifications`]).
@@ -179,11 +142,11 @@ mod tests {
         let cases = [
             (
                 r#"{"hosts": {}}"#,
-                "config.json: hosts: expected an array of hosts",
+                "config.json: hosts: invalid type: map, expected a sequence",
             ),
             (
                 r#"{"hosts": [1]}"#,
-                "config.json: hosts[0]: expected an object",
+                "config.json: hosts[0]: invalid type: integer `1`, expected an object",
             ),
             (
                 r#"{"hosts": [{"ssh": "box"}]}"#,

@@ -2,16 +2,20 @@
 //! chain of agents creating agents may go, and how many agents one agent may create per
 //! minute. The runtime enforces them (`runtime/limits.rs`).
 
-use serde_json::Value;
+use serde::{Deserialize, Deserializer};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct Limits {
     /// `maxLiveAgents`: agents with a live runtime (a process started or starting).
+    #[serde(deserialize_with = "count")]
     pub max_live_agents: usize,
     /// `maxDepth`: how many agents may stand above a new one in the chain of agents that
     /// created each other.
+    #[serde(deserialize_with = "count")]
     pub max_depth: usize,
     /// `createPerMinute`: agents one calling agent may create in any 60 seconds.
+    #[serde(deserialize_with = "count")]
     pub create_per_minute: usize,
 }
 
@@ -25,45 +29,28 @@ impl Default for Limits {
     }
 }
 
-impl Limits {
-    /// Parses config.json's `limits` object; an error names the field (`limits.<key>`).
-    pub fn parse(v: &Value) -> Result<Limits, (String, String)> {
-        let obj = v
-            .as_object()
-            .ok_or_else(|| ("limits".to_string(), "expected an object".to_string()))?;
-        let mut l = Limits::default();
-        for (k, v) in obj {
-            let slot = match k.as_str() {
-                "maxLiveAgents" => &mut l.max_live_agents,
-                "maxDepth" => &mut l.max_depth,
-                "createPerMinute" => &mut l.create_per_minute,
-                other => return Err((format!("limits.{other}"), "unknown field".to_string())),
-            };
-            *slot = v
-                .as_u64()
-                .filter(|n| (1..=1_000_000).contains(n))
-                .map(|n| n as usize)
-                .ok_or_else(|| {
-                    (
-                        format!("limits.{k}"),
-                        "expected a whole number from 1 to 1000000".to_string(),
-                    )
-                })?;
-        }
-        Ok(l)
-    }
+fn count<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    super::read::whole(
+        d,
+        1..=1_000_000,
+        "expected a whole number from 1 to 1000000",
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::tests::section;
     use serde_json::json;
+
+    fn parse(limits: serde_json::Value) -> Result<Limits, String> {
+        section("limits", limits).map(|c| c.limits)
+    }
 
     #[test]
     fn defaults_and_parse_errors_name_the_field() {
-        assert_eq!(Limits::parse(&json!({})).unwrap(), Limits::default());
-        let l = Limits::parse(&json!({"maxLiveAgents": 2, "maxDepth": 3, "createPerMinute": 4}))
-            .unwrap();
+        assert_eq!(parse(json!({})).unwrap(), Limits::default());
+        let l = parse(json!({"maxLiveAgents": 2, "maxDepth": 3, "createPerMinute": 4})).unwrap();
         assert_eq!(
             (l.max_live_agents, l.max_depth, l.create_per_minute),
             (2, 3, 4)
@@ -75,7 +62,7 @@ mod tests {
             (json!({"other": 1}), "limits.other"),
             (json!([1]), "limits"),
         ] {
-            assert_eq!(Limits::parse(&bad).unwrap_err().0, field, "{bad}");
+            assert_eq!(parse(bad.clone()).unwrap_err(), field, "{bad}");
         }
     }
 }

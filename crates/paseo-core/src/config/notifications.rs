@@ -5,8 +5,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Which desktop notifications the app raises.
+// `default`: a key the file leaves out keeps its default (so does one the API's
+// `setNotificationSettings` leaves out).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct NotificationsConfig {
     /// The master switch.
     pub enabled: bool,
@@ -29,37 +31,6 @@ impl Default for NotificationsConfig {
             finished: true,
             subagent_finished: false,
         }
-    }
-}
-
-const FIELDS: &str = "enabled, permission, error, finished or subagentFinished";
-
-impl NotificationsConfig {
-    /// Reads the `notifications` object; absent fields keep their defaults. On error: the field
-    /// path and what was wrong.
-    pub fn parse(value: &Value) -> Result<Self, (String, String)> {
-        let object = value.as_object().ok_or_else(|| {
-            (
-                "notifications".to_string(),
-                "expected an object".to_string(),
-            )
-        })?;
-        let mut config = NotificationsConfig::default();
-        for (key, value) in object {
-            let path = format!("notifications.{key}");
-            let slot = match key.as_str() {
-                "enabled" => &mut config.enabled,
-                "permission" => &mut config.permission,
-                "error" => &mut config.error,
-                "finished" => &mut config.finished,
-                "subagentFinished" => &mut config.subagent_finished,
-                _ => return Err((path, format!("unknown field (expected {FIELDS})"))),
-            };
-            *slot = value
-                .as_bool()
-                .ok_or_else(|| (path, "expected true or false".to_string()))?;
-        }
-        Ok(config)
     }
 }
 
@@ -139,12 +110,15 @@ mod tests {
     fn mistakes_name_the_field() {
         assert_eq!(
             parse(r#"{"notifications": {"enabled": "yes"}}"#).unwrap_err(),
-            "config.json: notifications.enabled: expected true or false"
+            "config.json: notifications.enabled: invalid type: string \"yes\", expected a boolean"
         );
         let e = parse(r#"{"notifications": {"sound": true}}"#).unwrap_err();
         assert!(e.contains("notifications.sound: unknown field"), "{e}");
         let e = parse(r#"{"notifications": true}"#).unwrap_err();
-        assert_eq!(e, "config.json: notifications: expected an object");
+        assert_eq!(
+            e,
+            "config.json: notifications: invalid type: boolean `true`, expected an object"
+        );
     }
 
     #[test]
@@ -155,7 +129,7 @@ mod tests {
         };
         let v = serde_json::to_value(c).unwrap();
         assert_eq!(v["subagentFinished"], true);
-        assert_eq!(NotificationsConfig::parse(&v).unwrap(), c);
+        assert_eq!(serde_json::from_value::<NotificationsConfig>(v).unwrap(), c);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! and whether they reach the network. Parsed here with the rest of the file; the sandbox
 //! itself is `crate::sandbox`.
 
-use serde_json::Value;
+use serde::{Deserialize, Deserializer};
 
 /// The user's secrets an agent never reads, as paths under the home directory (`~/` prefix)
 /// or absolute paths (SPEC 16, 16b). `sandbox.hide` adds to them; it cannot take one away.
@@ -38,23 +38,27 @@ pub const DEFAULT_HIDE: [&str; 26] = [
 ];
 
 /// How agents are contained.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SandboxConfig {
     /// `enabled`: false turns containment off for every agent (the user's choice; every agent
     /// then shows as unconfined).
     pub enabled: bool,
     /// `hide`: paths an agent cannot read: [`DEFAULT_HIDE`] and the user's own (the data root
     /// is always hidden too).
+    #[serde(deserialize_with = "hide")]
     pub hide: Vec<String>,
     /// `network`: false cuts agents off the network, loopback included (so from the app's MCP
     /// server too).
     pub network: bool,
     /// `engine`: what boxes agents; by default whichever works here, bubblewrap first.
+    #[serde(deserialize_with = "super::read::name")]
     pub engine: EngineChoice,
 }
 
 /// `sandbox.engine`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum EngineChoice {
     /// bubblewrap where it works, else Landlock.
     #[default]
@@ -74,78 +78,49 @@ impl Default for SandboxConfig {
     }
 }
 
-const FIELDS: &str = "enabled, hide, network or engine";
-
-impl SandboxConfig {
-    /// Reads the `sandbox` object; absent fields keep their defaults. On error: the field path
-    /// and what was wrong.
-    pub fn parse(value: &Value) -> Result<Self, (String, String)> {
-        let object = value
-            .as_object()
-            .ok_or_else(|| ("sandbox".to_string(), "expected an object".to_string()))?;
-        let mut config = SandboxConfig::default();
-        for (key, value) in object {
-            let path = format!("sandbox.{key}");
-            let flag = || {
-                value
-                    .as_bool()
-                    .ok_or_else(|| (path.clone(), "expected true or false".to_string()))
-            };
-            match key.as_str() {
-                "enabled" => config.enabled = flag()?,
-                "network" => config.network = flag()?,
-                "engine" => {
-                    config.engine = match value.as_str() {
-                        Some("auto") => EngineChoice::Auto,
-                        Some("bubblewrap") => EngineChoice::Bubblewrap,
-                        Some("landlock") => EngineChoice::Landlock,
-                        _ => {
-                            return Err((
-                                path,
-                                "expected \"auto\", \"bubblewrap\" or \"landlock\"".into(),
-                            ))
-                        }
-                    }
-                }
-                "hide" => {
-                    let what = "expected an array of paths (absolute, or starting with ~/)";
-                    let items = value
-                        .as_array()
-                        .ok_or_else(|| (path.clone(), what.to_string()))?;
-                    let mut hide = Vec::with_capacity(items.len());
-                    for (i, item) in items.iter().enumerate() {
-                        let s = item
-                            .as_str()
-                            .filter(|s| s.starts_with('/') || s.starts_with("~/"))
-                            .filter(|s| !s.contains('\0'))
-                            .ok_or_else(|| (format!("{path}[{i}]"), what.to_string()))?;
-                        hide.push(s.to_string());
-                    }
-                    // Added to the defaults: a list that left one out must not expose it.
-                    for h in hide {
-                        if !config.hide.contains(&h) {
-                            config.hide.push(h);
-                        }
-                    }
-                }
-                _ => return Err((path, format!("unknown field (expected {FIELDS})"))),
-            }
+/// `hide` adds to [`DEFAULT_HIDE`]: a list that left one out must not expose it.
+fn hide<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let mut hide = SandboxConfig::default().hide;
+    for HidePath(path) in Vec::<HidePath>::deserialize(d)? {
+        if !hide.contains(&path) {
+            hide.push(path);
         }
-        Ok(config)
+    }
+    Ok(hide)
+}
+
+/// A path in `sandbox.hide`: absolute, or under the home directory.
+#[derive(Deserialize)]
+#[serde(try_from = "String")]
+struct HidePath(String);
+
+impl TryFrom<String> for HidePath {
+    type Error = &'static str;
+
+    fn try_from(path: String) -> Result<Self, Self::Error> {
+        let rooted = path.starts_with('/') || path.starts_with("~/");
+        (rooted && !path.contains('\0'))
+            .then_some(HidePath(path))
+            .ok_or("expected an array of paths (absolute, or starting with ~/)")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::tests::section;
+
+    fn parse(sandbox: serde_json::Value) -> Result<SandboxConfig, String> {
+        section("sandbox", sandbox).map(|c| c.sandbox)
+    }
 
     #[test]
     fn defaults_and_overrides() {
-        let c = SandboxConfig::parse(&serde_json::json!({})).unwrap();
+        let c = parse(serde_json::json!({})).unwrap();
         assert_eq!(c, SandboxConfig::default());
         assert!(c.enabled && c.network);
         assert!(c.hide.iter().any(|h| h == "~/.ssh"));
-        let c = SandboxConfig::parse(&serde_json::json!({
+        let c = parse(serde_json::json!({
             "enabled": false, "network": false, "hide": ["~/.secret", "/srv/keys"]
         }))
         .unwrap();
@@ -154,7 +129,7 @@ mod tests {
         assert_eq!(&c.hide[DEFAULT_HIDE.len()..], ["~/.secret", "/srv/keys"]);
         assert!(c.hide.iter().any(|h| h == "~/.ssh"));
         assert_eq!(c.engine, EngineChoice::Auto);
-        let c = SandboxConfig::parse(&serde_json::json!({"engine": "landlock"})).unwrap();
+        let c = parse(serde_json::json!({"engine": "landlock"})).unwrap();
         assert_eq!(c.engine, EngineChoice::Landlock);
     }
 
@@ -169,7 +144,7 @@ mod tests {
             (serde_json::json!({"engine": "docker"}), "sandbox.engine"),
         ];
         for (v, want) in cases {
-            let (path, _) = SandboxConfig::parse(&v).unwrap_err();
+            let path = parse(v.clone()).unwrap_err();
             assert_eq!(path, want, "{v}");
         }
     }

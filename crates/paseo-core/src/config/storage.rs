@@ -1,16 +1,21 @@
 //! `"storage"` in config.json: bounds on what the data root keeps. Parsed here with the rest
 //! of the file.
 
-use serde_json::Value;
+use serde::{Deserialize, Deserializer};
+
+use super::read::whole;
 
 /// Bounds on what the data root keeps (`"storage"` in config.json).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct StorageConfig {
     /// `timelineMaxBytes`: one agent's timeline on disk; past it the oldest items are dropped
     /// behind a marker.
+    #[serde(deserialize_with = "timeline_bytes")]
     pub timeline_max_bytes: u64,
     /// `trashDays`: how many days what is left of a removed worktree (its ignored files) stays
     /// in the data root's trash before a start purges it (SPEC 15).
+    #[serde(deserialize_with = "trash_days")]
     pub trash_days: u32,
 }
 
@@ -31,52 +36,20 @@ impl Default for StorageConfig {
     }
 }
 
-impl StorageConfig {
-    /// Reads the `storage` object; absent fields keep their defaults. On error: the field path
-    /// and what was wrong.
-    pub fn parse(value: &Value) -> Result<Self, (String, String)> {
-        let object = value
-            .as_object()
-            .ok_or_else(|| ("storage".to_string(), "expected an object".to_string()))?;
-        let mut config = StorageConfig::default();
-        for (key, v) in object {
-            let path = format!("storage.{key}");
-            match key.as_str() {
-                "timelineMaxBytes" => {
-                    config.timeline_max_bytes = v
-                        .as_u64()
-                        .filter(|n| *n >= MIN_TIMELINE_BYTES)
-                        .ok_or_else(|| {
-                            (
-                                path,
-                                format!(
-                                    "expected a number of bytes, at least {MIN_TIMELINE_BYTES}"
-                                ),
-                            )
-                        })?;
-                }
-                "trashDays" => {
-                    config.trash_days = v
-                        .as_u64()
-                        .and_then(|n| u32::try_from(n).ok())
-                        .filter(|n| *n <= MAX_TRASH_DAYS)
-                        .ok_or_else(|| {
-                            (
-                                path,
-                                format!("expected a whole number of days, 0 to {MAX_TRASH_DAYS}"),
-                            )
-                        })?;
-                }
-                _ => {
-                    return Err((
-                        path,
-                        "unknown field (expected timelineMaxBytes or trashDays)".to_string(),
-                    ))
-                }
-            }
-        }
-        Ok(config)
-    }
+fn timeline_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    whole(
+        d,
+        MIN_TIMELINE_BYTES..,
+        format_args!("expected a number of bytes, at least {MIN_TIMELINE_BYTES}"),
+    )
+}
+
+fn trash_days<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    whole(
+        d,
+        ..=u64::from(MAX_TRASH_DAYS),
+        format_args!("expected a whole number of days, 0 to {MAX_TRASH_DAYS}"),
+    )
 }
 
 #[cfg(test)]

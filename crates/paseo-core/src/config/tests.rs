@@ -49,7 +49,10 @@ fn builtins_take_overrides_and_command_providers_are_added() {
 fn bad_configs_name_the_file_and_the_field() {
     let cases = [
         ("{", "config.json: invalid JSON"),
-        ("[]", "config.json: (top level): expected an object"),
+        (
+            "[]",
+            "config.json: (top level): invalid type: sequence, expected an object",
+        ),
         (
             r#"{"providers": {"mybot": {"kind": "command"}}}"#,
             "config.json: providers.mybot.command: expected a non-empty array of strings",
@@ -64,7 +67,7 @@ fn bad_configs_name_the_file_and_the_field() {
         ),
         (
             r#"{"providers": {"mybot": {"kind": "robot", "command": ["a"]}}}"#,
-            "config.json: providers.mybot.kind: unknown kind \"robot\"",
+            "config.json: providers.mybot.kind: unknown variant `robot`, expected one of `shell`, `command`, `claude`, `codex`",
         ),
         (
             r#"{"providers": {"mybot": {"command": ["a"]}}}"#,
@@ -72,7 +75,7 @@ fn bad_configs_name_the_file_and_the_field() {
         ),
         (
             r#"{"providers": {"mybot": {"kind": "command", "command": ["a"], "stdin": "yes"}}}"#,
-            "config.json: providers.mybot.stdin: expected true or false",
+            "config.json: providers.mybot.stdin: invalid type: string \"yes\", expected a boolean",
         ),
         (
             r#"{"providers": {"mybot": {"kind": "command", "command": ["sh", "-c", "bot '{prompt}'"]}}}"#,
@@ -84,7 +87,7 @@ fn bad_configs_name_the_file_and_the_field() {
         ),
         (
             r#"{"providers": {"claude": {"env": {"A": 1}}}}"#,
-            "config.json: providers.claude.env.A: expected a string",
+            "config.json: providers.claude.env.A: invalid type: integer `1`, expected a string",
         ),
         (
             r#"{"providers": {"claude": {"kind": "codex"}}}"#,
@@ -104,7 +107,7 @@ fn bad_configs_name_the_file_and_the_field() {
         ),
         (
             r#"{"providers": 3}"#,
-            "config.json: providers: expected an object",
+            "config.json: providers: invalid type: integer `3`, expected an object",
         ),
         (
             r#"{"storage": {"timelineMaxBytes": 1000}}"#,
@@ -122,6 +125,40 @@ fn bad_configs_name_the_file_and_the_field() {
     for (text, want) in cases {
         let err = parse(text).unwrap_err();
         assert!(err.starts_with(want), "{text}: got {err:?}, want {want:?}");
+    }
+}
+
+/// What serde would take on its own but no version of the file accepted: an array for an
+/// object, an enum as a one-key object, `null` for a setting.
+#[test]
+fn shapes_serde_would_take_stay_mistakes() {
+    for (text, path) in [
+        (r#"{"limits": [5]}"#, "limits"),
+        (
+            r#"{"providers": {"claude": [["/opt/wrap"]]}}"#,
+            "providers.claude",
+        ),
+        (r#"{"hosts": [["box", "box"]]}"#, "hosts[0]"),
+        (
+            r#"{"providers": {"b": {"kind": {"command": null}, "command": ["b"]}}}"#,
+            "providers.b.kind",
+        ),
+        (
+            r#"{"sandbox": {"engine": {"landlock": null}}}"#,
+            "sandbox.engine",
+        ),
+        (
+            r#"{"providers": {"claude": {"label": null}}}"#,
+            "providers.claude.label",
+        ),
+        (r#"{"budget": null}"#, "budget"),
+        (r#"{"mcp": {"port": null}}"#, "mcp.port"),
+    ] {
+        let e = parse(text).unwrap_err();
+        assert!(
+            e.starts_with(&format!("config.json: {path}: ")),
+            "{text}: {e}"
+        );
     }
 }
 
@@ -251,4 +288,14 @@ fn the_starter_file_sets_nothing_and_its_note_is_accepted() {
     // A note beside settings leaves them as they are.
     let c = parse(r#"{"$comment": "mine", "limits": {"maxDepth": 3}}"#).unwrap();
     assert_eq!(c.limits.max_depth, 3);
+}
+
+/// Reads `value` as config.json's `key`: the configuration, or the path of the field at fault.
+pub(super) fn section(key: &str, value: serde_json::Value) -> Result<Config, String> {
+    let text = serde_json::json!({ key: value }).to_string();
+    match Config::parse(&text, "config.json") {
+        Ok(config) => Ok(config),
+        Err(ConfigError::Field { path, .. }) => Err(path),
+        Err(e) => Err(e.to_string()),
+    }
 }
