@@ -16,19 +16,12 @@ pub(super) const ARGV: &str = "expected a non-empty array of strings";
 /// Reads a `T` from `value`; an error is the path of the field at fault and what was wrong.
 pub(super) fn read<'v, T: Deserialize<'v>>(value: &'v Value) -> Result<T, (String, String)> {
     serde_path_to_error::deserialize(value).map_err(|e| {
-        let at = (e.path().iter().len() > 0).then(|| e.path().to_string());
-        let message = e.into_inner().to_string();
-        // serde reports a missing field at the object lacking it: the field is one further.
-        let missing = message
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.split('`').next());
-        let path = match (at, missing) {
-            (Some(at), Some(name)) => format!("{at}.{name}"),
-            (None, Some(name)) => name.to_string(),
-            // serde gives the value itself no path.
-            (at, None) => at.unwrap_or_else(|| "(top level)".to_string()),
-        };
-        (path, message)
+        let m = crate::model::tagged::misread(e);
+        // serde gives the value itself no path.
+        (
+            m.field.unwrap_or_else(|| "(top level)".to_string()),
+            m.message,
+        )
     })
 }
 

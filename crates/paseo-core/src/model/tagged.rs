@@ -49,24 +49,28 @@ pub struct Misread {
 /// Reads `T` from `value`, every object's kind first, naming the field at fault by its path.
 pub fn from_value<T: DeserializeOwned>(mut value: Value) -> Result<T, Misread> {
     kind_first(&mut value);
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let at = (e.path().iter().len() > 0).then(|| e.path().to_string());
-        let message = e.into_inner().to_string();
-        // serde reports a missing field at the object lacking it: the field is one further.
-        let missing = message
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.split('`').next());
-        let field = match (at, missing) {
-            (Some(at), Some(name)) => Some(format!("{at}.{name}")),
-            (None, Some(name)) => Some(name.to_string()),
-            (at, None) => at,
-        };
-        Misread {
-            field,
-            missing: missing.is_some(),
-            message,
-        }
-    })
+    serde_path_to_error::deserialize(value).map_err(misread)
+}
+
+/// What `serde_path_to_error` said, with the field at fault by its path (also config.json's
+/// reader, which reads from a borrowed value).
+pub fn misread(e: serde_path_to_error::Error<serde_json::Error>) -> Misread {
+    let at = (e.path().iter().len() > 0).then(|| e.path().to_string());
+    let message = e.into_inner().to_string();
+    // serde reports a missing field at the object lacking it: the field is one further.
+    let missing = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next());
+    let field = match (at, missing) {
+        (Some(at), Some(name)) => Some(format!("{at}.{name}")),
+        (None, Some(name)) => Some(name.to_string()),
+        (at, None) => at,
+    };
+    Misread {
+        field,
+        missing: missing.is_some(),
+        message,
+    }
 }
 
 /// Moves every object's `kind` to the front: a tagged object whose kind comes later is read
