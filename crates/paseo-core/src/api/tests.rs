@@ -7,6 +7,7 @@ use serde_json::json;
 use super::*;
 use crate::api::verbs;
 use crate::config::NotificationsConfig;
+use crate::model::tagged::reversed;
 use crate::model::{AgentId, Budget, Status, WorkspaceId};
 use crate::runtime::{CurrentWorkspace, DirectoryWorkspace, ExistingWorkspace, WorkspaceTarget};
 use crate::workspaces::worktree::WorktreeTarget;
@@ -286,19 +287,6 @@ fn fields_are_camel_case_and_optional_ones_may_be_left_out() {
         workspace,
         WorkspaceTarget::worktree(Some("/r".into()), WorktreeTarget::branch_off("x", None))
     );
-}
-
-/// `v` with every object's fields in the opposite order (its `kind` last).
-fn reversed(v: &serde_json::Value) -> serde_json::Value {
-    match v {
-        serde_json::Value::Object(o) => serde_json::Value::Object(
-            o.iter()
-                .rev()
-                .map(|(k, v)| (k.clone(), reversed(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
 }
 
 /// Every workspace target and worktree target, read by hand kind first (`model::tagged`), reads

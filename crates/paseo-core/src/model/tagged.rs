@@ -208,6 +208,21 @@ impl<'de> Visitor<'de> for Kind {
     }
 }
 
+/// `v` with every object's fields in the opposite order (its `kind` last): what the tests of
+/// every tagged reader (requests, targets, MCP inputs) read back to show the order is free.
+#[cfg(test)]
+pub(crate) fn reversed(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reversed(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde::{Deserialize, Serialize};

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::tagged::reversed;
 use crate::model::{AgentId, WorkspaceId};
 use crate::workspaces::worktree::WorktreeTarget;
 use serde_json::json;
@@ -17,19 +18,6 @@ fn valid_create() -> Value {
         "labels": {"team": "a"},
         "notifyOnFinish": false
     })
-}
-
-/// `v` with every object's fields in the opposite order (its `kind` last).
-fn reversed(v: &Value) -> Value {
-    match v {
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .rev()
-                .map(|(k, v)| (k.clone(), reversed(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
 }
 
 #[test]
