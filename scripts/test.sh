@@ -28,23 +28,5 @@ RUSTC_WORKSPACE_WRAPPER=$(command -v clippy-driver) || {
   exit 1
 }
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-# `--test '*'`, not `--tests`: the window's end-to-end tests (`ui`, `test = false` in Cargo.toml)
-# are built with the rest.
-cargo test --workspace --lib --bins --test '*' --benches --locked --no-run
-
-# The window's end-to-end tests run beside the rest of the suite: both mostly wait (on the
-# webview, on agents, on disk), and one after the other they left the two cores idle about half
-# the time. Their output is kept apart and shown once they end, so neither log interleaves.
-ui_log=target/ui-tests.log
-cargo test --locked -p paseo-desktop --test ui >"$ui_log" 2>&1 &
-ui=$!
-rest=0
-cargo test --workspace --locked || rest=$?
-status=0
-wait "$ui" || status=$?
-echo "[test] the window's end-to-end tests (cargo test --test ui):"
-cat "$ui_log"
-if [ "$rest" -ne 0 ] || [ "$status" -ne 0 ]; then
-  echo "[test] failed: the suite exited $rest, the window's end-to-end tests $status" >&2
-  exit 1
-fi
+cargo test --workspace --lib --bins --tests --benches --locked --no-run
+cargo test --workspace --locked
