@@ -14,10 +14,9 @@ import { ui } from './window-state.js';
 import { ALL, showVersion, showBackendError } from './views.js';
 import * as sync from './sync.js';
 import * as timelines from './timeline-model.js';
-import { reloadArchivedSoon } from './archived-list.js';
 import { setStatusLanguage } from './status.js';
 import { openAgent } from './gestures/tabs.js';
-import { loadArchived } from './archived-list.js';
+import { loadArchived, reloadArchivedSoon } from './archived-list.js';
 import { startHosts } from './hosts.js';
 
 export async function boot() {

@@ -51,11 +51,6 @@ pub struct AgentCard<'a> {
     pub workspace_id: Option<&'a WorkspaceId>,
     pub cwd: &'a str,
     pub bucket: Bucket,
-    /// What it shows in its root's workspace when that differs from its own bucket (a finished
-    /// subagent counts there as done: its finish is its parent's to read), by
-    /// [`crate::model::tree_bucket`]: the workspace home's filter reads it, never a rule of its own.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tree_bucket: Option<Bucket>,
     /// The word its rows show and their look ([`crate::model::attention`]): the page never
     /// words a status itself.
     pub status_word: Cow<'a, str>,
@@ -103,11 +98,6 @@ pub struct AgentCard<'a> {
     pub subagents: Option<crate::model::Subagents>,
 }
 
-/// [`AgentCard::tree_bucket`]: what an agent shows in its tree's workspace, when not its own.
-fn shown_in_tree(bucket: Bucket, root: bool) -> Option<Bucket> {
-    Some(crate::model::tree_bucket(bucket, root)).filter(|b| *b != bucket)
-}
-
 fn is_empty_usage(u: &&Usage) -> bool {
     u.is_empty()
 }
@@ -130,7 +120,6 @@ impl<'a> AgentCard<'a> {
             workspace_id: r.workspace_id.as_ref(),
             cwd: &r.cwd,
             bucket: a.bucket(),
-            tree_bucket: shown_in_tree(a.bucket(), engine.existing_parent(a).is_none()),
             status_word: crate::model::status_word(
                 r,
                 a.bucket(),
@@ -172,7 +161,6 @@ impl<'a> AgentCard<'a> {
             workspace_id: r.workspace_id.as_ref(),
             cwd: &r.cwd,
             bucket: s.bucket,
-            tree_bucket: shown_in_tree(s.bucket, s.parent_agent_id.is_none()),
             status_word: Cow::Borrowed(&s.status_word),
             look: &s.look,
             power: s.power,
