@@ -16,7 +16,8 @@ use paseo_core::mcp::McpServer;
 use paseo_core::model::{
     AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Budget, BudgetHold, Extra,
     HeldTurn, HoldReason, ItemKind, LastRun, Notice, NotifyArm, Persistence, Power, Status,
-    StyledRun, TermColor, TermStyle, TimelineItem, Timestamp, Usage, WorkspaceId, PARENT_LABEL,
+    StyledRun, TermColor, TermStyle, TimelineItem, Timestamp, Usage, WaitingPrompt, WorkspaceId,
+    PARENT_LABEL,
 };
 use paseo_core::providers::claude::mcp_config_json;
 use paseo_core::providers::groups::GroupRecorder;
@@ -106,6 +107,10 @@ fn full_record(now: Timestamp) -> AgentRecord {
                 },
             ]),
         )),
+        waiting_prompt: Some(Box::new(WaitingPrompt {
+            prompt: "next".into(),
+            caller: Some(caller),
+        })),
         usage: Usage {
             input_tokens: 1,
             output_tokens: 2,

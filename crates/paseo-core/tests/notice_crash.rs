@@ -12,12 +12,13 @@ use std::time::{Duration, Instant};
 
 use paseo_core::model::{AgentId, Status};
 use paseo_core::runtime::{Caller, CreateAgent, WorkspaceTarget};
-use support::git::shell_runtime;
+use support::git::{shell_runtime, shell_runtime_with};
 use support::Door;
 
 const CHILD_ENV: &str = "PASEO_NOTICE_CHILD_HOME";
 const SEED_ENV: &str = "PASEO_NOTICE_CHILD_SEED";
 const CHILDREN: usize = 4;
+const WAITING_ENV: &str = "PASEO_WAITING_CHILD_HOME";
 
 fn next(seed: &mut u64) -> u64 {
     *seed ^= *seed << 13;
@@ -172,4 +173,130 @@ async fn notices_survive_sigkill_of_the_app_exactly_once() {
         started.elapsed().as_secs_f64()
     );
     assert_eq!((lost, doubled), (0, 0), "notices lost or doubled");
+}
+
+/// One live agent at most: a first prompt waits for the slot (SPEC 14).
+async fn one_slot_runtime(home: &std::path::Path) -> paseo_core::server::Runtime {
+    shell_runtime_with(home, |o| o.limits.max_live_agents = 1).await
+}
+
+/// The app for the waiting-prompt test: one agent holds the only live slot, a second one's
+/// first prompt (appending a line to `ran.log`) waits for it; then it waits to be killed. Does
+/// nothing in a normal test run.
+#[tokio::test]
+async fn waiting_prompt_child_runtime() {
+    let Ok(home) = std::env::var(WAITING_ENV) else {
+        return;
+    };
+    let home = std::path::PathBuf::from(home);
+    let rt = one_slot_runtime(&home).await;
+    let waiting = start_one_waiting(&rt, &home).await;
+    let aside = home.with_extension("ready-tmp");
+    std::fs::write(&aside, waiting.to_string()).unwrap();
+    std::fs::rename(&aside, home.with_extension("ready")).unwrap();
+    tokio::time::sleep(Duration::from_secs(600)).await;
+}
+
+/// A sleeping agent in the one slot, then an agent whose first prompt waits for it; returns the
+/// waiting one once it is durable.
+async fn start_one_waiting(rt: &paseo_core::server::Runtime, home: &std::path::Path) -> AgentId {
+    let h = rt.handle();
+    h.deliver_pending().await.unwrap();
+    let work = home.with_extension("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let target = || WorkspaceTarget::directory(work.display().to_string());
+    let mut busy = CreateAgent::new("shell", target());
+    busy.initial_prompt = Some("sleep 600".into());
+    let busy = h.create(busy).await.unwrap().id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while h.get(busy).await.unwrap().status != Status::Running {
+        assert!(Instant::now() < deadline, "the first agent never ran");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut k = CreateAgent::new("shell", target());
+    k.title = Some("waits".into());
+    k.initial_prompt = Some(format!("echo ran >> '{}'", work.join("ran.log").display()));
+    let waiting = h.create(k).await.unwrap().id();
+    assert_eq!(h.get(waiting).await.unwrap().status, Status::Initializing);
+    h.flush().await;
+    waiting
+}
+
+/// How many times the waiting prompt ran (lines in `ran.log`).
+fn runs(home: &std::path::Path) -> usize {
+    let log = home.with_extension("work").join("ran.log");
+    std::fs::read_to_string(log).map_or(0, |t| t.lines().count())
+}
+
+/// After a start: the waiting agent runs its prompt once, and a further restart runs nothing.
+async fn runs_once_after_restart(home: &std::path::Path, waiting: AgentId) {
+    let rt = one_slot_runtime(home).await;
+    let h = rt.handle();
+    h.deliver_pending().await.unwrap();
+    let w = h.wait(waiting, Duration::from_secs(20)).await.unwrap();
+    assert!(
+        !w.timed_out,
+        "the waiting prompt never ran: {:?}",
+        w.agent.status
+    );
+    assert_eq!(
+        w.agent.status,
+        Status::Idle,
+        "{:?}",
+        w.agent.record.last_error
+    );
+    assert_eq!(w.agent.record.turn_count, 1);
+    assert_eq!(runs(home), 1);
+    let items = h.timeline(waiting, 0, 100).await.unwrap();
+    assert_eq!(
+        items.iter().filter(|i| i.text.contains("echo ran")).count(),
+        1,
+        "the prompt shows once in its timeline"
+    );
+    rt.shutdown().await;
+
+    let rt = one_slot_runtime(home).await;
+    let h = rt.handle();
+    h.deliver_pending().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    h.flush().await;
+    assert_eq!(h.get(waiting).await.unwrap().record.turn_count, 1);
+    assert_eq!(runs(home), 1, "a second restart ran it again");
+    rt.shutdown().await;
+}
+
+/// SPEC 15: a first prompt waiting for a live slot is not lost to a SIGKILL of the app, nor to a
+/// quit: it runs once after the next start (and its caller is told nothing made up meanwhile).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_first_prompt_survives_sigkill_and_quit_and_runs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("killed");
+    let ready = home.with_extension("ready");
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "waiting_prompt_child_runtime", "--nocapture"])
+        .env(WAITING_ENV, &home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Reaped(child);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready.exists() {
+        assert!(Instant::now() < deadline, "the app never got ready");
+        assert!(child.0.try_wait().unwrap().is_none(), "the app exited");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let waiting: AgentId = std::fs::read_to_string(&ready).unwrap().parse().unwrap();
+    assert_eq!(runs(&home), 0);
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    runs_once_after_restart(&home, waiting).await;
+
+    // The same through a quit.
+    let home = dir.path().join("quit");
+    let rt = one_slot_runtime(&home).await;
+    let waiting = start_one_waiting(&rt, &home).await;
+    rt.shutdown().await;
+    assert_eq!(runs(&home), 0);
+    runs_once_after_restart(&home, waiting).await;
 }

@@ -344,6 +344,7 @@ impl Engine {
             step(&mut a.record, Status::Closed);
             // A held turn ends with its archive (its caller was told "archived"); one an earlier
             // version archived along is not brought back to be run unannounced.
+            a.record.waiting_prompt = None;
             if a.record.held_turn.take().is_some() {
                 a.pending_permission = None;
                 if a.record.attention_reason == Some(AttentionReason::Permission) {

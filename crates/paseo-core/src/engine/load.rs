@@ -2,7 +2,7 @@
 //! file needs: duplicate ids, self and cyclic parent links, cascades an archive left half done,
 //! statuses that cannot be true after a restart, and finish notices that armed turns still owe.
 
-use super::{set_error, step, AgentState, Engine, LoadReport, SessionState, INTERRUPTED};
+use super::{set_error, step, AgentState, Engine, LoadReport, Queued, SessionState, INTERRUPTED};
 use crate::model::NoticeOutcome;
 use crate::model::{
     AgentId, AgentRecord, AttentionReason, BatchId, Bucket, Notice, NotifyArm, ProjectRecord,
@@ -15,7 +15,8 @@ impl Engine {
     /// duplicate ids (the newest `updatedAt` wins), self and cyclic parent links (cut),
     /// unarchived children of archived parents (archived with the parent's batch), agents left
     /// `running` (→ `error`, "interrupted by shutdown", notifying an armed parent) or
-    /// `initializing`/`idle` (→ `closed`: no process survives a restart).
+    /// `initializing`/`idle` (→ `closed`: no process survives a restart; a prompt that was
+    /// waiting for its session waits again, [`Engine::deliver_pending`] starts it).
     pub fn load<R: Into<Box<AgentRecord>>>(
         &mut self,
         records: impl IntoIterator<Item = R>,
@@ -298,13 +299,30 @@ impl Engine {
                 r.attention_reason = Some(AttentionReason::Error);
                 self.out.agents.insert(*id);
             }
-            // Archived agents' arms are dropped with them; a held turn's is not due yet.
-            let arm = if held { None } else { r.take_notify_arm() };
+            // A prompt that waited for its session never ran (SPEC 15): it waits again, its
+            // session started once deliveries resume, and its arm is owed when it ends.
+            let waits = r.waiting_prompt.is_some() && !archived;
+            if archived && r.waiting_prompt.take().is_some() {
+                self.out.agents.insert(*id);
+            }
+            // Archived agents' arms are dropped with them; a held or waiting turn's is not due
+            // yet.
+            let arm = if held || waits {
+                None
+            } else {
+                r.take_notify_arm()
+            };
             if let Some(arm) = arm {
                 if !archived {
                     owed.push((*id, arm));
                 }
                 self.out.agents.insert(*id);
+            }
+            if let Some(w) = a.record.waiting_prompt.as_deref().filter(|_| waits) {
+                let (input, origin) = w.turn();
+                let arm = a.record.notify_arm.as_deref().cloned();
+                a.queued = Some(Box::new(Queued { input, origin, arm }));
+                self.waiting_at_load.push(*id);
             }
             facts.push(Facts {
                 batch: if archived {

@@ -45,7 +45,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::model::{
     AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Bucket, NewItem, Notice,
     NotifyArm, PermissionRequest, ProjectId, ProjectRecord, ProviderTrust, Status, Timestamp,
-    TurnInput, TurnOrigin, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
+    TurnInput, TurnOrigin, WaitingPrompt, WorkspaceId, WorkspaceRecord, PARENT_LABEL,
 };
 
 pub use hold::DENIED;
@@ -167,6 +167,10 @@ impl AgentState {
         queued: Option<Queued>,
         reads_prompts: bool,
     ) -> AgentState {
+        let mut record = record;
+        if let Some(q) = &queued {
+            record.waiting_prompt = WaitingPrompt::of(&q.input, &q.origin).map(Box::new);
+        }
         AgentState {
             parent: record.parent_agent_id(),
             root: record.id,
@@ -222,6 +226,19 @@ impl AgentState {
         // A held turn outlives the process: it never ran in it.
         self.pending_permission = held_request(&self.record);
         self.cancel_requested = false;
+        self.take_waiting()
+    }
+
+    /// Queues `q` for the session; a prompt is kept in the record too (SPEC 15), so it
+    /// outlives a quit or a crash.
+    fn wait(&mut self, q: Queued) {
+        self.record.waiting_prompt = WaitingPrompt::of(&q.input, &q.origin).map(Box::new);
+        self.queued = Some(Box::new(q));
+    }
+
+    /// Takes the input waiting for the session (it runs now, or it ends unrun).
+    fn take_waiting(&mut self) -> Option<Queued> {
+        self.record.waiting_prompt = None;
         self.queued.take().map(|q| *q)
     }
 }
@@ -373,6 +390,9 @@ pub struct Engine {
     budget_pass: budget::BudgetPasses,
     /// Ids of notices the parents' timelines show as received, read before `load` (SPEC 4).
     delivered_at_load: FxHashSet<String>,
+    /// Agents whose prompt waited for a session when the app stopped (SPEC 15): their sessions
+    /// start when deliveries resume after load.
+    waiting_at_load: Vec<AgentId>,
 }
 
 impl Engine {

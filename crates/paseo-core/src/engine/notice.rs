@@ -155,17 +155,27 @@ impl Engine {
         if a.session == SessionState::Live
             && matches!(a.record.last_status, Status::Idle | Status::Error)
         {
-            if let Some(q) = a.queued.take() {
-                self.start_turn(id, *q);
+            if let Some(q) = a.take_waiting() {
+                self.start_turn(id, q);
                 return;
             }
         }
         self.try_deliver(id);
     }
 
-    /// Wakes every unarchived agent that has notices waiting (after load, or when allowed again).
+    /// Wakes every unarchived agent that has notices waiting (after load, or when allowed
+    /// again), and starts the sessions of those whose prompt was waiting when the app stopped.
     pub fn deliver_pending(&mut self) {
         self.delivery_paused = false;
+        for id in std::mem::take(&mut self.waiting_at_load) {
+            let waits = self.agents.get(&id).is_some_and(|a| {
+                !a.record.is_archived() && a.session == SessionState::None && a.queued.is_some()
+            });
+            if waits {
+                self.start_session(id);
+                self.touch(id);
+            }
+        }
         let mut parents: Vec<AgentId> = self
             .inbox
             .iter()

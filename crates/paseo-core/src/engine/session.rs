@@ -31,7 +31,7 @@ impl Engine {
         let now = self.now();
         let a = self.unarchived_mut(id)?;
         a.session = SessionState::None;
-        let queued = a.queued.take();
+        let queued = a.take_waiting();
         // Only a turn that was waiting for this session owes its notice; a held turn still
         // waits for the user (Allow starts the session again).
         let arm = if queued.is_some() {
@@ -117,13 +117,22 @@ impl Engine {
     /// Stops the agent's session (explicit stop or app quit): any → closed. A running armed turn
     /// counts as canceled and notifies its parent (delivered later, never lost).
     pub fn close(&mut self, id: AgentId) -> Result<(), EngineError> {
+        let quitting = self.shutting_down;
         let a = self.get_mut(id)?;
         if a.record.is_archived() {
             return Ok(());
         }
         let was = a.record.last_status;
         let had_session = a.session != SessionState::None;
-        let queued = a.end_session();
+        // At quit a waiting prompt stays, with its arm, for the next start (SPEC 15): it never
+        // ran, so nothing stopped it.
+        let queued = match a.end_session() {
+            Some(q) if quitting && q.input.is_prompt() => {
+                a.wait(q);
+                None
+            }
+            other => other,
+        };
         // A provider's request dies with its process; a held turn's outlives it (SPEC 14).
         if a.record.attention_reason == Some(AttentionReason::Permission)
             && a.record.held_turn.is_none()

@@ -52,7 +52,7 @@ impl Engine {
             return;
         }
         a.record.notify_arm = q.arm.clone().map(Box::new);
-        a.queued = Some(Box::new(q));
+        a.wait(q);
         if a.session == SessionState::None {
             a.record.last_error = None;
             self.start_session(id);
@@ -183,7 +183,7 @@ impl Engine {
             }
             Status::Initializing if a.queued.is_some() => {
                 // Nothing runs yet: the waiting input is dropped, the session still comes up.
-                a.queued = None;
+                a.take_waiting();
                 let arm = a.record.take_notify_arm();
                 self.touch(id);
                 if let Some(arm) = arm {

@@ -56,7 +56,7 @@ pub use provider::ProviderKind;
 pub use status::{bucket, denied, needs_you, tree_bucket, Bucket, DENIED};
 pub use tally::{FleetCounts, Tally};
 pub use timeline::{ItemKind, NewItem, StyledRun, TermColor, TermStyle, TimelineItem};
-pub use turn::{TurnInput, TurnOrigin, TurnOutcome};
+pub use turn::{TurnInput, TurnOrigin, TurnOutcome, WaitingPrompt};
 pub use usage::{LastRun, RecordUsage, TurnUsage, Usage};
 pub use workspace::{
     clean_workspace_name, ChangeCounts, ProjectRecord, WorkspaceKind, WorkspaceRecord,

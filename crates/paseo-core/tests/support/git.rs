@@ -49,6 +49,11 @@ pub fn init_repo(repo: &Path) {
 
 /// A runtime on the data root `home` with only the built-in shell provider (`shell`).
 pub async fn shell_runtime(home: &Path) -> Runtime {
+    shell_runtime_with(home, |_| {}).await
+}
+
+/// [`shell_runtime`] with its options changed by `change` (limits, budgets…).
+pub async fn shell_runtime_with(home: &Path, change: impl FnOnce(&mut RuntimeOptions)) -> Runtime {
     let mut reg = ProviderRegistry::new();
     reg.insert(
         "shell",
@@ -57,7 +62,7 @@ pub async fn shell_runtime(home: &Path) -> Runtime {
             ProviderConfig::new(ProviderKind::Shell),
         )),
     );
-    Runtime::start(RuntimeOptions::new(home, reg), None)
-        .await
-        .unwrap()
+    let mut opts = RuntimeOptions::new(home, reg);
+    change(&mut opts);
+    Runtime::start(opts, None).await.unwrap()
 }

@@ -12,6 +12,7 @@ mod permission;
 mod session;
 mod turn;
 mod usage;
+mod waiting;
 
 use super::{Effect, Engine, EngineError, NewAgent, Outcome, INTERRUPTED};
 use crate::model::{

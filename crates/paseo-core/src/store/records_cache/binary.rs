@@ -39,6 +39,7 @@ fn encode(r: &AgentRecord, out: &mut Vec<u8>) -> Option<()> {
         && !r.last_message_on_disk
         && r.notify_arm.is_none()
         && r.held_turn.is_none()
+        && r.waiting_prompt.is_none()
         && r.budget.is_none()
         && r.persistence.as_ref().is_none_or(|p| p.extra.is_empty())
         && r.usage.extra.is_empty()
