@@ -27,6 +27,7 @@ fn every_request() -> Vec<Request> {
             workspace_id: Some(w.clone()),
             statuses: Some(vec![Status::Idle, Status::Running]),
             limit: Some(7),
+            labels: labels.clone(),
             host: Some("box".into()),
             this_machine: false,
         }),

@@ -347,6 +347,9 @@ pub struct ListFilter {
     pub parent: Option<AgentId>,
     pub workspace: Option<WorkspaceId>,
     pub statuses: Option<Vec<Status>>,
+    /// Only agents with every one of these labels (key and value), e.g. a schedule's runs
+    /// (`schedule: nightly`, SPEC 20).
+    pub labels: BTreeMap<String, String>,
 }
 
 /// What [`Engine::load`] found and repaired.
@@ -483,6 +486,9 @@ impl Engine {
                 (filter.workspace.iter()).all(|w| a.record.workspace_id.as_ref() == Some(w))
             })
             .filter(|a| (filter.statuses.iter()).all(|s| s.contains(&a.status())))
+            .filter(|a| {
+                (filter.labels.iter()).all(|(k, v)| a.record.labels.get(k) == Some(v.as_str()))
+            })
             .map(|a| ((a.record.created_at, a.record.id), a))
             .collect();
         let total = v.len();

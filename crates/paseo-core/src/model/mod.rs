@@ -28,6 +28,7 @@ pub mod permission;
 pub mod power;
 pub mod provider;
 mod recent;
+pub mod schedule;
 pub mod status;
 pub mod tagged;
 pub mod tally;

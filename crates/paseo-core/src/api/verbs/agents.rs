@@ -48,6 +48,9 @@ pub struct ListAgents {
     pub statuses: Option<Vec<Status>>,
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Only agents with every one of these labels (SPEC 20: a schedule's runs).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
     /// Only the agents of this configured host (SPEC 17); absent: this machine's and, for the
     /// user, every connected host's.
     #[serde(default)]
@@ -66,6 +69,7 @@ impl ListAgents {
             workspace_id: filter.workspace,
             statuses: filter.statuses,
             limit: Some(limit),
+            labels: filter.labels,
             host: None,
             this_machine: true,
         }
@@ -96,6 +100,7 @@ impl Verb for ListAgents {
             parent: self.parent_id,
             workspace: self.workspace_id,
             statuses: self.statuses,
+            labels: self.labels,
         };
         let (agents, total) = rt.list(filter, self.limit.unwrap_or(100)).await?;
         Ok(Response::Agents { agents, total })

@@ -1,5 +1,7 @@
 //! The inputs of the tools that read or act on existing agents, and of `create_worktree`.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -127,6 +129,10 @@ pub struct ListInput {
     // `"default": null` here, where it never did (a `Status` can be written, a `StatusInput` not).
     #[schemars(with = "Option<Vec<StatusInput>>")]
     pub statuses: Option<Vec<Status>>,
+    /// Only agents with every one of these labels, e.g. `{"schedule": "nightly"}` for a
+    /// schedule's runs.
+    #[serde(default)]
+    pub labels: Option<BTreeMap<String, String>>,
     /// At most this many agents, oldest first (default 200, at most 10,000); `total` counts
     /// every match.
     #[serde(default, deserialize_with = "whole::<_, 0, MAX_LIST_LIMIT>")]

@@ -341,6 +341,7 @@ impl PaseoTools {
             workspace_id: input.workspace_id.clone(),
             statuses: input.statuses,
             limit: Some(input.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize),
+            labels: input.labels.unwrap_or_default(),
             host: input.host.clone(),
             this_machine: false,
         });
