@@ -23,6 +23,7 @@ mod limits;
 mod notifications;
 mod read;
 mod sandbox;
+mod schedules;
 mod storage;
 pub mod template;
 mod tolerant;
@@ -146,6 +147,8 @@ pub struct Config {
     pub start_timeout: Duration,
     /// `hosts`: other machines reached with the user's ssh (SPEC 17).
     pub hosts: Vec<Host>,
+    /// `schedules`: recurring work (SPEC 20).
+    pub schedules: Vec<crate::model::schedule::Schedule>,
 }
 
 impl Default for Config {
@@ -164,6 +167,7 @@ impl Default for Config {
             sandbox: SandboxConfig::default(),
             start_timeout: DEFAULT_START_TIMEOUT,
             hosts: Vec::new(),
+            schedules: Vec::new(),
         }
     }
 }
@@ -270,6 +274,8 @@ struct File {
     #[serde(deserialize_with = "start_timeout")]
     start_timeout_secs: Option<Duration>,
     hosts: Vec<Object<hosts::Entry>>,
+    /// Each read on its own (`schedules.rs`), so a bad one costs only itself.
+    schedules: Vec<Value>,
     /// A note for whoever edits the file (the starter file's key list): any value.
     #[serde(rename = "$comment")]
     _comment: IgnoredAny,
@@ -298,7 +304,6 @@ impl File {
             .map(|b| Budget::parse(&b, "budget"))
             .transpose()?;
         Ok(Config {
-            providers,
             mcp: self.mcp.0,
             storage: self.storage.0,
             limits: self.limits.0,
@@ -307,6 +312,8 @@ impl File {
             sandbox: self.sandbox.0,
             start_timeout: self.start_timeout_secs.unwrap_or(DEFAULT_START_TIMEOUT),
             hosts: hosts::checked(self.hosts)?,
+            schedules: schedules::checked(&self.schedules, &providers)?,
+            providers,
         })
     }
 }

@@ -183,7 +183,25 @@ fn full_config() -> Value {
         },
         "sandbox": {"enabled": false, "hide": ["~/.secret"], "network": false, "engine": "landlock"},
         "startTimeoutSecs": 5,
-        "hosts": [{"name": "box", "ssh": "me@box", "command": ["/opt/paseo-headless"]}]
+        "hosts": [{"name": "box", "ssh": "me@box", "command": ["/opt/paseo-headless"]}],
+        // One of each `when` and each workspace kind: together they hold every key.
+        "schedules": [
+            {
+                "name": "nightly", "cron": "0 7 * * *", "provider": "shell", "prompt": "make check",
+                "workspace": {"kind": "directory", "path": "/"}, "model": "m", "mode": "ask",
+                "budget": {"treeTokens": 1000, "treeCostUsd": 1.5}, "autoArchive": true,
+                "overlap": "queue",
+                "paused": true
+            },
+            {
+                "name": "often", "every": "15m", "provider": "shell", "prompt": "triage",
+                "workspace": {"kind": "worktree", "repo": "/", "base": "main"}
+            },
+            {
+                "name": "once", "at": "2026-12-24T07:00:00+01:00", "provider": "shell",
+                "prompt": "wrap up", "workspace": {"kind": "existing", "workspaceId": "w1"}
+            }
+        ]
     })
 }
 
@@ -218,7 +236,23 @@ fn check_config_fixture(fixture: &Value) {
         sandbox,
         start_timeout,
         hosts,
+        schedules,
     } = &c;
+    assert_eq!(
+        schedules.len(),
+        3,
+        "the fixture's schedules were not all read"
+    );
+    let mut schedule_keys = BTreeSet::new();
+    for s in fixture["schedules"].as_array().unwrap() {
+        schedule_keys.extend(s.as_object().unwrap().keys().cloned());
+    }
+    for f in listed_fields(r#"{"schedules": [{"zzz": 1}]}"#) {
+        assert!(
+            schedule_keys.contains(&f),
+            "schedules[].{f} is not in the fixture"
+        );
+    }
     let Some(Budget {
         tree_tokens,
         tree_cost_usd,

@@ -33,7 +33,12 @@ impl Problem {
             ConfigError::Field { path, .. } => setting_of(path),
             _ => "",
         };
-        if self.unknown {
+        if self.dropped.starts_with("schedules[") {
+            format!(
+                "{}; this schedule is left out, the rest of the file applies",
+                self.error
+            )
+        } else if self.unknown {
             format!("{}; ignored, the rest of the file applies", self.error)
         } else if self.dropped == path {
             format!(
@@ -91,6 +96,11 @@ fn setting_of(path: &str) -> &str {
     if path.starts_with("hosts[") {
         return "hosts";
     }
+    // A schedule is one setting of its own (SPEC 20): a bad one leaves only itself out
+    // (`schedules[1].cron` → `schedules[1]`).
+    if path.starts_with("schedules[") {
+        return path.find(']').map_or(path, |end| &path[..=end]);
+    }
     let mut p = path;
     while let Some(open) = p.strip_suffix(']').and_then(|s| s.rfind('[')) {
         p = &p[..open];
@@ -102,6 +112,20 @@ fn setting_of(path: &str) -> &str {
 /// nothing there (a missing required field) removes the entry that needed it. Keys may contain
 /// dots (an `env` variable's name), so the longest key that starts the path is taken.
 fn remove(obj: &mut Map<String, Value>, path: &str) -> Option<String> {
+    // One schedule is left as `null` where it was, so the others keep their places (and the
+    // paths their problems are named by); the reader skips it.
+    if let Some(i) = path
+        .strip_prefix("schedules[")
+        .and_then(|r| r.strip_suffix(']'))
+        .and_then(|i| i.parse::<usize>().ok())
+    {
+        let entry = obj.get_mut("schedules")?.as_array_mut()?.get_mut(i)?;
+        if entry.is_null() {
+            return None;
+        }
+        *entry = Value::Null;
+        return Some(path.to_string());
+    }
     let key = obj
         .keys()
         .filter(|k| {

@@ -72,6 +72,11 @@ pub enum When {
     At(DateTime<Utc>),
 }
 
+impl Eq for When {}
+
+/// Its budget's cost is a number of USD, compared as config.json's other settings are.
+impl Eq for Schedule {}
+
 impl PartialEq for When {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
