@@ -15,6 +15,7 @@ pub mod model;
 pub mod providers;
 pub mod runtime;
 pub mod sandbox;
+pub mod schedules;
 pub mod server;
 pub mod store;
 pub mod workspaces;

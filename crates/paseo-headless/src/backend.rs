@@ -13,6 +13,7 @@ use paseo_core::hosts::HostManager;
 use paseo_core::mcp::{McpError, McpServer, RunningMcp};
 use paseo_core::providers::ProviderRegistry;
 use paseo_core::runtime::{Preload, RuntimeError, RuntimeOptions};
+use paseo_core::schedules::Scheduler;
 use paseo_core::server::{Runtime, Server};
 use paseo_core::store::Layout;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ struct Core {
     mcp: RunningMcp,
     /// The Unix socket `paseo-headless attach` joins (SPEC 17).
     socket: Option<SocketServer>,
+    /// config.json's schedules at work (SPEC 20); none without a schedule.
+    scheduler: Option<Scheduler>,
 }
 
 /// A started backend. Dropping it without [`Backend::shutdown`] still releases the lock, but
@@ -74,6 +77,7 @@ pub struct Prepared {
     log: LogGuard,
     mcp: McpServer,
     hosts: Vec<paseo_core::hosts::Host>,
+    schedules: Vec<paseo_core::model::schedule::Schedule>,
 }
 
 /// A data root owned (its lock taken, the log open, its modes made private) with its records
@@ -168,6 +172,7 @@ impl Claim {
             log,
             mcp,
             hosts: config.hosts,
+            schedules: config.schedules,
         })
     }
 }
@@ -183,6 +188,7 @@ impl Prepared {
             mcp,
             options,
             hosts,
+            schedules,
         } = self;
         let runtime = Runtime::start(options, Some(mcp.access())).await?;
         let handle = runtime.handle();
@@ -203,6 +209,8 @@ impl Prepared {
         handle
             .hosts()
             .start(&hosts, HostManager::ssh_options_from_env());
+        // Schedules fire once the fleet they add to is up (SPEC 20).
+        let scheduler = Scheduler::start(handle.clone(), data_root.clone(), schedules);
         let backend = Backend {
             data_root,
             mode,
@@ -211,6 +219,7 @@ impl Prepared {
                 runtime,
                 mcp,
                 socket,
+                scheduler,
             }),
             handle,
             lock: Some(lock),
@@ -253,6 +262,11 @@ impl Backend {
         // Before the lock is released: no new tool calls, then every agent stopped and every
         // record persisted.
         if let Some(core) = self.core.take() {
+            // No new run starts while the fleet stops; a fire in flight is finished by the
+            // next start, from schedules.json.
+            if let Some(scheduler) = core.scheduler {
+                scheduler.stop();
+            }
             if let Some(socket) = core.socket {
                 socket.shutdown();
             }

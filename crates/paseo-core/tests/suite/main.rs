@@ -27,6 +27,7 @@ mod mcp_agents;
 mod one_door;
 mod preload;
 mod runtime_providers;
+mod schedules;
 mod start_timeout;
 mod usage;
 mod window_cards;
