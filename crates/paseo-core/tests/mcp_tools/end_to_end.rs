@@ -174,6 +174,18 @@ async fn every_tool_works_end_to_end() {
     assert_eq!(l["total"], 1);
     let l = ok(&c, "list_agents", json!({"statuses": ["running", "error"]})).await;
     assert_eq!(l["total"], 0);
+    // By labels: every one named must match (a schedule's runs are found so, SPEC 20).
+    let parent = lead.id().to_string();
+    let l = ok(&c, "list_agents", json!({"labels": {PARENT_LABEL: parent}})).await;
+    assert_eq!(l["total"], 1);
+    assert_eq!(l["agents"][0]["id"], kid.to_string());
+    let l = ok(
+        &c,
+        "list_agents",
+        json!({"labels": {PARENT_LABEL: parent, "schedule": "nightly"}}),
+    )
+    .await;
+    assert_eq!(l["total"], 0);
 
     // wait_for_agent times out on a long turn; cancel_agent ends it.
     ok(
