@@ -438,3 +438,91 @@ async fn paseo_headless_runs_the_headless_mode_without_the_window_stack() {
         assert!(log.contains(line), "no {line:?} in the log:\n{log}");
     }
 }
+
+/// The runs of schedule `name` (archived ones too), as `list_agents` finds them by label.
+fn schedule_runs(h: &Harness, name: &str) -> Vec<serde_json::Value> {
+    let l = mcp_call(
+        h.home(),
+        "list_agents",
+        serde_json::json!({"labels": {"schedule": name}, "includeArchived": true}),
+    );
+    l["agents"].as_array().cloned().unwrap_or_default()
+}
+
+/// SPEC 20: a real `paseo-headless` with `at` schedules a second apart, SIGKILLed between their
+/// due times and again after them, and started again each time: exactly one run per due time,
+/// each an ordinary root agent that ran its prompt once.
+#[tokio::test]
+async fn schedules_fire_once_per_due_time_through_sigkills() {
+    let h = Harness::builder("schedules_sigkill").display(false).build();
+    let work = h.home().with_extension("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let start = chrono::Utc::now();
+    let names = ["s0", "s1", "s2", "s3"];
+    let schedules: Vec<serde_json::Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let at = start + chrono::Duration::milliseconds(3_000 + 1_000 * i as i64);
+            serde_json::json!({
+                "name": name, "at": at.to_rfc3339(), "provider": "shell",
+                "prompt": format!("echo {name} >> runs.log"),
+                "workspace": {"kind": "directory", "path": work},
+            })
+        })
+        .collect();
+    std::fs::write(
+        h.home().join("config.json"),
+        serde_json::json!({"schedules": schedules}).to_string(),
+    )
+    .unwrap();
+    let headless = |h: &Harness| h.spawn("paseo-headless", h.command(HEADLESS));
+
+    // Killed between the due times: after s0 and s1, before s2 and s3.
+    let mut app = headless(&h);
+    h.wait_for_log("running headless").await;
+    let ledger = h.home().join("schedules.json");
+    let until = |ms: i64| start + chrono::Duration::milliseconds(ms);
+    while chrono::Utc::now() < until(4_500) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(ledger.exists(), "the schedules were never seen");
+    app.signal(libc::SIGKILL);
+    app.wait_exit(TIMEOUT).await;
+
+    // Started again past every due time, then killed and started once more.
+    for round in 2..=3 {
+        let mut app = headless(&h);
+        h.wait_for_log_count("running headless", round).await;
+        while chrono::Utc::now() < until(7_500) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let deadline = std::time::Instant::now() + TIMEOUT;
+        while names.iter().any(|n| schedule_runs(&h, n).is_empty()) {
+            assert!(std::time::Instant::now() < deadline, "a due time never ran");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        for name in names {
+            let runs = schedule_runs(&h, name);
+            assert_eq!(runs.len(), 1, "round {round}: {name}: {runs:?}");
+            assert!(runs[0].get("parentAgentId").is_none());
+            let id = runs[0]["id"].as_str().unwrap();
+            mcp_call(
+                h.home(),
+                "wait_for_agent",
+                serde_json::json!({"agentId": id, "timeoutSeconds": 20}),
+            );
+        }
+        app.signal(libc::SIGKILL);
+        app.wait_exit(TIMEOUT).await;
+    }
+    let log = std::fs::read_to_string(work.join("runs.log")).unwrap();
+    for name in names {
+        let n = log.lines().filter(|l| *l == name).count();
+        assert!(n <= 1, "{name} ran {n} times: {log:?}");
+    }
+    // The late ones (due while nothing ran) ran too, once.
+    for name in ["s2", "s3"] {
+        assert_eq!(log.lines().filter(|l| *l == name).count(), 1, "{log:?}");
+    }
+}
