@@ -13,6 +13,7 @@ use paseo_core::config::{
     StorageConfig, DEFAULT_START_TIMEOUT,
 };
 use paseo_core::mcp::McpServer;
+use paseo_core::model::schedule::Fire;
 use paseo_core::model::{
     AgentConfig, AgentId, AgentRecord, AttentionReason, BatchId, Budget, BudgetHold, Extra,
     HeldTurn, HoldReason, ItemKind, LastRun, Notice, NotifyArm, Persistence, Power, Status,
@@ -23,6 +24,7 @@ use paseo_core::providers::claude::mcp_config_json;
 use paseo_core::providers::groups::GroupRecorder;
 use paseo_core::providers::{McpAccess, ProviderRegistry};
 use paseo_core::runtime::RuntimeOptions;
+use paseo_core::schedules::{ledger, Ledger};
 use paseo_core::server::Runtime;
 use paseo_core::store::timeline::Timelines;
 use paseo_core::store::{self, Layout};
@@ -499,6 +501,39 @@ async fn the_data_model_doc_names_every_key_the_app_writes() {
         &keys(
             &read_json(&entry.dir.join(trash::MANIFEST)),
             &Shape::default(),
+        ),
+    ));
+
+    // schedules.json, as the scheduler writes it, with every optional field set: a due time
+    // closed with what it gave, and a later fire recorded.
+    let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap().to_utc();
+    let mut entry = ledger::Entry::new(at("2026-12-01T00:00:00Z"));
+    entry.fire(Fire {
+        due: at("2026-12-08T07:00:00Z"),
+        late: true,
+    });
+    entry.close(ledger::Outcome {
+        due: at("2026-12-08T07:00:00Z"),
+        at: at("2026-12-08T07:03:00Z"),
+        what: ledger::OutcomeKind::Started,
+        agent_id: Some(AgentId::new()),
+        late: true,
+        why: Some("paused".into()),
+    });
+    entry.fire(Fire {
+        due: at("2026-12-09T07:00:00Z"),
+        late: true,
+    });
+    let mut book = Ledger::default();
+    book.schedules.insert("nightly".into(), entry);
+    book.save(&layout).unwrap();
+    assert_eq!(Ledger::load(&layout), book, "it reads back as written");
+    problems.extend(compare(
+        &doc,
+        "## schedules.json",
+        &keys(
+            &read_json(&ledger::path(&layout)),
+            &Shape::new(&[("schedules", "<name>")], &[]),
         ),
     ));
 

@@ -16,7 +16,7 @@ use crate::store::{atomic, quarantine, Layout};
 
 /// The ledger's file in a data root.
 pub fn path(layout: &Layout) -> PathBuf {
-    layout.home.join("schedules.json")
+    layout.schedules_path()
 }
 
 /// The whole file.

@@ -80,6 +80,10 @@ impl Layout {
     pub fn mcp_json_path(&self) -> PathBuf {
         self.home.join("mcp.json")
     }
+    /// What each schedule did (SPEC 20, `schedules::ledger`).
+    pub fn schedules_path(&self) -> PathBuf {
+        self.home.join("schedules.json")
+    }
     pub fn mcp_token_path(&self) -> PathBuf {
         self.home.join("mcp-token")
     }
