@@ -23,7 +23,7 @@ mod limits;
 mod notifications;
 mod read;
 mod sandbox;
-mod schedules;
+pub mod schedules;
 mod storage;
 pub mod template;
 mod tolerant;

@@ -40,8 +40,8 @@ struct Core {
     mcp: RunningMcp,
     /// The Unix socket `paseo-headless attach` joins (SPEC 17).
     socket: Option<SocketServer>,
-    /// config.json's schedules at work (SPEC 20); none without a schedule.
-    scheduler: Option<Scheduler>,
+    /// config.json's schedules at work (SPEC 20).
+    scheduler: Scheduler,
 }
 
 /// A started backend. Dropping it without [`Backend::shutdown`] still releases the lock, but
@@ -264,9 +264,7 @@ impl Backend {
         if let Some(core) = self.core.take() {
             // No new run starts while the fleet stops; a fire in flight is finished by the
             // next start, from schedules.json.
-            if let Some(scheduler) = core.scheduler {
-                scheduler.stop();
-            }
+            core.scheduler.stop();
             if let Some(socket) = core.socket {
                 socket.shutdown();
             }

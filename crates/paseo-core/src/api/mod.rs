@@ -9,6 +9,7 @@ mod request;
 mod response;
 #[cfg(test)]
 mod response_tests;
+mod schedules;
 #[cfg(test)]
 mod tests;
 pub mod verbs;
@@ -17,4 +18,5 @@ pub use crate::runtime::events::Event;
 pub use crate::runtime::policy::Caller;
 pub use hosts::{HostState, HostStatus, Hosts};
 pub use response::{ApiError, Response};
+pub use schedules::{ScheduleView, Schedules};
 pub use verbs::{Ctx, Request, Verb, DEFAULT_WAIT};

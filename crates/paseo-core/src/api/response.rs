@@ -70,6 +70,13 @@ pub enum Response {
     },
     /// The configured hosts with their states (SPEC 17).
     Hosts(Vec<super::HostStatus>),
+    /// config.json's schedules with their next due times and last outcomes (SPEC 20).
+    Schedules(Vec<super::ScheduleView>),
+    /// A `when` in words and its next due times, as the user types it.
+    Preview {
+        words: String,
+        next: Vec<chrono::DateTime<chrono::Utc>>,
+    },
     /// The fleet's counts and what may need the user (the tray's and notifications' view).
     Alerts(Box<crate::runtime::Alerts>),
     /// The fleet's counts alone (the status bar's and the window title's).

@@ -48,6 +48,8 @@ fn kind_of(r: &Response) -> &'static str {
         Response::NotificationSettings(_) => "notificationSettings",
         Response::Synced { .. } => "synced",
         Response::Hosts(_) => "hosts",
+        Response::Schedules(_) => "schedules",
+        Response::Preview { .. } => "preview",
         Response::Alerts(_) => "alerts",
         Response::Counts(_) => "counts",
         Response::Providers(_) => "providers",
@@ -230,6 +232,25 @@ fn every_response(f: &Fleet) -> Vec<Response> {
         Response::Synced {
             seq: 42,
             window: r#"{"home":"/h","agents":[{"id":1}],"z":null}"#.to_string(),
+        },
+        Response::Schedules(vec![crate::api::ScheduleView {
+            name: "nightly".into(),
+            entry: serde_json::json!({"name": "nightly", "cron": "0 7 * * *"}),
+            words: "At 07:00".into(),
+            paused: false,
+            next: vec![chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap()],
+            last: Some(crate::model::schedule::Outcome {
+                due: chrono::DateTime::from_timestamp(1_699_990_000, 0).unwrap(),
+                at: chrono::DateTime::from_timestamp(1_699_990_001, 0).unwrap(),
+                what: crate::model::schedule::OutcomeKind::Started,
+                agent_id: Some(a),
+                late: true,
+                why: None,
+            }),
+        }]),
+        Response::Preview {
+            words: "every 15 minutes".into(),
+            next: vec![chrono::DateTime::from_timestamp(1_700_000_900, 0).unwrap()],
         },
         Response::Hosts(vec![
             crate::api::HostStatus {
@@ -487,7 +508,7 @@ fn every_response_reads_back_as_the_json_it_was() {
     let mut kinds: Vec<_> = all.iter().map(kind_of).collect();
     kinds.sort();
     kinds.dedup();
-    assert_eq!(kinds.len(), 24, "an example of every variant");
+    assert_eq!(kinds.len(), 26, "an example of every variant");
     for r in all {
         // The frame the app sends (the window's fast path), and serde's own encoding.
         let frame = r.to_json().unwrap();

@@ -223,6 +223,25 @@ fn every_request() -> Vec<Request> {
         }),
         Request::RemoveHost(verbs::RemoveHost { name: "box".into() }),
         Request::InstallHost(verbs::InstallHost { name: "box".into() }),
+        Request::ListSchedules(verbs::ListSchedules {}),
+        Request::PreviewSchedule(verbs::PreviewSchedule {
+            every: Some("15m".into()),
+            ..Default::default()
+        }),
+        Request::SaveSchedule(verbs::SaveSchedule {
+            schedule: serde_json::json!({"name": "nightly", "cron": "0 7 * * *"}),
+            replaces: Some("old".into()),
+        }),
+        Request::DeleteSchedule(verbs::DeleteSchedule {
+            name: "nightly".into(),
+        }),
+        Request::PauseSchedule(verbs::PauseSchedule {
+            name: "nightly".into(),
+            paused: true,
+        }),
+        Request::RunSchedule(verbs::RunSchedule {
+            name: "nightly".into(),
+        }),
         Request::Alerts(verbs::Alerts {}),
         Request::Fleet(verbs::Fleet {}),
         Request::Counts(verbs::Counts {}),

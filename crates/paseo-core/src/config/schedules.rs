@@ -205,6 +205,42 @@ impl Entry {
     }
 }
 
+/// One entry as the schedule verbs give it (`saveSchedule`): checked as the file's are, against
+/// the configured providers; an error is the field at fault (`cron`, `workspace.path`) and why.
+pub fn check_entry(
+    entry: &Value,
+    providers: &BTreeMap<String, ProviderConfig>,
+) -> Result<Schedule, (String, String)> {
+    let strip = |(path, why): (String, String)| {
+        let field = path
+            .strip_prefix("schedules[0]")
+            .map(|f| f.trim_start_matches('.').to_string())
+            .unwrap_or(path);
+        (field, why)
+    };
+    let mut v = checked(std::slice::from_ref(entry), providers).map_err(strip)?;
+    if entry.is_null() || v.is_empty() {
+        return Err((String::new(), "expected a schedule object".into()));
+    }
+    Ok(v.remove(0))
+}
+
+/// config.json's `schedules` as written (an entry that is not valid included), for the verbs
+/// that change one of them and keep the rest as they are.
+pub fn entries(paseo_home: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(super::Config::path(paseo_home)).unwrap_or_default();
+    serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| v.get("schedules").and_then(Value::as_array).cloned())
+        .unwrap_or_default()
+}
+
+/// Sets `schedules` in config.json (the rest kept; a file that does not parse is left for the
+/// user to fix, as every write of the app's).
+pub fn write(paseo_home: &Path, entries: Vec<Value>) -> Result<(), super::ConfigError> {
+    super::notifications::write_key(paseo_home, "schedules", Value::Array(entries))
+}
+
 /// An absolute path to a directory that exists now.
 fn existing_dir(path: &str) -> Result<(), String> {
     let p = Path::new(path);

@@ -11,7 +11,9 @@ use chrono::{DateTime, TimeZone, Utc};
 use croner::parser::{CronParser, Seconds};
 use croner::Cron;
 
-use super::Budget;
+use serde::{Deserialize, Serialize};
+
+use super::{AgentId, Budget};
 
 /// The shortest `every` accepted: a schedule is work for an agent, not a busy loop.
 pub const MIN_EVERY: Duration = Duration::from_secs(60);
@@ -236,6 +238,32 @@ impl FromStr for Overlap {
     }
 }
 
+/// What a due time gave.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    pub due: DateTime<Utc>,
+    /// When it was dealt with.
+    pub at: DateTime<Utc>,
+    /// `started` (its run is `agentId`), `passed` (paused, or skipped behind a run still
+    /// working: `why`) or `failed` (the run could not be created: `why`).
+    pub what: OutcomeKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<AgentId>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub late: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OutcomeKind {
+    Started,
+    Passed,
+    Failed,
+}
+
 /// What the ledger knows of a schedule (SPEC 20): when it was first seen, the last due time it
 /// dealt with (ran or skipped), and a fire recorded but not yet known to have its agent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -326,6 +354,32 @@ pub fn decide<Tz: TimeZone>(
             why: PassReason::Overlap,
         },
         (true, Overlap::Queue) => Decision::Queued(fire),
+    }
+}
+
+/// A `when` in words, for rows and the form: croner's description of a cron pattern ("At
+/// 07:00, on Monday through Friday."), "every 15 minutes", "once, 2026-12-24 07:00" (local).
+pub fn words<Tz: TimeZone>(when: &When, tz: &Tz) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    match when {
+        When::Cron { cron, .. } => cron.describe().trim_end_matches('.').to_string(),
+        When::Every(d) => {
+            let s = d.as_secs();
+            let (n, unit) = match (s % 86_400, s % 3600, s % 60) {
+                (0, _, _) => (s / 86_400, "day"),
+                (_, 0, _) => (s / 3600, "hour"),
+                (_, _, 0) => (s / 60, "minute"),
+                _ => (s, "second"),
+            };
+            if n == 1 {
+                format!("every {unit}")
+            } else {
+                format!("every {n} {unit}s")
+            }
+        }
+        When::At(t) => format!("once, {}", t.with_timezone(tz).format("%Y-%m-%d %H:%M")),
     }
 }
 

@@ -333,3 +333,19 @@ fn whens_are_written_back_as_config_json_spells_them() {
         "2026-12-24T06:00:00+00:00"
     );
 }
+
+#[test]
+fn whens_in_words() {
+    assert_eq!(
+        words(&When::every("15m").unwrap(), &Utc),
+        "every 15 minutes"
+    );
+    assert_eq!(words(&When::every("1h").unwrap(), &Utc), "every hour");
+    assert_eq!(words(&When::every("2d").unwrap(), &Utc), "every 2 days");
+    assert_eq!(
+        words(&When::at("2026-12-24T07:00:00+01:00").unwrap(), &Utc),
+        "once, 2026-12-24 06:00"
+    );
+    let c = words(&When::cron("0 7 * * 1-5").unwrap(), &Utc);
+    assert!(c.contains("07:00"), "{c}");
+}

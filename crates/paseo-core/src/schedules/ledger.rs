@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::model::schedule::{Fire, Seen};
-use crate::model::AgentId;
+pub use crate::model::schedule::{Outcome, OutcomeKind};
 use crate::store::{atomic, quarantine, Layout};
 
 /// The ledger's file in a data root.
@@ -51,32 +51,6 @@ pub struct Pending {
     pub due: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub late: bool,
-}
-
-/// What a due time gave.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Outcome {
-    pub due: DateTime<Utc>,
-    /// When it was dealt with.
-    pub at: DateTime<Utc>,
-    /// `started` (its run is `agentId`), `passed` (paused, or skipped behind a run still
-    /// working: `why`) or `failed` (the run could not be created: `why`).
-    pub what: OutcomeKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<AgentId>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub late: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub why: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum OutcomeKind {
-    Started,
-    Passed,
-    Failed,
 }
 
 impl Entry {

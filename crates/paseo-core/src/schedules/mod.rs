@@ -4,6 +4,7 @@
 //! config.json's (`config/schedules.rs`). It sits above the server: a schedule's run is an
 //! ordinary request, as the user's.
 
+pub mod book;
 pub mod ledger;
 pub mod runner;
 

@@ -9,11 +9,13 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Local, SecondsFormat, TimeZone, Utc};
+use chrono::{DateTime, Local, SecondsFormat, TimeZone, Timelike, Utc};
 use tokio::task::JoinHandle;
 
+use super::book::Book;
 use super::ledger::{Entry, Ledger, Outcome, OutcomeKind};
 use crate::api::verbs::{CreateAgent, ListAgents};
 use crate::api::{Request, Response};
@@ -42,21 +44,20 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    /// Starts the schedules of config.json on `server` (this machine's runtime): nothing runs
-    /// without one.
-    pub fn start(server: Server, home: PathBuf, schedules: Vec<Schedule>) -> Option<Scheduler> {
-        if schedules.is_empty() {
-            return None;
-        }
+    /// Starts the schedules of config.json on `server` (this machine's runtime), and gives the
+    /// server's schedule verbs their side of it.
+    pub fn start(server: Server, home: PathBuf, schedules: Vec<Schedule>) -> Scheduler {
+        let book = Book::new(home.clone(), schedules.clone());
+        server.set_schedules(book.clone());
         let runner = Runner {
             server,
             layout: Layout::new(home),
             schedules,
             tz: Local,
         };
-        Some(Scheduler {
-            task: tokio::spawn(runner.run()),
-        })
+        Scheduler {
+            task: tokio::spawn(runner.run(book)),
+        }
     }
 
     pub fn stop(self) {
@@ -77,17 +78,54 @@ impl<Tz: TimeZone + Send + Sync + 'static> Runner<Tz>
 where
     Tz::Offset: Send + Sync,
 {
-    async fn run(self) {
+    async fn run(mut self, book: Arc<Book>) {
         let mut ledger = Ledger::load(&self.layout);
         loop {
+            self.schedules = book.schedules();
             let now = Utc::now();
-            let next = self.pass(&mut ledger, now).await;
+            let mut next = self.pass(&mut ledger, now).await;
+            for name in book.take_run_now() {
+                match self.schedules.iter().find(|s| s.name == name) {
+                    Some(s) if !self.run_now(&mut ledger, s, now).await => {
+                        book.run_later(name);
+                        next = Some(now);
+                    }
+                    _ => {}
+                }
+            }
+            book.set_ledger(&ledger);
             let wait = next
                 .and_then(|t| (t - Utc::now()).to_std().ok())
                 .unwrap_or_default()
-                .min(RECHECK);
-            tokio::time::sleep(wait.max(Duration::from_millis(200))).await;
+                .clamp(Duration::from_millis(200), RECHECK);
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = book.wake.notified() => {}
+            }
         }
+    }
+
+    /// A run of `s` now, asked for by the user, recorded as the due time `now` like any fire
+    /// (so it too starts once). Returns false when the schedule has a fire in flight (it waits
+    /// for the next pass).
+    pub async fn run_now(&self, ledger: &mut Ledger, s: &Schedule, now: DateTime<Utc>) -> bool {
+        let e = ledger
+            .schedules
+            .entry(s.name.clone())
+            .or_insert_with(|| Entry::new(now));
+        if e.pending.is_some() {
+            return false;
+        }
+        let f = Fire {
+            due: now.with_nanosecond(0).unwrap_or(now),
+            late: false,
+        };
+        e.fire(f);
+        if !self.save(ledger) {
+            return false;
+        }
+        self.finish(ledger, s, f, now).await;
+        true
     }
 
     /// Deals with every schedule at `now`; returns the earliest instant anything is due next.

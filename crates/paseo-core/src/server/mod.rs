@@ -24,19 +24,31 @@ use router::Routed;
 pub struct Server {
     pub(crate) runtime: RuntimeHandle,
     pub(crate) hosts: Arc<HostManager>,
+    /// The scheduler's side of the schedule verbs, once the backend started it (SPEC 20).
+    schedules: Arc<std::sync::OnceLock<Arc<dyn crate::api::Schedules>>>,
 }
 
 impl Server {
     fn new(runtime: RuntimeHandle) -> Server {
         let hosts = Arc::new(HostManager::new(&runtime.layout().home));
-        Server { runtime, hosts }
+        Server {
+            runtime,
+            hosts,
+            schedules: Default::default(),
+        }
     }
 
     fn ctx(&self) -> Ctx<'_> {
         Ctx {
             runtime: &self.runtime,
             hosts: &self.hosts,
+            schedules: self.schedules.get().map(|s| &**s),
         }
+    }
+
+    /// Gives the schedule verbs the scheduler that runs them (once; the backend, at start).
+    pub fn set_schedules(&self, schedules: Arc<dyn crate::api::Schedules>) {
+        let _ = self.schedules.set(schedules);
     }
 
     /// Runs one request for `caller`, here or on the host that holds its agent or that it

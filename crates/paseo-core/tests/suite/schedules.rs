@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use paseo_core::api::verbs::ListAgents;
-use paseo_core::api::{Request, Response};
+use paseo_core::api::{ApiError, Request, Response};
 use paseo_core::model::schedule::{Fire, Overlap, Schedule, ScheduleWorkspace, When};
 use paseo_core::model::Status;
 use paseo_core::runtime::{AgentSnapshot, Caller};
@@ -329,5 +329,193 @@ async fn a_worktree_run_gets_its_own_branch_and_a_failed_start_is_said_once() {
         ledger.schedules["gone"].last.as_ref().unwrap().at,
         t("2026-12-08T09:00:01Z")
     );
+    fx.rt.shutdown().await;
+}
+
+async fn ask(server: &Server, request: Request) -> Result<Response, ApiError> {
+    server
+        .call(Caller::User, request)
+        .await
+        .map_err(ApiError::from)
+}
+
+fn listed(r: Result<Response, ApiError>) -> Vec<paseo_core::api::ScheduleView> {
+    match r {
+        Ok(Response::Schedules(v)) => v,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The schedule verbs (the window's Schedules section): saved to config.json when valid and
+/// refused with the field named when not (nothing written), listed with their next due times,
+/// paused, run now (one labelled run), removed; previewed as the user types; the user's only.
+#[tokio::test]
+async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
+    use paseo_core::api::verbs::{
+        DeleteSchedule, ListSchedules, PauseSchedule, PreviewSchedule, RunSchedule, SaveSchedule,
+    };
+    let fx = Fx::new().await;
+    let server = fx.rt.handle();
+    let scheduler =
+        paseo_core::schedules::Scheduler::start(server.clone(), fx.home.clone(), vec![]);
+    assert!(listed(ask(&server, Request::ListSchedules(ListSchedules {})).await).is_empty());
+    let config = fx.home.join("config.json");
+
+    // Bad: refused with the field, nothing written.
+    let bad = serde_json::json!({"name": "hourly", "every": "10s", "provider": "shell",
+        "prompt": "echo hi", "workspace": {"kind": "directory", "path": fx.work}});
+    let e = ask(
+        &server,
+        Request::SaveSchedule(SaveSchedule {
+            schedule: bad,
+            replaces: None,
+        }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        (e.code.as_str(), e.field.as_deref()),
+        ("invalid", Some("schedule.every")),
+        "{e:?}"
+    );
+    assert!(e.message.contains("under one minute"), "{e:?}");
+    assert!(!config.exists(), "nothing written");
+
+    let good = serde_json::json!({"name": "hourly", "every": "1h", "provider": "shell",
+        "prompt": "echo hi", "workspace": {"kind": "directory", "path": fx.work}});
+    let v = listed(
+        ask(
+            &server,
+            Request::SaveSchedule(SaveSchedule {
+                schedule: good.clone(),
+                replaces: None,
+            }),
+        )
+        .await,
+    );
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0].words, "every hour");
+    assert_eq!(v[0].next.len(), 3);
+    assert_eq!(v[0].entry, good);
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+    assert_eq!(on_disk["schedules"][0], good);
+    let twice = ask(
+        &server,
+        Request::SaveSchedule(SaveSchedule {
+            schedule: good.clone(),
+            replaces: None,
+        }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(twice.code, "conflict");
+
+    // Paused in the file; run now still starts one run.
+    let v = listed(
+        ask(
+            &server,
+            Request::PauseSchedule(PauseSchedule {
+                name: "hourly".into(),
+                paused: true,
+            }),
+        )
+        .await,
+    );
+    assert!(v[0].paused);
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+    assert_eq!(on_disk["schedules"][0]["paused"], true);
+    ask(
+        &server,
+        Request::RunSchedule(RunSchedule {
+            name: "hourly".into(),
+        }),
+    )
+    .await
+    .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let run = loop {
+        let v = runs(&server, "hourly").await;
+        if let Some(r) = v.first() {
+            break r.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "run now never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let run = settled(&server, &run).await;
+    assert_eq!(run.status, Status::Idle, "{:?}", run.record.last_error);
+    assert!(run.record.labels.get(DUE_LABEL).is_some());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(runs(&server, "hourly").await.len(), 1, "once");
+    let v = listed(ask(&server, Request::ListSchedules(ListSchedules {})).await);
+    let last = v[0].last.as_ref().expect("the run is its last outcome");
+    assert_eq!(last.agent_id, Some(run.id()));
+
+    // Preview as the user types.
+    let p = ask(
+        &server,
+        Request::PreviewSchedule(PreviewSchedule {
+            every: Some("15m".into()),
+            ..Default::default()
+        }),
+    )
+    .await
+    .unwrap();
+    let Response::Preview { words, next } = p else {
+        panic!("{p:?}")
+    };
+    assert_eq!(words, "every 15 minutes");
+    assert_eq!(next.len(), 3);
+    assert_eq!((next[1] - next[0]).num_minutes(), 15);
+    let e = ask(
+        &server,
+        Request::PreviewSchedule(PreviewSchedule {
+            cron: Some("0 7 * *".into()),
+            ..Default::default()
+        }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("cron"));
+
+    // An agent may not see or change schedules.
+    let agent = paseo_core::model::AgentId::new();
+    let refused = ApiError::from(
+        server
+            .call(
+                Caller::Agent(agent),
+                Request::ListSchedules(ListSchedules {}),
+            )
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(refused.code, "forbidden", "{refused:?}");
+
+    // Removed; its run stays.
+    let v = listed(
+        ask(
+            &server,
+            Request::DeleteSchedule(DeleteSchedule {
+                name: "hourly".into(),
+            }),
+        )
+        .await,
+    );
+    assert!(v.is_empty());
+    assert_eq!(runs(&server, "hourly").await.len(), 1);
+    let gone = ask(
+        &server,
+        Request::DeleteSchedule(DeleteSchedule {
+            name: "hourly".into(),
+        }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        (gone.code.as_str(), gone.field.as_deref()),
+        ("not_found", Some("name"))
+    );
+    scheduler.stop();
     fx.rt.shutdown().await;
 }

@@ -8,7 +8,7 @@ use std::future::Future;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{Hosts, Response};
+use super::{Hosts, Response, Schedules};
 use crate::model::tagged::{self, Tagged};
 use crate::model::{AgentId, WorkspaceId};
 use crate::runtime::{Caller, RuntimeError, RuntimeHandle};
@@ -17,6 +17,7 @@ mod agents;
 mod archive;
 mod changes;
 mod hosts;
+mod schedules;
 mod shell;
 mod timeline;
 mod window;
@@ -26,6 +27,7 @@ pub use agents::*;
 pub use archive::*;
 pub use changes::*;
 pub use hosts::*;
+pub use schedules::*;
 pub use shell::*;
 pub use timeline::*;
 pub use window::*;
@@ -36,6 +38,8 @@ pub use workspaces::*;
 pub struct Ctx<'a> {
     pub(crate) runtime: &'a RuntimeHandle,
     pub(crate) hosts: &'a dyn Hosts,
+    /// The schedules, where a scheduler runs (the app and paseo-headless).
+    pub(crate) schedules: Option<&'a dyn Schedules>,
 }
 
 impl std::ops::Deref for Ctx<'_> {
@@ -217,6 +221,12 @@ requests! {
     AddHost,
     RemoveHost,
     InstallHost,
+    ListSchedules,
+    PreviewSchedule,
+    SaveSchedule,
+    DeleteSchedule,
+    PauseSchedule,
+    RunSchedule,
     Alerts,
     Counts,
     Providers,

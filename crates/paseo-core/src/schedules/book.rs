@@ -1,0 +1,190 @@
+//! The schedules as the verbs see and change them (SPEC 20): the scheduler's current list and
+//! the last ledger it wrote, for `listSchedules`; saves, pauses and removals written to
+//! config.json (each entry checked as the file's are) and taken by the scheduler at once; "Run
+//! now" handed to it.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use chrono::{Local, Utc};
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use super::Ledger;
+use crate::api::{ApiError, ScheduleView, Schedules};
+use crate::config::{self, Config};
+use crate::model::schedule::{upcoming, words, Schedule};
+
+/// Shared by the scheduler's task and the server's schedule verbs.
+pub struct Book {
+    home: PathBuf,
+    state: Mutex<State>,
+    /// Wakes the scheduler: the list changed, or a run was asked for.
+    pub(super) wake: Notify,
+}
+
+struct State {
+    schedules: Vec<Schedule>,
+    ledger: Ledger,
+    run_now: Vec<String>,
+}
+
+impl Book {
+    pub fn new(home: PathBuf, schedules: Vec<Schedule>) -> Arc<Book> {
+        Arc::new(Book {
+            home,
+            state: Mutex::new(State {
+                schedules,
+                ledger: Ledger::default(),
+                run_now: Vec::new(),
+            }),
+            wake: Notify::new(),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn schedules(&self) -> Vec<Schedule> {
+        self.state().schedules.clone()
+    }
+
+    pub(super) fn take_run_now(&self) -> Vec<String> {
+        std::mem::take(&mut self.state().run_now)
+    }
+
+    /// A run asked for that could not start yet (its schedule has a fire in flight).
+    pub(super) fn run_later(&self, name: String) {
+        self.state().run_now.push(name);
+    }
+
+    pub(super) fn set_ledger(&self, ledger: &Ledger) {
+        self.state().ledger = ledger.clone();
+    }
+
+    /// Writes `entries` as config.json's schedules and takes them (what the file now says).
+    fn write(&self, entries: Vec<Value>) -> Result<(), ApiError> {
+        config::schedules::write(&self.home, entries)
+            .map_err(|e| ApiError::new("config", e.to_string()))?;
+        let config =
+            Config::load(&self.home).map_err(|e| ApiError::new("config", e.to_string()))?;
+        self.state().schedules = config.schedules;
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    fn find(&self, entries: &[Value], name: &str) -> Result<usize, ApiError> {
+        entries
+            .iter()
+            .position(|e| e.get("name").and_then(Value::as_str) == Some(name))
+            .ok_or_else(|| ApiError {
+                code: "not_found".into(),
+                message: format!("name: no schedule named {name:?}"),
+                field: Some("name".into()),
+            })
+    }
+}
+
+impl Schedules for Book {
+    fn list(&self) -> Vec<ScheduleView> {
+        let entries = config::schedules::entries(&self.home);
+        let state = self.state();
+        let now = Utc::now();
+        state
+            .schedules
+            .iter()
+            .map(|s| {
+                let seen = state.ledger.schedules.get(&s.name);
+                let anchor = seen.map_or(now, |e| e.first_seen);
+                ScheduleView {
+                    name: s.name.clone(),
+                    entry: entries
+                        .iter()
+                        .find(|e| e.get("name").and_then(Value::as_str) == Some(&s.name))
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    words: words(&s.when, &Local),
+                    paused: s.paused,
+                    next: upcoming(&s.when, now, anchor, &Local, 3),
+                    last: seen.and_then(|e| e.last.clone()),
+                }
+            })
+            .collect()
+    }
+
+    fn save(&self, entry: Value, replaces: Option<&str>) -> Result<(), ApiError> {
+        let (config, _) = Config::load_or_default(&self.home);
+        let checked = config::schedules::check_entry(&entry, &config.providers).map_err(
+            |(field, message)| {
+                let field = if field.is_empty() {
+                    "schedule".to_string()
+                } else {
+                    format!("schedule.{field}")
+                };
+                ApiError {
+                    code: "invalid".into(),
+                    message: format!("{field}: {message}"),
+                    field: Some(field),
+                }
+            },
+        )?;
+        let mut entries = config::schedules::entries(&self.home);
+        let replaced = replaces.map(|r| self.find(&entries, r)).transpose()?;
+        let clash = entries.iter().enumerate().any(|(i, e)| {
+            Some(i) != replaced && e.get("name").and_then(Value::as_str) == Some(&checked.name)
+        });
+        if clash {
+            return Err(ApiError {
+                code: "conflict".into(),
+                message: format!(
+                    "schedule.name: a schedule named {:?} exists already",
+                    checked.name
+                ),
+                field: Some("schedule.name".into()),
+            });
+        }
+        match replaced {
+            Some(i) => entries[i] = entry,
+            None => entries.push(entry),
+        }
+        self.write(entries)
+    }
+
+    fn remove(&self, name: &str) -> Result<(), ApiError> {
+        let mut entries = config::schedules::entries(&self.home);
+        let i = self.find(&entries, name)?;
+        entries.remove(i);
+        self.write(entries)
+    }
+
+    fn pause(&self, name: &str, paused: bool) -> Result<(), ApiError> {
+        let mut entries = config::schedules::entries(&self.home);
+        let i = self.find(&entries, name)?;
+        match entries[i].as_object_mut() {
+            Some(o) if paused => {
+                o.insert("paused".into(), Value::Bool(true));
+            }
+            Some(o) => {
+                o.remove("paused");
+            }
+            None => return Err(ApiError::new("config", "the schedule is not an object")),
+        }
+        self.write(entries)
+    }
+
+    fn run_now(&self, name: &str) -> Result<(), ApiError> {
+        let mut state = self.state();
+        if !state.schedules.iter().any(|s| s.name == name) {
+            return Err(ApiError {
+                code: "not_found".into(),
+                message: format!("name: no schedule named {name:?}"),
+                field: Some("name".into()),
+            });
+        }
+        state.run_now.push(name.to_string());
+        drop(state);
+        self.wake.notify_one();
+        Ok(())
+    }
+}
