@@ -316,6 +316,37 @@ export function installHost(name) {
 }
 
 /**
+ * config.json `schedules` (SPEC 20), each {name, entry (as config.json has it), words, paused,
+ * next: [three due times], last?: {due, at, what: started | passed | failed, agentId?, late?, why?}}.
+ */
+export function listSchedules() {
+  return request('listSchedules');
+}
+
+/** {words, next: [three due times]} of a `cron`, `every` or `at` as typed; `invalid` naming it. */
+export function previewSchedule(when) {
+  return request('previewSchedule', when);
+}
+
+/** Saves `schedule` (config.json's shape) as new or in place of `replaces`; `invalid` names `schedule.<field>`. */
+export function saveSchedule(schedule, replaces = null) {
+  return request('saveSchedule', replaces ? { schedule, replaces } : { schedule });
+}
+
+export function deleteSchedule(name) {
+  return request('deleteSchedule', { name });
+}
+
+export function pauseSchedule(name, paused) {
+  return request('pauseSchedule', { name, paused });
+}
+
+/** Starts a run of the schedule now. */
+export function runSchedule(name) {
+  return request('runSchedule', { name });
+}
+
+/**
  * A connected host's window snapshot and the number of the last host event it reflects:
  * {seq, snap} (snap as fleetSnapshot's); `disconnected` while the host is not connected.
  */

@@ -102,8 +102,10 @@ export function mountViews(actions) {
       if (view === 'agent') region.replaceChildren(pane.el);
       else if (view === 'form') region.replaceChildren(form.el);
       else if (view === 'archived') region.replaceChildren(archivedView.el);
-      else if (view === 'home') region.replaceChildren(home.el);
-      else if (view === 'welcome') renderWelcome(region, ui.info, actions);
+      else if (view === 'home') {
+        region.replaceChildren(home.el);
+        home.shown();
+      } else if (view === 'welcome') renderWelcome(region, ui.info, actions);
       else region.replaceChildren(h('div', { class: 'loading muted' }, 'Loading…'));
     }
     if (view === 'agent') {

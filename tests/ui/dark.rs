@@ -40,12 +40,23 @@ async fn the_new_surfaces_in_the_dark_theme() {
     let fam = family(&app, &dir, &kids, "echo edited >> a.txt; echo planned").await;
     app.wait_for_status(&fam.kid("migrate"), "error").await;
     app.wait_for_status(&fam.lead_id, "idle").await;
+    // The home's Schedules section (SPEC 20), one schedule paused.
+    for (name, paused) in [("nightly deps", false), ("hourly triage", true)] {
+        let entry = json!({"name": name, "cron": "0 7 * * 1-5", "provider": "shell",
+            "prompt": "echo check", "paused": paused,
+            "workspace": {"kind": "directory", "path": dir}});
+        let saved = app
+            .call_ui("/backend.js", "saveSchedule", vec![entry])
+            .await;
+        assert!(saved.get("error").is_none(), "{saved}");
+    }
 
     for width in [1200, 900] {
         resize(&h, &app, width, 700).await;
         app.click(&sel_ws(ws_id(&fam.lead))).await;
         app.click(&tid("tab-home")).await;
         app.wait_for(&tid("home-sort")).await;
+        app.wait_count(&tid("schedule-row"), 2).await;
         app.execute("document.activeElement?.blur()", vec![]).await;
         shot(&app, &format!("home-{width}")).await;
 

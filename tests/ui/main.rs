@@ -51,6 +51,7 @@ mod permission;
 mod queued;
 mod room;
 mod scale;
+mod schedules;
 mod screenshots;
 mod tab_overflow;
 mod tabs;

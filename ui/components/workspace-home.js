@@ -6,6 +6,7 @@
 // with ten thousand agents opens and scrolls like one with ten.
 import { h, mount, setAttr, setText, ago, RowWindow } from '../dom.js';
 import { countsLine } from './counts-line.js';
+import { SchedulesSection } from './schedules.js';
 
 const ROW_PX = 32;
 const OVERSCAN = 10;
@@ -163,6 +164,9 @@ export class WorkspaceHome {
       this.list,
       this.empty,
     );
+    // Below the agents: what runs here on its own (SPEC 20).
+    this.schedules = new SchedulesSection({ open: (id) => this.actions.open(id) });
+    this.el.append(this.schedules.el);
     this.roots = [];
     this.window = new RowWindow(this.list, {
       rowPx: ROW_PX,
@@ -180,6 +184,11 @@ export class WorkspaceHome {
     for (const el of [this.el, this.el.firstElementChild, this.tools]) sizes.observe(el);
   }
 
+  /** The home came into view: what may have changed meanwhile elsewhere (schedules) is asked again. */
+  shown() {
+    this.schedulesWs = null;
+  }
+
   /** Reads where the list is in view and shows the rows there. */
   measure() {
     this.scrolled = this.el.scrollTop;
@@ -189,6 +198,12 @@ export class WorkspaceHome {
 
   render(wsId) {
     this.wsId = wsId;
+    // Asked of the backend when the workspace changes (and then every half minute), not on
+    // every change of the fleet this view also follows.
+    if (this.schedulesWs !== wsId) {
+      this.schedulesWs = wsId;
+      this.schedules.render(wsId);
+    }
     // One option per state, in the core's words (they arrive with the app info, after this
     // view was built).
     if (this.filter.options.length !== urgency().length + 1) {
