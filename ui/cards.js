@@ -37,6 +37,7 @@ export const CARD = [
   'unconfined',
   'treeBudget',
   'subagents',
+  'schedule',
 ];
 
 /** A card's instants, as epoch milliseconds (numbers, not one more string each). */
@@ -53,6 +54,7 @@ const SHARED = [
   'look',
   'power',
   'attentionReason',
+  'schedule',
 ];
 
 /** Shared values, each kept once for the page's life (there are few: providers, cwds…). */
@@ -77,6 +79,8 @@ export function cardOf(agent) {
     if (value !== undefined && value !== null && value !== false && value !== 0) card[key] = value;
   }
   for (const key of INSTANTS) if (typeof card[key] === 'string') card[key] = Date.parse(card[key]);
+  // A whole snapshot says its schedule in its labels (SPEC 20), as the card's `schedule`.
+  if (!card.schedule && agent.labels?.schedule) card.schedule = agent.labels.schedule;
   return card;
 }
 

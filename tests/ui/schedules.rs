@@ -95,6 +95,22 @@ async fn a_schedule_is_made_previewed_run_now_paused_and_deleted_from_the_home()
     app.wait_for_text(&tid("schedule-last"), |t| t.starts_with("✓ ran"))
         .await;
     app.wait_count(&tid("workspace-agent"), 2).await;
+    // The run says its schedule on its home row and on its tab (SPEC 20).
+    let run_id = run["id"].as_str().unwrap();
+    let row = format!("[data-testid=\"workspace-agent\"][data-agent-id=\"{run_id}\"]");
+    app.wait_for_text(
+        &format!("{row} [data-testid=\"workspace-agent-schedule\"]"),
+        |t| t == "◷ tidy",
+    )
+    .await;
+    app.click(&row).await;
+    app.wait_for_text(
+        &format!("{} [data-testid=\"tab-schedule\"]", sel_tab(run_id)),
+        |t| t == "◷ tidy",
+    )
+    .await;
+    app.click(&tid("tab-home")).await;
+    app.wait_for(&tid("schedule-row")).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     app.screenshot("schedules").await;
 
@@ -105,6 +121,28 @@ async fn a_schedule_is_made_previewed_run_now_paused_and_deleted_from_the_home()
     })
     .await;
     app.wait_for_text(&tid("schedule-next"), |t| t == "paused")
+        .await;
+
+    // Edit: a new when, written in place, the rest of the entry kept.
+    app.click(&tid("schedule-edit")).await;
+    app.wait_for(&tid("schedule-form")).await;
+    assert_eq!(
+        app.prop(&tid("schedule-name"), "value").await,
+        json!("tidy")
+    );
+    set_value(&app, &tid("schedule-when"), "2h").await;
+    app.wait_for_text(&tid("schedule-preview"), |t| t.starts_with("every 2 hours"))
+        .await;
+    app.click(&tid("schedule-save")).await;
+    poll("the edit on disk", TIMEOUT, || async {
+        let s = config_schedules(&h);
+        (s[0]["every"] == "2h").then_some(s)
+    })
+    .await;
+    let edited = config_schedules(&h);
+    assert_eq!(edited.as_array().unwrap().len(), 1);
+    assert_eq!(edited[0]["paused"], true, "kept");
+    app.wait_for_text(".schedule-words", |t| t == "every 2 hours")
         .await;
 
     // Deleted after the confirm; Cancel keeps it. Its run stays.

@@ -177,6 +177,12 @@ export class TabStrip {
     const title = h('span', { class: 'tab-title' });
     // A host's agent carries the host's name, small and grey (UI.md).
     const host = h('span', { class: 'tab-host', dataset: { testid: 'tab-host' }, hidden: true });
+    // A schedule's run carries its schedule's name the same way (SPEC 20).
+    const sched = h('span', {
+      class: 'tab-host tab-schedule',
+      dataset: { testid: 'tab-schedule' },
+      hidden: true,
+    });
     const close = h(
       'button',
       {
@@ -218,18 +224,21 @@ export class TabStrip {
       },
       g,
       title,
+      sched,
       host,
       close,
     );
-    el._parts = { g, title, host, close };
+    el._parts = { g, title, sched, host, close };
     this.sizes.observe(el);
     return el;
   }
 
   update(el, agent, active) {
-    const { g, title, host, close } = el._parts;
+    const { g, title, sched, host, close } = el._parts;
     setText(host, agent.host ?? '');
     host.hidden = !agent.host;
+    setText(sched, agent.schedule ? `◷ ${agent.schedule}` : '');
+    sched.hidden = !agent.schedule;
     const bucket = agentBucket(agent);
     const label = agentLabel(agent);
     const name = agentName(agent);

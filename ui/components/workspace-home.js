@@ -322,6 +322,7 @@ export class WorkspaceHome {
     const meta = h('span', { class: 'wa-meta muted' });
     const word = h('span', { class: 'wa-word' });
     const changes = h('span', { class: 'wa-changes mono', dataset: { testid: 'workspace-agent-changes' } });
+    const sched = h('span', { class: 'wa-schedule muted', dataset: { testid: 'workspace-agent-schedule' } });
     const el = h(
       'button',
       {
@@ -333,17 +334,19 @@ export class WorkspaceHome {
       },
       g,
       name,
+      sched,
       word,
       changes,
       meta,
     );
-    el._parts = { g, name, meta, word, changes };
+    el._parts = { g, name, sched, meta, word, changes };
     return el;
   }
 
   update(el, agent) {
-    const { g, name, meta, word, changes } = el._parts;
+    const { g, name, sched, meta, word, changes } = el._parts;
     setText(changes, changesText(agent));
+    setText(sched, agent.schedule ? `◷ ${agent.schedule}` : '');
     const bucket = agentBucket(agent);
     const label = agentLabel(agent);
     updateGlyph(g, agentLook(agent), label);

@@ -15,6 +15,12 @@ use serde::{Deserialize, Serialize};
 
 use super::{AgentId, Budget};
 
+/// The label every run carries, with its schedule's name (`list_agents` finds a schedule's runs
+/// by it; the window marks them).
+pub const SCHEDULE_LABEL: &str = "schedule";
+/// The label every run carries, with the due time it ran for (RFC 3339, UTC).
+pub const DUE_LABEL: &str = "scheduleDue";
+
 /// The shortest `every` accepted: a schedule is work for an agent, not a busy loop.
 pub const MIN_EVERY: Duration = Duration::from_secs(60);
 

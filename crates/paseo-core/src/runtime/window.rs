@@ -96,6 +96,9 @@ pub struct AgentCard<'a> {
     /// (the workspace home's filter and status sort read these, never the subagents).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subagents: Option<crate::model::Subagents>,
+    /// The schedule a run was started by (SPEC 20: its tab and row say so).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<&'a str>,
 }
 
 fn is_empty_usage(u: &&Usage) -> bool {
@@ -145,6 +148,7 @@ impl<'a> AgentCard<'a> {
             unconfined: !engine.contained(a),
             tree_budget: engine.tree_budget(r.id),
             subagents: super::events::subagents_of(engine, a),
+            schedule: r.labels.get(crate::model::schedule::SCHEDULE_LABEL),
         }
     }
 
@@ -181,6 +185,7 @@ impl<'a> AgentCard<'a> {
             unconfined: s.unconfined,
             tree_budget: s.tree_budget.clone(),
             subagents: s.subagents.clone(),
+            schedule: r.labels.get(crate::model::schedule::SCHEDULE_LABEL),
         }
     }
 }

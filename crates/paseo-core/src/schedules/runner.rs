@@ -26,10 +26,7 @@ use crate::server::Server;
 use crate::store::Layout;
 use crate::workspaces::worktree::WorktreeTarget;
 
-/// The label every run carries, with its schedule's name.
-pub const SCHEDULE_LABEL: &str = "schedule";
-/// The label every run carries, with the due time it ran for (RFC 3339, UTC).
-pub const DUE_LABEL: &str = "scheduleDue";
+pub use crate::model::schedule::{DUE_LABEL, SCHEDULE_LABEL};
 
 /// The longest the scheduler sleeps before looking at the clock again.
 pub const RECHECK: Duration = Duration::from_secs(30);
