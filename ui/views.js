@@ -104,7 +104,7 @@ export function mountViews(actions) {
       else if (view === 'archived') region.replaceChildren(archivedView.el);
       else if (view === 'home') {
         region.replaceChildren(home.el);
-        home.shown();
+        home.cameIntoView();
       } else if (view === 'welcome') renderWelcome(region, ui.info, actions);
       else region.replaceChildren(h('div', { class: 'loading muted' }, 'Loading…'));
     }

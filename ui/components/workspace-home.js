@@ -185,7 +185,7 @@ export class WorkspaceHome {
   }
 
   /** The home came into view: what may have changed meanwhile elsewhere (schedules) is asked again. */
-  shown() {
+  cameIntoView() {
     this.schedulesWs = null;
   }
 

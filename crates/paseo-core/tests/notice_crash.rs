@@ -80,6 +80,33 @@ impl Drop for Reaped {
     }
 }
 
+/// This test binary again as the app, running only the test `child` with `env`, once it wrote
+/// `<home>.ready`: the process, and the agent id it wrote there.
+async fn app_until_ready(
+    child: &str,
+    home: &std::path::Path,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (Reaped, AgentId) {
+    let ready = home.with_extension("ready");
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", child, "--nocapture"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut app = Reaped(command.spawn().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready.exists() {
+        assert!(Instant::now() < deadline, "the app never got ready");
+        assert!(app.0.try_wait().unwrap().is_none(), "the app exited");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let id = std::fs::read_to_string(&ready).unwrap().parse().unwrap();
+    (app, id)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notices_survive_sigkill_of_the_app_exactly_once() {
     let rounds: u64 = std::env::var("PASEO_NOTICE_ROUNDS")
@@ -94,23 +121,16 @@ async fn notices_survive_sigkill_of_the_app_exactly_once() {
     for round in 0..rounds {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
-        let ready = home.with_extension("ready");
-        let child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "notice_crash_child_runtime", "--nocapture"])
-            .env(CHILD_ENV, &home)
-            .env(SEED_ENV, next(&mut seed).to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut child = Reaped(child);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !ready.exists() {
-            assert!(Instant::now() < deadline, "the app never got ready");
-            assert!(child.0.try_wait().unwrap().is_none(), "the app exited");
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        let parent: AgentId = std::fs::read_to_string(&ready).unwrap().parse().unwrap();
+        let seed_text = next(&mut seed).to_string();
+        let (mut child, parent) = app_until_ready(
+            "notice_crash_child_runtime",
+            &home,
+            &[
+                (CHILD_ENV, home.as_os_str()),
+                (SEED_ENV, seed_text.as_ref()),
+            ],
+        )
+        .await;
         // Around the children's ends (each sleeps 0 to 40 ms once started).
         tokio::time::sleep(Duration::from_micros(next(&mut seed) % 80_000)).await;
         child.0.kill().unwrap();
@@ -271,22 +291,12 @@ async fn runs_once_after_restart(home: &std::path::Path, waiting: AgentId) {
 async fn a_waiting_first_prompt_survives_sigkill_and_quit_and_runs_once() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("killed");
-    let ready = home.with_extension("ready");
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "waiting_prompt_child_runtime", "--nocapture"])
-        .env(WAITING_ENV, &home)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut child = Reaped(child);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready.exists() {
-        assert!(Instant::now() < deadline, "the app never got ready");
-        assert!(child.0.try_wait().unwrap().is_none(), "the app exited");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let waiting: AgentId = std::fs::read_to_string(&ready).unwrap().parse().unwrap();
+    let (mut child, waiting) = app_until_ready(
+        "waiting_prompt_child_runtime",
+        &home,
+        &[(WAITING_ENV, home.as_os_str())],
+    )
+    .await;
     assert_eq!(runs(&home), 0);
     child.0.kill().unwrap();
     child.0.wait().unwrap();

@@ -243,31 +243,33 @@ where
 
     /// Whether an earlier run of `s` still works (starting, waiting for a slot, or running).
     async fn busy(&self, s: &Schedule) -> bool {
-        let list = ListAgents {
-            statuses: Some(vec![Status::Initializing, Status::Running]),
-            labels: BTreeMap::from([(SCHEDULE_LABEL.to_string(), s.name.clone())]),
-            limit: Some(1),
-            this_machine: true,
-            ..Default::default()
-        };
-        match self
-            .server
-            .call(Caller::User, Request::ListAgents(list))
+        let working = Some(vec![Status::Initializing, Status::Running]);
+        self.runs(s, None, working)
             .await
-        {
-            Ok(Response::Agents { total, .. }) => total > 0,
-            _ => false,
-        }
+            .is_ok_and(|found| found.is_some())
     }
 
     /// The run of `s` for the due time `due`, archived or not, if it exists.
     async fn find_run(&self, s: &Schedule, due: &str) -> Result<Option<AgentId>, String> {
+        self.runs(s, Some(due), None).await
+    }
+
+    /// The first run of `s` (for the due time `due`, when given; archived ones too unless
+    /// `statuses` narrows them), found by its labels.
+    async fn runs(
+        &self,
+        s: &Schedule,
+        due: Option<&str>,
+        statuses: Option<Vec<Status>>,
+    ) -> Result<Option<AgentId>, String> {
+        let mut labels = BTreeMap::from([(SCHEDULE_LABEL.to_string(), s.name.clone())]);
+        if let Some(due) = due {
+            labels.insert(DUE_LABEL.to_string(), due.to_string());
+        }
         let list = ListAgents {
-            include_archived: true,
-            labels: BTreeMap::from([
-                (SCHEDULE_LABEL.to_string(), s.name.clone()),
-                (DUE_LABEL.to_string(), due.to_string()),
-            ]),
+            include_archived: statuses.is_none(),
+            statuses,
+            labels,
             limit: Some(1),
             this_machine: true,
             ..Default::default()

@@ -18,18 +18,23 @@ fn waiting_child(f: &mut Fx, parent: AgentId) -> AgentId {
 
 /// Brings a reloaded engine's deliveries back and the agent's session up: what runs.
 fn resume_and_ready(e: &mut Engine, id: AgentId) -> Vec<Effect> {
-    e.deliver_pending();
-    let started = e.take_outcome();
-    assert!(
-        effects(&started)
-            .iter()
-            .any(|x| matches!(x, Effect::StartSession { agent, .. } if *agent == id)),
-        "{:?}",
-        started.effects
-    );
+    assert!(starts_after_load(e).contains(&id));
     assert_eq!(e.agent(id).unwrap().status(), Status::Initializing);
     e.session_ready(id).unwrap();
     e.take_outcome().effects
+}
+
+/// The agents whose sessions start once deliveries resume after a load.
+fn starts_after_load(e: &mut Engine) -> Vec<AgentId> {
+    e.deliver_pending();
+    let o = e.take_outcome();
+    effects(&o)
+        .iter()
+        .filter_map(|x| match x {
+            Effect::StartSession { agent, .. } => Some(*agent),
+            _ => None,
+        })
+        .collect()
 }
 
 fn sent_turn(effects: &[Effect], id: AgentId) -> Option<&TurnInput> {
@@ -81,11 +86,7 @@ fn a_first_prompt_waiting_for_its_session_survives_a_crash_and_runs_once() {
     // A second restart after it ran starts nothing again.
     let records: Vec<AgentRecord> = e2.agents().map(|a| AgentRecord::clone(&a.record)).collect();
     let (mut e3, _) = f.reload(records);
-    e3.deliver_pending();
-    let o = e3.take_outcome();
-    assert!(!effects(&o)
-        .iter()
-        .any(|x| matches!(x, Effect::StartSession { agent, .. } if *agent == kid)));
+    assert!(!starts_after_load(&mut e3).contains(&kid));
 }
 
 #[test]
@@ -127,11 +128,7 @@ fn stopping_an_agent_still_ends_its_waiting_prompt_unrun() {
     );
 
     let (mut e2, _) = f.reload(f.records());
-    e2.deliver_pending();
-    let o = e2.take_outcome();
-    assert!(!effects(&o)
-        .iter()
-        .any(|x| matches!(x, Effect::StartSession { agent, .. } if *agent == kid)));
+    assert!(!starts_after_load(&mut e2).contains(&kid));
 }
 
 #[test]
@@ -146,11 +143,7 @@ fn a_canceled_or_archived_waiting_prompt_is_not_run_after_a_restart() {
     assert_eq!(f.record(archived).waiting_prompt, None);
 
     let (mut e2, _) = f.reload(f.records());
-    e2.deliver_pending();
-    let o = e2.take_outcome();
-    assert!(!effects(&o)
-        .iter()
-        .any(|x| matches!(x, Effect::StartSession { .. })));
+    assert!(starts_after_load(&mut e2).is_empty());
 }
 
 /// An archived record an earlier crash left with a waiting prompt is not run, and loses it.
@@ -166,11 +159,7 @@ fn an_archived_record_with_a_waiting_prompt_loads_without_it() {
     }
     let (mut e2, _) = f.reload(records);
     assert_eq!(e2.agent(kid).unwrap().record.waiting_prompt, None);
-    e2.deliver_pending();
-    let o = e2.take_outcome();
-    assert!(!effects(&o)
-        .iter()
-        .any(|x| matches!(x, Effect::StartSession { agent, .. } if *agent == kid)));
+    assert!(!starts_after_load(&mut e2).contains(&kid));
 }
 
 /// The user's prompt to a closed agent waits while it resumes: the same, as the user's turn.
