@@ -1081,3 +1081,83 @@ async fn an_agent_archived_on_a_host_before_the_app_started_restores_there_once_
     assert_eq!(here["total"], 0, "nothing of it here: {here}");
     app.stop().await;
 }
+
+/// SPEC 20 on a host: its schedules are its own (its config.json, its scheduler), changed and
+/// run from this app through the routed schedule requests, and an agent's token reaches none of
+/// them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosts_schedules_live_and_run_there() {
+    use paseo_core::api::Caller;
+    use paseo_core::model::AgentId;
+    let Some(mut sshd) = Sshd::start("appschedules") else {
+        return;
+    };
+    paseo_core::hosts::install(&sshd.host("box"), &sshd.ssh_options(), Path::new(HEADLESS))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", sshd.log()));
+    let mut app = InProcess::start(&sshd, &["box"]).await;
+    app.until_state("box", "connected").await;
+    adopt_backend(&mut sshd);
+    let folder = host_folder(&sshd, "nightly");
+    let entry = json!({"name": "nightly", "every": "1h", "provider": "shell",
+        "prompt": "echo ran >> ran.txt", "workspace": {"kind": "directory", "path": folder}});
+
+    let saved = app
+        .value(json!({"kind": "saveSchedule", "host": "box", "schedule": entry}))
+        .await;
+    assert_eq!(saved[0]["name"], "nightly", "{saved}");
+    assert_eq!(saved[0]["words"], "every hour");
+    // In the host's config.json: the host runs it, with or without this app.
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(sshd.user.home.join(".paseo/config.json")).unwrap())
+            .unwrap();
+    assert_eq!(config["schedules"][0], entry);
+    let listed = app
+        .value(json!({"kind": "listSchedules", "host": "box"}))
+        .await;
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+
+    // Run now, there: one run on the host, labelled, its prompt run in the host's folder.
+    app.value(json!({"kind": "runSchedule", "host": "box", "name": "nightly"}))
+        .await;
+    wait_for("the run's output on the host", || {
+        std::fs::read_to_string(folder.join("ran.txt")).ok()
+    });
+    let runs = app
+        .value(json!({"kind": "listAgents", "host": "box", "labels": {"schedule": "nightly"}}))
+        .await;
+    assert_eq!(runs["agents"].as_array().unwrap().len(), 1, "{runs}");
+    assert_eq!(
+        runs["agents"][0]["cwd"],
+        json!(folder.display().to_string()),
+        "run on the host, in its folder: {runs}"
+    );
+
+    // An agent's token reaches none of it; nothing changes on the host.
+    let agent = Caller::Agent(AgentId::new());
+    for request in [
+        json!({"kind": "listSchedules", "host": "box"}),
+        json!({"kind": "runSchedule", "host": "box", "name": "nightly"}),
+        json!({"kind": "deleteSchedule", "host": "box", "name": "nightly"}),
+    ] {
+        let e = app.as_caller(agent, request.clone()).await.unwrap_err();
+        assert_eq!(e.code, "forbidden", "{request}: {e:?}");
+    }
+    let paused = app
+        .value(json!({"kind": "pauseSchedule", "host": "box", "name": "nightly", "paused": true}))
+        .await;
+    assert_eq!(paused[0]["paused"], true);
+    let left = app
+        .value(json!({"kind": "deleteSchedule", "host": "box", "name": "nightly"}))
+        .await;
+    assert_eq!(left, json!([]));
+    assert_eq!(
+        std::fs::read_to_string(folder.join("ran.txt"))
+            .unwrap()
+            .lines()
+            .count(),
+        1,
+        "run once"
+    );
+    app.stop().await;
+}

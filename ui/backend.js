@@ -315,35 +315,39 @@ export function installHost(name) {
   return request('installHost', { name });
 }
 
+/** The fields naming where a schedule request runs: a host's name, or nothing for this machine. */
+const on = (host) => (host ? { host } : {});
+
 /**
- * config.json `schedules` (SPEC 20), each {name, entry (as config.json has it), words, paused,
- * next: [three due times], last?: {due, at, what: started | passed | failed, agentId?, late?, why?}}.
+ * config.json `schedules` (SPEC 20) of this machine or of `host` (where they run), each {name,
+ * entry (as config.json has it), words, paused, next: [three due times], last?: {due, at, what:
+ * started | passed | failed, agentId?, late?, why?}}.
  */
-export function listSchedules() {
-  return request('listSchedules');
+export function listSchedules(host = null) {
+  return request('listSchedules', on(host));
 }
 
 /** {words, next: [three due times]} of a `cron`, `every` or `at` as typed; `invalid` naming it. */
-export function previewSchedule(when) {
-  return request('previewSchedule', when);
+export function previewSchedule(when, host = null) {
+  return request('previewSchedule', { ...when, ...on(host) });
 }
 
 /** Saves `schedule` (config.json's shape) as new or in place of `replaces`; `invalid` names `schedule.<field>`. */
-export function saveSchedule(schedule, replaces = null) {
-  return request('saveSchedule', replaces ? { schedule, replaces } : { schedule });
+export function saveSchedule(schedule, replaces = null, host = null) {
+  return request('saveSchedule', { schedule, ...(replaces ? { replaces } : {}), ...on(host) });
 }
 
-export function deleteSchedule(name) {
-  return request('deleteSchedule', { name });
+export function deleteSchedule(name, host = null) {
+  return request('deleteSchedule', { name, ...on(host) });
 }
 
-export function pauseSchedule(name, paused) {
-  return request('pauseSchedule', { name, paused });
+export function pauseSchedule(name, paused, host = null) {
+  return request('pauseSchedule', { name, paused, ...on(host) });
 }
 
 /** Starts a run of the schedule now. */
-export function runSchedule(name) {
-  return request('runSchedule', { name });
+export function runSchedule(name, host = null) {
+  return request('runSchedule', { name, ...on(host) });
 }
 
 /**

@@ -34,7 +34,7 @@ function lastWords(last) {
 /** Whether a schedule's runs work in the workspace `ws`. */
 function inWorkspace(entry, ws) {
   const w = entry?.workspace ?? {};
-  if (w.kind === 'existing') return w.workspaceId === ws.id;
+  if (w.kind === 'existing') return w.workspaceId === ws.workspaceId;
   const path = w.kind === 'worktree' ? w.repo : w.path;
   return Boolean(path) && (path === ws.cwd || path.replace(/\/+$/, '') === ws.cwd);
 }
@@ -97,14 +97,19 @@ export class SchedulesSection {
 
   async refresh() {
     try {
-      this.all = (await backend.listSchedules()) ?? [];
+      this.all = (await backend.listSchedules(this.host())) ?? [];
       this.error.hidden = true;
     } catch (e) {
-      // The window of a host-less desktop always has schedules; say what went wrong if not.
+      // A host not connected (or an older one) cannot say: what went wrong is shown.
       this.fail(e.message);
       this.all = [];
     }
     this.draw();
+  }
+
+  /** The host whose workspace this is (its schedules run there), or null for this machine. */
+  host() {
+    return fleet.workspaces.get(this.wsId)?.host ?? null;
   }
 
   fail(message) {
@@ -136,7 +141,7 @@ export class SchedulesSection {
       title: s.paused ? 'Paused: its due times pass without a run' : 'On',
       'aria-label': `Run ${s.name} on its schedule`,
       dataset: { testid: 'schedule-pause' },
-      onchange: guard(() => backend.pauseSchedule(s.name, !pause.checked)),
+      onchange: guard(() => backend.pauseSchedule(s.name, !pause.checked, this.host())),
     });
     const last = s.last;
     const lastEl = h(
@@ -174,7 +179,7 @@ export class SchedulesSection {
         'schedule-run',
         'Start a run of this schedule now',
         guard(async () => {
-          await backend.runSchedule(s.name);
+          await backend.runSchedule(s.name, this.host());
           // The scheduler starts the run a moment later: its outcome shows then.
           setTimeout(() => this.refresh(), RUN_SHOWS_MS);
         }),
@@ -190,7 +195,7 @@ export class SchedulesSection {
             `"${s.name}" will run no more. Its runs so far stay.`,
             'Delete',
           );
-          if (yes) await backend.deleteSchedule(s.name);
+          if (yes) await backend.deleteSchedule(s.name, this.host());
         }),
       ),
     );
@@ -313,7 +318,7 @@ class ScheduleForm {
         return;
       }
       try {
-        const p = await backend.previewSchedule({ [this.kind.value]: text });
+        const p = await backend.previewSchedule({ [this.kind.value]: text }, this.ws?.host ?? null);
         if (n !== this.asked) return;
         const times = p.next.map(when).join(', ');
         setText(this.next, times ? `${p.words} · next ${times}` : `${p.words} · already past`);
@@ -342,7 +347,7 @@ class ScheduleForm {
 
   async save() {
     try {
-      await backend.saveSchedule(this.entry(), this.editing?.name ?? null);
+      await backend.saveSchedule(this.entry(), this.editing?.name ?? null, this.ws?.host ?? null);
       this.close();
       this.saved();
     } catch (e) {

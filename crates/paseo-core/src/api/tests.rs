@@ -223,7 +223,9 @@ fn every_request() -> Vec<Request> {
         }),
         Request::RemoveHost(verbs::RemoveHost { name: "box".into() }),
         Request::InstallHost(verbs::InstallHost { name: "box".into() }),
-        Request::ListSchedules(verbs::ListSchedules {}),
+        Request::ListSchedules(verbs::ListSchedules {
+            host: Some("box".into()),
+        }),
         Request::PreviewSchedule(verbs::PreviewSchedule {
             every: Some("15m".into()),
             ..Default::default()
@@ -231,16 +233,20 @@ fn every_request() -> Vec<Request> {
         Request::SaveSchedule(verbs::SaveSchedule {
             schedule: serde_json::json!({"name": "nightly", "cron": "0 7 * * *"}),
             replaces: Some("old".into()),
+            host: None,
         }),
         Request::DeleteSchedule(verbs::DeleteSchedule {
             name: "nightly".into(),
+            host: None,
         }),
         Request::PauseSchedule(verbs::PauseSchedule {
             name: "nightly".into(),
             paused: true,
+            host: Some("box".into()),
         }),
         Request::RunSchedule(verbs::RunSchedule {
             name: "nightly".into(),
+            host: None,
         }),
         Request::Alerts(verbs::Alerts {}),
         Request::Fleet(verbs::Fleet {}),

@@ -358,7 +358,9 @@ async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
     let server = fx.rt.handle();
     let scheduler =
         paseo_core::schedules::Scheduler::start(server.clone(), fx.home.clone(), vec![]);
-    assert!(listed(ask(&server, Request::ListSchedules(ListSchedules {})).await).is_empty());
+    assert!(
+        listed(ask(&server, Request::ListSchedules(ListSchedules::default())).await).is_empty()
+    );
     let config = fx.home.join("config.json");
 
     // Bad: refused with the field, nothing written.
@@ -369,6 +371,7 @@ async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
         Request::SaveSchedule(SaveSchedule {
             schedule: bad,
             replaces: None,
+            host: None,
         }),
     )
     .await
@@ -389,6 +392,7 @@ async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
             Request::SaveSchedule(SaveSchedule {
                 schedule: good.clone(),
                 replaces: None,
+                host: None,
             }),
         )
         .await,
@@ -405,6 +409,7 @@ async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
         Request::SaveSchedule(SaveSchedule {
             schedule: good.clone(),
             replaces: None,
+            host: None,
         }),
     )
     .await
@@ -418,6 +423,7 @@ async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
             Request::PauseSchedule(PauseSchedule {
                 name: "hourly".into(),
                 paused: true,
+                host: None,
             }),
         )
         .await,
@@ -430,6 +436,7 @@ async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
         &server,
         Request::RunSchedule(RunSchedule {
             name: "hourly".into(),
+            host: None,
         }),
     )
     .await
@@ -448,7 +455,7 @@ async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
     assert!(run.record.labels.get(DUE_LABEL).is_some());
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(runs(&server, "hourly").await.len(), 1, "once");
-    let v = listed(ask(&server, Request::ListSchedules(ListSchedules {})).await);
+    let v = listed(ask(&server, Request::ListSchedules(ListSchedules::default())).await);
     let last = v[0].last.as_ref().expect("the run is its last outcome");
     assert_eq!(last.agent_id, Some(run.id()));
 
@@ -485,7 +492,7 @@ async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
         server
             .call(
                 Caller::Agent(agent),
-                Request::ListSchedules(ListSchedules {}),
+                Request::ListSchedules(ListSchedules::default()),
             )
             .await
             .unwrap_err(),
@@ -498,6 +505,7 @@ async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
             &server,
             Request::DeleteSchedule(DeleteSchedule {
                 name: "hourly".into(),
+                host: None,
             }),
         )
         .await,
@@ -508,6 +516,7 @@ async fn the_schedule_verbs_edit_config_json_and_run_now_starts_one_run() {
         &server,
         Request::DeleteSchedule(DeleteSchedule {
             name: "hourly".into(),
+            host: None,
         }),
     )
     .await

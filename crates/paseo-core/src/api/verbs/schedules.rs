@@ -22,11 +22,19 @@ fn schedules<'a>(rt: &'a Ctx<'_>) -> Result<&'a dyn Schedules, RuntimeError> {
 /// config.json `schedules`, each with its next due times and what its last one gave.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ListSchedules {}
+pub struct ListSchedules {
+    /// The configured host whose schedules these are (they run there, from its config.json);
+    /// absent: this machine's. The user's only, as every request naming a host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
 
 impl Verb for ListSchedules {
     const KIND: &'static str = "listSchedules";
     const USER_ONLY: bool = true;
+    fn take_host(&mut self) -> Option<String> {
+        self.host.take()
+    }
     async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         Ok(Response::Schedules(schedules(rt)?.list()))
     }
@@ -43,11 +51,18 @@ pub struct PreviewSchedule {
     pub every: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+    /// The configured host whose schedules these are (they run there, from its config.json);
+    /// absent: this machine's. The user's only, as every request naming a host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl Verb for PreviewSchedule {
     const KIND: &'static str = "previewSchedule";
     const USER_ONLY: bool = true;
+    fn take_host(&mut self) -> Option<String> {
+        self.host.take()
+    }
     async fn run(self, _: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let when = match (self.cron, self.every, self.at) {
             (Some(c), None, None) => When::cron(&c).map_err(|m| RuntimeError::invalid("cron", m)),
@@ -75,11 +90,18 @@ pub struct SaveSchedule {
     pub schedule: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaces: Option<String>,
+    /// The configured host whose schedules these are (they run there, from its config.json);
+    /// absent: this machine's. The user's only, as every request naming a host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl Verb for SaveSchedule {
     const KIND: &'static str = "saveSchedule";
     const USER_ONLY: bool = true;
+    fn take_host(&mut self) -> Option<String> {
+        self.host.take()
+    }
     async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let s = schedules(rt)?;
         s.save(self.schedule, self.replaces.as_deref())
@@ -93,11 +115,18 @@ impl Verb for SaveSchedule {
 #[serde(deny_unknown_fields)]
 pub struct DeleteSchedule {
     pub name: String,
+    /// The configured host whose schedules these are (they run there, from its config.json);
+    /// absent: this machine's. The user's only, as every request naming a host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl Verb for DeleteSchedule {
     const KIND: &'static str = "deleteSchedule";
     const USER_ONLY: bool = true;
+    fn take_host(&mut self) -> Option<String> {
+        self.host.take()
+    }
     async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let s = schedules(rt)?;
         s.remove(&self.name).map_err(RuntimeError::Api)?;
@@ -111,11 +140,18 @@ impl Verb for DeleteSchedule {
 pub struct PauseSchedule {
     pub name: String,
     pub paused: bool,
+    /// The configured host whose schedules these are (they run there, from its config.json);
+    /// absent: this machine's. The user's only, as every request naming a host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl Verb for PauseSchedule {
     const KIND: &'static str = "pauseSchedule";
     const USER_ONLY: bool = true;
+    fn take_host(&mut self) -> Option<String> {
+        self.host.take()
+    }
     async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         let s = schedules(rt)?;
         s.pause(&self.name, self.paused)
@@ -129,11 +165,18 @@ impl Verb for PauseSchedule {
 #[serde(deny_unknown_fields)]
 pub struct RunSchedule {
     pub name: String,
+    /// The configured host whose schedules these are (they run there, from its config.json);
+    /// absent: this machine's. The user's only, as every request naming a host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl Verb for RunSchedule {
     const KIND: &'static str = "runSchedule";
     const USER_ONLY: bool = true;
+    fn take_host(&mut self) -> Option<String> {
+        self.host.take()
+    }
     async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
         schedules(rt)?
             .run_now(&self.name)
