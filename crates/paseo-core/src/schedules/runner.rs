@@ -4,8 +4,10 @@
 //! ordinary `createAgent` request, with its budget and its configured powers (SPEC 20).
 //!
 //! Exactly once: the fire is written to the ledger before the run is created, and the run is
-//! found again by its labels after a crash ([`Scheduler::finish`]), so a due time never starts
-//! two runs and a recorded one is never lost.
+//! found again by its labels after a crash ([`Runner::finish`]), so a recorded due time is
+//! never lost and, once its run's record is on disk, never started twice. (The record is
+//! written in the step that starts the run's session, and fsynced a moment later: a crash in
+//! those milliseconds can leave a prompt begun with no record, and the due time runs again.)
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
