@@ -114,9 +114,15 @@ impl Schedules for Book {
     }
 
     fn save(&self, entry: Value, replaces: Option<&str>) -> Result<(), ApiError> {
-        let (config, _) = Config::load_or_default(&self.home);
-        let checked = config::schedules::check_entry(&entry, &config.providers).map_err(
-            |(field, message)| {
+        // The providers as the running app reads the file (leniently), without setting a bad
+        // file aside again: the write below refuses a file that does not parse.
+        let text = std::fs::read_to_string(Config::path(&self.home)).unwrap_or_default();
+        let file = Config::path(&self.home).display().to_string();
+        let providers = Config::parse_lenient(if text.is_empty() { "{}" } else { &text }, &file)
+            .map(|l| l.config.providers)
+            .unwrap_or_else(|_| Config::default().providers);
+        let checked =
+            config::schedules::check_entry(&entry, &providers).map_err(|(field, message)| {
                 let field = if field.is_empty() {
                     "schedule".to_string()
                 } else {
@@ -127,8 +133,7 @@ impl Schedules for Book {
                     message: format!("{field}: {message}"),
                     field: Some(field),
                 }
-            },
-        )?;
+            })?;
         let mut entries = config::schedules::entries(&self.home);
         let replaced = replaces.map(|r| self.find(&entries, r)).transpose()?;
         let clash = entries.iter().enumerate().any(|(i, e)| {
