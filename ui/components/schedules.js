@@ -6,6 +6,7 @@
 import { h, mount, setText } from '../dom.js';
 import * as backend from '../backend.js';
 import { fleet } from '../store.js';
+import { hosts } from '../hosts.js';
 
 const PREVIEW_DELAY_MS = 250;
 // Other windows, the scheduler and config.json edits change the list: asked again this often while
@@ -289,11 +290,14 @@ class ScheduleForm {
     const kind = ['cron', 'every', 'at'].find((k) => typeof e[k] === 'string') ?? 'every';
     this.kind.value = kind;
     this.when.value = e[kind] ?? '';
+    // The providers of where the runs work: a host's own, or this machine's.
+    const theirs = ws?.host ? hosts.get(ws.host)?.providers : null;
+    const providers = theirs?.length ? theirs : fleet.providers;
     mount(
       this.provider,
-      ...fleet.providers.map((p) => h('option', { value: p.id, disabled: !p.available }, p.label ?? p.id)),
+      ...providers.map((p) => h('option', { value: p.id, disabled: !p.available }, p.label ?? p.id)),
     );
-    this.provider.value = e.provider ?? fleet.providers.find((p) => p.available)?.id ?? 'shell';
+    this.provider.value = e.provider ?? providers.find((p) => p.available)?.id ?? 'shell';
     this.prompt.value = e.prompt ?? '';
     this.overlap.value = e.overlap ?? 'skip';
     this.error.hidden = true;
