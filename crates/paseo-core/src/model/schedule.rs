@@ -214,23 +214,6 @@ impl When {
         };
         Some((latest, latest > first))
     }
-
-    /// What config.json says: the pattern, the duration or the instant.
-    pub fn text(&self) -> String {
-        match self {
-            When::Cron { pattern, .. } => pattern.clone(),
-            When::Every(d) => {
-                let s = d.as_secs();
-                match (s % 86_400, s % 3600, s % 60) {
-                    (0, _, _) => format!("{}d", s / 86_400),
-                    (_, 0, _) => format!("{}h", s / 3600),
-                    (_, _, 0) => format!("{}m", s / 60),
-                    _ => format!("{s}s"),
-                }
-            }
-            When::At(t) => t.to_rfc3339(),
-        }
-    }
 }
 
 impl FromStr for Overlap {

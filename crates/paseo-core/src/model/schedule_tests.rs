@@ -322,19 +322,6 @@ fn an_earlier_run_still_working_skips_or_queues_the_due_time() {
 }
 
 #[test]
-fn whens_are_written_back_as_config_json_spells_them() {
-    assert_eq!(When::every("90m").unwrap().text(), "90m");
-    assert_eq!(When::every("2h").unwrap().text(), "2h");
-    assert_eq!(When::every("1d").unwrap().text(), "1d");
-    assert_eq!(When::every("61s").unwrap().text(), "61s");
-    assert_eq!(When::cron(" 0 7 * * 1-5 ").unwrap().text(), "0 7 * * 1-5");
-    assert_eq!(
-        When::at("2026-12-24T07:00:00+01:00").unwrap().text(),
-        "2026-12-24T06:00:00+00:00"
-    );
-}
-
-#[test]
 fn whens_in_words() {
     assert_eq!(
         words(&When::every("15m").unwrap(), &Utc),
