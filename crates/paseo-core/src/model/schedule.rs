@@ -353,7 +353,9 @@ where
     Tz::Offset: std::fmt::Display,
 {
     match when {
-        When::Cron { cron, .. } => cron.describe().trim_end_matches('.').to_string(),
+        When::Cron { pattern, cron } => {
+            cron_words(pattern).unwrap_or_else(|| cron.describe().trim_end_matches('.').to_string())
+        }
         When::Every(d) => {
             let s = d.as_secs();
             let (n, unit) = match (s % 86_400, s % 3600, s % 60) {
@@ -370,6 +372,38 @@ where
         }
         When::At(t) => format!("once, {}", t.with_timezone(tz).format("%Y-%m-%d %H:%M")),
     }
+}
+
+/// The common cron patterns in the words a person uses ("every day at 07:00", "weekdays at
+/// 09:30", "every 15 minutes", "every hour at :05"); `None` for the rest, which croner words.
+fn cron_words(pattern: &str) -> Option<String> {
+    let f: Vec<&str> = pattern.split_whitespace().collect();
+    let [minute, hour, dom, month, dow] = f[..] else {
+        return None;
+    };
+    let number = |s: &str, max: u32| s.parse::<u32>().ok().filter(|n| *n <= max);
+    if (dom, month) != ("*", "*") {
+        return None;
+    }
+    if let (Some(m), Some(h)) = (number(minute, 59), number(hour, 23)) {
+        let at = format!("{h:02}:{m:02}");
+        return match dow {
+            "*" => Some(format!("every day at {at}")),
+            "1-5" => Some(format!("weekdays at {at}")),
+            "0,6" | "6,0" => Some(format!("weekends at {at}")),
+            _ => None,
+        };
+    }
+    if (hour, dow) != ("*", "*") {
+        return None;
+    }
+    if minute == "*" {
+        return Some("every minute".into());
+    }
+    if let Some(n) = minute.strip_prefix("*/").and_then(|n| number(n, 59)) {
+        return Some(format!("every {n} minutes"));
+    }
+    number(minute, 59).map(|m| format!("every hour at :{m:02}"))
 }
 
 /// The next `n` due times after `now` (the form shows three as the user types).

@@ -333,6 +333,14 @@ fn whens_in_words() {
         words(&When::at("2026-12-24T07:00:00+01:00").unwrap(), &Utc),
         "once, 2026-12-24 06:00"
     );
-    let c = words(&When::cron("0 7 * * 1-5").unwrap(), &Utc);
-    assert!(c.contains("07:00"), "{c}");
+    let cron = |p: &str| words(&When::cron(p).unwrap(), &Utc);
+    assert_eq!(cron("0 7 * * *"), "every day at 07:00");
+    assert_eq!(cron("30 9 * * 1-5"), "weekdays at 09:30");
+    assert_eq!(cron("0 10 * * 0,6"), "weekends at 10:00");
+    assert_eq!(cron("*/15 * * * *"), "every 15 minutes");
+    assert_eq!(cron("5 * * * *"), "every hour at :05");
+    assert_eq!(cron("* * * * *"), "every minute");
+    // The rest as croner words them.
+    let other = cron("0 7 1 * *");
+    assert!(other.contains("07:00"), "{other}");
 }
