@@ -130,18 +130,12 @@ impl Entry {
                 format!("expected 1 to {MAX_NAME} characters, no control characters, no leading or trailing spaces"),
             ));
         }
-        let when = match (self.cron, self.every, self.at) {
-            (Some(c), None, None) => When::cron(&c).map_err(|w| field("cron", w))?,
-            (None, Some(e), None) => When::every(&e).map_err(|w| field("every", w))?,
-            (None, None, Some(a)) => When::at(&a).map_err(|w| field("at", w))?,
-            (None, None, None) => {
-                return Err(field(
-                    "cron",
-                    "missing: a schedule needs one of cron, every or at".into(),
-                ))
-            }
-            _ => return Err(field("cron", "give only one of cron, every or at".into())),
-        };
+        let when = When::one_of(
+            self.cron.as_deref(),
+            self.every.as_deref(),
+            self.at.as_deref(),
+        )
+        .map_err(|(f, why)| field(f, why))?;
         if !providers.contains_key(&self.provider) {
             let known: Vec<&str> = providers.keys().map(String::as_str).collect();
             return Err(field(

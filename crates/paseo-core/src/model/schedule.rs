@@ -101,6 +101,25 @@ impl PartialEq for When {
 const CRON_HORIZON_DAYS: i64 = 8 * 366;
 
 impl When {
+    /// The one of `cron`, `every` or `at` a schedule gives (config.json's entries and the form's
+    /// preview alike); an error is the field at fault and why.
+    pub fn one_of(
+        cron: Option<&str>,
+        every: Option<&str>,
+        at: Option<&str>,
+    ) -> Result<When, (&'static str, String)> {
+        match (cron, every, at) {
+            (Some(c), None, None) => When::cron(c).map_err(|w| ("cron", w)),
+            (None, Some(e), None) => When::every(e).map_err(|w| ("every", w)),
+            (None, None, Some(a)) => When::at(a).map_err(|w| ("at", w)),
+            (None, None, None) => Err((
+                "cron",
+                "missing: a schedule needs one of cron, every or at".into(),
+            )),
+            _ => Err(("cron", "give only one of cron, every or at".into())),
+        }
+    }
+
     /// A five-field cron pattern (`0 7 * * 1-5`); one that never fires is refused.
     pub fn cron(pattern: &str) -> Result<When, String> {
         let parser = CronParser::builder().seconds(Seconds::Disallowed).build();

@@ -10,6 +10,16 @@ use crate::api::{ApiError, Response, Schedules};
 use crate::model::schedule::{upcoming, When};
 use crate::runtime::{Caller, RuntimeError};
 
+/// Makes one change to the schedules and answers the list as it is after it.
+fn changed(
+    rt: &Ctx<'_>,
+    change: impl FnOnce(&dyn Schedules) -> Result<(), ApiError>,
+) -> Result<Response, RuntimeError> {
+    let s = schedules(rt)?;
+    change(s).map_err(RuntimeError::Api)?;
+    Ok(Response::Schedules(s.list()))
+}
+
 fn schedules<'a>(rt: &'a Ctx<'_>) -> Result<&'a dyn Schedules, RuntimeError> {
     rt.schedules.ok_or_else(|| {
         RuntimeError::Api(ApiError::new(
@@ -64,15 +74,12 @@ impl Verb for PreviewSchedule {
         self.host.take()
     }
     async fn run(self, _: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
-        let when = match (self.cron, self.every, self.at) {
-            (Some(c), None, None) => When::cron(&c).map_err(|m| RuntimeError::invalid("cron", m)),
-            (None, Some(e), None) => When::every(&e).map_err(|m| RuntimeError::invalid("every", m)),
-            (None, None, Some(a)) => When::at(&a).map_err(|m| RuntimeError::invalid("at", m)),
-            _ => Err(RuntimeError::invalid(
-                "cron",
-                "give one of cron, every or at",
-            )),
-        }?;
+        let when = When::one_of(
+            self.cron.as_deref(),
+            self.every.as_deref(),
+            self.at.as_deref(),
+        )
+        .map_err(|(field, why)| RuntimeError::invalid(field, why))?;
         let now = Utc::now();
         let next: Vec<DateTime<Utc>> = upcoming(&when, now, now, &chrono::Local, 3);
         Ok(Response::Preview {
@@ -103,10 +110,7 @@ impl Verb for SaveSchedule {
         self.host.take()
     }
     async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
-        let s = schedules(rt)?;
-        s.save(self.schedule, self.replaces.as_deref())
-            .map_err(RuntimeError::Api)?;
-        Ok(Response::Schedules(s.list()))
+        changed(rt, |s| s.save(self.schedule, self.replaces.as_deref()))
     }
 }
 
@@ -128,9 +132,7 @@ impl Verb for DeleteSchedule {
         self.host.take()
     }
     async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
-        let s = schedules(rt)?;
-        s.remove(&self.name).map_err(RuntimeError::Api)?;
-        Ok(Response::Schedules(s.list()))
+        changed(rt, |s| s.remove(&self.name))
     }
 }
 
@@ -153,10 +155,7 @@ impl Verb for PauseSchedule {
         self.host.take()
     }
     async fn run(self, rt: &Ctx<'_>, _: Caller) -> Result<Response, RuntimeError> {
-        let s = schedules(rt)?;
-        s.pause(&self.name, self.paused)
-            .map_err(RuntimeError::Api)?;
-        Ok(Response::Schedules(s.list()))
+        changed(rt, |s| s.pause(&self.name, self.paused))
     }
 }
 
