@@ -25,8 +25,24 @@ pub struct Book {
 
 struct State {
     schedules: Vec<Schedule>,
+    /// config.json's entries of `schedules` as they were when `schedules` was read: read at
+    /// the first `listSchedules` (not at start), then with every change written.
+    entries: Option<Vec<Value>>,
     ledger: Ledger,
     run_now: Vec<String>,
+}
+
+/// Whether `entry` is the schedule named `name`.
+fn named(entry: &Value, name: &str) -> bool {
+    entry.get("name").and_then(Value::as_str) == Some(name)
+}
+
+fn unknown(name: &str) -> ApiError {
+    ApiError {
+        code: "not_found".into(),
+        message: format!("name: no schedule named {name:?}"),
+        field: Some("name".into()),
+    }
 }
 
 impl Book {
@@ -35,6 +51,7 @@ impl Book {
             home,
             state: Mutex::new(State {
                 schedules,
+                entries: None,
                 ledger: Ledger::default(),
                 run_now: Vec::new(),
             }),
@@ -65,11 +82,14 @@ impl Book {
 
     /// Writes `entries` as config.json's schedules and takes them (what the file now says).
     fn write(&self, entries: Vec<Value>) -> Result<(), ApiError> {
-        config::schedules::write(&self.home, entries)
+        config::schedules::write(&self.home, entries.clone())
             .map_err(|e| ApiError::new("config", e.to_string()))?;
         let config =
             Config::load(&self.home).map_err(|e| ApiError::new("config", e.to_string()))?;
-        self.state().schedules = config.schedules;
+        let mut state = self.state();
+        state.schedules = config.schedules;
+        state.entries = Some(entries);
+        drop(state);
         self.wake.notify_one();
         Ok(())
     }
@@ -77,19 +97,18 @@ impl Book {
     fn find(&self, entries: &[Value], name: &str) -> Result<usize, ApiError> {
         entries
             .iter()
-            .position(|e| e.get("name").and_then(Value::as_str) == Some(name))
-            .ok_or_else(|| ApiError {
-                code: "not_found".into(),
-                message: format!("name: no schedule named {name:?}"),
-                field: Some("name".into()),
-            })
+            .position(|e| named(e, name))
+            .ok_or_else(|| unknown(name))
     }
 }
 
 impl Schedules for Book {
     fn list(&self) -> Vec<ScheduleView> {
-        let entries = config::schedules::entries(&self.home);
-        let state = self.state();
+        let mut state = self.state();
+        let entries = state
+            .entries
+            .get_or_insert_with(|| config::schedules::entries(&self.home))
+            .clone();
         let now = Utc::now();
         state
             .schedules
@@ -101,7 +120,7 @@ impl Schedules for Book {
                     name: s.name.clone(),
                     entry: entries
                         .iter()
-                        .find(|e| e.get("name").and_then(Value::as_str) == Some(&s.name))
+                        .find(|e| named(e, &s.name))
                         .cloned()
                         .unwrap_or(Value::Null),
                     words: words(&s.when, &Local),
@@ -136,9 +155,10 @@ impl Schedules for Book {
             })?;
         let mut entries = config::schedules::entries(&self.home);
         let replaced = replaces.map(|r| self.find(&entries, r)).transpose()?;
-        let clash = entries.iter().enumerate().any(|(i, e)| {
-            Some(i) != replaced && e.get("name").and_then(Value::as_str) == Some(&checked.name)
-        });
+        let clash = entries
+            .iter()
+            .enumerate()
+            .any(|(i, e)| Some(i) != replaced && named(e, &checked.name));
         if clash {
             return Err(ApiError {
                 code: "conflict".into(),
@@ -181,11 +201,7 @@ impl Schedules for Book {
     fn run_now(&self, name: &str) -> Result<(), ApiError> {
         let mut state = self.state();
         if !state.schedules.iter().any(|s| s.name == name) {
-            return Err(ApiError {
-                code: "not_found".into(),
-                message: format!("name: no schedule named {name:?}"),
-                field: Some("name".into()),
-            });
+            return Err(unknown(name));
         }
         state.run_now.push(name.to_string());
         drop(state);
