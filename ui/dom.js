@@ -66,6 +66,9 @@ const DATE_TIME = new Intl.DateTimeFormat(undefined, {
   second: 'numeric',
 });
 
+const HOUR_MINUTE = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const MONTH_DAY = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+
 function formatted(format, iso) {
   const t = Date.parse(iso);
   return Number.isNaN(t) ? '' : format.format(t);
@@ -76,6 +79,10 @@ export const dateTimeText = (iso) => formatted(DATE_TIME, iso);
 
 /** The local time of day of an ISO timestamp ('' if it is not one). */
 export const timeText = (iso) => formatted(TIME, iso);
+
+/** The same to the minute ("07:00"), and its day ("Dec 24"): a due time as a row says it. */
+export const minuteText = (iso) => formatted(HOUR_MINUTE, iso);
+export const dayText = (iso) => formatted(MONTH_DAY, iso);
 
 /** "3 min ago" style, for archived times. */
 /** `at`: an ISO 8601 instant or epoch milliseconds (an agent card's). */

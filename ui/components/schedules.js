@@ -3,7 +3,7 @@
 // Run now, Edit and Delete; "New schedule…" opens the form, which says the next three due times
 // as the user types. The list is config.json's `schedules`, read and changed through the
 // backend's schedule requests (the core checks every entry and names the field at fault).
-import { h, mount, setText } from '../dom.js';
+import { dayText, h, minuteText, mount, setText } from '../dom.js';
 import * as backend from '../backend.js';
 import { fleet } from '../store.js';
 import { hosts } from '../hosts.js';
@@ -16,11 +16,9 @@ const RUN_SHOWS_MS = 800;
 
 /** A time as the user reads it: today's as "07:00", others with their date. */
 function when(at) {
-  const d = new Date(at);
-  const today = new Date();
-  const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  if (d.toDateString() === today.toDateString()) return time;
-  return `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${time}`;
+  const time = minuteText(at);
+  if (new Date(at).toDateString() === new Date().toDateString()) return time;
+  return `${dayText(at)} ${time}`;
 }
 
 /** What the last due time gave, with its glyph: "✓ 07:00", "✗ failed 07:00 …", "– skipped 07:15". */
